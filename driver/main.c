@@ -1,0 +1,145 @@
+/* swnc: the compiler driver. Parses options, runs the front end and the pass pipeline,
+ * and writes what --emit asks for. Exit status: 0 success, 1 errors in the input,
+ * 2 bad usage. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "../frontend/frontend.h"
+#include "../passes/passes.h"
+
+#ifndef SWNC_VERSION
+#define SWNC_VERSION "unknown"
+#endif
+
+typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT } EmitKind;
+
+typedef struct Options {
+  const char *input;
+  const char *output;
+  EmitKind emit;
+  bool stats;
+  bool list_passes;
+  PipelineOptions pipeline;
+  Override *overrides;
+  int noverrides;
+} Options;
+
+static void usage(FILE *f) {
+  fputs("usage: swnc [options] FILE.swn\n"
+        "\n"
+        "Compiles a network description. See docs/language.md for the language.\n"
+        "\n"
+        "options:\n"
+        "  -o FILE              write the output to FILE (default: standard output)\n"
+        "  --emit=KIND          what to write: ir (the IR after all passes), dot (Graphviz)\n"
+        "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
+        "                       a bare KEY is a constant if the file defines one, else a train,\n"
+        "                       else a data setting\n"
+        "  --stats              print per-layer shapes, parameters, FLOPs and activation sizes\n"
+        "  --passes             list the passes in pipeline order and exit\n"
+        "  --print-after=PASS   print the IR after PASS to standard error\n"
+        "  --print-after-all    print the IR after every pass to standard error\n"
+        "  --verify-each        run the IR verifier after every pass (default in debug builds)\n"
+        "  --no-verify-each     do not\n"
+        "  -h, --help           show this help\n"
+        "  --version            show the version\n"
+        "\n"
+        "exit status: 0 success, 1 errors in the input, 2 bad usage\n",
+        f);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("swnc: error: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nTry 'swnc --help'.\n", stderr);
+  return 2;
+}
+
+enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
+       OPT_NO_VERIFY, OPT_VERSION };
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_options(int argc, char **argv, Options *o) {
+  static const struct option longs[] = {
+      {"emit", required_argument, 0, OPT_EMIT},       {"stats", no_argument, 0, OPT_STATS},
+      {"passes", no_argument, 0, OPT_PASSES},         {"print-after", required_argument, 0, OPT_PRINT_AFTER},
+      {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
+      {"verify-each", no_argument, 0, OPT_VERIFY},    {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
+      {"help", no_argument, 0, 'h'},                  {"version", no_argument, 0, OPT_VERSION},
+      {0, 0, 0, 0}};
+  o->overrides = calloc((size_t)argc, sizeof *o->overrides);
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":o:D:h", longs, NULL)) != -1) {
+    switch (c) {
+    case 'o': o->output = optarg; break;
+    case 'D': o->overrides[o->noverrides++].text = optarg; break;
+    case 'h': usage(stdout); return 0;
+    case OPT_VERSION: printf("swnc %s\n", SWNC_VERSION); return 0;
+    case OPT_EMIT:
+      if (!strcmp(optarg, "ir")) o->emit = EMIT_IR;
+      else if (!strcmp(optarg, "dot")) o->emit = EMIT_DOT;
+      else return usage_error("unknown --emit kind '%s' (ir, dot)", optarg);
+      break;
+    case OPT_STATS: o->stats = true; break;
+    case OPT_PASSES: o->list_passes = true; break;
+    case OPT_PRINT_AFTER:
+      if (!pipeline_find(optarg)) return usage_error("no pass named '%s' (see --passes)", optarg);
+      o->pipeline.print_after = optarg;
+      break;
+    case OPT_PRINT_AFTER_ALL: o->pipeline.print_after_all = true; break;
+    case OPT_VERIFY: o->pipeline.verify_each = true; break;
+    case OPT_NO_VERIFY: o->pipeline.verify_each = false; break;
+    case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+    default: return usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (o->list_passes) return -1;
+  if (optind >= argc) return usage_error("no input file%s", "");
+  if (optind + 1 < argc) return usage_error("more than one input file ('%s')", argv[optind + 1]);
+  o->input = argv[optind];
+  return -1;
+}
+
+static void list_passes(void) {
+  int n;
+  const Pass *p = pipeline_passes(&n);
+  for (int i = 0; i < n; i++) printf("%-14s %s\n", p[i].name, p[i].summary);
+}
+
+static bool write_output(const Options *o, const Module *m) {
+  if (o->emit == EMIT_NONE) return true;
+  FILE *f = o->output ? fopen(o->output, "w") : stdout;
+  if (!f) {
+    diag_error((SrcLoc){0}, "cannot write '%s': %s", o->output, strerror(errno));
+    return false;
+  }
+  if (o->emit == EMIT_IR) ir_print(f, m);
+  else ir_print_dot(f, m);
+  bool ok = !ferror(f);
+  if (f != stdout) ok &= fclose(f) == 0;
+  else ok &= fflush(f) == 0;
+  if (!ok) diag_error((SrcLoc){0}, "cannot write '%s'", o->output ? o->output : "standard output");
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  Options o = {.pipeline = {.dump = stderr}};
+#ifndef NDEBUG
+  o.pipeline.verify_each = true;
+#endif
+  int status = parse_options(argc, argv, &o);
+  if (status >= 0 || o.list_passes) {
+    if (o.list_passes && status < 0) list_passes(), status = 0;
+    free(o.overrides);
+    return status;
+  }
+  Module *m = frontend_parse_file(o.input, o.overrides, o.noverrides);
+  bool ok = m && diag_error_count() == 0 && pipeline_run(m, &o.pipeline);
+  if (ok && o.stats) ir_print_stats(stdout, m);
+  if (ok) ok = write_output(&o, m);
+  module_free(m);
+  free(o.overrides);
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,19 @@
+/* State shared by the lexer and the parser while one file (or one -D value) is read. */
+#ifndef SWNC_PARSE_CTX_H
+#define SWNC_PARSE_CTX_H
+
+#include "../ir/ir.h"
+
+typedef struct ParseCtx {
+  Module *m;
+  const SrcFile *file;
+  int start_token;     /* the first token the lexer returns: which grammar to parse */
+  Block *block;        /* the block whose statements are being read */
+  const char *section; /* the settings section being read */
+  bool seen_network;
+  Expr *value;         /* the result when parsing a -D value */
+} ParseCtx;
+
+SrcLoc ctx_loc(const ParseCtx *ctx, int line, int col);
+
+#endif

@@ -1,0 +1,341 @@
+/* The swnc IR: a module holds the unelaborated program as parsed (constants, settings,
+ * blocks of statements) and, after the elaborate pass, one flat graph of ops and values
+ * with typed attributes, shapes, parameters and a training schedule. See docs/ir.md. */
+#ifndef SWNC_IR_H
+#define SWNC_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arena.h"
+#include "diag.h"
+#include "ops.h"
+
+/* ---------------------------------------------------------------- expressions */
+
+typedef enum { EX_INT, EX_FLOAT, EX_BOOL, EX_STR, EX_NAME, EX_LIST, EX_NEG, EX_BINARY } ExprKind;
+
+typedef struct Expr {
+  ExprKind kind;
+  SrcLoc loc;
+  int64_t i;        /* EX_INT, EX_BOOL */
+  double f;         /* EX_FLOAT */
+  const char *s;    /* EX_STR, EX_NAME */
+  char op;          /* EX_BINARY: + - * / */
+  struct Expr *lhs, *rhs;
+  VEC(struct Expr *) items; /* EX_LIST */
+} Expr;
+
+/* An evaluated value. V_SYM is a bare word that named nothing (an enum word such as `max`);
+ * V_TENSOR refers to a graph value. */
+typedef enum { V_INT, V_FLOAT, V_BOOL, V_STR, V_SYM, V_TENSOR, V_LIST } ConstKind;
+
+typedef struct Const {
+  ConstKind kind;
+  SrcLoc loc;
+  int64_t i;
+  double f;
+  const char *s;
+  int tensor;
+  VEC(struct Const) items;
+} Const;
+
+const char *const_kind_name(ConstKind k);
+
+/* Evaluates `e`; names are looked up through `lookup` (returns false if unbound, and then
+ * the name becomes a V_SYM). Reports errors and returns false on failure. */
+typedef bool (*NameLookup)(void *ctx, const char *name, Const *out);
+bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out);
+void const_print(FILE *f, const Const *c);
+
+/* ---------------------------------------------------------------- typed fields */
+
+/* One schema drives the decoding of layer attributes and of settings: key, type, where
+ * it goes, its default and its bounds. */
+typedef enum {
+  F_INT,      /* int64_t */
+  F_FLOAT,    /* double */
+  F_BOOL,     /* bool */
+  F_ENUM,     /* int, index into `words` */
+  F_STR,      /* const char * */
+  F_PAIR,     /* int64_t[2]: `5` means [5, 5]; `[3, 5]` means height 3, width 5 */
+  F_INTS,     /* IntList: an int or a list of ints */
+  F_FLOATS,   /* FloatList: a number or a list of numbers */
+  F_STRS,     /* StrList: a string or a list of strings */
+} FieldType;
+
+enum { LIST_MAX = 16 };
+typedef struct { int n; int64_t v[LIST_MAX]; } IntList;
+typedef struct { int n; double v[LIST_MAX]; } FloatList;
+typedef struct { int n; const char *v[LIST_MAX]; } StrList;
+
+typedef struct FieldSpec {
+  const char *key;
+  FieldType type;
+  size_t offset;
+  double def;                /* default of a number, bool or enum (its index); a pair's both */
+  const char *def_str;       /* default of a string */
+  double min, max;           /* inclusive bounds for numbers and list items */
+  const char *const *words;  /* F_ENUM: NULL-terminated */
+  bool required;
+  bool shown;                /* always printed in the IR text, even at its default */
+} FieldSpec;
+
+/* Sets every field of `dst` to its default. */
+void fields_default(const FieldSpec *specs, void *dst);
+/* Decodes `value` into the field `key`; `what` names the owner in messages
+ * ("layer 'conv1' (conv)"), `noun` what a key is ("attribute", "setting").
+ * Unknown keys get a did-you-mean. */
+bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_loc,
+               const Const *value, const char *what, const char *noun);
+const FieldSpec *field_find(const FieldSpec *specs, const char *key);
+bool field_is_default(const FieldSpec *spec, const void *obj);
+void field_print(FILE *f, const FieldSpec *spec, const void *obj);
+
+/* ---------------------------------------------------------------- op attributes */
+
+typedef enum { POOL_MAX, POOL_AVG } PoolMode;
+typedef enum { INIT_XAVIER, INIT_MSRA, INIT_GAUSSIAN, INIT_UNIFORM, INIT_CONSTANT } InitKind;
+
+/* All attributes of all op kinds, Darknet-style in one flat struct; the kind's schema says
+ * which ones apply. */
+typedef struct OpAttrs {
+  IntList shape;               /* input: [channels] or [channels, height, width] */
+  int64_t outputs;             /* conv, fc */
+  int64_t kernel[2], stride[2], pad[2];
+  int64_t groups;
+  bool bias;
+  int pool;                    /* PoolMode */
+  bool global;                 /* pool over the whole image */
+  bool ceil;                   /* pool: Caffe's ceil-mode output size */
+  int64_t local_size;          /* lrn */
+  double alpha, beta, k;       /* lrn */
+  double eps, momentum;        /* batchnorm */
+  bool affine;                 /* batchnorm: learnable scale and shift */
+  double ratio;                /* dropout */
+  double slope;                /* relu: leaky slope */
+  double loss_weight;          /* softmax_loss */
+  int64_t top;                 /* accuracy */
+  double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
+  int weight_init, bias_init;  /* InitKind */
+  double weight_std, bias_value;
+} OpAttrs;
+
+/* ---------------------------------------------------------------- unelaborated program */
+
+typedef struct Arg {
+  const char *key; /* NULL: positional */
+  SrcLoc loc;
+  Expr *value;
+} Arg;
+
+/* `name = callee(args)`; callee is an op kind or a block. */
+typedef struct Stmt {
+  const char *name;
+  SrcLoc loc;
+  const char *callee;
+  SrcLoc callee_loc;
+  VEC(Arg) args;
+} Stmt;
+
+typedef struct BlockParam {
+  const char *name;
+  SrcLoc loc;
+  Expr *deflt; /* NULL: required */
+} BlockParam;
+
+typedef struct Block {
+  const char *name;
+  SrcLoc loc;
+  VEC(BlockParam) params;
+  VEC(Stmt) body;
+  const char *ret; /* the statement whose output the block returns */
+  SrcLoc ret_loc;
+} Block;
+
+typedef struct Setting {
+  const char *section; /* "train", "data", or NULL for a top-level constant */
+  const char *key;
+  SrcLoc loc;
+  Expr *value;
+} Setting;
+
+/* ---------------------------------------------------------------- graph */
+
+typedef enum { DT_F32, DT_I32 } DType;
+/* Memory order of a 4-D activation: (B,N,R,C) is batch, channels, rows, columns;
+ * (R,C,N,B) is the implicit-GEMM convolution layout. */
+typedef enum { LAYOUT_BNRC, LAYOUT_RCNB } Layout;
+
+/* Logical dims, whatever the layout: rank 4 = (B, C, H, W), rank 2 = (B, C),
+ * rank 1 = (B), rank 0 = scalar. */
+typedef struct Shape {
+  int rank;
+  int64_t dim[4];
+} Shape;
+
+int64_t shape_elems(Shape s);
+int64_t shape_per_image(Shape s); /* elements per batch item (all but dim 0) */
+void shape_print(FILE *f, Shape s);
+const char *shape_str(Shape s); /* in one of 8 rotating static buffers */
+
+typedef struct Value {
+  const char *name;
+  Shape shape;
+  DType dtype;
+  Layout layout;
+  int producer; /* op index */
+} Value;
+
+typedef enum { PARAM_WEIGHT, PARAM_BIAS, PARAM_SCALE, PARAM_SHIFT } ParamRole;
+
+typedef struct Param {
+  const char *name; /* "<layer>.<role>" */
+  ParamRole role;
+  Shape shape;
+  double lr_mult, decay_mult;
+  int init;         /* InitKind */
+  double init_arg;  /* std for gaussian, bound for uniform, value for constant */
+} Param;
+
+/* Where a block was instantiated, innermost first; lets errors inside blocks say from where. */
+typedef struct CallSite {
+  const char *block;
+  const char *instance;
+  SrcLoc loc;
+  const struct CallSite *outer;
+} CallSite;
+
+typedef enum {
+#define X(id, ...) OP_##id,
+  SWNC_OPS(X)
+#undef X
+  OP_COUNT
+} OpKind;
+
+typedef struct Op {
+  OpKind kind;
+  const char *name; /* scoped by instance: "res2a/conv1" */
+  SrcLoc loc;
+  const CallSite *site;
+  VEC(int) inputs; /* value ids */
+  int output;      /* value id */
+  OpAttrs attr;
+  VEC(Param) params;
+} Op;
+
+typedef struct Graph Graph;
+typedef struct Module Module;
+
+typedef struct OpInfo {
+  const char *name;
+  int min_inputs, max_inputs;
+  const FieldSpec *fields;
+  bool (*infer)(Module *m, Op *op);
+  double (*flops)(const Graph *g, const Op *op);
+} OpInfo;
+
+extern const OpInfo op_info[OP_COUNT];
+const char *const *op_kind_names(void); /* NULL-terminated */
+int op_kind_find(const char *name);     /* -1 if none */
+
+/* ---------------------------------------------------------------- training schedule */
+
+typedef enum { GRAD_NONE, GRAD_WRITE, GRAD_ACCUMULATE } GradMode;
+
+typedef struct BackwardStep {
+  int op;
+  VEC(GradMode) input_grad; /* per input: not needed, overwrite, or add to */
+  bool param_grads;
+} BackwardStep;
+
+typedef struct Schedule {
+  bool lowered;
+  VEC(int) forward;
+  VEC(BackwardStep) backward;
+  VEC(int) update_ops; /* ops whose parameters the optimizer updates, in backward order */
+} Schedule;
+
+/* ---------------------------------------------------------------- settings */
+
+typedef enum { OPT_SGD } OptimizerKind;
+typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY } LrPolicy;
+typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC } DataSource;
+
+typedef struct TrainConfig {
+  int64_t batch, test_batch;
+  int64_t epochs, iterations;  /* iterations > 0 overrides epochs */
+  int optimizer;               /* OptimizerKind */
+  double lr, momentum, weight_decay;
+  int lr_policy;               /* LrPolicy */
+  double gamma, power;
+  int64_t step;                /* step policy: iterations per step */
+  IntList steps;               /* multistep: iterations where lr *= gamma */
+  int64_t warmup;              /* iterations of linear warm-up */
+  int64_t seed;
+  int64_t eval_interval;       /* evaluate every N epochs */
+  int64_t display;             /* a progress line every N iterations */
+} TrainConfig;
+
+typedef struct DataConfig {
+  int source;                  /* DataSource */
+  StrList train, test;         /* idx: images then labels; cifar: batch files */
+  double scale;
+  FloatList mean;              /* one value, or one per channel */
+  int64_t train_size, test_size; /* synthetic source; 0: all of a file source */
+  int64_t classes;             /* synthetic source */
+} DataConfig;
+
+extern const FieldSpec train_fields[];
+extern const FieldSpec data_fields[];
+
+/* ---------------------------------------------------------------- graph and module */
+
+struct Graph {
+  VEC(Op) ops;       /* in topological order after elaboration */
+  VEC(Value) values;
+};
+
+struct Module {
+  Arena arena;
+  const char *name;
+  SrcLoc loc;
+  VEC(Setting) settings; /* constants and section entries, as written */
+  VEC(Block) blocks;
+  Block body;            /* the network's statements */
+  bool elaborated;      /* the graph is built */
+  bool shaped;          /* shapes and parameters are inferred */
+  Graph graph;
+  TrainConfig train;
+  DataConfig data;
+  Schedule schedule;
+};
+
+Module *module_new(void);
+void module_free(Module *m);
+
+int graph_add_value(Module *m, const char *name);
+Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc);
+Param *op_add_param(Module *m, Op *op, ParamRole role, Shape shape);
+int64_t op_param_count(const Op *op);
+int value_use_count(const Graph *g, int value);
+const char *param_role_name(ParamRole r);
+const char *layout_name(Layout l);
+const char *dtype_name(DType d);
+
+/* Reports an error at `op`, followed by notes for each enclosing block instance. */
+void op_error(const Op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void op_warning(const Op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "layer 'conv1' (conv)" */
+const char *op_describe(Module *m, const Op *op);
+
+/* ---------------------------------------------------------------- whole-IR functions */
+
+bool ir_verify(const Module *m);          /* reports violated invariants; true if none */
+void ir_print(FILE *f, const Module *m);  /* the text form */
+void ir_print_dot(FILE *f, const Module *m);
+void ir_print_stats(FILE *f, const Module *m);
+double op_flops(const Graph *g, const Op *op);
+
+#endif

@@ -1,0 +1,137 @@
+/* Module and graph construction, the op table, and per-op error reporting. */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "op_impl.h"
+
+const OpInfo op_info[OP_COUNT] = {
+#define X(id, name, min_in, max_in, fields, infer, flops) {name, min_in, max_in, fields, infer, flops},
+    SWNC_OPS(X)
+#undef X
+};
+
+const char *const *op_kind_names(void) {
+  static const char *names[OP_COUNT + 1];
+  for (int k = 0; k < OP_COUNT; k++) names[k] = op_info[k].name;
+  return names;
+}
+
+int op_kind_find(const char *name) {
+  for (int k = 0; k < OP_COUNT; k++)
+    if (!strcmp(op_info[k].name, name)) return k;
+  return -1;
+}
+
+Module *module_new(void) {
+  Module *m = calloc(1, sizeof *m);
+  if (!m) {
+    fprintf(stderr, "swnc: out of memory\n");
+    exit(2);
+  }
+  fields_default(train_fields, &m->train);
+  fields_default(data_fields, &m->data);
+  return m;
+}
+
+void module_free(Module *m) {
+  if (!m) return;
+  arena_free(&m->arena);
+  free(m);
+}
+
+int graph_add_value(Module *m, const char *name) {
+  Value v = {.name = name, .producer = -1};
+  vec_push(&m->arena, m->graph.values, v);
+  return m->graph.values.len - 1;
+}
+
+Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
+  Op op = {.kind = kind, .name = name, .loc = loc, .output = -1};
+  vec_push(&m->arena, m->graph.ops, op);
+  return &m->graph.ops.data[m->graph.ops.len - 1];
+}
+
+const char *param_role_name(ParamRole r) {
+  static const char *const names[] = {"weight", "bias", "scale", "shift"};
+  return names[r];
+}
+
+Param *op_add_param(Module *m, Op *op, ParamRole role, Shape shape) {
+  Param p = {.name = arena_printf(&m->arena, "%s.%s", op->name, param_role_name(role)),
+             .role = role,
+             .shape = shape};
+  vec_push(&m->arena, op->params, p);
+  return &op->params.data[op->params.len - 1];
+}
+
+int64_t op_param_count(const Op *op) {
+  int64_t n = 0;
+  for (int i = 0; i < op->params.len; i++) n += shape_elems(op->params.data[i].shape);
+  return n;
+}
+
+int value_use_count(const Graph *g, int value) {
+  int n = 0;
+  for (int i = 0; i < g->ops.len; i++)
+    for (int j = 0; j < g->ops.data[i].inputs.len; j++) n += g->ops.data[i].inputs.data[j] == value;
+  return n;
+}
+
+const char *layout_name(Layout l) { return l == LAYOUT_BNRC ? "bnrc" : "rcnb"; }
+const char *dtype_name(DType d) { return d == DT_F32 ? "f32" : "i32"; }
+
+int64_t shape_elems(Shape s) {
+  int64_t n = 1;
+  for (int i = 0; i < s.rank; i++)
+    if (__builtin_mul_overflow(n, s.dim[i], &n)) return INT64_MAX;
+  return n;
+}
+
+int64_t shape_per_image(Shape s) {
+  int64_t n = 1;
+  for (int i = 1; i < s.rank; i++)
+    if (__builtin_mul_overflow(n, s.dim[i], &n)) return INT64_MAX;
+  return n;
+}
+
+void shape_print(FILE *f, Shape s) { fputs(shape_str(s), f); }
+
+const char *shape_str(Shape s) {
+  static char bufs[8][96];
+  static int next;
+  char *b = bufs[next++ % 8];
+  if (s.rank == 0) return strcpy(b, "scalar");
+  int n = 0;
+  for (int i = 0; i < s.rank; i++)
+    n += snprintf(b + n, sizeof bufs[0] - (size_t)n, "%s%lld", i ? "x" : "", (long long)s.dim[i]);
+  return b;
+}
+
+const char *op_describe(Module *m, const Op *op) {
+  return arena_printf(&m->arena, "layer '%s' (%s)", op->name, op_info[op->kind].name);
+}
+
+static void notes_for_sites(const Op *op) {
+  for (const CallSite *s = op->site; s; s = s->outer)
+    diag_note(s->loc, "in instance '%s' of block '%s'", s->instance, s->block);
+}
+
+void op_error(const Op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(op->loc, "layer '%s' (%s): %s", op->name, op_info[op->kind].name, msg);
+  notes_for_sites(op);
+}
+
+void op_warning(const Op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_warning(op->loc, "layer '%s' (%s): %s", op->name, op_info[op->kind].name, msg);
+  notes_for_sites(op);
+}

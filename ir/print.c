@@ -1,0 +1,83 @@
+/* The IR text form (docs/ir.md): the graph, one op per line, then the settings and the
+ * training schedule. Stable: tests compare it byte for byte. */
+#include "ir.h"
+
+static void print_attrs(FILE *f, const Op *op) {
+  for (const FieldSpec *s = op_info[op->kind].fields; s->key; s++)
+    if (s->shown || !field_is_default(s, &op->attr)) {
+      fputc(' ', f);
+      field_print(f, s, &op->attr);
+    }
+}
+
+static void print_param(FILE *f, const Param *p) {
+  fprintf(f, "%s %s", param_role_name(p->role), shape_str(p->shape));
+  if (p->lr_mult != 1) fprintf(f, " lr*%g", p->lr_mult);
+  if (p->decay_mult != 1) fprintf(f, " decay*%g", p->decay_mult);
+}
+
+static void print_op(FILE *f, const Module *m, const Op *op) {
+  const Graph *g = &m->graph;
+  fprintf(f, "  %s = %s(", op->name, op_info[op->kind].name);
+  for (int j = 0; j < op->inputs.len; j++)
+    fprintf(f, "%s%s", j ? ", " : "", g->values.data[op->inputs.data[j]].name);
+  fputc(')', f);
+  print_attrs(f, op);
+  const Value *out = &g->values.data[op->output];
+  if (!m->shaped) {
+    fputs(" -> ?\n", f);
+    return;
+  }
+  fprintf(f, " -> %s %s", dtype_name(out->dtype), shape_str(out->shape));
+  if (out->shape.rank == 4) fprintf(f, " %s", layout_name(out->layout));
+  if (op->params.len) {
+    fprintf(f, " params %lld (", (long long)op_param_count(op));
+    for (int p = 0; p < op->params.len; p++) {
+      if (p) fputs(", ", f);
+      print_param(f, &op->params.data[p]);
+    }
+    fputc(')', f);
+  }
+  fputc('\n', f);
+}
+
+static void print_section(FILE *f, const char *name, const FieldSpec *specs, const void *obj) {
+  fprintf(f, "%s {", name);
+  for (const FieldSpec *s = specs; s->key; s++) {
+    fputc(' ', f);
+    field_print(f, s, obj);
+  }
+  fputs(" }\n", f);
+}
+
+static const char *grad_mode_text(GradMode g) { return g == GRAD_WRITE ? "=" : "+="; }
+
+static void print_schedule(FILE *f, const Module *m) {
+  const Graph *g = &m->graph;
+  const Schedule *s = &m->schedule;
+  fputs("schedule {\n  forward", f);
+  for (int i = 0; i < s->forward.len; i++) fprintf(f, " %s", g->ops.data[s->forward.data[i]].name);
+  fputc('\n', f);
+  for (int i = 0; i < s->backward.len; i++) {
+    const BackwardStep *b = &s->backward.data[i];
+    const Op *op = &g->ops.data[b->op];
+    fprintf(f, "  backward %s:", op->name);
+    for (int j = 0; j < b->input_grad.len; j++)
+      if (b->input_grad.data[j] != GRAD_NONE)
+        fprintf(f, " d(%s) %s", g->values.data[op->inputs.data[j]].name, grad_mode_text(b->input_grad.data[j]));
+    if (b->param_grads) fputs(" d(params) =", f);
+    fputc('\n', f);
+  }
+  fputs("  update", f);
+  for (int i = 0; i < s->update_ops.len; i++) fprintf(f, " %s", g->ops.data[s->update_ops.data[i]].name);
+  fputs("\n}\n", f);
+}
+
+void ir_print(FILE *f, const Module *m) {
+  fprintf(f, "network %s {\n", m->name ? m->name : "?");
+  for (int i = 0; i < m->graph.ops.len; i++) print_op(f, m, &m->graph.ops.data[i]);
+  fputs("}\n", f);
+  print_section(f, "train", train_fields, &m->train);
+  print_section(f, "data", data_fields, &m->data);
+  if (m->schedule.lowered) print_schedule(f, m);
+}

@@ -1,0 +1,96 @@
+/* The IR verifier: invariants every pass must keep. Runs after each pass with
+ * --verify-each (on in debug builds and in tests). Reports each violation as an internal error. */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "ir.h"
+#include "symtab.h"
+
+static bool fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool fail(const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error((SrcLoc){0}, "verifier: %s", msg);
+  return false;
+}
+
+static bool verify_op(const Module *m, int i, SymTab *names) {
+  const Graph *g = &m->graph;
+  const Op *op = &g->ops.data[i];
+  const OpInfo *info = &op_info[op->kind];
+  bool ok = true;
+  if (symtab_put(names, op->name, i) >= 0) ok = fail("two ops are named '%s'", op->name);
+  if (op->output < 0 || op->output >= g->values.len || g->values.data[op->output].producer != i)
+    ok = fail("op '%s' has a bad output value", op->name);
+  int n = op->inputs.len;
+  if (n < info->min_inputs || (info->max_inputs >= 0 && n > info->max_inputs))
+    ok = fail("op '%s' (%s) has a wrong number of inputs", op->name, info->name);
+  for (int j = 0; j < n; j++) {
+    int v = op->inputs.data[j];
+    if (v < 0 || v >= g->values.len) ok = fail("op '%s' reads a value that does not exist", op->name);
+    else if (g->values.data[v].producer >= i)
+      ok = fail("op '%s' reads '%s' before it is produced (not in topological order)", op->name,
+                g->values.data[v].name);
+  }
+  if (m->shaped) {
+    const Value *out = &g->values.data[op->output];
+    for (int d = 0; d < out->shape.rank; d++)
+      if (out->shape.dim[d] < 1) ok = fail("value '%s' has a non-positive dimension", out->name);
+    for (int p = 0; p < op->params.len; p++)
+      if (shape_elems(op->params.data[p].shape) < 1)
+        ok = fail("parameter '%s' is empty", op->params.data[p].name);
+  }
+  return ok;
+}
+
+static bool verify_schedule(const Module *m) {
+  const Graph *g = &m->graph;
+  const Schedule *s = &m->schedule;
+  bool ok = true;
+  if (s->forward.len != g->ops.len) ok = fail("the forward schedule misses ops");
+  for (int i = 0; i < s->forward.len && ok; i++)
+    if (s->forward.data[i] != i) ok = fail("the forward schedule is out of order");
+  int prev = g->ops.len;
+  char *written = calloc((size_t)g->values.len + 1, 1);
+  for (int i = 0; i < s->backward.len; i++) {
+    const BackwardStep *b = &s->backward.data[i];
+    if (b->op < 0 || b->op >= prev) {
+      ok = fail("the backward schedule is not in reverse topological order");
+      break;
+    }
+    prev = b->op;
+    const Op *op = &g->ops.data[b->op];
+    if (b->input_grad.len != op->inputs.len) ok = fail("backward step '%s' has a wrong input count", op->name);
+    for (int j = 0; j < b->input_grad.len && j < op->inputs.len; j++) {
+      int v = op->inputs.data[j];
+      if (b->input_grad.data[j] == GRAD_ACCUMULATE && !written[v])
+        ok = fail("backward step '%s' adds to the gradient of '%s' before it is written", op->name,
+                  g->values.data[v].name);
+      if (b->input_grad.data[j] == GRAD_WRITE && written[v])
+        ok = fail("backward step '%s' overwrites the gradient of '%s'", op->name, g->values.data[v].name);
+      if (b->input_grad.data[j] != GRAD_NONE) written[v] = 1;
+    }
+  }
+  free(written);
+  return ok;
+}
+
+bool ir_verify(const Module *m) {
+  if (!m->elaborated) return true;
+  Arena scratch = {0};
+  SymTab names;
+  symtab_init(&names, &scratch);
+  bool ok = true;
+  for (int i = 0; i < m->graph.ops.len; i++) ok &= verify_op(m, i, &names);
+  for (int v = 0; v < m->graph.values.len; v++) {
+    int p = m->graph.values.data[v].producer;
+    if (p < 0 || p >= m->graph.ops.len || m->graph.ops.data[p].output != v)
+      ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
+  }
+  if (m->schedule.lowered) ok &= verify_schedule(m);
+  arena_free(&scratch);
+  return ok;
+}

@@ -1,0 +1,523 @@
+/* Pass `elaborate`: from the program as written to one flat graph.
+ * - evaluates constants and the train/data settings into typed configs;
+ * - instantiates blocks, naming each inner layer `instance/name`, binding arguments;
+ * - resolves input names, decodes attributes through the op kind's schema;
+ * - orders the graph topologically, reporting cycles, a missing loss, unused layers. */
+#include "../ir/symtab.h"
+#include "passes.h"
+
+enum { MAX_OPS = 1 << 20, MAX_DEPTH = 64 };
+
+typedef struct Scope {
+  const Block *block;
+  const char *prefix;        /* "" at top level, "res2a/" inside instance res2a */
+  SymTab names;              /* statement name -> statement index */
+  int *values;               /* statement index -> value id (-1: failed) */
+  SymTab params;             /* parameter name -> index */
+  Const *bindings;           /* parameter index -> value */
+  bool *bound;               /* parameter index -> has a value yet */
+  const CallSite *site;
+  const struct Scope *caller;
+} Scope;
+
+typedef struct Elab {
+  Module *m;
+  SymTab consts;             /* constant name -> index into const_values */
+  VEC(Const) const_values;
+  SymTab blocks;             /* block name -> index */
+  VEC(int) alias;            /* value id -> the value it stands for (block results), or -1 */
+  bool too_big;
+} Elab;
+
+typedef struct Lookup {
+  Elab *e;
+  const Scope *s;
+} Lookup;
+
+static bool lookup_name(void *ctx, const char *name, Const *out) {
+  Lookup *l = ctx;
+  if (l->s) {
+    int p = symtab_get(&l->s->params, name);
+    if (p >= 0 && l->s->bound[p]) {
+      *out = l->s->bindings[p];
+      return true;
+    }
+    int st = symtab_get(&l->s->names, name);
+    if (st >= 0 && l->s->values[st] >= 0) {
+      *out = (Const){.kind = V_TENSOR, .tensor = l->s->values[st]};
+      return true;
+    }
+  }
+  int c = symtab_get(&l->e->consts, name);
+  if (c >= 0) {
+    *out = l->e->const_values.data[c];
+    return true;
+  }
+  return false;
+}
+
+static bool eval(Elab *e, const Scope *s, const Expr *x, Const *out) {
+  Lookup l = {e, s};
+  return expr_eval(&e->m->arena, x, lookup_name, &l, out);
+}
+
+static int new_value(Elab *e, const char *name) {
+  vec_push(&e->m->arena, e->alias, -1);
+  return graph_add_value(e->m, name);
+}
+
+/* ------------------------------------------------------------------ constants and settings */
+
+static void eval_constant(Elab *e, const Setting *s) {
+  int first = symtab_get(&e->consts, s->key);
+  if (first >= 0) {
+    diag_error(s->loc, "constant '%s' is defined twice", s->key);
+    diag_note(e->const_values.data[first].loc, "first defined here");
+    return;
+  }
+  Const v;
+  if (!eval(e, NULL, s->value, &v)) return;
+  v.loc = s->loc;
+  symtab_put(&e->consts, s->key, e->const_values.len);
+  vec_push(&e->m->arena, e->const_values, v);
+}
+
+static void eval_setting(Elab *e, const Setting *s, SymTab *seen, SymTab *bad_sections) {
+  static const char *const sections[] = {"train", "data", NULL};
+  const FieldSpec *specs;
+  void *dst;
+  if (!strcmp(s->section, "train")) specs = train_fields, dst = &e->m->train;
+  else if (!strcmp(s->section, "data")) specs = data_fields, dst = &e->m->data;
+  else {
+    if (symtab_put(bad_sections, s->section, 0) >= 0) return;
+    const char *near = diag_suggest(s->section, sections);
+    if (near) diag_error(s->loc, "unknown section '%s'; did you mean '%s'?", s->section, near);
+    else diag_error(s->loc, "unknown section '%s' (sections are 'train' and 'data')", s->section);
+    return;
+  }
+  const char *full = arena_printf(&e->m->arena, "%s.%s", s->section, s->key);
+  int index = (int)(s - e->m->settings.data);
+  int first = symtab_put(seen, full, index);
+  if (first >= 0) {
+    diag_error(s->loc, "setting '%s' is given twice", full);
+    diag_note(e->m->settings.data[first].loc, "first given here");
+    return;
+  }
+  Const v;
+  if (!eval(e, NULL, s->value, &v)) return;
+  const char *what = arena_printf(&e->m->arena, "section '%s'", s->section);
+  field_set(specs, dst, s->key, s->loc, &v, what, "setting");
+}
+
+static void eval_settings(Elab *e) {
+  SymTab seen, bad_sections;
+  symtab_init(&seen, &e->m->arena);
+  symtab_init(&bad_sections, &e->m->arena);
+  for (int i = 0; i < e->m->settings.len; i++) {
+    const Setting *s = &e->m->settings.data[i];
+    if (!s->section) eval_constant(e, s);
+  }
+  for (int i = 0; i < e->m->settings.len; i++) {
+    const Setting *s = &e->m->settings.data[i];
+    if (s->section) eval_setting(e, s, &seen, &bad_sections);
+  }
+}
+
+/* ------------------------------------------------------------------ blocks */
+
+static bool defines(const Block *b, const char *name) {
+  for (int i = 0; i < b->body.len; i++)
+    if (!strcmp(b->body.data[i].name, name)) return true;
+  return false;
+}
+
+static void check_blocks(Elab *e) {
+  for (int i = 0; i < e->m->blocks.len; i++) {
+    const Block *b = &e->m->blocks.data[i];
+    if (op_kind_find(b->name) >= 0) {
+      diag_error(b->loc, "block '%s' has the name of a layer kind", b->name);
+      continue;
+    }
+    int first = symtab_put(&e->blocks, b->name, i);
+    if (first >= 0) {
+      diag_error(b->loc, "block '%s' is defined twice", b->name);
+      diag_note(e->m->blocks.data[first].loc, "first defined here");
+    }
+    for (int p = 0; p < b->params.len; p++)
+      for (int q = 0; q < p; q++)
+        if (!strcmp(b->params.data[p].name, b->params.data[q].name))
+          diag_error(b->params.data[p].loc, "block '%s' has two parameters named '%s'", b->name,
+                     b->params.data[p].name);
+    if (!defines(b, b->ret))
+      diag_error(b->ret_loc, "block '%s' returns '%s', which it does not define", b->name, b->ret);
+  }
+}
+
+/* ------------------------------------------------------------------ statements */
+
+static void elab_scope(Elab *e, Scope *s);
+
+static const char *const *scope_names(Elab *e, const Scope *s) {
+  const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(s->block->body.len + s->block->params.len + 1));
+  int n = 0;
+  for (int i = 0; i < s->block->body.len; i++) names[n++] = s->block->body.data[i].name;
+  for (int i = 0; i < s->block->params.len; i++) names[n++] = s->block->params.data[i].name;
+  return names;
+}
+
+static void undefined_name(Elab *e, const Scope *s, const Const *v) {
+  const char *near = diag_suggest(v->s, scope_names(e, s));
+  if (near) diag_error(v->loc, "undefined name '%s'; did you mean '%s'?", v->s, near);
+  else diag_error(v->loc, "undefined name '%s'", v->s);
+}
+
+static bool decode_input(Elab *e, const Scope *s, const Arg *arg, Op *op) {
+  Const v;
+  if (!eval(e, s, arg->value, &v)) return false;
+  if (v.kind == V_SYM) {
+    undefined_name(e, s, &v);
+    return false;
+  }
+  if (v.kind != V_TENSOR) {
+    diag_error(arg->loc, "layer '%s' (%s): an input must name a layer, but this is a %s", op->name,
+               op_info[op->kind].name, const_kind_name(v.kind));
+    return false;
+  }
+  vec_push(&e->m->arena, op->inputs, v.tensor);
+  return true;
+}
+
+static bool decode_attribute(Elab *e, const Scope *s, const Arg *arg, Op *op, uint64_t *given) {
+  const FieldSpec *specs = op_info[op->kind].fields;
+  const FieldSpec *spec = field_find(specs, arg->key);
+  if (spec) {
+    uint64_t bit = 1ull << (spec - specs);
+    if (*given & bit) {
+      diag_error(arg->loc, "layer '%s' (%s): attribute '%s' is given twice", op->name,
+                 op_info[op->kind].name, arg->key);
+      return false;
+    }
+    *given |= bit;
+  }
+  Const v = {.loc = arg->loc};
+  if (spec && !eval(e, s, arg->value, &v)) return false;
+  if (v.kind == V_TENSOR) {
+    diag_error(arg->loc, "layer '%s' (%s): attribute '%s' must be a value, but names a layer",
+               op->name, op_info[op->kind].name, arg->key);
+    return false;
+  }
+  return field_set(specs, &op->attr, arg->key, arg->loc, &v, op_describe(e->m, op), "attribute");
+}
+
+/* Builds the op for statement `st`, whose op and output value already exist. */
+static void elab_layer(Elab *e, const Scope *s, const Stmt *st, int op_index) {
+  uint64_t given = 0;
+  bool ok = true;
+  for (int i = 0; i < st->args.len; i++) {
+    const Arg *arg = &st->args.data[i];
+    Op *op = &e->m->graph.ops.data[op_index];
+    ok &= arg->key ? decode_attribute(e, s, arg, op, &given) : decode_input(e, s, arg, op);
+  }
+  Op *op = &e->m->graph.ops.data[op_index];
+  const OpInfo *info = &op_info[op->kind];
+  for (const FieldSpec *f = info->fields; f->key; f++)
+    if (f->required && !(given & (1ull << (f - info->fields)))) {
+      op_error(op, "missing attribute '%s'", f->key);
+      ok = false;
+    }
+  if (!ok) return;
+  int n = op->inputs.len;
+  if (n < info->min_inputs || (info->max_inputs >= 0 && n > info->max_inputs)) {
+    if (info->min_inputs == info->max_inputs)
+      op_error(op, "takes %d input%s, but has %d", info->min_inputs, info->min_inputs == 1 ? "" : "s", n);
+    else if (info->max_inputs < 0)
+      op_error(op, "takes at least %d inputs, but has %d", info->min_inputs, n);
+    else
+      op_error(op, "takes %d to %d inputs, but has %d", info->min_inputs, info->max_inputs, n);
+  }
+}
+
+static int param_index(const Block *b, const char *name) {
+  for (int i = 0; i < b->params.len; i++)
+    if (!strcmp(b->params.data[i].name, name)) return i;
+  return -1;
+}
+
+static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *inner) {
+  const Block *b = inner->block;
+  bool ok = true;
+  int positional = 0;
+  for (int i = 0; i < st->args.len; i++) {
+    const Arg *arg = &st->args.data[i];
+    int p = arg->key ? param_index(b, arg->key) : positional++;
+    if (arg->key && p < 0) {
+      const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(b->params.len + 1));
+      for (int k = 0; k < b->params.len; k++) names[k] = b->params.data[k].name;
+      const char *near = diag_suggest(arg->key, names);
+      if (near) diag_error(arg->loc, "block '%s' has no parameter '%s'; did you mean '%s'?", b->name, arg->key, near);
+      else diag_error(arg->loc, "block '%s' has no parameter '%s'", b->name, arg->key);
+      ok = false;
+      continue;
+    }
+    if (p >= b->params.len) {
+      diag_error(arg->loc, "block '%s' takes %d argument%s, but is given more", b->name, b->params.len,
+                 b->params.len == 1 ? "" : "s");
+      diag_note(b->loc, "'%s' is defined here", b->name);
+      return false;
+    }
+    if (inner->bound[p]) {
+      diag_error(arg->loc, "block '%s': parameter '%s' is given twice", b->name, b->params.data[p].name);
+      ok = false;
+      continue;
+    }
+    Const v;
+    if (!eval(e, caller, arg->value, &v)) {
+      ok = false;
+      continue;
+    }
+    if (v.kind == V_SYM && symtab_get(&caller->names, v.s) >= 0) {
+      ok = false; /* names a layer of the caller that failed: already reported */
+      continue;
+    }
+    inner->bindings[p] = v;
+    inner->bound[p] = true;
+  }
+  if (!ok) return false;
+  /* Defaults are evaluated in the block's own scope, so they may use earlier parameters. */
+  for (int p = 0; p < b->params.len; p++) {
+    if (inner->bound[p]) continue;
+    const BlockParam *bp = &b->params.data[p];
+    if (!bp->deflt) {
+      diag_error(st->loc, "instance '%s' of block '%s' is missing argument '%s'", st->name, b->name, bp->name);
+      diag_note(bp->loc, "parameter '%s' is declared here", bp->name);
+      ok = false;
+      continue;
+    }
+    Const v;
+    if (!eval(e, inner, bp->deflt, &v)) {
+      ok = false;
+      continue;
+    }
+    inner->bindings[p] = v;
+    inner->bound[p] = true;
+  }
+  return ok;
+}
+
+static bool on_call_stack(const Scope *s, const Block *b) {
+  for (; s; s = s->caller)
+    if (s->block == b) return true;
+  return false;
+}
+
+static int scope_depth(const Scope *s) {
+  int d = 0;
+  for (; s; s = s->caller) d++;
+  return d;
+}
+
+static void init_scope(Elab *e, Scope *s, const Block *b) {
+  s->block = b;
+  symtab_init(&s->names, &e->m->arena);
+  symtab_init(&s->params, &e->m->arena);
+  s->values = arena_alloc(&e->m->arena, sizeof(int) * (size_t)(b->body.len + 1));
+  s->bindings = arena_alloc(&e->m->arena, sizeof(Const) * (size_t)(b->params.len + 1));
+  s->bound = arena_alloc(&e->m->arena, (size_t)b->params.len + 1);
+  for (int p = 0; p < b->params.len; p++) symtab_put(&s->params, b->params.data[p].name, p);
+}
+
+/* Instantiates block `bi` for statement `st`; the statement's placeholder value becomes an
+ * alias of the block's result. */
+static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int placeholder) {
+  const Block *b = &e->m->blocks.data[bi];
+  if (on_call_stack(s, b) || scope_depth(s) >= MAX_DEPTH) {
+    diag_error(st->callee_loc, "block '%s' instantiates itself (directly or through other blocks)", b->name);
+    return;
+  }
+  Scope inner = {.caller = s};
+  init_scope(e, &inner, b);
+  inner.prefix = arena_printf(&e->m->arena, "%s%s/", s->prefix, st->name);
+  CallSite *site = arena_alloc(&e->m->arena, sizeof *site);
+  *site = (CallSite){.block = b->name, .instance = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name),
+                     .loc = st->loc, .outer = s->site};
+  inner.site = site;
+  if (!bind_arguments(e, s, st, &inner)) return;
+  elab_scope(e, &inner);
+  int ret = symtab_get(&inner.names, b->ret);
+  if (ret >= 0 && inner.values[ret] >= 0) e->alias.data[placeholder] = inner.values[ret];
+}
+
+static void unknown_callee(Elab *e, const Stmt *st) {
+  int n = 0;
+  const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(OP_COUNT + e->m->blocks.len + 1));
+  for (int k = 0; k < OP_COUNT; k++) names[n++] = op_info[k].name;
+  for (int i = 0; i < e->m->blocks.len; i++) names[n++] = e->m->blocks.data[i].name;
+  const char *near = diag_suggest(st->callee, names);
+  if (near) diag_error(st->callee_loc, "unknown layer kind or block '%s'; did you mean '%s'?", st->callee, near);
+  else diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
+}
+
+/* Phase 1 creates every statement's value, so inputs may name layers defined further down;
+ * phase 2 decodes arguments and instantiates blocks. */
+static void elab_scope(Elab *e, Scope *s) {
+  const Block *b = s->block;
+  int *op_of = arena_alloc(&e->m->arena, sizeof(int) * (size_t)(b->body.len + 1));
+  for (int i = 0; i < b->body.len && !e->too_big; i++) {
+    const Stmt *st = &b->body.data[i];
+    s->values[i] = op_of[i] = -1;
+    int first = symtab_put(&s->names, st->name, i);
+    if (first >= 0) {
+      diag_error(st->loc, "'%s' is defined twice", st->name);
+      diag_note(b->body.data[first].loc, "first defined here");
+      continue;
+    }
+    if (symtab_get(&s->params, st->name) >= 0) {
+      diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name, b->name);
+      continue;
+    }
+    if (e->m->graph.ops.len >= MAX_OPS) {
+      diag_error(st->loc, "the network has more than %d layers after elaboration", MAX_OPS);
+      e->too_big = true;
+      return;
+    }
+    const char *name = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name);
+    int kind = op_kind_find(st->callee);
+    if (kind >= 0) {
+      Op *op = graph_add_op(e->m, (OpKind)kind, name, st->loc);
+      op->site = s->site;
+      fields_default(op_info[kind].fields, &op->attr);
+      op->output = s->values[i] = new_value(e, name);
+      e->m->graph.values.data[op->output].producer = op_of[i] = e->m->graph.ops.len - 1;
+    } else if (symtab_get(&e->blocks, st->callee) >= 0) {
+      s->values[i] = new_value(e, name);
+    } else {
+      unknown_callee(e, st);
+    }
+  }
+  for (int i = 0; i < b->body.len && !e->too_big; i++) {
+    const Stmt *st = &b->body.data[i];
+    if (op_of[i] >= 0) elab_layer(e, s, st, op_of[i]);
+    else if (s->values[i] >= 0 && symtab_get(&s->names, st->name) == i)
+      elab_call(e, s, st, symtab_get(&e->blocks, st->callee), s->values[i]);
+  }
+}
+
+/* ------------------------------------------------------------------ graph cleanup */
+
+static int resolve(const Elab *e, int v) {
+  while (e->alias.data[v] >= 0) v = e->alias.data[v];
+  return v;
+}
+
+/* Replaces block-result placeholders by what they stand for and drops them. */
+static void compact_values(Elab *e) {
+  Graph *g = &e->m->graph;
+  int *new_id = arena_alloc(&e->m->arena, sizeof(int) * (size_t)(g->values.len + 1));
+  int n = 0;
+  for (int v = 0; v < g->values.len; v++) {
+    new_id[v] = g->values.data[v].producer >= 0 ? n : -1;
+    if (new_id[v] >= 0) g->values.data[n++] = g->values.data[v];
+  }
+  for (int i = 0; i < g->ops.len; i++) {
+    Op *op = &g->ops.data[i];
+    for (int j = 0; j < op->inputs.len; j++) op->inputs.data[j] = new_id[resolve(e, op->inputs.data[j])];
+    op->output = new_id[op->output];
+  }
+  g->values.len = n;
+}
+
+static void report_cycle(const Graph *g, const int *stack, int depth, int op) {
+  int start = depth - 1;
+  while (start > 0 && stack[start] != op) start--;
+  char path[512] = "";
+  size_t len = 0;
+  for (int i = start; i < depth && len < sizeof path - 64; i++)
+    len += (size_t)snprintf(path + len, sizeof path - len, "'%s' -> ", g->ops.data[stack[i]].name);
+  snprintf(path + len, sizeof path - len, "'%s'", g->ops.data[op].name);
+  const Op *o = &g->ops.data[op];
+  diag_error(o->loc, "layers form a cycle: %s", path);
+}
+
+/* Depth-first post-order from each op in source order: every op comes after its inputs'
+ * producers, and otherwise the written order is kept. Iterative, so deep chains cannot
+ * exhaust the C stack. Returns false on a cycle. */
+static bool topological_order(Module *m) {
+  Graph *g = &m->graph;
+  int n = g->ops.len;
+  char *state = arena_alloc(&m->arena, (size_t)n + 1); /* 0 new, 1 on stack, 2 done */
+  int *stack = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
+  int *next_input = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
+  int *order = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
+  int emitted = 0;
+  for (int root = 0; root < n; root++) {
+    if (state[root]) continue;
+    int depth = 0;
+    stack[depth++] = root;
+    state[root] = 1;
+    next_input[root] = 0;
+    while (depth) {
+      int op = stack[depth - 1];
+      const Op *o = &g->ops.data[op];
+      if (next_input[op] < o->inputs.len) {
+        int dep = g->values.data[o->inputs.data[next_input[op]++]].producer;
+        if (state[dep] == 1) {
+          report_cycle(g, stack, depth, dep);
+          return false;
+        }
+        if (state[dep] == 0) {
+          state[dep] = 1;
+          next_input[dep] = 0;
+          stack[depth++] = dep;
+        }
+        continue;
+      }
+      state[op] = 2;
+      order[emitted++] = op;
+      depth--;
+    }
+  }
+  Op *sorted = arena_alloc(&m->arena, sizeof(Op) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    sorted[i] = g->ops.data[order[i]];
+    g->values.data[sorted[i].output].producer = i;
+  }
+  g->ops.data = sorted;
+  g->ops.cap = n + 1;
+  return true;
+}
+
+static bool is_sink(OpKind k) { return k == OP_SOFTMAX_LOSS || k == OP_ACCURACY; }
+
+static void check_graph(Module *m) {
+  const Graph *g = &m->graph;
+  bool has_loss = false;
+  char *used = arena_alloc(&m->arena, (size_t)g->values.len + 1);
+  for (int i = 0; i < g->ops.len; i++) {
+    has_loss |= g->ops.data[i].kind == OP_SOFTMAX_LOSS;
+    for (int j = 0; j < g->ops.data[i].inputs.len; j++) used[g->ops.data[i].inputs.data[j]] = 1;
+  }
+  if (!has_loss)
+    diag_error(m->loc, "network '%s' has no loss layer; training needs one (softmax_loss)", m->name);
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    if (!used[op->output] && !is_sink(op->kind)) op_warning(op, "is not used by any layer");
+  }
+}
+
+bool pass_elaborate(Module *m) {
+  Elab e = {.m = m};
+  symtab_init(&e.consts, &m->arena);
+  symtab_init(&e.blocks, &m->arena);
+  int errors = diag_error_count();
+  eval_settings(&e);
+  check_blocks(&e);
+  Scope top = {.prefix = ""};
+  init_scope(&e, &top, &m->body);
+  elab_scope(&e, &top);
+  if (diag_error_count() != errors) return false;
+  compact_values(&e);
+  if (!topological_order(m)) return false;
+  check_graph(m);
+  m->elaborated = true;
+  return diag_error_count() == errors;
+}

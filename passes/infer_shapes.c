@@ -1,0 +1,46 @@
+/* Pass `infer-shapes`: every value's shape and dtype, every op's parameters, in
+ * topological order. A failing layer is reported and its dependents are skipped, so one
+ * run reports independent errors without cascades. */
+#include "passes.h"
+
+/* Bounds that keep every later size computation inside int64 (and sane). */
+static const int64_t MAX_TENSOR_ELEMS = (int64_t)1 << 40;
+
+static bool check_size(const Op *op, const char *what, Shape s) {
+  for (int d = 0; d < s.rank; d++)
+    if (s.dim[d] < 1) {
+      op_error(op, "%s has an empty dimension (%s)", what, shape_str(s));
+      return false;
+    }
+  if (shape_elems(s) > MAX_TENSOR_ELEMS) {
+    op_error(op, "%s is too large (%s)", what, shape_str(s));
+    return false;
+  }
+  return true;
+}
+
+static bool infer_op(Module *m, Op *op) {
+  op->params.len = 0; /* re-running the pass recreates them */
+  if (!op_info[op->kind].infer(m, op)) return false;
+  if (!check_size(op, "the output", m->graph.values.data[op->output].shape)) return false;
+  for (int i = 0; i < op->params.len; i++)
+    if (!check_size(op, op->params.data[i].name, op->params.data[i].shape)) return false;
+  return true;
+}
+
+bool pass_infer_shapes(Module *m) {
+  Graph *g = &m->graph;
+  char *failed = arena_alloc(&m->arena, (size_t)g->values.len + 1);
+  bool ok = true;
+  for (int i = 0; i < g->ops.len; i++) {
+    Op *op = &g->ops.data[i];
+    bool skip = false;
+    for (int j = 0; j < op->inputs.len; j++) skip |= failed[op->inputs.data[j]];
+    if (skip || !infer_op(m, op)) {
+      failed[op->output] = 1;
+      ok = false;
+    }
+  }
+  m->shaped = ok;
+  return ok;
+}

@@ -1,0 +1,30 @@
+/* The pass pipeline: an ordered list of named passes over a module. */
+#ifndef SWNC_PASSES_H
+#define SWNC_PASSES_H
+
+#include "../ir/ir.h"
+
+typedef struct Pass {
+  const char *name;
+  const char *summary;
+  bool (*run)(Module *m);
+} Pass;
+
+typedef struct PipelineOptions {
+  bool verify_each;          /* run the verifier after every pass */
+  bool print_after_all;
+  const char *print_after;   /* a pass name, or NULL */
+  FILE *dump;                /* where IR dumps go (stderr) */
+} PipelineOptions;
+
+const Pass *pipeline_passes(int *count);
+const Pass *pipeline_find(const char *name);
+/* Runs every pass in order; stops after the first that reports an error. */
+bool pipeline_run(Module *m, const PipelineOptions *opts);
+
+bool pass_elaborate(Module *m);
+bool pass_infer_shapes(Module *m);
+bool pass_verify(Module *m);
+bool pass_schedule(Module *m);
+
+#endif

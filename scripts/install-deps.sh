@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages swnc needs, and only those that are missing.
+# Idempotent: a second run installs nothing and touches no package list.
+#   scripts/install-deps.sh          build + run dependencies
+#   scripts/install-deps.sh --test   also the test oracle (python3-torch)
+set -euo pipefail
+
+packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
+          libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
+          dataset-fashion-mnist graphviz)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
