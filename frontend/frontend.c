@@ -20,12 +20,13 @@ static const SrcFile *new_source(Module *m, const char *name, const char *text, 
   return f;
 }
 
-/* Runs the grammar from `start_token` over `file`; returns the parsed value for START_VALUE. */
-static Expr *run_parser(Module *m, const SrcFile *file, int start_token) {
-  ParseCtx ctx = {.m = m, .file = file, .start_token = start_token};
+/* Runs the grammar from `start_token` over `file` from byte `offset` (at that column);
+ * returns the parsed value for START_VALUE. */
+static Expr *run_parser(Module *m, const SrcFile *file, size_t offset, int start_token) {
+  ParseCtx ctx = {.m = m, .file = file, .start_token = start_token, .first_column = (int)offset + 1};
   yyscan_t scanner;
   swnlex_init_extra(&ctx, &scanner);
-  YY_BUFFER_STATE buf = swn_scan_bytes(file->text, (int)file->len, scanner);
+  YY_BUFFER_STATE buf = swn_scan_bytes(file->text + offset, (int)(file->len - offset), scanner);
   int errors_before = diag_error_count();
   swnparse(scanner, &ctx);
   swn_delete_buffer(buf, scanner);
@@ -78,8 +79,7 @@ static void apply_override(Module *m, const char *text) {
     diag_error((SrcLoc){cmd, 1, 1}, "-D %s: no constant or setting named '%s'", key, key);
     return;
   }
-  const SrcFile *value_src = new_source(m, "<command line>", eq + 1, strlen(eq + 1));
-  Expr *value = run_parser(m, value_src, START_VALUE);
+  Expr *value = run_parser(m, cmd, (size_t)(eq + 1 - text), START_VALUE);
   if (!value) return;
   Setting *existing = find_setting(m, section, name);
   if (existing) {
@@ -94,7 +94,7 @@ Module *frontend_parse_text(const char *name, const char *text, size_t len,
                             const Override *overrides, int noverrides) {
   Module *m = module_new();
   int errors_before = diag_error_count();
-  run_parser(m, new_source(m, name, text, len), START_FILE);
+  run_parser(m, new_source(m, name, text, len), 0, START_FILE);
   if (diag_error_count() == errors_before)
     for (int i = 0; i < noverrides; i++) apply_override(m, overrides[i].text);
   return m;

@@ -8,6 +8,7 @@ typedef struct ParseCtx {
   Module *m;
   const SrcFile *file;
   int start_token;     /* the first token the lexer returns: which grammar to parse */
+  int first_column;    /* column of the first character (a -D value starts after KEY=) */
   Block *block;        /* the block whose statements are being read */
   const char *section; /* the settings section being read */
   bool seen_network;

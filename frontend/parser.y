@@ -4,6 +4,7 @@
 %define api.prefix {swn}
 %define parse.error detailed
 %locations
+%initial-action { @$.first_column = @$.last_column = ctx->first_column; }
 %param {void *scanner}
 %parse-param {ParseCtx *ctx}
 

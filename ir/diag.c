@@ -1,13 +1,44 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 static FILE *diag_stream;
 static int errors, warnings;
 
+/* The same message at the same place (an error inside a block instantiated many times) is
+ * reported once; the notes that follow a suppressed message are suppressed with it. */
+enum { SEEN_SLOTS = 4096 };
+static uint64_t seen[SEEN_SLOTS];
+static bool suppressing;
+
+static uint64_t fingerprint(const char *kind, SrcLoc loc, const char *msg) {
+  uint64_t h = 1469598103934665603ull;
+  const char *parts[] = {kind, loc.file ? loc.file->name : "", msg};
+  for (int p = 0; p < 3; p++)
+    for (const char *c = parts[p]; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  return (h ^ (uint64_t)loc.line * 31 ^ (uint64_t)loc.col) | 1;
+}
+
+/* True if this message was reported before; remembers it otherwise. */
+static bool already_reported(uint64_t h) {
+  for (uint64_t i = h % SEEN_SLOTS, n = 0; n < SEEN_SLOTS; i = (i + 1) % SEEN_SLOTS, n++) {
+    if (seen[i] == h) return true;
+    if (!seen[i]) {
+      seen[i] = h;
+      return false;
+    }
+  }
+  return false; /* table full: report */
+}
+
 void diag_set_stream(FILE *f) { diag_stream = f; }
-void diag_reset(void) { errors = warnings = 0; }
+void diag_reset(void) {
+  errors = warnings = 0;
+  memset(seen, 0, sizeof seen);
+  suppressing = false;
+}
 int diag_error_count(void) { return errors; }
 int diag_warning_count(void) { return warnings; }
 
@@ -32,30 +63,34 @@ static void show_source_line(SrcLoc loc) {
   fputs("^\n", out());
 }
 
-static void report(const char *kind, SrcLoc loc, const char *fmt, va_list ap) {
+/* Returns false if the message was a repeat and not printed. */
+static bool report(const char *kind, SrcLoc loc, const char *fmt, va_list ap) {
+  char msg[2048];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  bool is_note = !strcmp(kind, "note");
+  if (is_note ? suppressing : (suppressing = already_reported(fingerprint(kind, loc, msg))))
+    return false;
   if (loc.file)
-    fprintf(out(), "%s:%d:%d: %s: ", loc.file->name, loc.line, loc.col, kind);
+    fprintf(out(), "%s:%d:%d: %s: %s\n", loc.file->name, loc.line, loc.col, kind, msg);
   else
-    fprintf(out(), "swnc: %s: ", kind);
-  vfprintf(out(), fmt, ap);
-  fputc('\n', out());
+    fprintf(out(), "swnc: %s: %s\n", kind, msg);
   show_source_line(loc);
+  return true;
 }
 
 void diag_error(SrcLoc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report("error", loc, fmt, ap);
+  errors++; /* a suppressed repeat still means the input has errors */
   va_end(ap);
-  errors++;
 }
 
 void diag_warning(SrcLoc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  report("warning", loc, fmt, ap);
+  if (report("warning", loc, fmt, ap)) warnings++;
   va_end(ap);
-  warnings++;
 }
 
 void diag_note(SrcLoc loc, const char *fmt, ...) {

@@ -5,8 +5,8 @@
 #include "ir.h"
 
 const char *const_kind_name(ConstKind k) {
-  static const char *const names[] = {"integer", "number", "boolean", "string",
-                                      "word",    "tensor", "list"};
+  static const char *const names[] = {"an integer", "a number", "a boolean", "a string",
+                                      "a word",     "a tensor", "a list"};
   return names[k];
 }
 
@@ -66,12 +66,16 @@ static bool eval_binary(Arena *a, const Expr *e, NameLookup lookup, void *ctx, C
   }
   if (!is_number(&l) || !is_number(&r)) {
     const Const *bad = is_number(&l) ? &r : &l;
-    diag_error(e->loc, "operator '%c' needs numbers, but got a %s", e->op,
+    diag_error(e->loc, "operator '%c' needs numbers, but got %s", e->op,
                const_kind_name(bad->kind));
     return false;
   }
   *out = (Const){.loc = e->loc};
-  if (l.kind == V_INT && r.kind == V_INT) {
+  /* Integers stay integers, except a division that is not exact: 1/255 is a real number,
+   * never a silent 0. */
+  bool inexact_division = e->op == '/' && l.kind == V_INT && r.kind == V_INT && r.i != 0 &&
+                          r.i != -1 && l.i % r.i != 0;
+  if (l.kind == V_INT && r.kind == V_INT && !inexact_division) {
     out->kind = V_INT;
     return int_arith(e->op, l.i, r.i, &out->i, e->loc);
   }
@@ -106,7 +110,7 @@ bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out
     Const v;
     if (!expr_eval(a, e->lhs, lookup, ctx, &v)) return false;
     if (!is_number(&v)) {
-      diag_error(e->loc, "unary '-' needs a number, but got a %s", const_kind_name(v.kind));
+      diag_error(e->loc, "unary '-' needs a number, but got %s", const_kind_name(v.kind));
       return false;
     }
     *out = v;

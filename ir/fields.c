@@ -11,6 +11,7 @@ const FieldSpec *field_find(const FieldSpec *specs, const char *key) {
 
 #define FIELD(T, obj, spec) ((T *)((char *)(obj) + (spec)->offset))
 #define CFIELD(T, obj, spec) ((const T *)((const char *)(obj) + (spec)->offset))
+typedef const char *CStr; /* so that CFIELD(CStr, ...) adds const to the pointer, not the chars */
 
 void fields_default(const FieldSpec *specs, void *dst) {
   for (const FieldSpec *s = specs; s->key; s++) {
@@ -53,7 +54,7 @@ static void type_error(const FieldSpec *s, const Const *v, const char *what) {
     diag_error(v->loc, "%s: '%s' must be one of %s", what, s->key, words);
     return;
   }
-  diag_error(v->loc, "%s: '%s' must be %s, but got a %s", what, s->key, type_expected(s->type),
+  diag_error(v->loc, "%s: '%s' must be %s, but got %s", what, s->key, type_expected(s->type),
              const_kind_name(v->kind));
 }
 
@@ -62,8 +63,8 @@ static bool check_range(const FieldSpec *s, double x, const Const *v, const char
   char got[64];
   if (v->kind == V_INT) snprintf(got, sizeof got, "%lld", (long long)v->i);
   else snprintf(got, sizeof got, "%g", v->f);
-  if (s->max >= 1e18) diag_error(v->loc, "%s: '%s' must be at least %g, but is %s", what, s->key, s->min, got);
-  else diag_error(v->loc, "%s: '%s' must be in [%g, %g], but is %s", what, s->key, s->min, s->max, got);
+  if (x < s->min) diag_error(v->loc, "%s: '%s' must be at least %.15g, but is %s", what, s->key, s->min, got);
+  else diag_error(v->loc, "%s: '%s' must be at most %.15g, but is %s", what, s->key, s->max, got);
   return false;
 }
 
@@ -191,7 +192,7 @@ bool field_is_default(const FieldSpec *s, const void *obj) {
   case F_BOOL: return *CFIELD(bool, obj, s) == (s->def != 0);
   case F_ENUM: return *CFIELD(int, obj, s) == (int)s->def;
   case F_STR: {
-    const char *v = *CFIELD(const char *, obj, s);
+    const char *v = *CFIELD(CStr, obj, s);
     return v == s->def_str || (v && s->def_str && !strcmp(v, s->def_str));
   }
   case F_PAIR:
@@ -210,7 +211,7 @@ void field_print(FILE *f, const FieldSpec *s, const void *obj) {
   case F_FLOAT: fprintf(f, "%g", *CFIELD(double, obj, s)); break;
   case F_BOOL: fputs(*CFIELD(bool, obj, s) ? "true" : "false", f); break;
   case F_ENUM: fputs(s->words[*CFIELD(int, obj, s)], f); break;
-  case F_STR: fprintf(f, "\"%s\"", *CFIELD(const char *, obj, s) ? *CFIELD(const char *, obj, s) : ""); break;
+  case F_STR: fprintf(f, "\"%s\"", *CFIELD(CStr, obj, s) ? *CFIELD(CStr, obj, s) : ""); break;
   case F_PAIR: {
     const int64_t *p = CFIELD(int64_t, obj, s);
     if (p[0] == p[1]) fprintf(f, "%lld", (long long)p[0]);

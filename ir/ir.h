@@ -41,7 +41,7 @@ typedef struct Const {
   VEC(struct Const) items;
 } Const;
 
-const char *const_kind_name(ConstKind k);
+const char *const_kind_name(ConstKind k); /* with its article: "an integer" */
 
 /* Evaluates `e`; names are looked up through `lookup` (returns false if unbound, and then
  * the name becomes a V_SYM). Reports errors and returns false on failure. */

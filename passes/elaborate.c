@@ -3,10 +3,14 @@
  * - instantiates blocks, naming each inner layer `instance/name`, binding arguments;
  * - resolves input names, decodes attributes through the op kind's schema;
  * - orders the graph topologically, reporting cycles, a missing loss, unused layers. */
+#include <strings.h>
+
 #include "../ir/symtab.h"
 #include "passes.h"
 
-enum { MAX_OPS = 1 << 20, MAX_DEPTH = 64 };
+/* Generous bounds (ResNet-1001 has about 3,000 layers) that keep hostile input, such as blocks
+ * instantiating each other exponentially, from exhausting time or memory. */
+enum { MAX_OPS = 1 << 16, MAX_DEPTH = 64 };
 
 typedef struct Scope {
   const Block *block;
@@ -131,6 +135,26 @@ static bool defines(const Block *b, const char *name) {
   return false;
 }
 
+static void unknown_callee(Elab *e, const Stmt *st);
+
+/* Checks that do not depend on arguments, once per definition rather than per instance. */
+static void check_statements(Elab *e, const Block *b) {
+  SymTab names;
+  symtab_init(&names, &e->m->arena);
+  for (int i = 0; i < b->body.len; i++) {
+    const Stmt *st = &b->body.data[i];
+    int first = symtab_put(&names, st->name, i);
+    if (first >= 0) {
+      diag_error(st->loc, "'%s' is defined twice", st->name);
+      diag_note(b->body.data[first].loc, "first defined here");
+    }
+    for (int p = 0; p < b->params.len; p++)
+      if (!strcmp(b->params.data[p].name, st->name))
+        diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name, b->name);
+    if (op_kind_find(st->callee) < 0 && symtab_get(&e->blocks, st->callee) < 0) unknown_callee(e, st);
+  }
+}
+
 static void check_blocks(Elab *e) {
   for (int i = 0; i < e->m->blocks.len; i++) {
     const Block *b = &e->m->blocks.data[i];
@@ -151,6 +175,8 @@ static void check_blocks(Elab *e) {
     if (!defines(b, b->ret))
       diag_error(b->ret_loc, "block '%s' returns '%s', which it does not define", b->name, b->ret);
   }
+  for (int i = 0; i < e->m->blocks.len; i++) check_statements(e, &e->m->blocks.data[i]);
+  check_statements(e, &e->m->body);
 }
 
 /* ------------------------------------------------------------------ statements */
@@ -171,15 +197,21 @@ static void undefined_name(Elab *e, const Scope *s, const Const *v) {
   else diag_error(v->loc, "undefined name '%s'", v->s);
 }
 
+/* A name of this scope whose statement failed: its error is already reported. */
+static bool names_failed_statement(const Scope *s, const Const *v) {
+  return v->kind == V_SYM && symtab_get(&s->names, v->s) >= 0;
+}
+
 static bool decode_input(Elab *e, const Scope *s, const Arg *arg, Op *op) {
   Const v;
   if (!eval(e, s, arg->value, &v)) return false;
+  if (names_failed_statement(s, &v)) return false;
   if (v.kind == V_SYM) {
     undefined_name(e, s, &v);
     return false;
   }
   if (v.kind != V_TENSOR) {
-    diag_error(arg->loc, "layer '%s' (%s): an input must name a layer, but this is a %s", op->name,
+    diag_error(arg->loc, "layer '%s' (%s): an input must name a layer, but this is %s", op->name,
                op_info[op->kind].name, const_kind_name(v.kind));
     return false;
   }
@@ -220,6 +252,7 @@ static void elab_layer(Elab *e, const Scope *s, const Stmt *st, int op_index) {
   }
   Op *op = &e->m->graph.ops.data[op_index];
   const OpInfo *info = &op_info[op->kind];
+  if (!ok) return; /* a missing attribute is likely the misspelt one just reported */
   for (const FieldSpec *f = info->fields; f->key; f++)
     if (f->required && !(given & (1ull << (f - info->fields)))) {
       op_error(op, "missing attribute '%s'", f->key);
@@ -275,8 +308,8 @@ static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *
       ok = false;
       continue;
     }
-    if (v.kind == V_SYM && symtab_get(&caller->names, v.s) >= 0) {
-      ok = false; /* names a layer of the caller that failed: already reported */
+    if (names_failed_statement(caller, &v)) {
+      ok = false;
       continue;
     }
     inner->bindings[p] = v;
@@ -347,12 +380,26 @@ static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int place
   if (ret >= 0 && inner.values[ret] >= 0) e->alias.data[placeholder] = inner.values[ret];
 }
 
+/* Other frameworks' names for our layer kinds, for suggestions only. */
+static const char *alias_of(const char *name) {
+  static const char *const aliases[][2] = {
+      {"convolution", "conv"},    {"conv2d", "conv"},      {"innerproduct", "fc"},
+      {"inner_product", "fc"},    {"linear", "fc"},        {"dense", "fc"},
+      {"pooling", "pool"},        {"maxpool", "pool"},     {"avgpool", "pool"},
+      {"batch_norm", "batchnorm"}, {"bn", "batchnorm"},    {"eltwise", "add"},
+      {"softmaxwithloss", "softmax_loss"}, {"softmax", "softmax_loss"}, {"data", "input"}};
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (!strcasecmp(name, aliases[i][0])) return aliases[i][1];
+  return NULL;
+}
+
 static void unknown_callee(Elab *e, const Stmt *st) {
   int n = 0;
   const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(OP_COUNT + e->m->blocks.len + 1));
   for (int k = 0; k < OP_COUNT; k++) names[n++] = op_info[k].name;
   for (int i = 0; i < e->m->blocks.len; i++) names[n++] = e->m->blocks.data[i].name;
-  const char *near = diag_suggest(st->callee, names);
+  const char *near = alias_of(st->callee);
+  if (!near) near = diag_suggest(st->callee, names);
   if (near) diag_error(st->callee_loc, "unknown layer kind or block '%s'; did you mean '%s'?", st->callee, near);
   else diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
 }
@@ -365,16 +412,8 @@ static void elab_scope(Elab *e, Scope *s) {
   for (int i = 0; i < b->body.len && !e->too_big; i++) {
     const Stmt *st = &b->body.data[i];
     s->values[i] = op_of[i] = -1;
-    int first = symtab_put(&s->names, st->name, i);
-    if (first >= 0) {
-      diag_error(st->loc, "'%s' is defined twice", st->name);
-      diag_note(b->body.data[first].loc, "first defined here");
-      continue;
-    }
-    if (symtab_get(&s->params, st->name) >= 0) {
-      diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name, b->name);
-      continue;
-    }
+    /* duplicates and shadowed parameters were reported by check_statements */
+    if (symtab_put(&s->names, st->name, i) >= 0 || symtab_get(&s->params, st->name) >= 0) continue;
     if (e->m->graph.ops.len >= MAX_OPS) {
       diag_error(st->loc, "the network has more than %d layers after elaboration", MAX_OPS);
       e->too_big = true;
@@ -390,8 +429,6 @@ static void elab_scope(Elab *e, Scope *s) {
       e->m->graph.values.data[op->output].producer = op_of[i] = e->m->graph.ops.len - 1;
     } else if (symtab_get(&e->blocks, st->callee) >= 0) {
       s->values[i] = new_value(e, name);
-    } else {
-      unknown_callee(e, st);
     }
   }
   for (int i = 0; i < b->body.len && !e->too_big; i++) {
@@ -500,7 +537,7 @@ static void check_graph(Module *m) {
     diag_error(m->loc, "network '%s' has no loss layer; training needs one (softmax_loss)", m->name);
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    if (!used[op->output] && !is_sink(op->kind)) op_warning(op, "is not used by any layer");
+    if (!used[op->output] && !is_sink(op->kind)) op_warning(op, "its output is not used by any layer");
   }
 }
 

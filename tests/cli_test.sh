@@ -1,0 +1,72 @@
+#!/bin/sh
+# The command line: help, version, pass listing, IR dumps, overrides, output files, usage
+# errors. Usage: cli_test.sh SWNC PROJECT_DIR
+swnc=$1 root=$2
+lenet=$root/examples/lenet.swn
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect_status() { # want, description, command...
+  want=$1 what=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  if [ "$got" -eq "$want" ]; then pass; else fail "$what: exit $got, expected $want"; cat "$tmp/err"; fi
+}
+contains() { # file, text, description
+  if grep -qF -- "$2" "$1"; then pass; else fail "$3: '$2' not in output"; fi
+}
+
+expect_status 0 "--help" "$swnc" --help
+contains "$tmp/out" "usage: swnc [options] FILE.swn" "--help"
+expect_status 0 "--version" "$swnc" --version
+contains "$tmp/out" "swnc 0." "--version"
+expect_status 0 "--passes" "$swnc" --passes
+for p in elaborate infer-shapes verify schedule; do contains "$tmp/out" "$p" "--passes"; done
+
+expect_status 2 "no input" "$swnc"
+contains "$tmp/err" "no input file" "no input"
+expect_status 2 "unknown option" "$swnc" --frobnicate "$lenet"
+contains "$tmp/err" "unknown option '--frobnicate'" "unknown option"
+expect_status 2 "bad --emit" "$swnc" --emit=pdf "$lenet"
+expect_status 2 "bad --print-after" "$swnc" --print-after=nosuch "$lenet"
+expect_status 1 "missing file" "$swnc" "$tmp/none.swn"
+contains "$tmp/err" "cannot open" "missing file"
+
+# The golden IR of LeNet after all passes.
+expect_status 0 "--emit=ir" "$swnc" --emit=ir "$lenet"
+if diff -u "$root/tests/golden/lenet.ir" "$tmp/out" >"$tmp/diff"; then pass; else fail "golden lenet.ir"; cat "$tmp/diff"; fi
+
+# --print-after-all: one dump per pass, on stderr; stdout stays clean.
+expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
+n=$(grep -c "^; IR after pass" "$tmp/err")
+[ "$n" -eq 4 ] && pass || fail "--print-after-all printed $n dumps"
+[ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
+expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
+contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"
+contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> f32 64x20x24x24 bnrc" "--print-after"
+if grep -q "^schedule" "$tmp/err"; then fail "schedule before its pass"; else pass; fi
+expect_status 0 "--print-after=elaborate" "$swnc" --print-after=elaborate "$lenet"
+contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> ?" "shapes unknown after elaborate"
+
+# -D overrides reach shapes and settings; the documented lookup order.
+expect_status 0 "-D batch" "$swnc" -D batch=128 -D train.lr=0.05 --emit=ir "$lenet"
+contains "$tmp/out" "-> f32 128x20x24x24 bnrc" "-D batch=128"
+contains "$tmp/out" "lr=0.05" "-D train.lr"
+expect_status 1 "-D unknown" "$swnc" -D nosuch=1 "$lenet"
+contains "$tmp/err" "<command line>:1:1: error: -D nosuch: no constant or setting named 'nosuch'" "-D unknown"
+expect_status 1 "-D bad value" "$swnc" -D batch=0 "$lenet"
+contains "$tmp/err" "'batch' must be at least 1, but is 0" "-D batch=0"
+
+# Outputs: -o writes a file; dot output; --stats.
+expect_status 0 "-o" "$swnc" --emit=dot -o "$tmp/l.dot" "$lenet"
+contains "$tmp/l.dot" "digraph \"lenet\"" "--emit=dot -o"
+contains "$tmp/l.dot" "n2 -> n3 [label=\"64x20x24x24\"" "--emit=dot edges"
+expect_status 1 "unwritable -o" "$swnc" --emit=ir -o "$tmp/no/such/dir/x.ir" "$lenet"
+contains "$tmp/err" "cannot write" "unwritable -o"
+expect_status 0 "--stats" "$swnc" --stats "$lenet"
+contains "$tmp/out" "conv2                        conv          64x50x8x8                  25,050        205,004,800        819,200" "--stats row"
+contains "$tmp/out" "forward FLOPs        295,455,360 per batch" "--stats total"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,26 @@
+/* libFuzzer target: arbitrary bytes through the front end and the whole pass pipeline.
+ * Any crash, sanitizer report, leak or timeout is a bug; inputs that found one are kept in
+ * regressions/ and run by ctest. Build with -DSWNC_FUZZ=ON and CC=clang. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../../frontend/frontend.h"
+#include "../../passes/passes.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static FILE *sink;
+  if (!sink) sink = fopen("/dev/null", "w");
+  diag_set_stream(sink);
+  diag_reset();
+  Module *m = frontend_parse_text("fuzz.swn", (const char *)data, size, NULL, 0);
+  if (diag_error_count() == 0) {
+    PipelineOptions po = {.verify_each = true, .dump = sink};
+    if (pipeline_run(m, &po)) {
+      ir_print(sink, m);
+      ir_print_dot(sink, m);
+      ir_print_stats(sink, m);
+    }
+  }
+  module_free(m);
+  return 0;
+}

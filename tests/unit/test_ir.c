@@ -1,0 +1,221 @@
+/* Unit tests of the IR, the front end and the passes, through their C interfaces. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../frontend/frontend.h"
+#include "../../ir/symtab.h"
+#include "../../passes/passes.h"
+#include "check.h"
+
+static char diag_text[1 << 16];
+
+/* Compiles `src` through the whole pipeline; diagnostics land in diag_text. */
+static Module *compile(const char *src, const char **defines, int ndefines, bool *ok) {
+  FILE *f = fmemopen(diag_text, sizeof diag_text, "w");
+  diag_set_stream(f);
+  diag_reset();
+  Override ov[8];
+  for (int i = 0; i < ndefines; i++) ov[i].text = defines[i];
+  Module *m = frontend_parse_text("t.swn", src, strlen(src), ov, ndefines);
+  PipelineOptions po = {.verify_each = true, .dump = f};
+  *ok = diag_error_count() == 0 && pipeline_run(m, &po);
+  fclose(f);
+  diag_set_stream(NULL);
+  return m;
+}
+
+static const Op *find_op(const Module *m, const char *name) {
+  for (int i = 0; i < m->graph.ops.len; i++)
+    if (!strcmp(m->graph.ops.data[i].name, name)) return &m->graph.ops.data[i];
+  return NULL;
+}
+
+static Shape out_shape(const Module *m, const char *name) {
+  const Op *op = find_op(m, name);
+  return op ? m->graph.values.data[op->output].shape : (Shape){0};
+}
+
+#define NET_HEAD "network t {\n label = label()\n"
+#define NET_TAIL " loss = softmax_loss(f, label)\n}\n"
+
+static void test_symtab_and_suggest(void) {
+  Arena a = {0};
+  SymTab t;
+  symtab_init(&t, &a);
+  char keys[1000][8];
+  for (int i = 0; i < 1000; i++) {
+    snprintf(keys[i], sizeof keys[i], "k%d", i);
+    CHECK_EQ_INT(symtab_put(&t, keys[i], i), -1);
+  }
+  CHECK_EQ_INT(symtab_put(&t, "k7", 99), 7); /* present: keeps and returns the old value */
+  CHECK_EQ_INT(symtab_get(&t, "k999"), 999);
+  CHECK_EQ_INT(symtab_get(&t, "nope"), -1);
+  arena_free(&a);
+  const char *const words[] = {"outputs", "kernel", "stride", NULL};
+  CHECK(diag_suggest("outptus", words) && !strcmp(diag_suggest("outptus", words), "outputs"));
+  CHECK(diag_suggest("strid", words) && !strcmp(diag_suggest("strid", words), "stride"));
+  CHECK(diag_suggest("banana", words) == NULL);
+}
+
+static void test_pool_ceil_mode(void) {
+  /* Caffe: ceil((H + 2p - k) / s) + 1, minus one if the last window starts in the padding. */
+  struct { int h, k, s, p, ceil, expect; } cases[] = {
+      {55, 3, 2, 0, 1, 27}, {112, 3, 2, 0, 1, 56}, {112, 3, 2, 0, 0, 55}, {7, 3, 2, 1, 1, 4},
+      {5, 2, 2, 1, 1, 3},  {32, 3, 2, 0, 1, 16},  {28, 3, 1, 1, 1, 28},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char src[512];
+    snprintf(src, sizeof src,
+             NET_HEAD " x = input(shape=[2, %d, %d])\n p = pool(x, kernel=%d, stride=%d, pad=%d, ceil=%s)\n"
+                      " f = fc(p, outputs=3)\n" NET_TAIL,
+             cases[i].h, cases[i].h, cases[i].k, cases[i].s, cases[i].p, cases[i].ceil ? "true" : "false");
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    CHECK(ok);
+    if (ok) {
+      Shape s = out_shape(m, "p");
+      CHECK_EQ_INT(s.dim[2], cases[i].expect);
+      CHECK_EQ_INT(s.dim[3], cases[i].expect);
+    }
+    module_free(m);
+  }
+}
+
+static void test_conv_shapes_and_params(void) {
+  bool ok;
+  Module *m = compile(NET_HEAD " x = input(shape=[4, 7, 9])\n"
+                      " c = conv(x, outputs=6, kernel=[3, 5], stride=[2, 1], pad=[1, 2], groups=2)\n"
+                      " g = pool(c, mode=avg, global=true)\n f = fc(g, outputs=3, bias=false)\n" NET_TAIL,
+                      (const char *[]){"batch=5"}, 1, &ok);
+  CHECK(ok);
+  Shape s = out_shape(m, "c");
+  CHECK_EQ_INT(s.dim[0], 5);
+  CHECK_EQ_INT(s.dim[1], 6);
+  CHECK_EQ_INT(s.dim[2], 4);
+  CHECK_EQ_INT(s.dim[3], 9);
+  const Op *c = find_op(m, "c");
+  CHECK_EQ_INT(c->params.len, 2);
+  CHECK_EQ_INT(op_param_count(c), 6 * 2 * 3 * 5 + 6);
+  CHECK_EQ_INT(out_shape(m, "g").dim[2], 1);
+  CHECK_EQ_INT(op_param_count(find_op(m, "f")), 3 * 6);
+  /* flops: 2 * (Ci/g) * kh * kw per output, plus the bias add */
+  CHECK(op_flops(&m->graph, c) == (double)(5 * 6 * 4 * 9) * (2.0 * 2 * 3 * 5 + 1));
+  module_free(m);
+}
+
+static void test_schedule_fan_out(void) {
+  bool ok;
+  Module *m = compile(NET_HEAD " x = input(shape=[8])\n h = fc(x, outputs=8)\n"
+                      " a = relu(h)\n b = sigmoid(h)\n s = add(a, b)\n f = fc(s, outputs=2)\n"
+                      " acc = accuracy(f, label)\n" NET_TAIL,
+                      NULL, 0, &ok);
+  CHECK(ok);
+  const Schedule *s = &m->schedule;
+  CHECK_EQ_INT(s->forward.len, m->graph.ops.len);
+  /* h fans out to a and b: one of their backward steps writes d(h), the other adds. */
+  int writes = 0, adds = 0, x_grads = 0, acc_steps = 0;
+  for (int i = 0; i < s->backward.len; i++) {
+    const BackwardStep *b = &s->backward.data[i];
+    const Op *op = &m->graph.ops.data[b->op];
+    acc_steps += op->kind == OP_ACCURACY;
+    for (int j = 0; j < op->inputs.len; j++) {
+      const char *in = m->graph.values.data[op->inputs.data[j]].name;
+      if (!strcmp(in, "h")) writes += b->input_grad.data[j] == GRAD_WRITE, adds += b->input_grad.data[j] == GRAD_ACCUMULATE;
+      if (!strcmp(in, "x")) x_grads += b->input_grad.data[j] != GRAD_NONE;
+    }
+  }
+  CHECK_EQ_INT(writes, 1);
+  CHECK_EQ_INT(adds, 1);
+  CHECK_EQ_INT(x_grads, 0);   /* nothing upstream of the input learns */
+  CHECK_EQ_INT(acc_steps, 0); /* accuracy is not differentiated */
+  CHECK_EQ_INT(s->update_ops.len, 2);
+  CHECK(!strcmp(m->graph.ops.data[s->update_ops.data[0]].name, "f")); /* backward order */
+  module_free(m);
+}
+
+static void test_blocks_scoping_and_forward_refs(void) {
+  bool ok;
+  Module *m = compile("block unit(x, w, k=3) {\n c = conv(x, outputs=w, kernel=k, pad=(k - 1) / 2)\n"
+                      " r = relu(c)\n return r\n}\n"
+                      "block pair(x, w) {\n u1 = unit(x, w)\n u2 = unit(u1, w * 2, k=1)\n return u2\n}\n"
+                      NET_HEAD " f = fc(p, outputs=2)\n p = pair(x, 4)\n x = input(shape=[3, 6, 6])\n" NET_TAIL,
+                      NULL, 0, &ok);
+  CHECK(ok);
+  CHECK(find_op(m, "p/u1/c") != NULL);
+  CHECK(find_op(m, "p/u2/r") != NULL);
+  CHECK_EQ_INT(out_shape(m, "p/u2/c").dim[1], 8);
+  CHECK_EQ_INT(find_op(m, "p/u2/c")->attr.kernel[0], 1);
+  /* topological order puts x before its users though it is written last */
+  CHECK(strcmp(m->graph.ops.data[0].name, "label") == 0 || strcmp(m->graph.ops.data[0].name, "x") == 0);
+  const Op *f = find_op(m, "f");
+  CHECK(m->graph.values.data[f->inputs.data[0]].producer < (int)(f - m->graph.ops.data));
+  module_free(m);
+}
+
+static void test_overrides(void) {
+  const char *src = "let width = 4\ntrain { lr = 0.1 }\n" NET_HEAD " x = input(shape=[3])\n"
+                    " f = fc(x, outputs=width)\n" NET_TAIL;
+  bool ok;
+  Module *m = compile(src, (const char *[]){"width=7", "train.lr=0.5", "batch=3", "data.scale=1/255"}, 4, &ok);
+  CHECK(ok);
+  CHECK_EQ_INT(out_shape(m, "f").dim[1], 7);
+  CHECK_EQ_INT(out_shape(m, "f").dim[0], 3);
+  CHECK(m->train.lr == 0.5);
+  CHECK(m->data.scale == 1.0 / 255); /* an inexact division gives a real number */
+  module_free(m);
+  m = compile(src, (const char *[]){"colour=3"}, 1, &ok);
+  CHECK(!ok);
+  CHECK(strstr(diag_text, "no constant or setting named 'colour'") != NULL);
+  module_free(m);
+  m = compile(src, (const char *[]){"batch=(3"}, 1, &ok);
+  CHECK(!ok);
+  CHECK(strstr(diag_text, "<command line>:1:9: error: syntax error") != NULL);
+  module_free(m);
+}
+
+static void test_verifier_catches_broken_ir(void) {
+  bool ok;
+  Module *m = compile(NET_HEAD " x = input(shape=[3])\n f = fc(x, outputs=2)\n" NET_TAIL, NULL, 0, &ok);
+  CHECK(ok);
+  FILE *sink = fopen("/dev/null", "w");
+  diag_set_stream(sink);
+  CHECK(ir_verify(m));
+  /* swap two ops: the graph is no longer in topological order */
+  Op tmp = m->graph.ops.data[1];
+  m->graph.ops.data[1] = m->graph.ops.data[2];
+  m->graph.ops.data[2] = tmp;
+  CHECK(!ir_verify(m));
+  m->graph.ops.data[2] = m->graph.ops.data[1];
+  m->graph.ops.data[1] = tmp;
+  CHECK(ir_verify(m));
+  m->graph.ops.data[2].inputs.data[0] = 999; /* a value that does not exist */
+  CHECK(!ir_verify(m));
+  diag_set_stream(NULL);
+  fclose(sink);
+  module_free(m);
+}
+
+static void test_repeated_errors_reported_once(void) {
+  bool ok;
+  Module *m = compile("block b(x) {\n c = conv(x, outputs=4, kernel=9)\n return c\n}\n" NET_HEAD
+                      " x = input(shape=[1, 4, 4])\n b1 = b(x)\n b2 = b(x)\n f = fc(b1, outputs=2)\n"
+                      " g = fc(b2, outputs=2)\n s = add(f, g)\n loss2 = softmax_loss(s, label)\n" NET_TAIL,
+                      NULL, 0, &ok);
+  CHECK(!ok);
+  CHECK(strstr(diag_text, "layer 'b1/c'") != NULL); /* each instance names itself */
+  CHECK(strstr(diag_text, "layer 'b2/c'") != NULL);
+  CHECK(strstr(diag_text, "note: in instance 'b2' of block 'b'") != NULL);
+  module_free(m);
+}
+
+int main(void) {
+  test_symtab_and_suggest();
+  test_pool_ceil_mode();
+  test_conv_shapes_and_params();
+  test_schedule_fan_out();
+  test_blocks_scoping_and_forward_refs();
+  test_overrides();
+  test_verifier_catches_broken_ir();
+  test_repeated_errors_reported_once();
+  return check_report();
+}
