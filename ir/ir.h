@@ -197,6 +197,7 @@ typedef struct Param {
   double lr_mult, decay_mult;
   int init;         /* InitKind */
   double init_arg;  /* std for gaussian, bound for uniform, value for constant */
+  int64_t offset;   /* in the parameter pool (and the gradient and momentum pools), words */
 } Param;
 
 /* Where a block was instantiated, innermost first; lets errors inside blocks say from where. */
@@ -223,6 +224,10 @@ typedef struct Op {
   int output;      /* value id */
   OpAttrs attr;
   VEC(Param) params;
+  /* set by the memory plan: buffer indices (-1: none) and the offset of non-learned state */
+  int out_buf, grad_buf;
+  int saved_buf[2], nsaved;
+  int64_t state_offset, state_words;
 } Op;
 
 typedef struct Graph Graph;
@@ -234,6 +239,7 @@ typedef struct OpInfo {
   const FieldSpec *fields;
   bool (*infer)(Module *m, Op *op);
   double (*flops)(const Graph *g, const Op *op);
+  int bwd_reads; /* BWD_IN | BWD_OUT */
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -256,6 +262,45 @@ typedef struct Schedule {
   VEC(BackwardStep) backward;
   VEC(int) update_ops; /* ops whose parameters the optimizer updates, in backward order */
 } Schedule;
+
+/* ---------------------------------------------------------------- memory plan */
+
+/* What an op keeps from forward for its backward pass, beyond its inputs and output. */
+typedef struct SavedSpec {
+  const char *what;  /* "argmax", "mean_invstd", ... */
+  int64_t elems;
+  bool per_image;
+  DType dtype;
+} SavedSpec;
+
+int op_saved(const Graph *g, const Op *op, SavedSpec out[2]); /* returns how many */
+int64_t op_state_words(const Graph *g, const Op *op);         /* non-learned state */
+
+typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED } BufferKind;
+
+/* One tensor of the training step. Per-image buffers are placed in units of one image: the
+ * region for a batch of B is B times the per-image region, buffer at offset x B. */
+typedef struct Buffer {
+  BufferKind kind;
+  const char *name;   /* "conv1", "d(conv1)", "pool1.argmax" */
+  int op;             /* the op that produces it */
+  int64_t elems;      /* per image if per_image */
+  bool per_image;
+  DType dtype;
+  int first, last;    /* live interval on the step timeline: forward op i is step i,
+                         backward step j is step (number of ops) + j */
+  int64_t offset;     /* in 4-byte words; per image if per_image */
+} Buffer;
+
+typedef struct MemPlan {
+  bool planned;
+  VEC(Buffer) buffers;
+  int64_t image_words;       /* the per-image region */
+  int64_t fixed_words;       /* the batch-independent region (scalars, per-channel stats) */
+  int64_t param_words;       /* parameters; gradients and momentum have pools of the same size */
+  int64_t state_words;       /* non-learned state (batch-norm running statistics) */
+  int64_t naive_image_words; /* what the per-image region would take without reuse */
+} MemPlan;
 
 /* ---------------------------------------------------------------- settings */
 
@@ -310,6 +355,7 @@ struct Module {
   TrainConfig train;
   DataConfig data;
   Schedule schedule;
+  MemPlan plan;
 };
 
 Module *module_new(void);

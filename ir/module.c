@@ -5,7 +5,7 @@
 #include "op_impl.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, name, min_in, max_in, fields, infer, flops) {name, min_in, max_in, fields, infer, flops},
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd) {name, min_in, max_in, fields, infer, flops, bwd},
     SWNC_OPS(X)
 #undef X
 };
@@ -46,7 +46,7 @@ int graph_add_value(Module *m, const char *name) {
 }
 
 Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
-  Op op = {.kind = kind, .name = name, .loc = loc, .output = -1};
+  Op op = {.kind = kind, .name = name, .loc = loc, .output = -1, .out_buf = -1, .grad_buf = -1};
   vec_push(&m->arena, m->graph.ops, op);
   return &m->graph.ops.data[m->graph.ops.len - 1];
 }

@@ -1,5 +1,7 @@
 /* The IR text form (docs/ir.md): the graph, one op per line, then the settings and the
  * training schedule. Stable: tests compare it byte for byte. */
+#include <limits.h>
+
 #include "ir.h"
 
 static void print_attrs(FILE *f, const Op *op) {
@@ -73,6 +75,30 @@ static void print_schedule(FILE *f, const Module *m) {
   fputs("\n}\n", f);
 }
 
+static const char *const buffer_kinds[] = {"act", "grad", "saved"};
+
+static void print_plan(FILE *f, const Module *m) {
+  const MemPlan *p = &m->plan;
+  fprintf(f, "memory {\n  per-image %lld words (without reuse %lld), fixed %lld words, parameters %lld words, state %lld words\n",
+          (long long)p->image_words, (long long)p->naive_image_words, (long long)p->fixed_words,
+          (long long)p->param_words, (long long)p->state_words);
+  for (int i = 0; i < p->buffers.len; i++) {
+    const Buffer *b = &p->buffers.data[i];
+    fprintf(f, "  %s %s @ %lld +%lld%s %s [%d, ", buffer_kinds[b->kind], b->name, (long long)b->offset,
+            (long long)b->elems, b->per_image ? "/image" : "", dtype_name(b->dtype), b->first);
+    if (b->last == INT_MAX) fputs("end]\n", f);
+    else fprintf(f, "%d]\n", b->last);
+  }
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    for (int k = 0; k < op->params.len; k++)
+      fprintf(f, "  param %s @ %lld +%lld\n", op->params.data[k].name, (long long)op->params.data[k].offset,
+              (long long)shape_elems(op->params.data[k].shape));
+    if (op->state_words) fprintf(f, "  state %s @ %lld +%lld\n", op->name, (long long)op->state_offset, (long long)op->state_words);
+  }
+  fputs("}\n", f);
+}
+
 void ir_print(FILE *f, const Module *m) {
   fprintf(f, "network %s {\n", m->name ? m->name : "?");
   for (int i = 0; i < m->graph.ops.len; i++) print_op(f, m, &m->graph.ops.data[i]);
@@ -80,4 +106,5 @@ void ir_print(FILE *f, const Module *m) {
   print_section(f, "train", train_fields, &m->train);
   print_section(f, "data", data_fields, &m->data);
   if (m->schedule.lowered) print_schedule(f, m);
+  if (m->plan.planned) print_plan(f, m);
 }

@@ -40,4 +40,13 @@ void ir_print_stats(FILE *f, const Module *m) {
   fprintf(f, "parameters           %s (%.2f MiB)\n", grouped(params), params * 4 / (1 << 20));
   fprintf(f, "forward FLOPs        %s per batch, %s per image\n", grouped(flops), grouped(flops / batch));
   fprintf(f, "activations          %s bytes (%.2f MiB) per batch\n", grouped(act), act / (1 << 20));
+  const MemPlan *p = &m->plan;
+  if (!p->planned) return;
+  double image = (double)p->image_words * 4, naive = (double)p->naive_image_words * 4;
+  fprintf(f, "memory plan          %s bytes per image (%.2f MiB per batch; %.0f%% of %.2f MiB without reuse)\n",
+          grouped(image), image * batch / (1 << 20), 100 * image / (naive ? naive : 1), naive * batch / (1 << 20));
+  fprintf(f, "                     %s bytes fixed, %s bytes of state\n", grouped((double)p->fixed_words * 4),
+          grouped((double)p->state_words * 4));
+  fprintf(f, "                     %s bytes each for parameters, gradients and momentum\n",
+          grouped((double)p->param_words * 4));
 }

@@ -78,6 +78,38 @@ static bool verify_schedule(const Module *m) {
   return ok;
 }
 
+static int64_t padded(int64_t words) { return (words + 15) / 16 * 16; }
+
+/* Buffers alive at the same step never share memory; parameters tile their pool exactly. */
+static bool verify_plan(const Module *m) {
+  const MemPlan *p = &m->plan;
+  bool ok = true;
+  for (int i = 0; i < p->buffers.len && ok; i++) {
+    const Buffer *a = &p->buffers.data[i];
+    int64_t limit = a->per_image ? p->image_words : p->fixed_words;
+    if (a->offset < 0 || a->offset + a->elems > limit) ok = fail("buffer '%s' lies outside its region", a->name);
+    for (int j = i + 1; j < p->buffers.len && ok; j++) {
+      const Buffer *b = &p->buffers.data[j];
+      bool same_time = a->first <= b->last && b->first <= a->last;
+      bool same_memory = a->offset < b->offset + padded(b->elems) && b->offset < a->offset + padded(a->elems);
+      if (a->per_image == b->per_image && same_time && same_memory)
+        ok = fail("buffers '%s' and '%s' are live at the same time in the same memory", a->name, b->name);
+    }
+  }
+  int64_t covered = 0;
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    for (int k = 0; k < op->params.len; k++) {
+      const Param *q = &op->params.data[k];
+      covered += shape_elems(q->shape);
+      if (q->offset < 0 || q->offset + shape_elems(q->shape) > p->param_words)
+        ok = fail("parameter '%s' lies outside the parameter pool", q->name);
+    }
+  }
+  if (covered != p->param_words) ok = fail("the parameter pool is not tiled exactly by the parameters");
+  return ok;
+}
+
 bool ir_verify(const Module *m) {
   if (!m->elaborated) return true;
   Arena scratch = {0};
@@ -91,6 +123,7 @@ bool ir_verify(const Module *m) {
       ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
   }
   if (m->schedule.lowered) ok &= verify_schedule(m);
+  if (m->plan.planned) ok &= verify_plan(m);
   arena_free(&scratch);
   return ok;
 }

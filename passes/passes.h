@@ -26,5 +26,6 @@ bool pass_elaborate(Module *m);
 bool pass_infer_shapes(Module *m);
 bool pass_verify(Module *m);
 bool pass_schedule(Module *m);
+bool pass_memplan(Module *m);
 
 #endif

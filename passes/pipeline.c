@@ -6,6 +6,7 @@ static const Pass passes[] = {
     {"infer-shapes", "infer every tensor's shape and create the learnable parameters", pass_infer_shapes},
     {"verify", "check the IR's invariants", pass_verify},
     {"schedule", "lower training into forward, backward and update steps", pass_schedule},
+    {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan},
 };
 
 const Pass *pipeline_passes(int *count) {

@@ -22,7 +22,7 @@ contains "$tmp/out" "usage: swnc [options] FILE.swn" "--help"
 expect_status 0 "--version" "$swnc" --version
 contains "$tmp/out" "swnc 0." "--version"
 expect_status 0 "--passes" "$swnc" --passes
-for p in elaborate infer-shapes verify schedule; do contains "$tmp/out" "$p" "--passes"; done
+for p in elaborate infer-shapes verify schedule memplan; do contains "$tmp/out" "$p" "--passes"; done
 
 expect_status 2 "no input" "$swnc"
 contains "$tmp/err" "no input file" "no input"
@@ -40,7 +40,7 @@ if diff -u "$root/tests/golden/lenet.ir" "$tmp/out" >"$tmp/diff"; then pass; els
 # --print-after-all: one dump per pass, on stderr; stdout stays clean.
 expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
 n=$(grep -c "^; IR after pass" "$tmp/err")
-[ "$n" -eq 4 ] && pass || fail "--print-after-all printed $n dumps"
+[ "$n" -eq 5 ] && pass || fail "--print-after-all printed $n dumps"
 [ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
 expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
 contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"

@@ -1,0 +1,168 @@
+/* Pass `memplan`: gives every tensor of a training step an offset.
+ *
+ * Buffers are the ops' outputs, the gradients of those outputs, and what ops save for
+ * backward. Each lives on the step timeline (forward op i is step i, backward step j is
+ * step n + j) from the step that writes it to the last step that reads it: an activation
+ * lives until its last forward consumer or the backward step that reads it (the op table's
+ * bwd_reads), a gradient from its first writer to its producer's backward step. Buffers whose
+ * lifetimes do not overlap may share memory; placement is greedy, largest first, at the
+ * lowest offset that fits (as static planners in Glow and TensorFlow do).
+ *
+ * Per-image buffers are planned in units of one image, so one plan serves any batch size.
+ * Parameters (and, at the same offsets, their gradients and momentum) form one contiguous
+ * pool in the order backward completes them: the last layer's first. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "passes.h"
+
+enum { ALIGN_WORDS = 16 }; /* 64 bytes per image: vector and cache-line alignment */
+
+static int add_buffer(Module *m, BufferKind kind, const char *name, int op, int64_t elems,
+                      bool per_image, DType dt, int first, int last) {
+  Buffer b = {kind, name, op, elems, per_image, dt, first, last, 0};
+  vec_push(&m->arena, m->plan.buffers, b);
+  return m->plan.buffers.len - 1;
+}
+
+static int extend(int last, int step) { return step > last ? step : last; }
+
+/* Step of each op's backward step, or -1. */
+static int *backward_steps(Module *m) {
+  int n = m->graph.ops.len;
+  int *bstep = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) bstep[i] = -1;
+  for (int j = 0; j < m->schedule.backward.len; j++) bstep[m->schedule.backward.data[j].op] = n + j;
+  return bstep;
+}
+
+static void create_buffers(Module *m, const int *bstep) {
+  Graph *g = &m->graph;
+  int n = g->ops.len;
+  for (int i = 0; i < n; i++) {
+    Op *op = &g->ops.data[i];
+    const Value *v = &g->values.data[op->output];
+    bool scalar = v->shape.rank == 0;
+    bool external = op->kind == OP_INPUT || op->kind == OP_LABEL; /* written before forward */
+    bool metric = op->kind == OP_SOFTMAX_LOSS || op->kind == OP_ACCURACY; /* read after it */
+    int last = metric ? INT_MAX : i;
+    if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
+    op->out_buf = add_buffer(m, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
+                             v->dtype, external ? 0 : i, last);
+    SavedSpec saved[2];
+    op->nsaved = op_saved(g, op, saved);
+    for (int k = 0; k < op->nsaved; k++)
+      op->saved_buf[k] = add_buffer(m, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
+                                    saved[k].elems, saved[k].per_image, saved[k].dtype, i,
+                                    bstep[i] >= 0 ? bstep[i] : i);
+  }
+  /* inputs: forward consumers, and backward steps that read their inputs */
+  for (int i = 0; i < n; i++) {
+    const Op *op = &g->ops.data[i];
+    for (int j = 0; j < op->inputs.len; j++) {
+      Buffer *b = &m->plan.buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].out_buf];
+      b->last = extend(b->last, i);
+      if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0) b->last = extend(b->last, bstep[i]);
+    }
+  }
+  /* gradients: from the first backward step that writes them to the producer's backward */
+  for (int j = 0; j < m->schedule.backward.len; j++) {
+    const BackwardStep *s = &m->schedule.backward.data[j];
+    const Op *op = &g->ops.data[s->op];
+    for (int k = 0; k < op->inputs.len; k++) {
+      if (s->input_grad.data[k] != GRAD_WRITE) continue;
+      const Value *v = &g->values.data[op->inputs.data[k]];
+      Op *producer = &g->ops.data[v->producer];
+      producer->grad_buf = add_buffer(m, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
+                                      shape_per_image(v->shape), true, DT_F32, n + j,
+                                      bstep[v->producer] >= 0 ? bstep[v->producer] : n + j);
+    }
+  }
+}
+
+static int64_t align(int64_t x) { return (x + ALIGN_WORDS - 1) / ALIGN_WORDS * ALIGN_WORDS; }
+
+static int by_size_then_start(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  if (x->elems != y->elems) return x->elems < y->elems ? 1 : -1;
+  if (x->first != y->first) return x->first < y->first ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static int by_offset(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static bool overlap_in_time(const Buffer *a, const Buffer *b) { return a->first <= b->last && b->first <= a->last; }
+
+/* Places the buffers of one region (per-image or fixed); returns the region's size. */
+static int64_t place_region(Module *m, bool per_image) {
+  int total = m->plan.buffers.len, count = 0;
+  Buffer **order = arena_alloc(&m->arena, sizeof *order * (size_t)(total + 1));
+  Buffer **live = arena_alloc(&m->arena, sizeof *live * (size_t)(total + 1));
+  for (int i = 0; i < total; i++)
+    if (m->plan.buffers.data[i].per_image == per_image) order[count++] = &m->plan.buffers.data[i];
+  qsort(order, (size_t)count, sizeof *order, by_size_then_start);
+  int64_t size = 0;
+  for (int i = 0; i < count; i++) {
+    Buffer *b = order[i];
+    int nlive = 0;
+    for (int k = 0; k < i; k++)
+      if (overlap_in_time(order[k], b)) live[nlive++] = order[k];
+    qsort(live, (size_t)nlive, sizeof *live, by_offset);
+    int64_t offset = 0, words = align(b->elems);
+    for (int k = 0; k < nlive; k++) {
+      if (live[k]->offset >= offset + words) break; /* fits in the gap before live[k] */
+      int64_t end = live[k]->offset + align(live[k]->elems);
+      if (end > offset) offset = end;
+    }
+    b->offset = offset;
+    if (offset + words > size) size = offset + words;
+  }
+  return size;
+}
+
+static void place_parameters(Module *m) {
+  Graph *g = &m->graph;
+  char *placed = arena_alloc(&m->arena, (size_t)g->ops.len + 1);
+  int64_t offset = 0;
+  /* backward order first, then ops whose parameters get no gradient */
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < (pass ? g->ops.len : m->schedule.update_ops.len); k++) {
+      int i = pass ? k : m->schedule.update_ops.data[k];
+      if (placed[i]) continue;
+      placed[i] = 1;
+      Op *op = &g->ops.data[i];
+      for (int p = 0; p < op->params.len; p++) {
+        op->params.data[p].offset = offset;
+        offset += shape_elems(op->params.data[p].shape);
+      }
+    }
+  m->plan.param_words = offset;
+  int64_t state = 0;
+  for (int i = 0; i < g->ops.len; i++) {
+    Op *op = &g->ops.data[i];
+    op->state_words = op_state_words(g, op);
+    op->state_offset = state;
+    state += op->state_words;
+  }
+  m->plan.state_words = state;
+}
+
+bool pass_memplan(Module *m) {
+  m->plan = (MemPlan){0};
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    Op *op = &m->graph.ops.data[i];
+    op->out_buf = op->grad_buf = -1;
+    op->nsaved = 0;
+  }
+  create_buffers(m, backward_steps(m));
+  for (int i = 0; i < m->plan.buffers.len; i++)
+    if (m->plan.buffers.data[i].per_image) m->plan.naive_image_words += align(m->plan.buffers.data[i].elems);
+  m->plan.image_words = place_region(m, true);
+  m->plan.fixed_words = place_region(m, false);
+  place_parameters(m);
+  m->plan.planned = true;
+  return true;
+}

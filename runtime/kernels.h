@@ -1,0 +1,137 @@
+/* The kernel interface: what every target (targets/<name>/) implements and generated code
+ * calls. Activations are in the (B, N, R, C) layout unless a kernel says otherwise; `batch`
+ * is the number of images in this call; shapes in the structs are per image. A backward
+ * kernel writes each requested gradient, or adds to it where `*_add` is set (a value that fans
+ * out to several layers); a NULL gradient pointer means it is not needed. Parameter gradients
+ * are always written. Kernels use up to swk_threads() threads and a workspace of the size
+ * their *_workspace function asks for, which they may use freely during the call. */
+#ifndef SWNC_KERNELS_H
+#define SWNC_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void swk_set_threads(int threads);
+int swk_threads(void);
+
+/* ------------------------------------------------------------- convolution */
+typedef struct SwkConv {
+  int ci, h, w;      /* input channels, height, width */
+  int co, ho, wo;    /* output */
+  int kh, kw, sh, sw, ph, pw;
+  int groups;
+  bool bias;
+} SwkConv;
+
+size_t swk_conv_workspace(const SwkConv *p); /* floats */
+void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b, float *y,
+                      float *ws);
+void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
+                       float *dx, bool dx_add, float *dw, float *db, float *ws);
+
+/* ------------------------------------------------------------- pooling */
+typedef struct SwkPool {
+  int c, h, w, ho, wo;
+  int kh, kw, sh, sw, ph, pw;
+  bool max; /* else average (over the window clipped to the padded input, as Caffe) */
+} SwkPool;
+
+void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax);
+void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add);
+
+/* ------------------------------------------------------------- fully connected */
+typedef struct SwkFc {
+  int in, out;
+  bool bias;
+} SwkFc;
+
+size_t swk_fc_workspace(const SwkFc *p);
+void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b, float *y);
+void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy, float *dx,
+                     bool dx_add, float *dw, float *db, float *ws);
+
+/* ------------------------------------------------------------- element-wise activations */
+typedef struct SwkAct {
+  int64_t n;   /* elements per image */
+  float slope; /* relu: leaky slope */
+} SwkAct;
+
+void swk_relu_forward(const SwkAct *p, int batch, const float *x, float *y);
+void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
+void swk_sigmoid_forward(const SwkAct *p, int batch, const float *x, float *y);
+void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
+void swk_tanh_forward(const SwkAct *p, int batch, const float *x, float *y);
+void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
+
+/* ------------------------------------------------------------- batch normalisation */
+typedef struct SwkBatchNorm {
+  int c, hw;
+  float eps, momentum; /* running = momentum * running + (1 - momentum) * batch statistic */
+  bool affine;
+} SwkBatchNorm;
+
+/* Training mode normalises with the batch statistics, saves mean and 1/std (2c floats) and
+ * updates the running statistics (2c floats: mean, unbiased variance); inference mode uses
+ * the running statistics. */
+void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x, const float *scale,
+                           const float *shift, float *y, float *saved, float *running);
+void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                            const float *dy, const float *saved, float *dx, bool dx_add, float *dscale,
+                            float *dshift);
+
+/* ------------------------------------------------------------- local response normalisation */
+typedef struct SwkLrn {
+  int c, hw, size;
+  float alpha, beta, k; /* y = x / (k + alpha / size * sum of x^2 over `size` channels)^beta */
+} SwkLrn;
+
+void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float *scale);
+void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y, const float *scale,
+                      const float *dy, float *dx, bool dx_add);
+
+/* ------------------------------------------------------------- dropout */
+/* The mask is a hash of (seed, iteration, image index, element): reproducible, independent of
+ * threads and of how the batch is split, and recomputed in backward instead of stored. Kept
+ * elements are scaled by 1 / (1 - ratio). */
+typedef struct SwkDropout {
+  int64_t n;
+  float ratio;
+  uint64_t seed; /* per layer */
+} SwkDropout;
+
+bool swk_dropout_keep(const SwkDropout *p, uint64_t iteration, uint64_t image, int64_t element);
+void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t iteration, uint64_t first_image,
+                         const float *x, float *y);
+void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t iteration, uint64_t first_image,
+                          const float *dy, float *dx, bool dx_add);
+
+/* ------------------------------------------------------------- concat and add */
+/* Concatenation along channels: input i contributes `sizes[i]` elements per image. */
+void swk_concat_forward(int n, const int64_t *sizes, int batch, const float *const *x, float *y);
+void swk_concat_backward(int n, const int64_t *sizes, int batch, const float *dy, float *const *dx,
+                         const bool *dx_add);
+void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y);
+void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx, const bool *dx_add);
+
+/* ------------------------------------------------------------- loss and accuracy */
+typedef struct SwkSoftmaxLoss {
+  int classes;
+  float loss_weight;
+} SwkSoftmaxLoss;
+
+/* Mean cross-entropy over the batch, times loss_weight; `prob` keeps the softmax. Labels
+ * must be in [0, classes): the data loader checks them. */
+void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
+                              float *prob, float *loss);
+void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
+                               float *dscores, bool dscores_add);
+/* The fraction of images whose label is among the `top` highest scores (ties count against). */
+void swk_accuracy_forward(int classes, int top, int batch, const float *scores, const int32_t *labels,
+                          float *accuracy);
+
+/* ------------------------------------------------------------- optimizer */
+/* Caffe's SGD: v = momentum * v + lr * (g + decay * w); w -= v. */
+void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g, float *v);
+
+#endif

@@ -1,0 +1,23 @@
+/* Counter-based randomness: every random number is a hash of (seed, stream, counter), so
+ * results do not depend on call order, thread count, or where a run was resumed. The mixer is
+ * splitmix64's finaliser; tools/ and tests replicate it in numpy. */
+#ifndef SWNC_RNG_H
+#define SWNC_RNG_H
+
+#include <stdint.h>
+
+static inline uint64_t swn_mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static inline uint64_t swn_hash3(uint64_t a, uint64_t b, uint64_t c) {
+  return swn_mix64(swn_mix64(swn_mix64(a) ^ b) ^ c);
+}
+
+/* A uniform float in [0, 1) with 24 random bits. */
+static inline float swn_uniform(uint64_t h) { return (float)(h >> 40) * (1.0f / 16777216.0f); }
+
+#endif

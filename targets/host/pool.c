@@ -1,0 +1,87 @@
+/* Max and average pooling, Caffe's semantics: windows may hang over the padded border; an
+ * average divides by the window's extent within the padded input. Max pooling records the
+ * index of the maximum within the input plane for backward. Planes are spread over threads. */
+#include <float.h>
+#include <string.h>
+
+#include "kernels.h"
+
+static void max_plane(const SwkPool *p, const float *x, float *y, int32_t *argmax) {
+  for (int oh = 0; oh < p->ho; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
+      int h1 = h0 + p->kh < p->h ? h0 + p->kh : p->h, w1 = w0 + p->kw < p->w ? w0 + p->kw : p->w;
+      if (h0 < 0) h0 = 0;
+      if (w0 < 0) w0 = 0;
+      float best = -FLT_MAX;
+      int32_t at = -1;
+      for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++)
+          if (x[ih * p->w + iw] > best || at < 0) best = x[ih * p->w + iw], at = ih * p->w + iw;
+      y[oh * p->wo + ow] = at < 0 ? 0 : best;
+      argmax[oh * p->wo + ow] = at;
+    }
+}
+
+static void avg_plane(const SwkPool *p, const float *x, float *y) {
+  for (int oh = 0; oh < p->ho; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
+      int h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
+      int w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
+      float area = (float)((h1 - h0) * (w1 - w0));
+      if (h0 < 0) h0 = 0;
+      if (w0 < 0) w0 = 0;
+      if (h1 > p->h) h1 = p->h;
+      if (w1 > p->w) w1 = p->w;
+      float s = 0;
+      for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++) s += x[ih * p->w + iw];
+      y[oh * p->wo + ow] = s / area;
+    }
+}
+
+static void avg_plane_backward(const SwkPool *p, const float *dy, float *dx) {
+  for (int oh = 0; oh < p->ho; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
+      int h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
+      int w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
+      float g = dy[oh * p->wo + ow] / (float)((h1 - h0) * (w1 - w0));
+      if (h0 < 0) h0 = 0;
+      if (w0 < 0) w0 = 0;
+      if (h1 > p->h) h1 = p->h;
+      if (w1 > p->w) w1 = p->w;
+      for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++) dx[ih * p->w + iw] += g;
+    }
+}
+
+void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {
+  size_t in = (size_t)p->h * p->w, out = (size_t)p->ho * p->wo;
+  int64_t planes = (int64_t)batch * p->c;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; i++) {
+    if (p->max) max_plane(p, x + i * in, y + i * out, argmax + i * out);
+    else avg_plane(p, x + i * in, y + i * out);
+  }
+}
+
+void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
+                       bool dx_add) {
+  size_t in = (size_t)p->h * p->w, out = (size_t)p->ho * p->wo;
+  int64_t planes = (int64_t)batch * p->c;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; i++) {
+    float *dxp = dx + i * in;
+    const float *dyp = dy + i * out;
+    if (!dx_add) memset(dxp, 0, sizeof(float) * in);
+    if (!p->max) {
+      avg_plane_backward(p, dyp, dxp);
+      continue;
+    }
+    const int32_t *am = argmax + i * out;
+    for (size_t j = 0; j < out; j++)
+      if (am[j] >= 0) dxp[am[j]] += dyp[j];
+  }
+}

@@ -1,0 +1,338 @@
+/* Every host kernel's backward against central finite differences of its forward, on small
+ * shapes that exercise groups, padding, stride, ceil-mode pooling windows and fan-out
+ * (gradients added to, not written). The objective is L = sum(y * r) for a fixed random r,
+ * so dL/dy = r is what backward receives. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels.h"
+#include "rng.h"
+
+static uint64_t rng_state = 12345;
+static float frand(void) { return swn_uniform(swn_mix64(rng_state++)) * 2.0f - 1.0f; }
+
+static float *random_array(int64_t n) {
+  float *a = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) a[i] = frand();
+  return a;
+}
+
+static float *zeros(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(float)); }
+
+/* ---------------------------------------------------------------------------------------- */
+/* A kernel under test: forward computes y from the current inputs; objective is sum(y*r). */
+typedef struct Case {
+  void (*forward)(struct Case *c);
+  float *y, *r;
+  int64_t ny;
+  void *p;   /* kernel parameters */
+  int batch;
+  float *in[4];  /* inputs and parameters forward reads */
+  float *ws;
+  int32_t *idx, *labels;
+  float *aux, *aux2;
+} Case;
+
+static double objective(Case *c) {
+  c->forward(c);
+  double s = 0;
+  for (int64_t i = 0; i < c->ny; i++) s += (double)c->y[i] * c->r[i];
+  return s;
+}
+
+/* Compares grad (analytic) with finite differences of objective w.r.t. x[0..n). */
+static void check_gradient(const char *what, Case *c, float *x, int64_t n, const float *grad) {
+  const float h = 1e-2f;
+  int bad = 0, samples = n < 60 ? (int)n : 60;
+  double worst = 0;
+  for (int s = 0; s < samples; s++) {
+    int64_t i = n <= 60 ? s : (int64_t)(swn_mix64((uint64_t)s * 7919 + (uint64_t)n) % (uint64_t)n);
+    float keep = x[i];
+    x[i] = keep + h;
+    double up = objective(c);
+    x[i] = keep - h;
+    double down = objective(c);
+    x[i] = keep;
+    double numeric = (up - down) / (2 * h), err = fabs(numeric - grad[i]);
+    double tol = 2e-3 + 2e-2 * fmax(fabs(numeric), fabs(grad[i]));
+    if (err > tol) {
+      if (bad++ < 3) fprintf(stderr, "  %s[%lld]: analytic %.6f numeric %.6f\n", what, (long long)i, grad[i], numeric);
+    }
+    if (err > worst) worst = err;
+  }
+  objective(c); /* leave forward state (saved buffers) consistent */
+  if (bad) fprintf(stderr, "%s: %d of %d entries differ (worst %.2e)\n", what, bad, samples, worst);
+  CHECK(bad == 0);
+}
+
+/* Checks that backward adds to a gradient when asked: run twice, once written, once added. */
+static void check_adds(const char *what, const float *written, const float *added, const float *before, int64_t n) {
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (fabsf(added[i] - (before[i] + written[i])) > 1e-5f * (1 + fabsf(added[i]))) bad++;
+  if (bad) fprintf(stderr, "%s: %d entries not accumulated\n", what, bad);
+  CHECK(bad == 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+static void conv_fwd(Case *c) { swk_conv_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y, c->ws); }
+
+static void test_conv(SwkConv p, int batch) {
+  int64_t nx = (int64_t)batch * p.ci * p.h * p.w, nw = (int64_t)p.co * (p.ci / p.groups) * p.kh * p.kw;
+  Case c = {.forward = conv_fwd, .p = &p, .batch = batch, .ny = (int64_t)batch * p.co * p.ho * p.wo};
+  c.in[0] = random_array(nx), c.in[1] = random_array(nw), c.in[2] = random_array(p.co);
+  c.y = zeros(c.ny), c.r = random_array(c.ny), c.ws = zeros((int64_t)swk_conv_workspace(&p));
+  float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
+  conv_fwd(&c);
+  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, c.ws);
+  check_gradient("conv dx", &c, c.in[0], nx, dx);
+  check_gradient("conv dw", &c, c.in[1], nw, dw);
+  if (p.bias) check_gradient("conv db", &c, c.in[2], p.co, db);
+  float *before = random_array(nx), *acc = malloc(sizeof(float) * (size_t)nx);
+  memcpy(acc, before, sizeof(float) * (size_t)nx);
+  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, acc, true, dw, db, c.ws);
+  check_adds("conv dx_add", dx, acc, before, nx);
+  free(before), free(acc), free(dx), free(dw), free(db);
+  for (int i = 0; i < 3; i++) free(c.in[i]);
+  free(c.y), free(c.r), free(c.ws);
+}
+
+static void pool_fwd(Case *c) { swk_pool_forward(c->p, c->batch, c->in[0], c->y, c->idx); }
+
+static void test_pool(SwkPool p, int batch) {
+  int64_t nx = (int64_t)batch * p.c * p.h * p.w;
+  Case c = {.forward = pool_fwd, .p = &p, .batch = batch, .ny = (int64_t)batch * p.c * p.ho * p.wo};
+  c.in[0] = random_array(nx), c.y = zeros(c.ny), c.r = random_array(c.ny);
+  c.idx = calloc((size_t)c.ny, sizeof(int32_t));
+  if (p.max) /* distinct values further apart than the difference step: no argmax flips */
+    for (int64_t i = 0; i < nx; i++) c.in[0][i] = (float)((i * 7919) % nx) * 0.03f - 1.0f;
+  float *dx = zeros(nx);
+  pool_fwd(&c);
+  swk_pool_backward(&p, batch, c.r, c.idx, dx, false);
+  check_gradient(p.max ? "maxpool dx" : "avgpool dx", &c, c.in[0], nx, dx);
+  float *before = random_array(nx), *acc = malloc(sizeof(float) * (size_t)nx);
+  memcpy(acc, before, sizeof(float) * (size_t)nx);
+  swk_pool_backward(&p, batch, c.r, c.idx, acc, true);
+  check_adds("pool dx_add", dx, acc, before, nx);
+  free(before), free(acc), free(dx), free(c.in[0]), free(c.y), free(c.r), free(c.idx);
+}
+
+static void fc_fwd(Case *c) { swk_fc_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
+
+static void test_fc(SwkFc p, int batch) {
+  int64_t nx = (int64_t)batch * p.in, nw = (int64_t)p.in * p.out;
+  Case c = {.forward = fc_fwd, .p = &p, .batch = batch, .ny = (int64_t)batch * p.out};
+  c.in[0] = random_array(nx), c.in[1] = random_array(nw), c.in[2] = random_array(p.out);
+  c.y = zeros(c.ny), c.r = random_array(c.ny);
+  float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.out);
+  fc_fwd(&c);
+  swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, NULL);
+  check_gradient("fc dx", &c, c.in[0], nx, dx);
+  check_gradient("fc dw", &c, c.in[1], nw, dw);
+  check_gradient("fc db", &c, c.in[2], p.out, db);
+  free(dx), free(dw), free(db), free(c.in[0]), free(c.in[1]), free(c.in[2]), free(c.y), free(c.r);
+}
+
+typedef void (*ActFwd)(const SwkAct *, int, const float *, float *);
+typedef void (*ActBwd)(const SwkAct *, int, const float *, const float *, float *, bool);
+static ActFwd act_forward;
+static void act_fwd(Case *c) { act_forward(c->p, c->batch, c->in[0], c->y); }
+
+static void test_activation(const char *name, ActFwd fwd, ActBwd bwd, float slope) {
+  SwkAct p = {.n = 30, .slope = slope};
+  int batch = 3;
+  act_forward = fwd;
+  Case c = {.forward = act_fwd, .p = &p, .batch = batch, .ny = 90};
+  c.in[0] = random_array(90), c.y = zeros(90), c.r = random_array(90);
+  for (int i = 0; i < 90; i++)
+    if (fabsf(c.in[0][i]) < 0.05f) c.in[0][i] = 0.3f; /* keep clear of relu's kink */
+  float *dx = zeros(90);
+  act_fwd(&c);
+  bwd(&p, batch, c.y, c.r, dx, false);
+  check_gradient(name, &c, c.in[0], 90, dx);
+  float *before = random_array(90), acc[90];
+  memcpy(acc, before, sizeof acc);
+  bwd(&p, batch, c.y, c.r, acc, true);
+  check_adds(name, dx, acc, before, 90);
+  free(before), free(dx), free(c.in[0]), free(c.y), free(c.r);
+}
+
+static void bn_fwd(Case *c) {
+  const SwkBatchNorm *p = c->p;
+  for (int i = 0; i < 2 * p->c; i++) c->aux2[i] = i < p->c ? 0.0f : 1.0f; /* fresh running stats */
+  swk_batchnorm_forward(p, c->batch, true, c->in[0], c->in[1], c->in[2], c->y, c->aux, c->aux2);
+}
+
+static void test_batchnorm(void) {
+  SwkBatchNorm p = {.c = 3, .hw = 5, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+  int batch = 4;
+  int64_t n = (int64_t)batch * p.c * p.hw;
+  Case c = {.forward = bn_fwd, .p = &p, .batch = batch, .ny = n};
+  c.in[0] = random_array(n), c.in[1] = random_array(p.c), c.in[2] = random_array(p.c);
+  c.y = zeros(n), c.r = random_array(n), c.aux = zeros(2 * p.c), c.aux2 = zeros(2 * p.c);
+  float *dx = zeros(n), *ds = zeros(p.c), *dsh = zeros(p.c);
+  bn_fwd(&c);
+  swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh);
+  check_gradient("batchnorm dx", &c, c.in[0], n, dx);
+  check_gradient("batchnorm dscale", &c, c.in[1], p.c, ds);
+  check_gradient("batchnorm dshift", &c, c.in[2], p.c, dsh);
+  /* running statistics after one step from (0, 1): 0.1 * batch mean, 0.9 + 0.1 * unbiased var */
+  double m = 0, v = 0;
+  for (int b = 0; b < batch; b++)
+    for (int i = 0; i < p.hw; i++) m += c.in[0][b * p.c * p.hw + i];
+  m /= batch * p.hw;
+  for (int b = 0; b < batch; b++)
+    for (int i = 0; i < p.hw; i++) v += pow(c.in[0][b * p.c * p.hw + i] - m, 2);
+  v /= batch * p.hw - 1;
+  CHECK(fabs(c.aux2[0] - 0.1 * m) < 1e-5);
+  CHECK(fabs(c.aux2[p.c] - (0.9 + 0.1 * v)) < 1e-5);
+  free(dx), free(ds), free(dsh), free(c.in[0]), free(c.in[1]), free(c.in[2]), free(c.y), free(c.r), free(c.aux),
+      free(c.aux2);
+}
+
+static void lrn_fwd(Case *c) { swk_lrn_forward(c->p, c->batch, c->in[0], c->y, c->aux); }
+
+static void test_lrn(void) {
+  SwkLrn p = {.c = 7, .hw = 4, .size = 5, .alpha = 0.5f, .beta = 0.75f, .k = 1.0f};
+  int batch = 2;
+  int64_t n = (int64_t)batch * p.c * p.hw;
+  Case c = {.forward = lrn_fwd, .p = &p, .batch = batch, .ny = n};
+  c.in[0] = random_array(n), c.y = zeros(n), c.r = random_array(n), c.aux = zeros(n);
+  float *dx = zeros(n);
+  lrn_fwd(&c);
+  swk_lrn_backward(&p, batch, c.in[0], c.y, c.aux, c.r, dx, false);
+  check_gradient("lrn dx", &c, c.in[0], n, dx);
+  free(dx), free(c.in[0]), free(c.y), free(c.r), free(c.aux);
+}
+
+static void dropout_fwd(Case *c) { swk_dropout_forward(c->p, c->batch, true, 7, 100, c->in[0], c->y); }
+
+static void test_dropout(void) {
+  SwkDropout p = {.n = 40, .ratio = 0.3f, .seed = 99};
+  int batch = 3;
+  Case c = {.forward = dropout_fwd, .p = &p, .batch = batch, .ny = 120};
+  c.in[0] = random_array(120), c.y = zeros(120), c.r = random_array(120);
+  float *dx = zeros(120);
+  dropout_fwd(&c);
+  swk_dropout_backward(&p, batch, 7, 100, c.r, dx, false);
+  check_gradient("dropout dx", &c, c.in[0], 120, dx);
+  int kept = 0;
+  for (int i = 0; i < 120; i++) kept += c.y[i] != 0;
+  CHECK(kept > 60 && kept < 110); /* about 70% */
+  /* the mask depends on the image's global index, not its place in this call */
+  SwkDropout q = p;
+  float y2[40];
+  swk_dropout_forward(&q, 1, true, 7, 101, c.in[0] + 40, y2);
+  CHECK(memcmp(y2, c.y + 40, sizeof y2) == 0);
+  free(dx), free(c.in[0]), free(c.y), free(c.r);
+}
+
+static int64_t concat_sizes[3] = {6, 4, 10};
+static void concat_fwd(Case *c) {
+  const float *x[3] = {c->in[0], c->in[1], c->in[2]};
+  swk_concat_forward(3, concat_sizes, c->batch, x, c->y);
+}
+static void add_fwd(Case *c) {
+  const float *x[3] = {c->in[0], c->in[1], c->in[2]};
+  swk_add_forward(3, 10, c->batch, x, c->y);
+}
+
+static void test_concat_and_add(void) {
+  int batch = 3;
+  Case c = {.forward = concat_fwd, .batch = batch, .ny = 60};
+  for (int i = 0; i < 3; i++) c.in[i] = random_array(batch * concat_sizes[i]);
+  c.y = zeros(60), c.r = random_array(60);
+  float *dx[3] = {zeros(18), zeros(12), zeros(30)};
+  bool add[3] = {false, false, false};
+  concat_fwd(&c);
+  swk_concat_backward(3, concat_sizes, batch, c.r, dx, add);
+  check_gradient("concat dx0", &c, c.in[0], 18, dx[0]);
+  check_gradient("concat dx1", &c, c.in[1], 12, dx[1]);
+  check_gradient("concat dx2", &c, c.in[2], 30, dx[2]);
+  for (int i = 0; i < 3; i++) free(c.in[i]), free(dx[i]);
+  free(c.y), free(c.r);
+
+  Case a = {.forward = add_fwd, .batch = batch, .ny = 30};
+  for (int i = 0; i < 3; i++) a.in[i] = random_array(30);
+  a.y = zeros(30), a.r = random_array(30);
+  float *ax[3] = {zeros(30), zeros(30), NULL}; /* the third input needs no gradient */
+  float *before = random_array(30), keep[30];
+  memcpy(keep, before, sizeof keep);
+  ax[1] = before;
+  bool aadd[3] = {false, true, false};
+  add_fwd(&a);
+  swk_add_backward(3, 10, batch, a.r, ax, aadd);
+  check_gradient("add dx0", &a, a.in[0], 30, ax[0]);
+  check_adds("add dx1 (fan-out)", ax[0], before, keep, 30);
+  for (int i = 0; i < 3; i++) free(a.in[i]);
+  free(ax[0]), free(before), free(a.y), free(a.r);
+}
+
+static void loss_fwd(Case *c) { swk_softmax_loss_forward(c->p, c->batch, c->in[0], c->labels, c->aux, c->y); }
+
+static void test_softmax_loss(void) {
+  SwkSoftmaxLoss p = {.classes = 5, .loss_weight = 1.5f};
+  int batch = 4;
+  int32_t labels[4] = {0, 4, 2, 2};
+  float loss, one = 1;
+  Case c = {.forward = loss_fwd, .p = &p, .batch = batch, .ny = 1, .labels = labels};
+  c.in[0] = random_array(20), c.y = &loss, c.r = &one, c.aux = zeros(20);
+  float *ds = zeros(20);
+  loss_fwd(&c);
+  swk_softmax_loss_backward(&p, batch, c.aux, labels, ds, false);
+  check_gradient("softmax_loss dscores", &c, c.in[0], 20, ds);
+  /* the loss of uniform scores is log(classes) */
+  float flat[20] = {0};
+  swk_softmax_loss_forward(&p, batch, flat, labels, c.aux, &loss);
+  CHECK(fabsf(loss - 1.5f * logf(5)) < 1e-5f);
+  free(ds), free(c.in[0]), free(c.aux);
+}
+
+static void test_accuracy_and_sgd(void) {
+  float scores[3 * 4] = {0.1f, 0.9f, 0.3f, 0.2f, /* label 1: top-1 */
+                         0.5f, 0.1f, 0.4f, 0.0f, /* label 2: second */
+                         0.2f, 0.2f, 0.2f, 0.2f}; /* label 3: ties go to lower indices: fourth */
+  int32_t labels[3] = {1, 2, 3};
+  float acc;
+  swk_accuracy_forward(4, 1, 3, scores, labels, &acc);
+  CHECK(fabsf(acc - 1.0f / 3) < 1e-6f);
+  swk_accuracy_forward(4, 2, 3, scores, labels, &acc);
+  CHECK(fabsf(acc - 2.0f / 3) < 1e-6f);
+  swk_accuracy_forward(4, 4, 3, scores, labels, &acc);
+  CHECK(acc == 1.0f);
+  float w[2] = {1, -2}, g[2] = {0.5f, 0.25f}, v[2] = {0.1f, 0};
+  swk_sgd_update(2, 0.1f, 0.01f, 0.9f, w, g, v);
+  CHECK(fabsf(v[0] - (0.09f + 0.1f * (0.5f + 0.01f))) < 1e-7f);
+  CHECK(fabsf(w[1] - (-2 - 0.1f * (0.25f - 0.02f))) < 1e-6f);
+}
+
+int main(void) {
+  for (int threads = 1; threads <= 2; threads++) {
+    swk_set_threads(threads);
+    test_conv((SwkConv){.ci = 4, .h = 7, .w = 6, .co = 6, .ho = 4, .wo = 5, .kh = 3, .kw = 2, .sh = 2, .sw = 1,
+                        .ph = 1, .pw = 0, .groups = 2, .bias = true}, 3);
+    test_conv((SwkConv){.ci = 3, .h = 5, .w = 5, .co = 4, .ho = 5, .wo = 5, .kh = 1, .kw = 1, .sh = 1, .sw = 1,
+                        .groups = 1, .bias = true}, 2); /* 1x1: no im2col */
+    test_conv((SwkConv){.ci = 2, .h = 6, .w = 7, .co = 3, .ho = 3, .wo = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 3,
+                        .ph = 1, .pw = 2, .groups = 1, .bias = false}, 3); /* wide stride and pad */
+    test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
+                        .max = true}, 2);
+    test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
+                        .max = false}, 2);
+    test_pool((SwkPool){.c = 3, .h = 6, .w = 5, .ho = 3, .wo = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = false}, 2);
+    test_fc((SwkFc){.in = 12, .out = 5, .bias = true}, 4);
+    test_activation("relu", swk_relu_forward, swk_relu_backward, 0);
+    test_activation("leaky relu", swk_relu_forward, swk_relu_backward, 0.1f);
+    test_activation("sigmoid", swk_sigmoid_forward, swk_sigmoid_backward, 0);
+    test_activation("tanh", swk_tanh_forward, swk_tanh_backward, 0);
+    test_batchnorm();
+    test_lrn();
+    test_dropout();
+    test_concat_and_add();
+    test_softmax_loss();
+  }
+  test_accuracy_and_sgd();
+  return check_report();
+}
