@@ -5,14 +5,16 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+#include "../codegen/c/emit_c.h"
 #include "../frontend/frontend.h"
 #include "../passes/passes.h"
+#include "build.h"
 
 #ifndef SWNC_VERSION
 #define SWNC_VERSION "unknown"
 #endif
 
-typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT } EmitKind;
+typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT, EMIT_C, EMIT_EXE } EmitKind;
 
 typedef struct Options {
   const char *input;
@@ -23,6 +25,7 @@ typedef struct Options {
   PipelineOptions pipeline;
   Override *overrides;
   int noverrides;
+  BuildOptions build;
 } Options;
 
 static void usage(FILE *f) {
@@ -31,8 +34,14 @@ static void usage(FILE *f) {
         "Compiles a network description. See docs/language.md for the language.\n"
         "\n"
         "options:\n"
-        "  -o FILE              write the output to FILE (default: standard output)\n"
-        "  --emit=KIND          what to write: ir (the IR after all passes), dot (Graphviz)\n"
+        "  -o FILE              write the output to FILE; without --emit, build the training\n"
+        "                       program FILE (an executable)\n"
+        "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
+        "                       passes), dot (Graphviz), c (the training program's C source)\n"
+        "  --target=NAME        the kernel set to build for: host (default)\n"
+        "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
+        "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
+        "  -v                   print the C compiler command\n"
         "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
         "                       a bare KEY is a constant if the file defines one, else a train,\n"
         "                       else a data setting\n"
@@ -45,6 +54,8 @@ static void usage(FILE *f) {
         "  -h, --help           show this help\n"
         "  --version            show the version\n"
         "\n"
+        "\n"
+        "Building an executable runs $CC (default cc) with $CFLAGS (default -O2).\n"
         "exit status: 0 success, 1 errors in the input, 2 bad usage\n",
         f);
 }
@@ -57,7 +68,7 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
-       OPT_NO_VERIFY, OPT_VERSION };
+       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR };
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, Options *o) {
@@ -67,11 +78,12 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
       {"verify-each", no_argument, 0, OPT_VERIFY},    {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
       {"help", no_argument, 0, 'h'},                  {"version", no_argument, 0, OPT_VERSION},
+      {"target", required_argument, 0, OPT_TARGET},   {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
       {0, 0, 0, 0}};
   o->overrides = calloc((size_t)argc, sizeof *o->overrides);
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":o:D:h", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:D:hv", longs, NULL)) != -1) {
     switch (c) {
     case 'o': o->output = optarg; break;
     case 'D': o->overrides[o->noverrides++].text = optarg; break;
@@ -80,7 +92,8 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_EMIT:
       if (!strcmp(optarg, "ir")) o->emit = EMIT_IR;
       else if (!strcmp(optarg, "dot")) o->emit = EMIT_DOT;
-      else return usage_error("unknown --emit kind '%s' (ir, dot)", optarg);
+      else if (!strcmp(optarg, "c")) o->emit = EMIT_C;
+      else return usage_error("unknown --emit kind '%s' (ir, dot, c)", optarg);
       break;
     case OPT_STATS: o->stats = true; break;
     case OPT_PASSES: o->list_passes = true; break;
@@ -91,6 +104,12 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_PRINT_AFTER_ALL: o->pipeline.print_after_all = true; break;
     case OPT_VERIFY: o->pipeline.verify_each = true; break;
     case OPT_NO_VERIFY: o->pipeline.verify_each = false; break;
+    case OPT_TARGET:
+      if (strcmp(optarg, "host")) return usage_error("unknown target '%s' (host)", optarg);
+      o->build.target = optarg;
+      break;
+    case OPT_RUNTIME_DIR: o->build.runtime_dir = optarg; break;
+    case 'v': o->build.verbose = true; break;
     case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
     default: return usage_error("unknown option '%s'", argv[optind - 1]);
     }
@@ -99,6 +118,8 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (optind >= argc) return usage_error("no input file%s", "");
   if (optind + 1 < argc) return usage_error("more than one input file ('%s')", argv[optind + 1]);
   o->input = argv[optind];
+  if (o->emit == EMIT_NONE && o->output) o->emit = EMIT_EXE;
+  o->build.output = o->output;
   return -1;
 }
 
@@ -110,22 +131,25 @@ static void list_passes(void) {
 
 static bool write_output(const Options *o, const Module *m) {
   if (o->emit == EMIT_NONE) return true;
+  if (o->emit == EMIT_EXE) return build_executable(m, o->input, &o->build);
   FILE *f = o->output ? fopen(o->output, "w") : stdout;
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write '%s': %s", o->output, strerror(errno));
     return false;
   }
+  bool ok = true;
   if (o->emit == EMIT_IR) ir_print(f, m);
-  else ir_print_dot(f, m);
-  bool ok = !ferror(f);
+  else if (o->emit == EMIT_DOT) ir_print_dot(f, m);
+  else ok = emit_c(m, o->input, f);
+  ok &= !ferror(f);
   if (f != stdout) ok &= fclose(f) == 0;
   else ok &= fflush(f) == 0;
-  if (!ok) diag_error((SrcLoc){0}, "cannot write '%s'", o->output ? o->output : "standard output");
+  if (!ok && !diag_error_count()) diag_error((SrcLoc){0}, "cannot write '%s'", o->output ? o->output : "standard output");
   return ok;
 }
 
 int main(int argc, char **argv) {
-  Options o = {.pipeline = {.dump = stderr}};
+  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host"}};
 #ifndef NDEBUG
   o.pipeline.verify_each = true;
 #endif

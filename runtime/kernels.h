@@ -91,19 +91,19 @@ void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y
                       const float *dy, float *dx, bool dx_add);
 
 /* ------------------------------------------------------------- dropout */
-/* The mask is a hash of (seed, iteration, image index, element): reproducible, independent of
+/* The mask is a hash of (seed, layer, iteration, image index, element): reproducible, independent of
  * threads and of how the batch is split, and recomputed in backward instead of stored. Kept
  * elements are scaled by 1 / (1 - ratio). */
 typedef struct SwkDropout {
   int64_t n;
   float ratio;
-  uint64_t seed; /* per layer */
+  uint64_t layer; /* distinguishes the masks of different dropout layers */
 } SwkDropout;
 
-bool swk_dropout_keep(const SwkDropout *p, uint64_t iteration, uint64_t image, int64_t element);
-void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t iteration, uint64_t first_image,
-                         const float *x, float *y);
-void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t iteration, uint64_t first_image,
+bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image, int64_t element);
+void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed, uint64_t iteration,
+                         uint64_t first_image, const float *x, float *y);
+void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration, uint64_t first_image,
                           const float *dy, float *dx, bool dx_add);
 
 /* ------------------------------------------------------------- concat and add */

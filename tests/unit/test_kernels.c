@@ -207,16 +207,16 @@ static void test_lrn(void) {
   free(dx), free(c.in[0]), free(c.y), free(c.r), free(c.aux);
 }
 
-static void dropout_fwd(Case *c) { swk_dropout_forward(c->p, c->batch, true, 7, 100, c->in[0], c->y); }
+static void dropout_fwd(Case *c) { swk_dropout_forward(c->p, c->batch, true, 5, 7, 100, c->in[0], c->y); }
 
 static void test_dropout(void) {
-  SwkDropout p = {.n = 40, .ratio = 0.3f, .seed = 99};
+  SwkDropout p = {.n = 40, .ratio = 0.3f, .layer = 99};
   int batch = 3;
   Case c = {.forward = dropout_fwd, .p = &p, .batch = batch, .ny = 120};
   c.in[0] = random_array(120), c.y = zeros(120), c.r = random_array(120);
   float *dx = zeros(120);
   dropout_fwd(&c);
-  swk_dropout_backward(&p, batch, 7, 100, c.r, dx, false);
+  swk_dropout_backward(&p, batch, 5, 7, 100, c.r, dx, false);
   check_gradient("dropout dx", &c, c.in[0], 120, dx);
   int kept = 0;
   for (int i = 0; i < 120; i++) kept += c.y[i] != 0;
@@ -224,7 +224,7 @@ static void test_dropout(void) {
   /* the mask depends on the image's global index, not its place in this call */
   SwkDropout q = p;
   float y2[40];
-  swk_dropout_forward(&q, 1, true, 7, 101, c.in[0] + 40, y2);
+  swk_dropout_forward(&q, 1, true, 5, 7, 101, c.in[0] + 40, y2);
   CHECK(memcmp(y2, c.y + 40, sizeof y2) == 0);
   free(dx), free(c.in[0]), free(c.y), free(c.r);
 }

@@ -1,0 +1,21 @@
+/* Turning a compiled module into an executable: C from the backend, the system C compiler,
+ * the runtime and one target's kernels. */
+#ifndef SWNC_BUILD_H
+#define SWNC_BUILD_H
+
+#include "../ir/ir.h"
+
+typedef struct BuildOptions {
+  const char *target;       /* "host" */
+  const char *runtime_dir;  /* --runtime-dir, or NULL to search */
+  const char *output;
+  bool verbose;             /* print the compiler command */
+} BuildOptions;
+
+/* Finds the runtime directory (docs/runtime.md: --runtime-dir, $SWNC_RUNTIME_DIR,
+ * <swnc>/../lib/swnc, <swnc>/../swnc-runtime); reports where it looked if it fails. */
+const char *find_runtime(const BuildOptions *o, const char *target);
+
+bool build_executable(const Module *m, const char *source, const BuildOptions *o);
+
+#endif

@@ -1,0 +1,152 @@
+/* Checkpoints: a self-describing little-endian file (docs/runtime.md), written to a temporary
+ * file, flushed to disk and renamed over the target, so a crash never leaves a half-written
+ * checkpoint behind the name. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train.h"
+#include "util.h"
+
+static const char MAGIC[8] = {'S', 'W', 'N', 'C', 'C', 'K', 'P', 'T'};
+enum { VERSION = 1, NAME_BYTES = 64 };
+
+typedef struct Writer {
+  FILE *f;
+  uint64_t sum; /* FNV-1a of every byte written */
+  const char *path;
+} Writer;
+
+static void put(Writer *w, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) w->sum = (w->sum ^ p[i]) * 1099511628211ull;
+  if (fwrite(data, 1, n, w->f) != n) swn_fatal_at(w->path, "cannot write: %s", strerror(errno));
+}
+static void put_u64(Writer *w, uint64_t v) { put(w, &v, 8); }
+static void put_u32(Writer *w, uint32_t v) { put(w, &v, 4); }
+static void put_floats(Writer *w, const float *v, int64_t n) {
+  if (v) put(w, v, sizeof(float) * (size_t)n);
+  else {
+    float zero[256] = {0};
+    for (int64_t i = 0; i < n; i += 256) put(w, zero, sizeof(float) * (size_t)(n - i < 256 ? n - i : 256));
+  }
+}
+
+void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params, const float *momentum,
+                         const float *state, int64_t iteration, uint64_t seed) {
+  size_t len = strlen(path);
+  char *tmp = malloc(len + 16);
+  snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
+  Writer w = {fopen(tmp, "wb"), 14695981039346656037ull, path};
+  if (!w.f) swn_fatal_at(path, "cannot write a checkpoint: %s", strerror(errno));
+  char name[NAME_BYTES] = {0};
+  strncpy(name, net->name, NAME_BYTES - 1);
+  put(&w, MAGIC, 8);
+  put_u32(&w, VERSION);
+  put_u32(&w, 0);
+  put_u64(&w, net->hash);
+  put(&w, name, NAME_BYTES);
+  put_u64(&w, (uint64_t)iteration);
+  put_u64(&w, seed);
+  put_u64(&w, (uint64_t)net->param_words);
+  put_u64(&w, (uint64_t)net->state_words);
+  put_u32(&w, (uint32_t)net->nparams);
+  put_u32(&w, (uint32_t)net->nstate);
+  for (int k = 0; k < net->nparams; k++) {
+    const SwnParamInfo *p = &net->params[k];
+    put_u32(&w, (uint32_t)strlen(p->name));
+    put(&w, p->name, strlen(p->name));
+    put_u32(&w, (uint32_t)p->ndims);
+    for (int d = 0; d < p->ndims; d++) put_u64(&w, (uint64_t)p->dims[d]);
+    put_u64(&w, (uint64_t)p->offset);
+  }
+  for (int k = 0; k < net->nstate; k++) {
+    const SwnStateInfo *s = &net->state[k];
+    put_u32(&w, (uint32_t)strlen(s->name));
+    put(&w, s->name, strlen(s->name));
+    put_u64(&w, (uint64_t)s->offset);
+    put_u64(&w, (uint64_t)s->count);
+  }
+  put_floats(&w, params, net->param_words);
+  put_floats(&w, momentum, net->param_words);
+  put_floats(&w, state, net->state_words);
+  uint64_t sum = w.sum;
+  put_u64(&w, sum);
+  if (fflush(w.f) || fsync(fileno(w.f)) || fclose(w.f)) swn_fatal_at(path, "cannot write: %s", strerror(errno));
+  if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
+  free(tmp);
+}
+
+typedef struct Reader {
+  const unsigned char *data;
+  size_t size, at;
+  const char *path;
+} Reader;
+
+static const void *take(Reader *r, size_t n) {
+  if (r->size - r->at < n) swn_fatal_at(r->path, "is truncated (%zu bytes)", r->size);
+  const void *p = r->data + r->at;
+  r->at += n;
+  return p;
+}
+static uint64_t get_u64(Reader *r) { uint64_t v; memcpy(&v, take(r, 8), 8); return v; }
+static uint32_t get_u32(Reader *r) { uint32_t v; memcpy(&v, take(r, 4), 4); return v; }
+
+static unsigned char *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) swn_fatal_at(path, "cannot open: %s", strerror(errno));
+  size_t cap = 1 << 20, n = 0, got;
+  unsigned char *buf = malloc(cap);
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0)
+    if ((n += got) == cap) buf = realloc(buf, cap *= 2);
+  if (!buf || ferror(f)) swn_fatal_at(path, "cannot read");
+  fclose(f);
+  *size = n;
+  return buf;
+}
+
+void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum, float *state,
+                         int64_t *iteration, uint64_t *seed) {
+  Reader r = {.path = path};
+  unsigned char *data = read_file(path, &r.size);
+  r.data = data;
+  if (r.size < 8 || memcmp(data, MAGIC, 8)) swn_fatal_at(path, "is not a swnc checkpoint");
+  uint64_t sum = 14695981039346656037ull;
+  if (r.size < 16) swn_fatal_at(path, "is truncated");
+  for (size_t i = 0; i < r.size - 8; i++) sum = (sum ^ data[i]) * 1099511628211ull;
+  uint64_t stored;
+  memcpy(&stored, data + r.size - 8, 8);
+  take(&r, 8);
+  uint32_t version = get_u32(&r);
+  if (version != VERSION) swn_fatal_at(path, "is a version %u checkpoint; this program reads version %d", version, VERSION);
+  get_u32(&r);
+  uint64_t hash = get_u64(&r);
+  char name[NAME_BYTES + 1] = {0};
+  memcpy(name, take(&r, NAME_BYTES), NAME_BYTES);
+  if (hash != net->hash)
+    swn_fatal_at(path, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)", name,
+                 (unsigned long long)hash, net->name, (unsigned long long)net->hash);
+  if (stored != sum) swn_fatal_at(path, "is damaged: its checksum does not match its contents");
+  *iteration = (int64_t)get_u64(&r);
+  *seed = get_u64(&r);
+  if ((int64_t)get_u64(&r) != net->param_words || (int64_t)get_u64(&r) != net->state_words)
+    swn_fatal_at(path, "holds pools of other sizes than network '%s' needs", net->name);
+  uint32_t np = get_u32(&r), ns = get_u32(&r);
+  for (uint32_t k = 0; k < np; k++) {
+    take(&r, get_u32(&r));
+    uint32_t dims = get_u32(&r);
+    if (dims > 8) swn_fatal_at(path, "has a malformed parameter table");
+    take(&r, 8 * (size_t)dims + 8);
+  }
+  for (uint32_t k = 0; k < ns; k++) {
+    take(&r, get_u32(&r));
+    take(&r, 16);
+  }
+  size_t pbytes = sizeof(float) * (size_t)net->param_words, sbytes = sizeof(float) * (size_t)net->state_words;
+  memcpy(params, take(&r, pbytes), pbytes);
+  const void *m = take(&r, pbytes);
+  if (momentum) memcpy(momentum, m, pbytes);
+  memcpy(state, take(&r, sbytes), sbytes);
+  free(data);
+}

@@ -1,0 +1,122 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void usage(const SwnNetwork *net) {
+  printf("usage: %s [options]\n\n"
+         "Trains the network '%s' (compiled by swnc from %s), or evaluates it.\n\n"
+         "training:\n"
+         "  --epochs N             passes over the training set (default %lld)\n"
+         "  --iterations N         train N iterations in total instead (default %lld: use epochs)\n"
+         "  --batch N              images per iteration (default %lld)\n"
+         "  --test-batch N         images per evaluation batch (default %lld)\n"
+         "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
+         "  --no-shuffle           train in file order\n"
+         "  --threads N            compute threads (default: all %ld cores)\n"
+         "data:\n"
+         "  --train FILE[,FILE]    training data (default: the network file's data section)\n"
+         "  --test FILE[,FILE]     test data\n"
+         "  --train-size N         use only the first N training images (0: all)\n"
+         "  --test-size N          use only the first N test images (0: all)\n"
+         "output and state:\n"
+         "  --display N            a progress line every N iterations (default %lld)\n"
+         "  --quiet                no progress, only the summary and errors\n"
+         "  --log FILE             also write progress and results as JSON lines\n"
+         "  --checkpoint FILE      save a checkpoint after each epoch and at the end\n"
+         "  --checkpoint-every N   also every N iterations\n"
+         "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
+         "  --init-weights FILE    start from the weights of a checkpoint\n"
+         "  --eval-only            evaluate on the test set and exit\n"
+         "  --save-gradients FILE  after training, save the last iteration's gradients\n"
+         "                         (checkpoint format; a debugging aid)\n"
+         "  -h, --help             this help\n",
+         swn_program, net->name, net->source, (long long)net->train.epochs, (long long)net->train.iterations,
+         (long long)net->train.batch, (long long)net->train.test_batch, (long long)net->train.seed,
+         sysconf(_SC_NPROCESSORS_ONLN), (long long)net->train.display);
+}
+
+static int64_t number(const char *opt, const char *text, int64_t min) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || *end || end == text || v < min)
+    swn_fatal("%s needs an integer of at least %lld, but got '%s'", opt, (long long)min, text);
+  return v;
+}
+
+static int split_files(const char *opt, char *list, const char **out) {
+  int n = 0;
+  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (n == SWN_MAX_FILES) swn_fatal("%s takes at most %d files", opt, SWN_MAX_FILES);
+    out[n++] = tok;
+  }
+  if (!n) swn_fatal("%s needs a file name", opt);
+  return n;
+}
+
+enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_TRAIN, O_TEST,
+       O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
+       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS };
+
+void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
+  static const struct option longs[] = {
+      {"epochs", required_argument, 0, O_EPOCHS}, {"iterations", required_argument, 0, O_ITERATIONS},
+      {"batch", required_argument, 0, O_BATCH}, {"test-batch", required_argument, 0, O_TEST_BATCH},
+      {"seed", required_argument, 0, O_SEED}, {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
+      {"threads", required_argument, 0, O_THREADS}, {"train", required_argument, 0, O_TRAIN},
+      {"test", required_argument, 0, O_TEST}, {"train-size", required_argument, 0, O_TRAIN_SIZE},
+      {"test-size", required_argument, 0, O_TEST_SIZE}, {"display", required_argument, 0, O_DISPLAY},
+      {"quiet", no_argument, 0, O_QUIET}, {"log", required_argument, 0, O_LOG},
+      {"checkpoint", required_argument, 0, O_CHECKPOINT},
+      {"checkpoint-every", required_argument, 0, O_CHECKPOINT_EVERY},
+      {"resume", required_argument, 0, O_RESUME}, {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
+      {"eval-only", no_argument, 0, O_EVAL_ONLY}, {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
+      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  const SwnTrainConfig *t = &net->train;
+  *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
+                    .test_batch = t->test_batch, .train_size = net->data.train_size,
+                    .test_size = net->data.test_size, .ntrain = net->data.ntrain, .ntest = net->data.ntest,
+                    .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .seed = (uint64_t)t->seed,
+                    .display = t->display, .shuffle = true};
+  memcpy(o->train, net->data.train, sizeof o->train);
+  memcpy(o->test, net->data.test, sizeof o->test);
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    switch (c) {
+    case O_EPOCHS: o->epochs = number("--epochs", optarg, 0); break;
+    case O_ITERATIONS: o->iterations = number("--iterations", optarg, 0); break;
+    case O_BATCH: o->batch = number("--batch", optarg, 1); break;
+    case O_TEST_BATCH: o->test_batch = number("--test-batch", optarg, 1); break;
+    case O_SEED: o->seed = (uint64_t)number("--seed", optarg, 0); break;
+    case O_NO_SHUFFLE: o->shuffle = false; break;
+    case O_THREADS: o->threads = (int)number("--threads", optarg, 1); break;
+    case O_TRAIN: o->ntrain = split_files("--train", optarg, o->train); break;
+    case O_TEST: o->ntest = split_files("--test", optarg, o->test); break;
+    case O_TRAIN_SIZE: o->train_size = number("--train-size", optarg, 0); break;
+    case O_TEST_SIZE: o->test_size = number("--test-size", optarg, 0); break;
+    case O_DISPLAY: o->display = number("--display", optarg, 1); break;
+    case O_QUIET: o->quiet = true; break;
+    case O_LOG: o->log_path = optarg; break;
+    case O_CHECKPOINT: o->checkpoint = optarg; break;
+    case O_CHECKPOINT_EVERY: o->checkpoint_every = number("--checkpoint-every", optarg, 1); break;
+    case O_RESUME: o->resume = optarg; break;
+    case O_INIT_WEIGHTS: o->init_weights = optarg; break;
+    case O_EVAL_ONLY: o->eval_only = true; break;
+    case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
+    case 'h': usage(net); exit(0);
+    case ':': swn_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
+    default: swn_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
+  if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
+  if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
+}

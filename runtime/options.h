@@ -1,0 +1,23 @@
+/* The command line of a generated program (docs/runtime.md). */
+#ifndef SWNC_RT_OPTIONS_H
+#define SWNC_RT_OPTIONS_H
+
+#include "swnc_rt.h"
+
+typedef struct SwnOptions {
+  int64_t epochs, iterations, batch, test_batch;
+  int64_t train_size, test_size;
+  const char *train[SWN_MAX_FILES], *test[SWN_MAX_FILES];
+  int ntrain, ntest;
+  int threads;
+  uint64_t seed;
+  int64_t display;
+  const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients;
+  int64_t checkpoint_every;
+  bool eval_only, shuffle, quiet;
+} SwnOptions;
+
+/* Defaults from the network file, then the command line. Exits on bad usage. */
+void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o);
+
+#endif

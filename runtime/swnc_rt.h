@@ -1,0 +1,103 @@
+/* The interface between a generated program and the runtime (docs/runtime.md). Generated
+ * code describes the network in a SwnNetwork, with constant shapes and offsets, and functions
+ * for forward, backward and update; the runtime owns everything else: options, data, memory,
+ * initialisation, the training loop, evaluation, logging and checkpoints. */
+#ifndef SWNC_RT_H
+#define SWNC_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16 };
+
+typedef enum { SWN_INIT_XAVIER, SWN_INIT_MSRA, SWN_INIT_GAUSSIAN, SWN_INIT_UNIFORM, SWN_INIT_CONSTANT } SwnInit;
+typedef enum { SWN_LR_FIXED, SWN_LR_STEP, SWN_LR_MULTISTEP, SWN_LR_INV, SWN_LR_POLY } SwnLrPolicy;
+typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
+
+typedef struct SwnParamInfo {
+  const char *name;
+  int ndims;
+  int64_t dims[4];
+  int64_t offset, count;      /* in the parameter pool, floats */
+  float lr_mult, decay_mult;
+  int init;                   /* SwnInit */
+  float init_arg;
+  int64_t fan_in;             /* inputs feeding one output: for xavier and msra */
+} SwnParamInfo;
+
+/* Non-learned state (batch-norm running statistics) and its initial value. */
+typedef struct SwnStateInfo {
+  const char *name;
+  int64_t offset, count;
+  float init;
+} SwnStateInfo;
+
+/* A scalar the forward pass computes: a loss or an accuracy, in the fixed region. */
+typedef struct SwnMetric {
+  const char *name;
+  int64_t offset;
+  bool is_loss;
+} SwnMetric;
+
+typedef struct SwnTrainConfig {
+  int64_t batch, test_batch, epochs, iterations;
+  float lr, momentum, weight_decay;
+  int lr_policy;              /* SwnLrPolicy */
+  float gamma, power;
+  int64_t step;
+  int64_t steps[SWN_MAX_STEPS];
+  int nsteps;
+  int64_t warmup, seed, eval_interval, display;
+} SwnTrainConfig;
+
+typedef struct SwnDataConfig {
+  int source;                 /* SwnDataSource */
+  const char *train[SWN_MAX_FILES], *test[SWN_MAX_FILES];
+  int ntrain, ntest;
+  float scale;
+  float mean[4];
+  int nmean;
+  int64_t train_size, test_size, classes;
+} SwnDataConfig;
+
+/* What forward, backward and update work on. Per-image buffers live in `image` at
+ * offset x batch; the rest in fixed-size pools. */
+typedef struct SwnStep {
+  int batch;
+  float *image, *fixed;
+  float *params, *grads, *momentum, *state;
+  float *ws;
+  uint64_t seed;              /* the run's seed: dropout masks hash it with the layer */
+  uint64_t iteration;         /* and the iteration */
+  uint64_t first_image;       /* and the global index of the image */
+  float momentum_coef, weight_decay;
+} SwnStep;
+
+typedef struct SwnNetwork {
+  const char *name, *source;
+  uint64_t hash;              /* of the parameter table: checkpoints of another net are refused */
+  int64_t image_words, fixed_words, param_words, state_words;
+  const SwnParamInfo *params;
+  int nparams;
+  const SwnStateInfo *state;
+  int nstate;
+  const SwnMetric *metrics;
+  int nmetrics;
+  int in_c, in_h, in_w;       /* the input layer's image shape (h = w = 1 for a vector) */
+  int64_t input_offset, label_offset; /* per-image offsets of the input and label buffers */
+  int classes;                /* of the first loss layer */
+  SwnTrainConfig train;
+  SwnDataConfig data;
+  size_t (*workspace)(void);  /* floats, for the current thread count */
+  void (*forward)(SwnStep *s, bool train);
+  void (*backward)(SwnStep *s);
+  void (*update)(SwnStep *s, float lr);
+} SwnNetwork;
+
+/* The generated program's main: parses the command line and trains or evaluates. */
+int swn_main(const SwnNetwork *net, int argc, char **argv);
+
+#endif

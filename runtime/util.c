@@ -1,0 +1,62 @@
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *swn_program = "swnc-program";
+
+static void vreport(const char *where, const char *kind, const char *fmt, va_list ap) {
+  fflush(stdout);
+  fprintf(stderr, "%s: %s: ", where ? where : swn_program, kind);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+void swn_fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(NULL, "error", fmt, ap);
+  va_end(ap);
+  exit(1);
+}
+
+void swn_fatal_at(const char *where, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(where, "error", fmt, ap);
+  va_end(ap);
+  exit(1);
+}
+
+void swn_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(NULL, "warning", fmt, ap);
+  va_end(ap);
+}
+
+void *swn_alloc(size_t bytes) {
+  size_t rounded = (bytes + 63) & ~(size_t)63;
+  void *p = aligned_alloc(64, rounded ? rounded : 64);
+  if (!p) swn_fatal("out of memory (%zu bytes)", bytes);
+  memset(p, 0, rounded);
+  return p;
+}
+
+double swn_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+const char *swn_duration(double s) {
+  static char buf[32];
+  long t = s < 0 ? 0 : (long)(s + 0.5);
+  if (t >= 3600) snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60) snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}

@@ -1,0 +1,20 @@
+/* Small runtime helpers: errors, allocation, time. */
+#ifndef SWNC_RT_UTIL_H
+#define SWNC_RT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The program's name in messages ("lenet"). */
+extern const char *swn_program;
+
+/* Prints "PROGRAM: error: message" (or "WHERE: error: message" with a file) and exits 1. */
+_Noreturn void swn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void swn_fatal_at(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void swn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *swn_alloc(size_t bytes);            /* zeroed, 64-byte aligned; exits on failure */
+double swn_now(void);                      /* seconds, monotonic */
+const char *swn_duration(double seconds);  /* "1h02m", "3m05s", "12s" (static buffer) */
+
+#endif
