@@ -63,9 +63,15 @@ typedef struct SwnDataConfig {
   int64_t train_size, test_size, classes;
 } SwnDataConfig;
 
+/* Per-layer timing (--profile): generated code marks where each layer's calls begin. */
+typedef struct SwnProfile SwnProfile;
+void swn_profile_mark(SwnProfile *p, int op, int phase); /* op -1 ends the phase */
+enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
+
 /* What forward, backward and update work on. Per-image buffers live in `image` at
  * offset x batch; the rest in fixed-size pools. */
 typedef struct SwnStep {
+  SwnProfile *profile;        /* NULL unless --profile */
   int batch;
   float *image, *fixed;
   float *params, *grads, *momentum, *state;
@@ -80,6 +86,8 @@ typedef struct SwnNetwork {
   const char *name, *source;
   uint64_t hash;              /* of the parameter table: checkpoints of another net are refused */
   int64_t image_words, fixed_words, param_words, state_words;
+  const char *const *layers;  /* op names, for profiles */
+  int nlayers;
   const SwnParamInfo *params;
   int nparams;
   const SwnStateInfo *state;

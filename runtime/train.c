@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "profile.h"
 #include "train.h"
 #include "util.h"
 
@@ -15,6 +16,7 @@ typedef struct Trainer {
   SwnDataset train, test;
   SwnStep step;
   SwnProgress progress;
+  SwnProfile *profile;
 } Trainer;
 
 static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
@@ -90,10 +92,12 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   t->step.iteration = (uint64_t)it;
   t->step.first_image = 0;
   swn_loader_next(loader, it, input_of(t), labels_of(t));
+  t->step.profile = t->o.profile ? t->profile : NULL;
   t->net->forward(&t->step, true);
   t->net->backward(&t->step);
   float lr = swn_learning_rate(&t->net->train, it, total);
   t->net->update(&t->step, lr);
+  t->step.profile = NULL; /* evaluation is not profiled */
   float loss = metric(t, true);
   if (!isfinite(loss))
     swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)", loss,
@@ -136,6 +140,7 @@ static int train(Trainer *t, int64_t start) {
   if (o->save_gradients)
     swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total, o->seed);
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch);
+  if (t->profile) swn_profile_report(t->profile, stdout);
   return 0;
 }
 
@@ -147,6 +152,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   swk_set_threads(t.o.threads);
   allocate(&t);
   t.step.seed = t.o.seed;
+  if (t.o.profile) t.profile = swn_profile_new(net);
   int64_t start = 0;
   if (t.o.resume) {
     swn_load_checkpoint(net, t.o.resume, t.step.params, t.step.momentum, t.step.state, &start, &t.o.seed);
@@ -170,5 +176,6 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
     status = train(&t, start);
   }
   release(&t);
+  swn_profile_free(t.profile);
   return status;
 }

@@ -75,11 +75,14 @@ static void print_arg(FILE *f, const Call *c, const CallArg *a) {
   }
 }
 
-static void print_calls(FILE *f, const Lowered *l, const CallList *calls, const char *indent) {
+static void print_calls(FILE *f, const Lowered *l, const CallList *calls, const char *phase) {
+  const char *indent = "  ";
   int last_op = -1;
   for (int i = 0; i < calls->len; i++) {
     const Call *c = &calls->data[i];
-    if (c->op != last_op) fprintf(f, "%s/* %s */\n", indent, l->m->graph.ops.data[c->op].name);
+    if (c->op != last_op)
+      fprintf(f, "%s/* %s */\n%sif (s->profile) swn_profile_mark(s->profile, %d, %s);\n", indent,
+              l->m->graph.ops.data[c->op].name, indent, c->op, phase);
     last_op = c->op;
     fprintf(f, "%s%s(", indent, c->fn);
     for (int k = 0; k < c->args.len; k++) {
@@ -88,6 +91,7 @@ static void print_calls(FILE *f, const Lowered *l, const CallList *calls, const 
     }
     fputs(");\n", f);
   }
+  fprintf(f, "%sif (s->profile) swn_profile_mark(s->profile, -1, %s);\n", indent, phase);
 }
 
 static void print_structs(FILE *f, const Lowered *l) {
@@ -114,11 +118,11 @@ static void print_functions(FILE *f, const Lowered *l) {
   for (int i = 0; i < l->workspace.len; i++)
     fprintf(f, "  if ((w = %s(&L%d)) > need) need = w;\n", l->workspace.data[i].fn, l->workspace.data[i].op);
   fputs("  return need;\n}\n\nstatic void forward(SwnStep *s, bool train) {\n  const int B = s->batch;\n  (void)train;\n", f);
-  print_calls(f, l, &l->forward, "  ");
+  print_calls(f, l, &l->forward, "SWN_PHASE_FORWARD");
   fputs("}\n\nstatic void backward(SwnStep *s) {\n  const int B = s->batch;\n", f);
-  print_calls(f, l, &l->backward, "  ");
+  print_calls(f, l, &l->backward, "SWN_PHASE_BACKWARD");
   fputs("}\n\nstatic void update(SwnStep *s, float lr) {\n", f);
-  print_calls(f, l, &l->update, "  ");
+  print_calls(f, l, &l->update, "SWN_PHASE_UPDATE");
   fputs("}\n", f);
 }
 
@@ -127,7 +131,9 @@ static void print_tables(FILE *f, const Lowered *l) {
   const Graph *g = &m->graph;
   static const char *const roles_init[] = {"SWN_INIT_XAVIER", "SWN_INIT_MSRA", "SWN_INIT_GAUSSIAN",
                                            "SWN_INIT_UNIFORM", "SWN_INIT_CONSTANT"};
-  fputs("\nstatic const SwnParamInfo params[] = {\n", f);
+  fputs("\nstatic const char *const layers[] = {\n", f);
+  for (int i = 0; i < g->ops.len; i++) fprintf(f, "  \"%s\",\n", g->ops.data[i].name);
+  fprintf(f, "};\n\nstatic const SwnParamInfo params[] = {\n");
   int nparams = 0, nstate = 0, nmetrics = 0;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
@@ -188,6 +194,7 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
   fprintf(f, "  .image_words = %" PRId64 ", .fixed_words = %" PRId64 ", .param_words = %" PRId64
              ", .state_words = %" PRId64 ",\n",
           m->plan.image_words, m->plan.fixed_words, m->plan.param_words, m->plan.state_words);
+  fprintf(f, "  .layers = layers, .nlayers = %d,\n", g->ops.len);
   fputs("  .params = params, .nparams = NPARAMS, .state = state, .nstate = NSTATE,\n", f);
   fputs("  .metrics = metrics, .nmetrics = NMETRICS,\n", f);
   fprintf(f, "  .in_c = %" PRId64 ", .in_h = %" PRId64 ", .in_w = %" PRId64 ",\n", in.dim[1],

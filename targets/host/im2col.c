@@ -12,7 +12,7 @@ static void valid_range(const SwkConv *p, int kj, int *lo, int *hi) {
   if (*lo > *hi) *lo = *hi;
 }
 
-void host_im2col(const SwkConv *p, int ci, const float *x, float *col) {
+void host_im2col(const SwkConv *p, int ci, const float *x, float *col, size_t ld) {
   for (int c = 0; c < ci; c++)
     for (int ki = 0; ki < p->kh; ki++)
       for (int kj = 0; kj < p->kw; kj++) {
@@ -33,11 +33,11 @@ void host_im2col(const SwkConv *p, int ci, const float *x, float *col) {
             for (int ow = lo; ow < hi; ow++) out[ow] = row[ow * p->sw + shift];
           for (int ow = hi; ow < p->wo; ow++) out[ow] = 0;
         }
-        col += (size_t)p->ho * p->wo;
+        col += ld;
       }
 }
 
-void host_col2im(const SwkConv *p, int ci, const float *col, float *x) {
+void host_col2im(const SwkConv *p, int ci, const float *col, size_t ld, float *x) {
   for (int c = 0; c < ci; c++)
     for (int ki = 0; ki < p->kh; ki++)
       for (int kj = 0; kj < p->kw; kj++) {
@@ -51,6 +51,6 @@ void host_col2im(const SwkConv *p, int ci, const float *col, float *x) {
           int shift = kj - p->pw;
           for (int ow = lo; ow < hi; ow++) row[ow * p->sw + shift] += in[ow];
         }
-        col += (size_t)p->ho * p->wo;
+        col += ld;
       }
 }
