@@ -112,11 +112,6 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
   unsigned char *data = read_file(path, &r.size);
   r.data = data;
   if (r.size < 8 || memcmp(data, MAGIC, 8)) swn_fatal_at(path, "is not a swnc checkpoint");
-  uint64_t sum = 14695981039346656037ull;
-  if (r.size < 16) swn_fatal_at(path, "is truncated");
-  for (size_t i = 0; i < r.size - 8; i++) sum = (sum ^ data[i]) * 1099511628211ull;
-  uint64_t stored;
-  memcpy(&stored, data + r.size - 8, 8);
   take(&r, 8);
   uint32_t version = get_u32(&r);
   if (version != VERSION) swn_fatal_at(path, "is a version %u checkpoint; this program reads version %d", version, VERSION);
@@ -127,7 +122,6 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
   if (hash != net->hash)
     swn_fatal_at(path, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)", name,
                  (unsigned long long)hash, net->name, (unsigned long long)net->hash);
-  if (stored != sum) swn_fatal_at(path, "is damaged: its checksum does not match its contents");
   *iteration = (int64_t)get_u64(&r);
   *seed = get_u64(&r);
   if ((int64_t)get_u64(&r) != net->param_words || (int64_t)get_u64(&r) != net->state_words)
@@ -144,9 +138,14 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
     take(&r, 16);
   }
   size_t pbytes = sizeof(float) * (size_t)net->param_words, sbytes = sizeof(float) * (size_t)net->state_words;
-  memcpy(params, take(&r, pbytes), pbytes);
-  const void *m = take(&r, pbytes);
+  const void *p = take(&r, pbytes), *m = take(&r, pbytes), *st = take(&r, sbytes);
+  size_t body = r.at;
+  uint64_t stored = get_u64(&r), sum = 14695981039346656037ull;
+  if (r.at != r.size) swn_fatal_at(path, "has %zu bytes after its end", r.size - r.at);
+  for (size_t i = 0; i < body; i++) sum = (sum ^ data[i]) * 1099511628211ull;
+  if (stored != sum) swn_fatal_at(path, "is damaged: its checksum does not match its contents");
+  memcpy(params, p, pbytes);
   if (momentum) memcpy(momentum, m, pbytes);
-  memcpy(state, take(&r, sbytes), sbytes);
+  memcpy(state, st, sbytes);
   free(data);
 }

@@ -47,7 +47,12 @@ void swn_load_dataset(const SwnNetwork *net, const SwnOptions *o, bool train, Sw
   int nfiles = train ? o->ntrain : o->ntest;
   int64_t limit = train ? o->train_size : o->test_size;
   switch (net->data.source) {
-  case SWN_DATA_SYNTHETIC: swn_load_synthetic(net, limit, o->seed, train, d); return;
+  case SWN_DATA_SYNTHETIC:
+    if (nfiles > 0)
+      swn_fatal("--%s names files, but network '%s' was compiled for synthetic data (compile with "
+                "-D data.source=idx or cifar to read files)", train ? "train" : "test", net->name);
+    swn_load_synthetic(net, limit, o->seed, train, d);
+    return;
   case SWN_DATA_IDX:
     if (nfiles != 2)
       swn_fatal("the %s data of an idx source are two files, images and labels (--%s IMAGES,LABELS)", d->what,

@@ -112,7 +112,8 @@ static int train(Trainer *t, int64_t start) {
   int64_t total = o->iterations > 0 ? o->iterations : o->epochs * per_epoch;
   bool testing = t->net->train.eval_interval > 0 && t->test.count > 0;
   if (start >= total) {
-    printf("nothing to train: the checkpoint is at iteration %lld of %lld\n", (long long)start, (long long)total);
+    printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
+    save(t, start); /* e.g. --iterations 0 --checkpoint F writes the initial weights */
     return 0;
   }
   if (!o->quiet)

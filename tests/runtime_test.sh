@@ -1,0 +1,80 @@
+#!/bin/sh
+# A generated program's behaviour: determinism, exact resume, checkpoint checks, data-file
+# validation and option errors. Usage: runtime_test.sh SWNC PROJECT_DIR WORKDIR
+swnc=$1 root=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+losses() { grep '"train"' "$1" | sed 's/.*"loss":\([^,]*\),.*/\1/'; }
+expect_error() { # description, expected text, command...
+  what=$1 text=$2; shift 2
+  "$@" >out.txt 2>err.txt; status=$?
+  if [ "$status" -ne 1 ]; then fail "$what: exit $status, expected 1"; cat err.txt; return; fi
+  if grep -qF -- "$text" err.txt; then pass; else fail "$what: '$text' not in: $(cat err.txt)"; fi
+}
+
+"$swnc" "$root/examples/lenet.swn" -o lenet || { echo "FAIL: cannot build lenet"; exit 1; }
+"$swnc" "$root/examples/cifar10_quick.swn" -o cifar || { echo "FAIL: cannot build cifar10_quick"; exit 1; }
+small="--train-size 1024 --test-size 200 --threads 1 --display 1 --quiet"
+
+# Determinism: one thread and a seed give identical losses.
+./lenet $small --iterations 20 --log a.json >/dev/null && ./lenet $small --iterations 20 --log b.json >/dev/null
+if [ -n "$(losses a.json)" ] && [ "$(losses a.json)" = "$(losses b.json)" ]; then pass; else fail "two runs differ"; fi
+./lenet $small --iterations 20 --seed 2 --log c.json >/dev/null
+[ "$(losses a.json)" != "$(losses c.json)" ] && pass || fail "the seed changes nothing"
+
+# Resume in the middle of the second epoch (16 iterations per epoch) continues exactly.
+./lenet $small --iterations 40 --log full.json >/dev/null
+./lenet $small --iterations 24 --checkpoint mid.ckpt >/dev/null
+./lenet $small --iterations 40 --resume mid.ckpt --log resumed.json >/dev/null
+if [ "$(losses full.json | tail -16)" = "$(losses resumed.json)" ] && [ "$(losses resumed.json | wc -l)" -eq 16 ]; then
+  pass
+else
+  fail "resumed losses differ from the uninterrupted run"
+  paste full.json resumed.json | tail -3
+fi
+
+# Checkpoints of another network, damaged ones, and --init-weights.
+expect_error "foreign checkpoint" "is a checkpoint of network 'lenet'" ./cifar --resume mid.ckpt --iterations 1
+cp mid.ckpt bad.ckpt && printf '\377' | dd of=bad.ckpt bs=1 seek=4000 conv=notrunc 2>/dev/null
+expect_error "damaged checkpoint" "is damaged" ./lenet $small --resume bad.ckpt
+head -c 100 mid.ckpt > short.ckpt
+expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ckpt
+expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
+./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
+
+# Data files are validated with messages that name the file and the problem.
+fm=/usr/share/datasets/fashion-mnist
+expect_error "missing file" "cannot open" ./lenet --train nosuch.gz,$fm/train-labels-idx1-ubyte.gz --iterations 1
+expect_error "not IDX" "is not an IDX file" ./lenet --train "$root/README.md,$fm/train-labels-idx1-ubyte.gz" --iterations 1
+expect_error "images vs labels" "holds 10000 labels, but" ./lenet --train $fm/train-images-idx3-ubyte.gz,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
+gzip -dc $fm/t10k-images-idx3-ubyte.gz | head -c 100000 > truncated-images
+expect_error "truncated IDX" "truncated" ./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
+gzip -dc $fm/t10k-labels-idx1-ubyte.gz > labels-raw && printf '\001\002' >> labels-raw
+expect_error "trailing bytes" "has bytes after the data" ./lenet --train $fm/t10k-images-idx3-ubyte.gz,labels-raw --iterations 1
+python3 -c "import sys; sys.stdout.buffer.write(bytes([0,0,8,1,0,0,0,2,3,11]))" > badlabels
+python3 -c "import sys; sys.stdout.buffer.write(bytes([0,0,8,3,0,0,0,2,0,0,0,28,0,0,0,28]) + bytes(2*784))" > twoimages
+expect_error "label range" "label 11 of image 1 is out of range: the network has 10 classes" ./lenet --train twoimages,badlabels --iterations 1
+head -c 3073 /dev/zero > one.bin
+expect_error "one file for idx" "are two files, images and labels" ./lenet --train one.bin --iterations 1
+"$swnc" -D data.source=cifar "$root/examples/lenet.swn" -o lenet_cifar 2>/dev/null
+expect_error "cifar images into lenet" "images are 32x32 with 3 channels, but the network's input is 1x28x28" ./lenet_cifar --train one.bin --test one.bin --iterations 1
+head -c 3000 /dev/zero > partial.bin
+expect_error "files for synthetic data" "was compiled for synthetic data" ./cifar --train partial.bin --iterations 1
+"$swnc" -D data.source=cifar "$root/examples/cifar10_quick.swn" -o cifar_files
+expect_error "partial cifar record" "not a whole number of 3073-byte CIFAR-10 records" ./cifar_files --train partial.bin --test one.bin --iterations 1
+
+# Options.
+expect_error "bad number" "--epochs needs an integer of at least 0, but got 'many'" ./lenet --epochs many
+expect_error "unknown option" "unknown option '--frobnicate'" ./lenet --frobnicate
+expect_error "resume and init" "exclude each other" ./lenet --resume a --init-weights b
+./lenet --help | grep -q "usage: lenet" && pass || fail "--help"
+
+# Synthetic data trains: the loss of cifar10_quick falls.
+./cifar --iterations 60 --threads 2 --display 20 --train-size 2000 --log syn.json >/dev/null
+first=$(losses syn.json | head -1) last=$(losses syn.json | tail -1)
+python3 -c "import sys; sys.exit(0 if $last < $first else 1)" && pass || fail "synthetic loss did not fall ($first -> $last)"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Read and write swnc checkpoints (format: docs/runtime.md) as numpy arrays.
+
+    import swnc_checkpoint as ck
+    c = ck.load("lenet.ckpt")
+    c.params["conv1.weight"]          # numpy float32, shape (20, 1, 5, 5)
+    c.momentum["conv1.weight"]; c.state["bn1.running_mean"]; c.iteration; c.network
+    ck.save("edited.ckpt", c)         # e.g. after replacing weights
+
+Run as a script to list a checkpoint's contents:  swnc_checkpoint.py FILE
+"""
+import struct
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAGIC = b"SWNCCKPT"
+VERSION = 1
+FNV_OFFSET, FNV_PRIME = 14695981039346656037, 1099511628211
+
+
+def fnv1a(data: bytes) -> int:
+    h = FNV_OFFSET
+    for b in data:
+        h = ((h ^ b) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+@dataclass
+class Checkpoint:
+    network: str
+    hash: int
+    iteration: int
+    seed: int
+    param_words: int
+    state_words: int
+    # name -> (shape, offset) in the parameter pool; name -> (offset, count) in the state pool
+    param_table: dict = field(default_factory=dict)
+    state_table: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    momentum: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+
+
+class Reader:
+    def __init__(self, data: bytes, path: str):
+        self.data, self.at, self.path = data, 0, path
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.data):
+            raise ValueError(f"{self.path}: truncated")
+        chunk = self.data[self.at:self.at + n]
+        self.at += n
+        return chunk
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4))[0]
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self.take(8))[0]
+
+
+def load(path: str) -> Checkpoint:
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != MAGIC:
+        raise ValueError(f"{path}: not a swnc checkpoint")
+    (stored,) = struct.unpack("<Q", data[-8:])
+    if fnv1a(data[:-8]) != stored:
+        raise ValueError(f"{path}: checksum mismatch (damaged)")
+    r = Reader(data, path)
+    r.take(8)
+    version = r.u32()
+    if version != VERSION:
+        raise ValueError(f"{path}: version {version}, expected {VERSION}")
+    r.u32()
+    net_hash = r.u64()
+    name = r.take(64).split(b"\0", 1)[0].decode()
+    c = Checkpoint(name, net_hash, r.u64(), r.u64(), r.u64(), r.u64())
+    nparams, nstate = r.u32(), r.u32()
+    for _ in range(nparams):
+        pname = r.take(r.u32()).decode()
+        dims = tuple(r.u64() for _ in range(r.u32()))
+        c.param_table[pname] = (dims, r.u64())
+    for _ in range(nstate):
+        sname = r.take(r.u32()).decode()
+        c.state_table[sname] = (r.u64(), r.u64())
+    pool = lambda n: np.frombuffer(r.take(4 * n), dtype="<f4").copy()
+    params, momentum, state = pool(c.param_words), pool(c.param_words), pool(c.state_words)
+    for pname, (dims, off) in c.param_table.items():
+        n = int(np.prod(dims))
+        c.params[pname] = params[off:off + n].reshape(dims)
+        c.momentum[pname] = momentum[off:off + n].reshape(dims)
+    for sname, (off, n) in c.state_table.items():
+        c.state[sname] = state[off:off + n]
+    return c
+
+
+def save(path: str, c: Checkpoint) -> None:
+    out = bytearray()
+    out += MAGIC + struct.pack("<II", VERSION, 0) + struct.pack("<Q", c.hash)
+    out += c.network.encode()[:63].ljust(64, b"\0")
+    out += struct.pack("<QQQQII", c.iteration, c.seed, c.param_words, c.state_words, len(c.param_table),
+                       len(c.state_table))
+    for pname, (dims, off) in c.param_table.items():
+        out += struct.pack("<I", len(pname)) + pname.encode() + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<Q", d) for d in dims) + struct.pack("<Q", off)
+    for sname, (off, n) in c.state_table.items():
+        out += struct.pack("<I", len(sname)) + sname.encode() + struct.pack("<QQ", off, n)
+    params, momentum = np.zeros(c.param_words, "<f4"), np.zeros(c.param_words, "<f4")
+    state = np.zeros(c.state_words, "<f4")
+    for pname, (dims, off) in c.param_table.items():
+        n = int(np.prod(dims))
+        params[off:off + n] = np.asarray(c.params[pname], "<f4").reshape(-1)
+        momentum[off:off + n] = np.asarray(c.momentum.get(pname, np.zeros(n)), "<f4").reshape(-1)
+    for sname, (off, n) in c.state_table.items():
+        state[off:off + n] = np.asarray(c.state[sname], "<f4").reshape(-1)
+    out += params.tobytes() + momentum.tobytes() + state.tobytes()
+    out += struct.pack("<Q", fnv1a(bytes(out)))
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: swnc_checkpoint.py FILE")
+    ck = load(sys.argv[1])
+    print(f"network {ck.network} (hash {ck.hash:016x}), iteration {ck.iteration}, seed {ck.seed}")
+    for pname, arr in ck.params.items():
+        print(f"  {pname:32s} {'x'.join(map(str, arr.shape)):>16s}  |w| {np.abs(arr).mean():.4g}")
+    for sname, arr in ck.state.items():
+        print(f"  {sname:32s} {arr.size:>16d}  mean {arr.mean():.4g}")
