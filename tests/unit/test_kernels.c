@@ -257,7 +257,7 @@ static void test_concat_and_add(void) {
   Case a = {.forward = add_fwd, .batch = batch, .ny = 30};
   for (int i = 0; i < 3; i++) a.in[i] = random_array(30);
   a.y = zeros(30), a.r = random_array(30);
-  float *ax[3] = {zeros(30), zeros(30), NULL}; /* the third input needs no gradient */
+  float *ax[3] = {zeros(30), NULL, NULL}; /* the second adds (below); the third needs none */
   float *before = random_array(30), keep[30];
   memcpy(keep, before, sizeof keep);
   ax[1] = before;
