@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* asprintf */
 #include "build.h"
 
 #include <errno.h>
@@ -18,40 +19,63 @@ static bool is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* "dir/suffix" in a new string (exits on out-of-memory). */
+static char *join(const char *dir, const char *suffix) {
+  char *path;
+  if (asprintf(&path, "%s/%s", dir, suffix) < 0) {
+    fprintf(stderr, "swnc: out of memory\n");
+    exit(2);
+  }
+  return path;
+}
+
+static bool has_file(const char *dir, const char *suffix) {
+  char *path = join(dir, suffix);
+  bool ok = is_file(path);
+  free(path);
+  return ok;
+}
+
 /* A runtime directory holds include/swnc_rt.h, lib/libswnc_rt.a and lib/libswnc_TARGET.a. */
 static bool holds_runtime(const char *dir, const char *target) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/include/swnc_rt.h", dir);
-  if (!is_file(path)) return false;
-  snprintf(path, sizeof path, "%s/lib/libswnc_rt.a", dir);
-  if (!is_file(path)) return false;
-  snprintf(path, sizeof path, "%s/lib/libswnc_%s.a", dir, target);
-  return is_file(path);
+  char lib[64];
+  snprintf(lib, sizeof lib, "lib/libswnc_%.32s.a", target);
+  return has_file(dir, "include/swnc_rt.h") && has_file(dir, "lib/libswnc_rt.a") && has_file(dir, lib);
+}
+
+/* The candidates of the documented search order; NULL-terminated, malloc'd strings. */
+static void candidates(const BuildOptions *o, char *out[3]) {
+  int n = 0;
+  if (o->runtime_dir) out[n++] = strdup(o->runtime_dir);
+  else if (getenv("SWNC_RUNTIME_DIR")) out[n++] = strdup(getenv("SWNC_RUNTIME_DIR"));
+  else {
+    char *exe = realpath("/proc/self/exe", NULL);
+    char *slash = exe ? strrchr(exe, '/') : NULL;
+    if (slash) {
+      *slash = 0;
+      out[n++] = join(exe, "../lib/swnc");    /* installed */
+      out[n++] = join(exe, "../swnc-runtime"); /* build tree */
+    }
+    free(exe);
+  }
+  out[n] = NULL;
 }
 
 const char *find_runtime(const BuildOptions *o, const char *target) {
   static char found[PATH_MAX];
-  char exe[PATH_MAX], tried[4][PATH_MAX];
-  int n = 0;
-  if (o->runtime_dir) snprintf(tried[n++], PATH_MAX, "%s", o->runtime_dir);
-  else if (getenv("SWNC_RUNTIME_DIR")) snprintf(tried[n++], PATH_MAX, "%s", getenv("SWNC_RUNTIME_DIR"));
-  else {
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-      exe[len] = 0;
-      char *slash = strrchr(exe, '/');
-      if (slash) *slash = 0;
-      snprintf(tried[n++], PATH_MAX, "%.3800s/../lib/swnc", exe);     /* installed */
-      snprintf(tried[n++], PATH_MAX, "%.3800s/../swnc-runtime", exe); /* build tree */
-    }
+  char *tried[3];
+  candidates(o, tried);
+  const char *result = NULL;
+  for (int i = 0; tried[i] && !result; i++)
+    if (holds_runtime(tried[i], target) && realpath(tried[i], found)) result = found;
+  if (!result) {
+    char list[1024] = "";
+    for (int i = 0; tried[i]; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", tried[i]);
+    diag_error((SrcLoc){0}, "cannot find the swnc runtime for target '%s' (looked in: %s); build it, or name it "
+                            "with --runtime-dir or SWNC_RUNTIME_DIR", target, list);
   }
-  for (int i = 0; i < n; i++)
-    if (holds_runtime(tried[i], target)) return realpath(tried[i], found) ? found : tried[i];
-  char list[4 * PATH_MAX + 16] = "";
-  for (int i = 0; i < n; i++) strcat(strcat(list, i ? ", " : ""), tried[i]);
-  diag_error((SrcLoc){0}, "cannot find the swnc runtime for target '%s' (looked in: %s); build it, or name it with "
-                          "--runtime-dir or SWNC_RUNTIME_DIR", target, list);
-  return NULL;
+  for (int i = 0; tried[i]; i++) free(tried[i]);
+  return result;
 }
 
 /* Splits `text` at spaces into argv (words point into a copy the caller frees). */
@@ -63,9 +87,11 @@ static int split_words(char *text, char **argv, int max) {
 }
 
 static char *read_flags(const char *dir, const char *target) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/lib/swnc_%s.flags", dir, target);
+  char name[64];
+  snprintf(name, sizeof name, "lib/swnc_%.32s.flags", target);
+  char *path = join(dir, name);
   FILE *f = fopen(path, "r");
+  free(path);
   char *flags = calloc(1, 4096);
   if (f) {
     if (!fgets(flags, 4096, f)) flags[0] = 0;
@@ -111,10 +137,11 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     const char *cflags = getenv("CFLAGS") ? getenv("CFLAGS") : "-O2";
     char *cc_words = strdup(cc), *flag_words = strdup(cflags), *link_words = read_flags(dir, o->target);
-    char include[PATH_MAX + 2], target_lib[PATH_MAX], rt_lib[PATH_MAX];
-    snprintf(include, sizeof include, "-I%s/include", dir);
-    snprintf(target_lib, sizeof target_lib, "%s/lib/libswnc_%s.a", dir, o->target);
-    snprintf(rt_lib, sizeof rt_lib, "%s/lib/libswnc_rt.a", dir);
+    char lib[64];
+    snprintf(lib, sizeof lib, "lib/libswnc_%.32s.a", o->target);
+    char *include_dir = join(dir, "include"), *target_lib = join(dir, lib), *rt_lib = join(dir, "lib/libswnc_rt.a");
+    char *include;
+    if (asprintf(&include, "-I%s", include_dir) < 0) include = NULL;
     char *argv[128];
     int n = split_words(cc_words, argv, 8);
     n += split_words(flag_words, argv + n, 40);
@@ -122,8 +149,9 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) argv[n++] = fixed[i];
     n += split_words(link_words, argv + n, 60);
     argv[n] = NULL;
-    ok = run(argv, o->verbose);
+    ok = include && run(argv, o->verbose);
     free(cc_words), free(flag_words), free(link_words);
+    free(include_dir), free(include), free(target_lib), free(rt_lib);
   }
   if (ok) unlink(c_path);
   else fprintf(stderr, "swnc: note: the generated C is kept in %s\n", c_path);

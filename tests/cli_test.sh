@@ -68,5 +68,20 @@ expect_status 0 "--stats" "$swnc" --stats "$lenet"
 contains "$tmp/out" "conv2                        conv          64x50x8x8                  25,050        205,004,800        819,200" "--stats row"
 contains "$tmp/out" "forward FLOPs        295,455,360 per batch" "--stats total"
 
+# Building programs: C output, a missing runtime, a failing C compiler.
+expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
+contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
+contains "$tmp/lenet.c" "swk_conv_forward(&L2, B, ACT(" "--emit=c kernel calls"
+expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
+expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "cannot run the C compiler '/nonexistent/cc'" "no such compiler"
+contains "$tmp/err" "the generated C is kept in" "C kept for inspection"
+expect_status 1 "compiler fails" env CC=false "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "the C compiler 'false' failed (exit status 1)" "compiler fails"
+expect_status 2 "unknown target" "$swnc" --target=cray "$lenet"
+expect_status 0 "build" "$swnc" -o "$tmp/lenet" "$lenet"
+[ -x "$tmp/lenet" ] && pass || fail "no executable"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
