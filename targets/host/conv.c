@@ -2,7 +2,11 @@
  * each thread packs `nb` of its images side by side into one column matrix so that one GEMM
  * covers them (small images would otherwise give GEMMs too small to run fast). Per group g:
  *   Y_g (co/g x nb*P) = W_g (co/g x K) * col_g (K x nb*P),   K = ci/g*kh*kw, P = ho*wo
- *   dW_g += dY_g * col_g^T,   dcol_g = W_g^T * dY_g,   dX = col2im(dcol_g)
+ *   dW_g += dY_g * col_g^T
+ *   dX: with stride 1, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a forward convolution
+ *       of dY with the flipped, channel-transposed filters Wf and padding k-1-p: a GEMM with a
+ *       long inner dimension, written straight into dX. Otherwise dcol_g = W_g^T * dY_g and
+ *       dX = col2im(dcol_g), whose GEMM has only co/g as inner dimension.
  * Each thread accumulates its own dW and db; they are summed in thread order afterwards, so
  * results are the same from run to run for a given thread count. */
 #include <cblas.h>
@@ -19,45 +23,71 @@ typedef struct Dims {
   int pixels;    /* P = ho * wo */
   int nb;        /* images packed per GEMM */
   size_t in_image, out_image;
+  bool flip;     /* dX as a convolution of dY with flipped filters (stride 1) */
+  SwkConv t;     /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
 } Dims;
 
 static Dims dims(const SwkConv *p) {
-  Dims d = {p->ci / p->groups, p->co / p->groups, 0, p->ho * p->wo, 1, 0, 0};
+  Dims d = {.cig = p->ci / p->groups, .cog = p->co / p->groups, .pixels = p->ho * p->wo, .nb = 1};
   d.k = d.cig * p->kh * p->kw;
   size_t per_image = (size_t)d.k * d.pixels;
   d.nb = per_image >= PACK_FLOATS ? 1 : (int)(PACK_FLOATS / per_image);
   d.in_image = (size_t)p->ci * p->h * p->w;
   d.out_image = (size_t)p->co * d.pixels;
+  d.flip = p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw;
+  d.t = (SwkConv){.ci = d.cog, .h = p->ho, .w = p->wo, .co = d.cig, .ho = p->h, .wo = p->w, .kh = p->kh,
+                  .kw = p->kw, .sh = 1, .sw = 1, .ph = p->kh - 1 - p->ph, .pw = p->kw - 1 - p->pw, .groups = 1};
   return d;
 }
 
-/* Per thread: packed columns (K x nb*P), packed outputs or output gradients (co/g x nb*P),
- * and for backward a private dW (co x K) and db (co). */
+/* Per thread: packed columns (K x nb*P; with flip also dY's columns for one image), packed
+ * outputs or output gradients (co/g x nb*P), and for backward a private dW (co x K) and db
+ * (co). Shared by all threads, after them: the flipped filters (the size of W). */
 typedef struct Scratch {
   float *col, *packed, *dw, *db;
 } Scratch;
 
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
+static size_t col_floats(const Dims *d) {
+  size_t x_cols = (size_t)d->k * d->nb * d->pixels;
+  size_t dy_cols = d->flip ? (size_t)d->cog * d->t.kh * d->t.kw * d->t.ho * d->t.wo : 0;
+  return round16(x_cols > dy_cols ? x_cols : dy_cols);
+}
+
 static size_t per_thread(const SwkConv *p, const Dims *d) {
   size_t cols = (size_t)d->nb * d->pixels;
-  return round16((size_t)d->k * cols) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) +
-         round16((size_t)p->co);
+  return col_floats(d) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) + round16((size_t)p->co);
 }
 
 static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
   size_t cols = (size_t)d->nb * d->pixels;
   Scratch s;
   s.col = ws + per_thread(p, d) * (size_t)thread;
-  s.packed = s.col + round16((size_t)d->k * cols);
+  s.packed = s.col + col_floats(d);
   s.dw = s.packed + round16((size_t)d->cog * cols);
   s.db = s.dw + round16((size_t)p->co * d->k);
   return s;
 }
 
+static float *flipped_filters(const SwkConv *p, const Dims *d, float *ws) {
+  return ws + per_thread(p, d) * (size_t)swk_threads();
+}
+
 size_t swk_conv_workspace(const SwkConv *p) {
   Dims d = dims(p);
-  return per_thread(p, &d) * (size_t)swk_threads();
+  return per_thread(p, &d) * (size_t)swk_threads() + (size_t)p->co * d.k;
+}
+
+/* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side. */
+static void flip_filters(const SwkConv *p, const Dims *d, const float *w, float *wf) {
+  int taps = p->kh * p->kw;
+  for (int g = 0; g < p->groups; g++)
+    for (int o = 0; o < d->cog; o++)
+      for (int c = 0; c < d->cig; c++)
+        for (int t = 0; t < taps; t++)
+          wf[(((size_t)g * d->cig + c) * d->cog + o) * taps + (taps - 1 - t)] =
+              w[(((size_t)g * d->cog + o) * d->cig + c) * taps + t];
 }
 
 /* Images [from, to) of `batch` for thread t of nt: the same static split everywhere. */
@@ -106,12 +136,22 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
   }
 }
 
+/* dX of one image and group as the convolution of dY with the flipped filters. */
+static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n, int g, float *dx,
+                       bool dx_add, float *col) {
+  int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
+  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, col, (size_t)hw);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->cig, hw, kt, 1.0f, wf + (size_t)g * d->cig * kt, kt, col,
+              hw, dx_add ? 1.0f : 0.0f, dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw);
+}
+
 /* dW and db of images [from, to) into the thread's private buffers; dx if asked. */
 static void backward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x, const float *w,
-                            const float *dy, float *dx, bool dx_add, Scratch s) {
+                            const float *wf, const float *dy, float *dx, bool dx_add, Scratch s) {
   memset(s.dw, 0, sizeof(float) * (size_t)p->co * d->k);
   memset(s.db, 0, sizeof(float) * (size_t)p->co);
-  if (dx && !dx_add) memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
+  if (dx && !dx_add && !d->flip)
+    memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
@@ -127,6 +167,10 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed, (int)ld, s.col,
                   (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
       if (!dx) continue;
+      if (d->flip) {
+        for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s.col);
+        continue;
+      }
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d->k, (int)ld, d->cog, 1.0f,
                   w + (size_t)g * d->cog * d->k, d->k, s.packed, (int)ld, 0.0f, s.col, (int)ld);
       for (int j = 0; j < n; j++)
@@ -141,11 +185,13 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
   Dims d = dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
   size_t wsize = (size_t)p->co * d.k;
+  float *wf = flipped_filters(p, &d, ws);
+  if (dx && d.flip) flip_filters(p, &d, w, wf);
 #pragma omp parallel num_threads(threads)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     share(batch, t, nt, &from, &to);
-    backward_images(p, &d, from, to, x, w, dy, dx, dx_add, scratch(p, &d, ws, t));
+    backward_images(p, &d, from, to, x, w, wf, dy, dx, dx_add, scratch(p, &d, ws, t));
 #pragma omp barrier
 #pragma omp for schedule(static)
     for (size_t i = 0; i < wsize; i++) {
