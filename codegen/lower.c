@@ -204,7 +204,7 @@ static void lower_forward(Ctx *c, int i) {
     else sizes.i = shape_per_image(m->graph.values.data[op->output].shape);
     arg(c, k, sizes);
     arg_kind(c, k, ARG_BATCH);
-    CallArg ptrs = {.kind = ARG_PTRS};
+    CallArg ptrs = {.kind = ARG_INPUTS};
     for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, ptrs.ptrs, input(m, op, j));
     arg(c, k, ptrs);
     arg_ptr(c, k, output(m, op));
@@ -277,7 +277,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
       if (c->out->forward.data[j].op == i) fwd = &c->out->forward.data[j];
     arg(c, k, fwd->args.data[0]), arg(c, k, fwd->args.data[1]); /* n, sizes: as forward */
     arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, dy(m, op));
-    CallArg ptrs = {.kind = ARG_PTRS}, adds = {.kind = ARG_BOOLS};
+    CallArg ptrs = {.kind = ARG_OUTPUTS}, adds = {.kind = ARG_BOOLS};
     for (int j = 0; j < op->inputs.len; j++) {
       GradMode mode = b->input_grad.data[j];
       vec_push(c->a, ptrs.ptrs, mode == GRAD_NONE ? (Ptr){.null = true} : dy(m, producer(m, op->inputs.data[j])));

@@ -26,7 +26,8 @@ typedef enum {
   ARG_WORKSPACE,   /* float * */
   ARG_STRUCT,      /* const pointer to the op's kernel-parameter struct */
   ARG_PTR,
-  ARG_PTRS,        /* a local array of pointers (concat, add) */
+  ARG_INPUTS,      /* a local array of pointers the kernel reads (concat, add forward) */
+  ARG_OUTPUTS,     /* a local array of pointers it writes (their backward) */
   ARG_BOOLS,       /* a local array of bools */
   ARG_SIZES,       /* a constant array of int64_t */
   ARG_BOOL,

@@ -154,8 +154,11 @@ int main(int argc, char **argv) {
   o.pipeline.verify_each = true;
 #endif
   int status = parse_options(argc, argv, &o);
-  if (status >= 0 || o.list_passes) {
-    if (o.list_passes && status < 0) list_passes(), status = 0;
+  if (status < 0 && o.list_passes) {
+    list_passes();
+    status = 0;
+  }
+  if (status >= 0) {
     free(o.overrides);
     return status;
   }

@@ -54,7 +54,6 @@ static void *produce(void *arg) {
 
 void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch, bool shuffle,
                       uint64_t seed, int64_t first_iteration) {
-  memset(l, 0, sizeof *l);
   *l = (SwnLoader){.net = net, .data = data, .batch = batch, .shuffle = shuffle, .seed = seed,
                    .iters_per_epoch = swn_iterations_per_epoch(data->count, batch), .next = first_iteration,
                    .order_epoch = -1};

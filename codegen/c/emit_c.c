@@ -57,9 +57,9 @@ static void print_arg(FILE *f, const Call *c, const CallArg *a) {
     for (int i = 0; i < a->sizes.len; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", a->sizes.data[i]);
     fputc('}', f);
     break;
-  case ARG_PTRS: {
-    bool constant = strstr(c->fn, "_forward") != NULL; /* forward reads, backward writes */
-    fputs(constant ? "(const float *const[]){" : "(float *const[]){", f);
+  case ARG_INPUTS:
+  case ARG_OUTPUTS: {
+    fputs(a->kind == ARG_INPUTS ? "(const float *const[]){" : "(float *const[]){", f);
     for (int i = 0; i < a->ptrs.len; i++) {
       if (i) fputs(", ", f);
       print_ptr(f, a->ptrs.data[i]);
