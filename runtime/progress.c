@@ -10,6 +10,7 @@ void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t first, int6
                      .epochs = (total + per_epoch - 1) / per_epoch, .batch = (int)o->batch, .start = swn_now(),
                      .window_first = first};
   p->window_start = p->start;
+  p->last_accuracy = NAN;
   if (o->log_path) {
     p->log = fopen(o->log_path, "w");
     if (!p->log) swn_fatal_at(o->log_path, "cannot write the log");
@@ -63,6 +64,7 @@ void swn_progress_line(SwnProgress *p, int64_t iteration, float lr) {
 }
 
 void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy, int64_t images) {
+  p->last_accuracy = accuracy;
   if (!p->quiet)
     printf("%stest after epoch %lld: loss %.4f  accuracy %.2f%%  (%lld images)\n", p->tty ? "\r\033[K" : "",
            (long long)epoch, loss, 100 * accuracy, (long long)images);
@@ -76,8 +78,10 @@ void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float l
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images) {
   double seconds = swn_now() - p->start;
   if (p->tty && !p->quiet) printf("\r\033[K");
-  printf("trained %lld iterations (%lld images) in %s, %.0f images/s\n", (long long)iterations, (long long)images,
+  printf("trained %lld iterations (%lld images) in %s, %.0f images/s", (long long)iterations, (long long)images,
          swn_duration(seconds), seconds > 0 ? (double)images / seconds : 0);
+  if (!isnan(p->last_accuracy)) printf("; test accuracy %.2f%%", 100 * p->last_accuracy);
+  putchar('\n');
   if (p->log) {
     fprintf(p->log, "{\"event\":\"done\",\"iterations\":%lld,\"images\":%lld,\"seconds\":%.3f}\n",
             (long long)iterations, (long long)images, seconds);

@@ -26,6 +26,7 @@ typedef struct SwnProgress {
   int64_t window_first;
   double loss_sum;
   int loss_count;
+  float last_accuracy; /* of the latest evaluation, or NAN */
 } SwnProgress;
 
 void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t first, int64_t total, int64_t per_epoch);

@@ -188,6 +188,11 @@ static void test_batchnorm(void) {
   v /= batch * p.hw - 1;
   CHECK(fabs(c.aux2[0] - 0.1 * m) < 1e-5);
   CHECK(fabs(c.aux2[p.c] - (0.9 + 0.1 * v)) < 1e-5);
+  /* inference mode normalises with the running statistics */
+  swk_batchnorm_forward(&p, batch, false, c.in[0], c.in[1], c.in[2], c.y, c.aux, c.aux2);
+  int64_t at = 2 * p.c * p.hw + 1 * p.hw + 3; /* image 2, channel 1, pixel 3 */
+  float expect = (c.in[0][at] - c.aux2[1]) / sqrtf(c.aux2[p.c + 1] + p.eps) * c.in[1][1] + c.in[2][1];
+  CHECK(fabsf(c.y[at] - expect) < 1e-5f);
   free(dx), free(ds), free(dsh), free(c.in[0]), free(c.in[1]), free(c.in[2]), free(c.y), free(c.r), free(c.aux),
       free(c.aux2);
 }
