@@ -324,6 +324,8 @@ int main(void) {
                         .ph = 1, .pw = 2, .groups = 1, .bias = false}, 3); /* wide stride and pad */
     test_conv((SwkConv){.ci = 4, .h = 6, .w = 5, .co = 6, .ho = 6, .wo = 6, .kh = 3, .kw = 2, .sh = 1, .sw = 1,
                         .ph = 1, .pw = 1, .groups = 2, .bias = true}, 3); /* stride 1: dX by flipped filters */
+    test_conv((SwkConv){.ci = 2, .h = 7, .w = 6, .co = 3, .ho = 5, .wo = 4, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+                        .groups = 1, .bias = true}, 3); /* stride 1, "valid": dX by col2im */
     test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
                         .max = true}, 2);
     test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
