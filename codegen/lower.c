@@ -320,7 +320,8 @@ static void lower_workspace(Ctx *c, int i) {
 
 /* ------------------------------------------------------------------ the module */
 
-int64_t param_fan_in(const Param *p) {
+/* Inputs feeding one output of a weight (for xavier and msra initialisation). */
+static int64_t param_fan_in(const Param *p) {
   if (p->role != PARAM_WEIGHT) return 1;
   return shape_per_image(p->shape); /* conv: ci/g * kh * kw; fc: inputs */
 }
@@ -362,6 +363,41 @@ static bool find_io(const Module *m, Lowered *out) {
   return true;
 }
 
+/* The tables the runtime reads: parameters, state, metrics, and where input and labels go. */
+static void describe(Ctx *c) {
+  const Module *m = c->m;
+  const Graph *g = &m->graph;
+  Lowered *l = c->out;
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    for (int k = 0; k < op->params.len; k++) {
+      const Param *p = &op->params.data[k];
+      ParamEntry e = {p->name, p->shape.rank, {0}, p->offset, shape_elems(p->shape), param_fan_in(p),
+                      p->lr_mult, p->decay_mult, p->init_arg, p->init};
+      for (int d = 0; d < p->shape.rank; d++) e.dims[d] = p->shape.dim[d];
+      vec_push(c->a, l->params, e);
+    }
+    if (op->state_words) {
+      int64_t half = op->state_words / 2;
+      StateEntry mean = {arena_printf(c->a, "%s.running_mean", op->name), op->state_offset, half, 0.0};
+      StateEntry var = {arena_printf(c->a, "%s.running_var", op->name), op->state_offset + half, half, 1.0};
+      vec_push(c->a, l->state, mean);
+      vec_push(c->a, l->state, var);
+    }
+    if (op->kind == OP_SOFTMAX_LOSS || op->kind == OP_ACCURACY) {
+      MetricEntry e = {op->name, m->plan.buffers.data[op->out_buf].offset, op->kind == OP_SOFTMAX_LOSS};
+      vec_push(c->a, l->metrics, e);
+    }
+  }
+  Shape in = g->values.data[g->ops.data[l->input_op].output].shape;
+  l->in_c = in.dim[1];
+  l->in_h = in.rank == 4 ? in.dim[2] : 1;
+  l->in_w = in.rank == 4 ? in.dim[3] : 1;
+  l->input_offset = m->plan.buffers.data[g->ops.data[l->input_op].out_buf].offset;
+  l->label_offset = m->plan.buffers.data[g->ops.data[l->label_op].out_buf].offset;
+  l->classes = g->values.data[g->ops.data[l->loss_op].inputs.data[0]].shape.dim[1];
+}
+
 /* A relative data path names a file beside the .swn file; made absolute so the program runs
  * from any directory. */
 static const char *resolve_path(Arena *a, const char *source, const char *path) {
@@ -394,5 +430,6 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i]);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   out->hash = network_hash(m);
+  describe(&c);
   return true;
 }

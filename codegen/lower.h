@@ -69,6 +69,28 @@ typedef struct KernelStruct {
 
 typedef VEC(Call) CallList;
 
+/* The runtime's descriptor tables (runtime/swnc_rt.h), as values. */
+typedef struct ParamEntry {
+  const char *name;
+  int rank;
+  int64_t dims[4];
+  int64_t offset, count, fan_in;
+  double lr_mult, decay_mult, init_arg;
+  int init;
+} ParamEntry;
+
+typedef struct StateEntry {
+  const char *name;
+  int64_t offset, count;
+  double init;
+} StateEntry;
+
+typedef struct MetricEntry {
+  const char *name;
+  int64_t offset;
+  bool is_loss;
+} MetricEntry;
+
 typedef struct Lowered {
   const Module *m;
   VEC(KernelStruct) structs; /* per op */
@@ -76,6 +98,10 @@ typedef struct Lowered {
   int input_op, label_op, loss_op;
   uint64_t hash;
   StrList train_files, test_files; /* the data section's, relative ones made absolute */
+  VEC(ParamEntry) params;
+  VEC(StateEntry) state;
+  VEC(MetricEntry) metrics;
+  int64_t in_c, in_h, in_w, input_offset, label_offset, classes;
 } Lowered;
 
 /* Lowers `m` (after all passes); `source` is the .swn path, against whose directory relative
@@ -83,7 +109,6 @@ typedef struct Lowered {
  * (e.g. not exactly one input and one label layer). */
 bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out);
 
-/* Inputs feeding one output of a weight (for xavier and msra initialisation). */
-int64_t param_fan_in(const Param *p);
+
 
 #endif

@@ -127,45 +127,33 @@ static void print_functions(FILE *f, const Lowered *l) {
 }
 
 static void print_tables(FILE *f, const Lowered *l) {
-  const Module *m = l->m;
-  const Graph *g = &m->graph;
+  const Graph *g = &l->m->graph;
   static const char *const roles_init[] = {"SWN_INIT_XAVIER", "SWN_INIT_MSRA", "SWN_INIT_GAUSSIAN",
                                            "SWN_INIT_UNIFORM", "SWN_INIT_CONSTANT"};
   fputs("\nstatic const char *const layers[] = {\n", f);
   for (int i = 0; i < g->ops.len; i++) fprintf(f, "  \"%s\",\n", g->ops.data[i].name);
   fprintf(f, "};\n\nstatic const SwnParamInfo params[] = {\n");
-  int nparams = 0, nstate = 0, nmetrics = 0;
-  for (int i = 0; i < g->ops.len; i++) {
-    const Op *op = &g->ops.data[i];
-    for (int k = 0; k < op->params.len; k++, nparams++) {
-      const Param *p = &op->params.data[k];
-      fprintf(f, "  {\"%s\", %d, {", p->name, p->shape.rank);
-      for (int d = 0; d < p->shape.rank; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", p->shape.dim[d]);
-      fprintf(f, "}, %" PRId64 ", %" PRId64 ", ", p->offset, shape_elems(p->shape));
-      print_float(f, p->lr_mult), fputs(", ", f), print_float(f, p->decay_mult);
-      fprintf(f, ", %s, ", roles_init[p->init]), print_float(f, p->init_arg);
-      fprintf(f, ", %" PRId64 "},\n", param_fan_in(p));
-    }
+  for (int i = 0; i < l->params.len; i++) {
+    const ParamEntry *p = &l->params.data[i];
+    fprintf(f, "  {\"%s\", %d, {", p->name, p->rank);
+    for (int d = 0; d < p->rank; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", p->dims[d]);
+    fprintf(f, "}, %" PRId64 ", %" PRId64 ", ", p->offset, p->count);
+    print_float(f, p->lr_mult), fputs(", ", f), print_float(f, p->decay_mult);
+    fprintf(f, ", %s, ", roles_init[p->init]), print_float(f, p->init_arg);
+    fprintf(f, ", %" PRId64 "},\n", p->fan_in);
   }
   fputs("  {0}\n};\n\nstatic const SwnStateInfo state[] = {\n", f);
-  for (int i = 0; i < g->ops.len; i++) {
-    const Op *op = &g->ops.data[i];
-    if (!op->state_words) continue;
-    int64_t half = op->state_words / 2;
-    fprintf(f, "  {\"%s.running_mean\", %" PRId64 ", %" PRId64 ", 0.0f},\n", op->name, op->state_offset, half);
-    fprintf(f, "  {\"%s.running_var\", %" PRId64 ", %" PRId64 ", 1.0f},\n", op->name, op->state_offset + half, half);
-    nstate += 2;
+  for (int i = 0; i < l->state.len; i++) {
+    const StateEntry *s = &l->state.data[i];
+    fprintf(f, "  {\"%s\", %" PRId64 ", %" PRId64 ", ", s->name, s->offset, s->count);
+    print_float(f, s->init), fputs("},\n", f);
   }
   fputs("  {0}\n};\n\nstatic const SwnMetric metrics[] = {\n", f);
-  for (int i = 0; i < g->ops.len; i++) {
-    const Op *op = &g->ops.data[i];
-    if (op->kind != OP_SOFTMAX_LOSS && op->kind != OP_ACCURACY) continue;
-    fprintf(f, "  {\"%s\", %" PRId64 ", %s},\n", op->name, m->plan.buffers.data[op->out_buf].offset,
-            op->kind == OP_SOFTMAX_LOSS ? "true" : "false");
-    nmetrics++;
-  }
+  for (int i = 0; i < l->metrics.len; i++)
+    fprintf(f, "  {\"%s\", %" PRId64 ", %s},\n", l->metrics.data[i].name, l->metrics.data[i].offset,
+            l->metrics.data[i].is_loss ? "true" : "false");
   fprintf(f, "  {0}\n};\n");
-  fprintf(f, "enum { NPARAMS = %d, NSTATE = %d, NMETRICS = %d };\n", nparams, nstate, nmetrics);
+  fprintf(f, "enum { NPARAMS = %d, NSTATE = %d, NMETRICS = %d };\n", l->params.len, l->state.len, l->metrics.len);
 }
 
 static void print_file_list(FILE *f, const char *name, const StrList *files) {
@@ -182,8 +170,6 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
   const Graph *g = &m->graph;
   const TrainConfig *t = &m->train;
   const DataConfig *d = &m->data;
-  Shape in = g->values.data[g->ops.data[l->input_op].output].shape;
-  const Op *loss = &g->ops.data[l->loss_op];
   static const char *const policies[] = {"SWN_LR_FIXED", "SWN_LR_STEP", "SWN_LR_MULTISTEP", "SWN_LR_INV", "SWN_LR_POLY"};
   static const char *const sources[] = {"SWN_DATA_IDX", "SWN_DATA_CIFAR", "SWN_DATA_SYNTHETIC"};
   fputs("\nstatic const SwnNetwork network = {\n  .name = ", f);
@@ -197,12 +183,9 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
   fprintf(f, "  .layers = layers, .nlayers = %d,\n", g->ops.len);
   fputs("  .params = params, .nparams = NPARAMS, .state = state, .nstate = NSTATE,\n", f);
   fputs("  .metrics = metrics, .nmetrics = NMETRICS,\n", f);
-  fprintf(f, "  .in_c = %" PRId64 ", .in_h = %" PRId64 ", .in_w = %" PRId64 ",\n", in.dim[1],
-          in.rank == 4 ? in.dim[2] : 1, in.rank == 4 ? in.dim[3] : 1);
+  fprintf(f, "  .in_c = %" PRId64 ", .in_h = %" PRId64 ", .in_w = %" PRId64 ",\n", l->in_c, l->in_h, l->in_w);
   fprintf(f, "  .input_offset = %" PRId64 ", .label_offset = %" PRId64 ", .classes = %" PRId64 ",\n",
-          m->plan.buffers.data[g->ops.data[l->input_op].out_buf].offset,
-          m->plan.buffers.data[g->ops.data[l->label_op].out_buf].offset,
-          g->values.data[loss->inputs.data[0]].shape.dim[1]);
+          l->input_offset, l->label_offset, l->classes);
   fprintf(f, "  .train = {\n    .batch = %" PRId64 ", .test_batch = %" PRId64 ", .epochs = %" PRId64
              ", .iterations = %" PRId64 ",\n    .lr = ",
           t->batch, t->test_batch, t->epochs, t->iterations);
@@ -229,10 +212,9 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
 /* Checks what the runtime's fixed-size tables can hold. */
 static bool check_limits(const Lowered *l) {
   const Module *m = l->m;
-  Shape in = m->graph.values.data[m->graph.ops.data[l->input_op].output].shape;
-  if (m->data.mean.n > 4 || (m->data.mean.n > 1 && m->data.mean.n != in.dim[1])) {
+  if (m->data.mean.n > 4 || (m->data.mean.n > 1 && m->data.mean.n != l->in_c)) {
     diag_error(m->loc, "data.mean has %d values, but the input has %lld channels (give one value or one per channel)",
-               m->data.mean.n, (long long)in.dim[1]);
+               m->data.mean.n, (long long)l->in_c);
     return false;
   }
   return true;
