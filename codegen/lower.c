@@ -431,5 +431,11 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   out->hash = network_hash(m);
   describe(&c);
+  /* what the runtime's fixed-size tables can hold */
+  if (m->data.mean.n > 4 || (m->data.mean.n > 1 && m->data.mean.n != out->in_c)) {
+    diag_error(m->loc, "data.mean has %d values, but the input has %lld channels (give one value or one per channel)",
+               m->data.mean.n, (long long)out->in_c);
+    return false;
+  }
   return true;
 }

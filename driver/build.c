@@ -121,18 +121,26 @@ static bool run(char **argv, bool verbose) {
   return false;
 }
 
-bool build_executable(const Module *m, const char *source, const BuildOptions *o) {
-  const char *dir = find_runtime(o, o->target);
-  if (!dir) return false;
-  char c_path[] = "/tmp/swnc-XXXXXX.c";
-  int fd = mkstemps(c_path, 2);
+/* Writes the program's C source, or its LLVM object, to a new temporary file. */
+static bool write_program(const Module *m, const char *source, const BuildOptions *o, char *path) {
+  int fd = mkstemps(path, 2);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
     diag_error((SrcLoc){0}, "cannot create a temporary file: %s", strerror(errno));
     return false;
   }
-  bool ok = emit_c(m, source, f);
+  bool ok = o->llvm ? true : emit_c(m, source, f);
   ok &= fclose(f) == 0;
+  if (ok && o->llvm) ok = llvm_write(m, source, &o->llvm_options, LLVM_OBJECT, path);
+  return ok;
+}
+
+bool build_executable(const Module *m, const char *source, const BuildOptions *o) {
+  const char *dir = find_runtime(o, o->target);
+  if (!dir) return false;
+  char c_path[] = "/tmp/swnc-XXXXXX.c", o_path[] = "/tmp/swnc-XXXXXX.o";
+  char *program = o->llvm ? o_path : c_path;
+  bool ok = write_program(m, source, o, program);
   if (ok) {
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     const char *cflags = getenv("CFLAGS") ? getenv("CFLAGS") : "-O2";
@@ -145,7 +153,7 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     char *argv[128];
     int n = split_words(cc_words, argv, 8);
     n += split_words(flag_words, argv + n, 40);
-    char *fixed[] = {"-std=gnu11", include, c_path, "-o", (char *)o->output, target_lib, rt_lib};
+    char *fixed[] = {"-std=gnu11", include, program, "-o", (char *)o->output, target_lib, rt_lib};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) argv[n++] = fixed[i];
     n += split_words(link_words, argv + n, 60);
     argv[n] = NULL;
@@ -153,7 +161,18 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     free(cc_words), free(flag_words), free(link_words);
     free(include_dir), free(include), free(target_lib), free(rt_lib);
   }
-  if (ok) unlink(c_path);
-  else fprintf(stderr, "swnc: note: the generated C is kept in %s\n", c_path);
+  if (ok || o->llvm) unlink(program);
+  else fprintf(stderr, "swnc: note: the generated C is kept in %s\n", program);
+  return ok;
+}
+
+bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int argc, char **argv, int *status) {
+  const char *dir = find_runtime(o, o->target);
+  if (!dir) return false;
+  char lib[64];
+  snprintf(lib, sizeof lib, "lib/libswnc_%.32s.so", o->target);
+  char *so = join(dir, lib);
+  bool ok = llvm_run(m, source, &o->llvm_options, so, argc, argv, status);
+  free(so);
   return ok;
 }

@@ -14,7 +14,7 @@
 #define SWNC_VERSION "unknown"
 #endif
 
-typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT, EMIT_C, EMIT_EXE } EmitKind;
+typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT, EMIT_C, EMIT_LLVM, EMIT_BC, EMIT_ASM, EMIT_OBJ, EMIT_EXE } EmitKind;
 
 typedef struct Options {
   const char *input;
@@ -26,18 +26,28 @@ typedef struct Options {
   Override *overrides;
   int noverrides;
   BuildOptions build;
+  bool run;          /* swnc run: compile in memory and run now */
+  int program_argc;  /* for run: the arguments after -- */
+  char **program_argv;
 } Options;
 
 static void usage(FILE *f) {
   fputs("usage: swnc [options] FILE.swn\n"
+        "       swnc run [options] FILE.swn [-- PROGRAM OPTIONS]\n"
         "\n"
-        "Compiles a network description. See docs/language.md for the language.\n"
+        "Compiles a network description into a training program (docs/language.md, docs/runtime.md).\n"
+        "'swnc run' compiles it in memory with LLVM and runs it now, passing the options after --.\n"
         "\n"
         "options:\n"
         "  -o FILE              write the output to FILE; without --emit, build the training\n"
         "                       program FILE (an executable)\n"
         "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
-        "                       passes), dot (Graphviz), c (the training program's C source)\n"
+        "                       passes), dot (Graphviz), c (the training program's C source),\n"
+        "                       llvm (LLVM IR), bc (LLVM bitcode), asm, obj (needs -o)\n"
+        "  --backend=NAME       how -o builds the program: c (default: C and $CC) or llvm (an\n"
+        "                       object from LLVM, linked with $CC)\n"
+        "  --triple=TRIPLE      LLVM target triple for llvm, bc, asm and obj (default: the host)\n"
+        "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
         "  --target=NAME        the kernel set to build for: host (default)\n"
         "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
         "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
@@ -68,7 +78,7 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
-       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR };
+       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE };
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, Options *o) {
@@ -79,11 +89,25 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"verify-each", no_argument, 0, OPT_VERIFY},    {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
       {"help", no_argument, 0, 'h'},                  {"version", no_argument, 0, OPT_VERSION},
       {"target", required_argument, 0, OPT_TARGET},   {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
+      {"backend", required_argument, 0, OPT_BACKEND}, {"triple", required_argument, 0, OPT_TRIPLE},
       {0, 0, 0, 0}};
   o->overrides = calloc((size_t)argc, sizeof *o->overrides);
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":o:D:hv", longs, NULL)) != -1) {
+  if (argc > 1 && !strcmp(argv[1], "run")) { /* the subcommand: shift it away */
+    o->run = true;
+    argv[1] = argv[0];
+    argv++, argc--;
+    /* the program's arguments: everything after the first "--", hidden from getopt */
+    for (int i = 1; i < argc; i++)
+      if (!strcmp(argv[i], "--")) {
+        o->program_argc = argc - i;
+        o->program_argv = argv + i; /* argv[i] ("--") becomes the program's argv[0] */
+        argc = i;
+        break;
+      }
+  }
+  while ((c = getopt_long(argc, argv, ":o:D:O:hv", longs, NULL)) != -1) {
     switch (c) {
     case 'o': o->output = optarg; break;
     case 'D': o->overrides[o->noverrides++].text = optarg; break;
@@ -93,7 +117,11 @@ static int parse_options(int argc, char **argv, Options *o) {
       if (!strcmp(optarg, "ir")) o->emit = EMIT_IR;
       else if (!strcmp(optarg, "dot")) o->emit = EMIT_DOT;
       else if (!strcmp(optarg, "c")) o->emit = EMIT_C;
-      else return usage_error("unknown --emit kind '%s' (ir, dot, c)", optarg);
+      else if (!strcmp(optarg, "llvm")) o->emit = EMIT_LLVM;
+      else if (!strcmp(optarg, "bc")) o->emit = EMIT_BC;
+      else if (!strcmp(optarg, "asm")) o->emit = EMIT_ASM;
+      else if (!strcmp(optarg, "obj")) o->emit = EMIT_OBJ;
+      else return usage_error("unknown --emit kind '%s' (ir, dot, c, llvm, bc, asm, obj)", optarg);
       break;
     case OPT_STATS: o->stats = true; break;
     case OPT_PASSES: o->list_passes = true; break;
@@ -109,6 +137,15 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->build.target = optarg;
       break;
     case OPT_RUNTIME_DIR: o->build.runtime_dir = optarg; break;
+    case OPT_BACKEND:
+      if (strcmp(optarg, "c") && strcmp(optarg, "llvm")) return usage_error("unknown backend '%s' (c, llvm)", optarg);
+      o->build.llvm = !strcmp(optarg, "llvm");
+      break;
+    case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
+    case 'O':
+      if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') return usage_error("-O takes 0 to 3, not '%s'", optarg);
+      o->build.llvm_options.opt_level = optarg[0] - '0';
+      break;
     case 'v': o->build.verbose = true; break;
     case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
     default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -116,9 +153,16 @@ static int parse_options(int argc, char **argv, Options *o) {
   }
   if (o->list_passes) return -1;
   if (optind >= argc) return usage_error("no input file%s", "");
-  if (optind + 1 < argc) return usage_error("more than one input file ('%s')", argv[optind + 1]);
   o->input = argv[optind];
+  if (optind + 1 < argc) return usage_error("more than one input file ('%s')", argv[optind + 1]);
+  if (o->run) {
+    static char *no_arguments[] = {NULL, NULL};
+    if (!o->program_argv) o->program_argv = no_arguments, o->program_argc = 1;
+    o->program_argv[0] = (char *)"swnc-run";
+    return -1;
+  }
   if (o->emit == EMIT_NONE && o->output) o->emit = EMIT_EXE;
+  if ((o->emit == EMIT_OBJ || o->emit == EMIT_BC) && !o->output) return usage_error("--emit=%s needs -o FILE", o->emit == EMIT_OBJ ? "obj" : "bc");
   o->build.output = o->output;
   return -1;
 }
@@ -129,9 +173,17 @@ static void list_passes(void) {
   for (int i = 0; i < n; i++) printf("%-14s %s\n", p[i].name, p[i].summary);
 }
 
+static bool write_llvm(const Options *o, const Module *m) {
+  static const LlvmOutput kinds[] = {[EMIT_LLVM] = LLVM_IR, [EMIT_BC] = LLVM_BITCODE, [EMIT_ASM] = LLVM_ASSEMBLY,
+                                     [EMIT_OBJ] = LLVM_OBJECT};
+  const char *path = o->output ? o->output : "/dev/stdout";
+  return llvm_write(m, o->input, &o->build.llvm_options, kinds[o->emit], path);
+}
+
 static bool write_output(const Options *o, const Module *m) {
   if (o->emit == EMIT_NONE) return true;
   if (o->emit == EMIT_EXE) return build_executable(m, o->input, &o->build);
+  if (o->emit >= EMIT_LLVM && o->emit <= EMIT_OBJ) return write_llvm(o, m);
   FILE *f = o->output ? fopen(o->output, "w") : stdout;
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write '%s': %s", o->output, strerror(errno));
@@ -149,7 +201,7 @@ static bool write_output(const Options *o, const Module *m) {
 }
 
 int main(int argc, char **argv) {
-  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host"}};
+  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host", .llvm_options = {.opt_level = 2}}};
 #ifndef NDEBUG
   o.pipeline.verify_each = true;
 #endif
@@ -165,6 +217,13 @@ int main(int argc, char **argv) {
   Module *m = frontend_parse_file(o.input, o.overrides, o.noverrides);
   bool ok = m && diag_error_count() == 0 && pipeline_run(m, &o.pipeline);
   if (ok && o.stats) ir_print_stats(stdout, m);
+  if (ok && o.run) {
+    int status = 1;
+    ok = run_in_jit(m, o.input, &o.build, o.program_argc, o.program_argv, &status);
+    module_free(m);
+    free(o.overrides);
+    return ok ? status : 1;
+  }
   if (ok) ok = write_output(&o, m);
   module_free(m);
   free(o.overrides);
