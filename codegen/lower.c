@@ -426,7 +426,18 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
     vec_push(a, out->structs, s);
   }
   for (int i = 0; i < m->schedule.forward.len; i++) lower_forward(&c, m->schedule.forward.data[i]);
-  for (int i = 0; i < m->schedule.backward.len; i++) lower_backward(&c, &m->schedule.backward.data[i]);
+  for (int i = 0; i < m->schedule.backward.len; i++) {
+    lower_backward(&c, &m->schedule.backward.data[i]);
+    for (int b = 0; b < m->fusion.buckets.len; b++) /* buckets this step completes */
+      if (m->fusion.buckets.data[b].ready_step == i) {
+        const Bucket *bk = &m->fusion.buckets.data[b];
+        Call *k = begin(&c, &out->backward, "swn_gradients_ready", m->schedule.backward.data[i].op);
+        arg_kind(&c, k, ARG_STEP), arg_int(&c, k, b);
+        arg(&c, k, (CallArg){.kind = ARG_INT64, .i = bk->offset});
+        arg(&c, k, (CallArg){.kind = ARG_INT64, .i = bk->words});
+      }
+  }
+  out->nbuckets = m->fusion.buckets.len;
   for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i]);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   out->hash = network_hash(m);

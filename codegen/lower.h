@@ -36,6 +36,7 @@ typedef enum {
   ARG_LR,          /* float: the step's learning rate times `scale` */
   ARG_DECAY,       /* float: the weight decay times `scale` */
   ARG_MOMENTUM,    /* float: the momentum coefficient */
+  ARG_STEP,        /* SwnStep *: the step itself */
 } ArgKind;
 
 typedef struct CallArg {
@@ -102,6 +103,7 @@ typedef struct Lowered {
   VEC(StateEntry) state;
   VEC(MetricEntry) metrics;
   int64_t in_c, in_h, in_w, input_offset, label_offset, classes;
+  int nbuckets;
 } Lowered;
 
 /* Lowers `m` (after all passes); `source` is the .swn path, against whose directory relative

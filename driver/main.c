@@ -48,6 +48,8 @@ static void usage(FILE *f) {
         "                       object from LLVM, linked with $CC)\n"
         "  --triple=TRIPLE      LLVM target triple for llvm, bc, asm and obj (default: the host)\n"
         "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
+        "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
+        "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
         "  --target=NAME        the kernel set to build for: host (default)\n"
         "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
         "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
@@ -78,7 +80,19 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
-       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE };
+       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE, OPT_FUSION };
+
+/* "4M", "65536", "0", "inf" -> bytes; -1 if malformed. */
+static int64_t parse_bytes(const char *text) {
+  if (!strcmp(text, "inf")) return INT64_MAX;
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+  if (shift) end++;
+  if (errno || end == text || *end || v < 0 || v > (INT64_MAX >> shift)) return -1;
+  return (int64_t)v << shift;
+}
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, Options *o) {
@@ -90,6 +104,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"help", no_argument, 0, 'h'},                  {"version", no_argument, 0, OPT_VERSION},
       {"target", required_argument, 0, OPT_TARGET},   {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
       {"backend", required_argument, 0, OPT_BACKEND}, {"triple", required_argument, 0, OPT_TRIPLE},
+      {"fusion-threshold", required_argument, 0, OPT_FUSION},
       {0, 0, 0, 0}};
   o->overrides = calloc((size_t)argc, sizeof *o->overrides);
   opterr = 0;
@@ -142,6 +157,10 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->build.llvm = !strcmp(optarg, "llvm");
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
+    case OPT_FUSION:
+      if ((fusion_threshold = parse_bytes(optarg)) < 0)
+        return usage_error("--fusion-threshold takes bytes (4194304, 64K, 4M, 1G), 0 or inf, not '%s'", optarg);
+      break;
     case 'O':
       if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') return usage_error("-O takes 0 to 3, not '%s'", optarg);
       o->build.llvm_options.opt_level = optarg[0] - '0';

@@ -302,6 +302,21 @@ typedef struct MemPlan {
   int64_t naive_image_words; /* what the per-image region would take without reuse */
 } MemPlan;
 
+/* ---------------------------------------------------------------- gradient fusion */
+
+/* A contiguous span of the gradient pool that is communicated as one message. */
+typedef struct Bucket {
+  int64_t offset, words;  /* in the gradient pool */
+  int first_param, nparams; /* in pool order: the parameters of update_ops, in turn */
+  int ready_step;         /* the backward step after which every gradient in it is final */
+} Bucket;
+
+typedef struct Fusion {
+  bool cut;
+  int64_t threshold;      /* bytes; 0: one bucket per tensor; INT64_MAX: one bucket */
+  VEC(Bucket) buckets;    /* in the order backward completes them */
+} Fusion;
+
 /* ---------------------------------------------------------------- settings */
 
 typedef enum { OPT_SGD } OptimizerKind;
@@ -356,6 +371,7 @@ struct Module {
   DataConfig data;
   Schedule schedule;
   MemPlan plan;
+  Fusion fusion;
 };
 
 Module *module_new(void);

@@ -1,6 +1,7 @@
 /* The IR text form (docs/ir.md): the graph, one op per line, then the settings and the
  * training schedule. Stable: tests compare it byte for byte. */
 #include <limits.h>
+#include <stdlib.h>
 
 #include "ir.h"
 
@@ -99,6 +100,33 @@ static void print_plan(FILE *f, const Module *m) {
   fputs("}\n", f);
 }
 
+static void print_fusion(FILE *f, const Module *m) {
+  const Fusion *fu = &m->fusion;
+  fputs("fusion {\n  threshold ", f);
+  if (fu->threshold == INT64_MAX) fputs("inf", f);
+  else fprintf(f, "%lld bytes", (long long)fu->threshold);
+  fprintf(f, ", %d bucket%s\n", fu->buckets.len, fu->buckets.len == 1 ? "" : "s");
+  /* parameters in pool order, to name each bucket's tensors */
+  int count = 0;
+  for (int k = 0; k < m->schedule.update_ops.len; k++) count += m->graph.ops.data[m->schedule.update_ops.data[k]].params.len;
+  const Param **order = calloc((size_t)count + 1, sizeof *order);
+  int n = 0;
+  for (int k = 0; k < m->schedule.update_ops.len; k++) {
+    const Op *op = &m->graph.ops.data[m->schedule.update_ops.data[k]];
+    for (int p = 0; p < op->params.len; p++) order[n++] = &op->params.data[p];
+  }
+  for (int b = 0; b < fu->buckets.len; b++) {
+    const Bucket *bk = &fu->buckets.data[b];
+    const BackwardStep *ready = &m->schedule.backward.data[bk->ready_step];
+    fprintf(f, "  bucket %d @ %lld +%lld (%lld bytes) ready after backward %s:", b, (long long)bk->offset,
+            (long long)bk->words, (long long)bk->words * 4, m->graph.ops.data[ready->op].name);
+    for (int p = 0; p < bk->nparams; p++) fprintf(f, " %s", order[bk->first_param + p]->name);
+    fputc('\n', f);
+  }
+  free(order);
+  fputs("}\n", f);
+}
+
 void ir_print(FILE *f, const Module *m) {
   fprintf(f, "network %s {\n", m->name ? m->name : "?");
   for (int i = 0; i < m->graph.ops.len; i++) print_op(f, m, &m->graph.ops.data[i]);
@@ -107,4 +135,5 @@ void ir_print(FILE *f, const Module *m) {
   print_section(f, "data", data_fields, &m->data);
   if (m->schedule.lowered) print_schedule(f, m);
   if (m->plan.planned) print_plan(f, m);
+  if (m->fusion.cut) print_fusion(f, m);
 }

@@ -110,6 +110,28 @@ static bool verify_plan(const Module *m) {
   return ok;
 }
 
+/* Buckets tile the gradient pool in order; each is complete at its step; all but the last
+ * reach the threshold. */
+static bool verify_fusion(const Module *m) {
+  const Fusion *f = &m->fusion;
+  bool ok = true;
+  int64_t at = 0;
+  for (int b = 0; b < f->buckets.len; b++) {
+    const Bucket *bk = &f->buckets.data[b];
+    if (bk->offset != at || bk->words <= 0) ok = fail("gradient bucket %d does not continue the pool", b);
+    if (bk->ready_step < 0 || bk->ready_step >= m->schedule.backward.len) ok = fail("gradient bucket %d has no step", b);
+    if (b > 0 && bk->ready_step < f->buckets.data[b - 1].ready_step)
+      ok = fail("gradient bucket %d is completed before bucket %d", b, b - 1);
+    if (b + 1 < f->buckets.len && bk->words * 4 < f->threshold && f->threshold > 0)
+      ok = fail("gradient bucket %d is smaller than the threshold", b);
+    at += bk->words;
+  }
+  int64_t updated = 0;
+  for (int k = 0; k < m->schedule.update_ops.len; k++) updated += op_param_count(&m->graph.ops.data[m->schedule.update_ops.data[k]]);
+  if (at != updated) ok = fail("the gradient buckets cover %lld of %lld words", (long long)at, (long long)updated);
+  return ok;
+}
+
 bool ir_verify(const Module *m) {
   if (!m->elaborated) return true;
   Arena scratch = {0};
@@ -124,6 +146,7 @@ bool ir_verify(const Module *m) {
   }
   if (m->schedule.lowered) ok &= verify_schedule(m);
   if (m->plan.planned) ok &= verify_plan(m);
+  if (m->fusion.cut) ok &= verify_fusion(m);
   arena_free(&scratch);
   return ok;
 }

@@ -7,6 +7,7 @@ static const Pass passes[] = {
     {"verify", "check the IR's invariants", pass_verify},
     {"schedule", "lower training into forward, backward and update steps", pass_schedule},
     {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan},
+    {"fusion", "cut the gradient pool into buckets and mark where backward completes each", pass_fusion},
 };
 
 const Pass *pipeline_passes(int *count) {

@@ -80,7 +80,12 @@ typedef struct SwnStep {
   uint64_t iteration;         /* and the iteration */
   uint64_t first_image;       /* and the global index of the image */
   float momentum_coef, weight_decay;
+  int buckets_ready;          /* gradient buckets completed in this backward pass */
 } SwnStep;
+
+/* Called by backward where a gradient bucket (a span of the gradient pool, docs/ir.md) becomes
+ * complete. One process has nothing to send: it checks the order. */
+void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words);
 
 typedef struct SwnNetwork {
   const char *name, *source;
@@ -103,6 +108,7 @@ typedef struct SwnNetwork {
   void (*forward)(SwnStep *s, bool train);
   void (*backward)(SwnStep *s);
   void (*update)(SwnStep *s, float lr);
+  int nbuckets;               /* gradient buckets per backward pass */
 } SwnNetwork;
 
 /* The generated program's main: parses the command line and trains or evaluates. */

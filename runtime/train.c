@@ -19,6 +19,12 @@ typedef struct Trainer {
   SwnProfile *profile;
 } Trainer;
 
+void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
+  (void)offset, (void)words; /* a distributed program starts the bucket's allreduce here */
+  if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
+  s->buckets_ready++;
+}
+
 static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
 static int32_t *labels_of(const Trainer *t) {
   return (int32_t *)(t->step.image + t->net->label_offset * t->step.batch);
@@ -94,7 +100,10 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_loader_next(loader, it, input_of(t), labels_of(t));
   t->step.profile = t->o.profile ? t->profile : NULL;
   t->net->forward(&t->step, true);
+  t->step.buckets_ready = 0;
   t->net->backward(&t->step);
+  if (t->step.buckets_ready != t->net->nbuckets)
+    swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
   float lr = swn_learning_rate(&t->net->train, it, total);
   t->net->update(&t->step, lr);
   t->step.profile = NULL; /* evaluation is not profiled */

@@ -22,7 +22,7 @@ contains "$tmp/out" "usage: swnc [options] FILE.swn" "--help"
 expect_status 0 "--version" "$swnc" --version
 contains "$tmp/out" "swnc 0." "--version"
 expect_status 0 "--passes" "$swnc" --passes
-for p in elaborate infer-shapes verify schedule memplan; do contains "$tmp/out" "$p" "--passes"; done
+for p in elaborate infer-shapes verify schedule memplan fusion; do contains "$tmp/out" "$p" "--passes"; done
 
 expect_status 2 "no input" "$swnc"
 contains "$tmp/err" "no input file" "no input"
@@ -37,10 +37,18 @@ contains "$tmp/err" "cannot open" "missing file"
 expect_status 0 "--emit=ir" "$swnc" --emit=ir "$lenet"
 if diff -u "$root/tests/golden/lenet.ir" "$tmp/out" >"$tmp/diff"; then pass; else fail "golden lenet.ir"; cat "$tmp/diff"; fi
 
+# Golden IR of vgg16 (16 MB buckets) and resnet50 (default): schedule, memory plan, buckets.
+"$swnc" --emit=ir --fusion-threshold=16M "$root/examples/vgg16.swn" >"$tmp/vgg16.ir" &&
+  diff -u "$root/tests/golden/vgg16.ir" "$tmp/vgg16.ir" >"$tmp/diff" && pass || { fail "golden vgg16.ir"; head -20 "$tmp/diff"; }
+"$swnc" --emit=ir "$root/examples/resnet50.swn" >"$tmp/resnet50.ir" &&
+  diff -u "$root/tests/golden/resnet50.ir" "$tmp/resnet50.ir" >"$tmp/diff" && pass || { fail "golden resnet50.ir"; head -20 "$tmp/diff"; }
+expect_status 2 "bad --fusion-threshold" "$swnc" --fusion-threshold=lots "$lenet"
+contains "$tmp/err" "--fusion-threshold takes bytes" "bad --fusion-threshold"
+
 # --print-after-all: one dump per pass, on stderr; stdout stays clean.
 expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
 n=$(grep -c "^; IR after pass" "$tmp/err")
-[ "$n" -eq 5 ] && pass || fail "--print-after-all printed $n dumps"
+[ "$n" -eq 6 ] && pass || fail "--print-after-all printed $n dumps"
 [ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
 expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
 contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"

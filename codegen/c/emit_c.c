@@ -52,6 +52,7 @@ static void print_arg(FILE *f, const Call *c, const CallArg *a) {
   case ARG_LR: fputs("lr * ", f), print_float(f, a->scale); break;
   case ARG_DECAY: fputs("s->weight_decay * ", f), print_float(f, a->scale); break;
   case ARG_MOMENTUM: fputs("s->momentum_coef", f); break;
+  case ARG_STEP: fputs("s", f); break;
   case ARG_SIZES:
     fputs("(const int64_t[]){", f);
     for (int i = 0; i < a->sizes.len; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", a->sizes.data[i]);
@@ -205,7 +206,8 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
   for (int i = 0; i < d->mean.n; i++) fputs(i ? ", " : "", f), print_float(f, d->mean.v[i]);
   fprintf(f, "}, .nmean = %d,\n    .train_size = %" PRId64 ", .test_size = %" PRId64 ", .classes = %" PRId64 "},\n",
           d->mean.n, d->train_size, d->test_size, d->classes);
-  fputs("  .workspace = workspace, .forward = forward, .backward = backward, .update = update,\n};\n", f);
+  fputs("  .workspace = workspace, .forward = forward, .backward = backward, .update = update,\n", f);
+  fprintf(f, "  .nbuckets = %d,\n};\n", l->nbuckets);
   fputs("\nint main(int argc, char **argv) { return swn_main(&network, argc, argv); }\n", f);
 }
 

@@ -45,13 +45,13 @@ static LLVMTypeRef struct_type(LLVMContextRef c, const char *name, const char *s
 }
 
 static const char *const layouts[][2] = {
-    {"SwnStep", "p i p p p p p p p l l l f f"},
+    {"SwnStep", "p i p p p p p p p l l l f f i"},
     {"SwnParamInfo", "p i [4l] l l f f i f l"},
     {"SwnStateInfo", "p l l f"},
     {"SwnMetric", "p l b"},
     {"SwnTrainConfig", "l l l l f f f i f f l [16l] i l l l l"},
     {"SwnDataConfig", "i [16p] [16p] i i f [4f] i l l l"},
-    {"SwnNetwork", "p p l l l l l p i p i p i p i i i i l l i {SwnTrainConfig} {SwnDataConfig} p p p p"},
+    {"SwnNetwork", "p p l l l l l p i p i p i p i i i i l l i {SwnTrainConfig} {SwnDataConfig} p p p p i"},
 };
 
 LLVMTypeRef llvm_runtime_type(LLVMContextRef c, const char *name) {
@@ -223,6 +223,7 @@ static LLVMValueRef arg_value(Gen *g, const Call *c, const CallArg *a) {
   case ARG_LR: return LLVMBuildFMul(g->b, g->lr, c_f32(g, a->scale), "");
   case ARG_DECAY: return LLVMBuildFMul(g->b, load_step(g, 13, g->f32), c_f32(g, a->scale), "");
   case ARG_MOMENTUM: return load_step(g, 12, g->f32);
+  case ARG_STEP: return LLVMBuildBitCast(g->b, g->s, g->p8, "");
   case ARG_INPUTS:
   case ARG_OUTPUTS:
     for (int i = 0; i < a->ptrs.len; i++) items[i] = pointer(g, a->ptrs.data[i]);
@@ -399,8 +400,8 @@ static void build_network(Gen *g, const char *source, LLVMValueRef fns[4]) {
                       c_i32(g, l->in_c), c_i32(g, l->in_h), c_i32(g, l->in_w), c_i64(g, l->input_offset),
                       c_i64(g, l->label_offset), c_i32(g, l->classes), train_config(g), data_config(g),
                       LLVMConstBitCast(fns[0], g->p8), LLVMConstBitCast(fns[1], g->p8),
-                      LLVMConstBitCast(fns[2], g->p8), LLVMConstBitCast(fns[3], g->p8)};
-  LLVMValueRef network = private_global(g, LLVMConstNamedStruct(llvm_runtime_type(g->ctx, "SwnNetwork"), f, 27), "network");
+                      LLVMConstBitCast(fns[2], g->p8), LLVMConstBitCast(fns[3], g->p8), c_i32(g, l->nbuckets)};
+  LLVMValueRef network = private_global(g, LLVMConstNamedStruct(llvm_runtime_type(g->ctx, "SwnNetwork"), f, 28), "network");
   /* int main(int argc, char **argv) { return swn_main(&network, argc, argv); } */
   LLVMTypeRef main_params[2] = {g->i32, g->p8}, swn_params[3] = {g->p8, g->i32, g->p8};
   LLVMValueRef swn_main = LLVMAddFunction(g->mod, "swn_main", LLVMFunctionType(g->i32, swn_params, 3, 0));

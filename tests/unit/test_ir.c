@@ -208,6 +208,31 @@ static void test_repeated_errors_reported_once(void) {
   module_free(m);
 }
 
+static void test_fusion_buckets(void) {
+  const char *src = NET_HEAD " x = input(shape=[3, 8, 8])\n c = conv(x, outputs=4, kernel=3)\n"
+                    " b = batchnorm(c)\n f1 = fc(b, outputs=100)\n f = fc(f1, outputs=2)\n" NET_TAIL;
+  /* pool order (backward): f.w 200, f.b 2, f1.w 14400, f1.b 100, b.scale 4, b.shift 4, c.w 108,
+   * c.b 4 (words). At 800 bytes: [f.w] [f.b f1.w] [f1.b b.scale b.shift c.w] [c.b]. */
+  struct { int64_t threshold; int buckets; int64_t first_words; } cases[] = {
+      {0, 8, 200}, {INT64_MAX, 1, 14822}, {800, 4, 200}, {4 * 14000, 2, 14602}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fusion_threshold = cases[i].threshold;
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    CHECK(ok);
+    CHECK_EQ_INT(m->fusion.buckets.len, cases[i].buckets);
+    if (m->fusion.buckets.len) CHECK_EQ_INT(m->fusion.buckets.data[0].words, cases[i].first_words);
+    int64_t total = 0;
+    for (int b = 0; b < m->fusion.buckets.len; b++) total += m->fusion.buckets.data[b].words;
+    CHECK_EQ_INT(total, 14822);
+    /* the last bucket is complete only after the first layer's backward step */
+    const Bucket *last = &m->fusion.buckets.data[m->fusion.buckets.len - 1];
+    CHECK(!strcmp(m->graph.ops.data[m->schedule.backward.data[last->ready_step].op].name, "c"));
+    module_free(m);
+  }
+  fusion_threshold = 4 << 20;
+}
+
 int main(void) {
   test_symtab_and_suggest();
   test_pool_ceil_mode();
@@ -217,5 +242,6 @@ int main(void) {
   test_overrides();
   test_verifier_catches_broken_ir();
   test_repeated_errors_reported_once();
+  test_fusion_buckets();
   return check_report();
 }

@@ -37,8 +37,8 @@ int main(void) {
   size_t step[] = {OFF(SwnStep, profile), OFF(SwnStep, batch), OFF(SwnStep, image), OFF(SwnStep, fixed),
                    OFF(SwnStep, params), OFF(SwnStep, grads), OFF(SwnStep, momentum), OFF(SwnStep, state),
                    OFF(SwnStep, ws), OFF(SwnStep, seed), OFF(SwnStep, iteration), OFF(SwnStep, first_image),
-                   OFF(SwnStep, momentum_coef), OFF(SwnStep, weight_decay)};
-  check_offsets("SwnStep", sizeof(SwnStep), step, 14);
+                   OFF(SwnStep, momentum_coef), OFF(SwnStep, weight_decay), OFF(SwnStep, buckets_ready)};
+  check_offsets("SwnStep", sizeof(SwnStep), step, 15);
   size_t param[] = {OFF(SwnParamInfo, name), OFF(SwnParamInfo, ndims), OFF(SwnParamInfo, dims),
                     OFF(SwnParamInfo, offset), OFF(SwnParamInfo, count), OFF(SwnParamInfo, lr_mult),
                     OFF(SwnParamInfo, decay_mult), OFF(SwnParamInfo, init), OFF(SwnParamInfo, init_arg),
@@ -66,8 +66,9 @@ int main(void) {
                   OFF(SwnNetwork, state), OFF(SwnNetwork, nstate), OFF(SwnNetwork, metrics), OFF(SwnNetwork, nmetrics),
                   OFF(SwnNetwork, in_c), OFF(SwnNetwork, in_h), OFF(SwnNetwork, in_w), OFF(SwnNetwork, input_offset),
                   OFF(SwnNetwork, label_offset), OFF(SwnNetwork, classes), OFF(SwnNetwork, train), OFF(SwnNetwork, data),
-                  OFF(SwnNetwork, workspace), OFF(SwnNetwork, forward), OFF(SwnNetwork, backward), OFF(SwnNetwork, update)};
-  check_offsets("SwnNetwork", sizeof(SwnNetwork), net, 27);
+                  OFF(SwnNetwork, workspace), OFF(SwnNetwork, forward), OFF(SwnNetwork, backward), OFF(SwnNetwork, update),
+                  OFF(SwnNetwork, nbuckets)};
+  check_offsets("SwnNetwork", sizeof(SwnNetwork), net, 28);
   LLVMContextDispose(ctx);
   LLVMDisposeTargetData(layout);
   LLVMDisposeTargetMachine(tm);
