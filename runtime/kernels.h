@@ -30,6 +30,19 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float *ws);
 
+/* Implicit-GEMM convolution (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
+ * y[ho][wo][co][batch], filters w[kh][kw][co][ci]; groups must be 1. Padding is coordinate
+ * mapping: taps that fall outside the image are skipped. The same SwkConv describes it. */
+void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
+                               float *y);
+void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
+                                float *dx, bool dx_add, float *dw, float *db);
+
+/* Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back. The
+ * backward of one is the other, applied to the gradient (written or added). */
+void swk_to_rcnb(int c, int h, int w, int batch, const float *x, float *y, bool add);
+void swk_to_bnrc(int c, int h, int w, int batch, const float *x, float *y, bool add);
+
 /* ------------------------------------------------------------- pooling */
 typedef struct SwkPool {
   int c, h, w, ho, wo;

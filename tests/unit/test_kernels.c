@@ -313,6 +313,79 @@ static void test_accuracy_and_sgd(void) {
   CHECK(fabsf(w[1] - (-2 - 0.1f * (0.25f - 0.02f))) < 1e-6f);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Implicit-GEMM convolution on (R,C,N,B): against the explicit plan and finite differences. */
+
+static int64_t conv_x_size(const SwkConv *p, int batch) { return (int64_t)batch * p->ci * p->h * p->w; }
+static int64_t conv_y_size(const SwkConv *p, int batch) { return (int64_t)batch * p->co * p->ho * p->wo; }
+
+/* (co, ci, kh, kw) -> (kh, kw, co, ci) and back */
+static void filters_to_kkoi(const SwkConv *p, const float *w, float *t, bool back) {
+  for (int o = 0; o < p->co; o++)
+    for (int i = 0; i < p->ci; i++)
+      for (int k = 0; k < p->kh * p->kw; k++) {
+        size_t a = ((size_t)o * p->ci + i) * p->kh * p->kw + k, b = ((size_t)k * p->co + o) * p->ci + i;
+        if (back) t[a] = w[b];
+        else t[b] = w[a];
+      }
+}
+
+static double max_abs(const float *a, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
+  return m;
+}
+
+static void check_close(const char *what, const float *a, const float *b, int64_t n) {
+  double err = 0, scale = fmax(max_abs(b, n), 1e-6);
+  for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(a[i] - b[i]));
+  if (err > 1e-5 * scale) fprintf(stderr, "%s: max difference %.3g (scale %.3g)\n", what, err, scale);
+  CHECK(err <= 1e-5 * scale);
+}
+
+static void implicit_fwd(Case *c) { swk_conv_implicit_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
+
+static void test_conv_implicit(SwkConv p, int batch) {
+  int64_t nx = conv_x_size(&p, batch), ny = conv_y_size(&p, batch), nw = (int64_t)p.co * p.ci * p.kh * p.kw;
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co), *dy = random_array(ny);
+  float *ws = zeros((int64_t)swk_conv_workspace(&p)), *y = zeros(ny), *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
+  swk_conv_forward(&p, batch, x, w, b, y, ws);
+  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, ws);
+  /* the same in (R,C,N,B) with (K,K,No,Ni) filters */
+  float *xr = zeros(nx), *wr = zeros(nw), *yr = zeros(ny), *dyr = zeros(ny), *dxr = zeros(nx), *dwr = zeros(nw);
+  float *dbr = zeros(p.co), *back = zeros(nx > ny ? nx : ny), *wback = zeros(nw);
+  swk_to_rcnb(p.ci, p.h, p.w, batch, x, xr, false);
+  swk_to_rcnb(p.co, p.ho, p.wo, batch, dy, dyr, false);
+  filters_to_kkoi(&p, w, wr, false);
+  swk_conv_implicit_forward(&p, batch, xr, wr, b, yr);
+  swk_to_bnrc(p.co, p.ho, p.wo, batch, yr, back, false);
+  check_close("implicit forward vs explicit", back, y, ny);
+  swk_conv_implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr);
+  swk_to_bnrc(p.ci, p.h, p.w, batch, dxr, back, false);
+  check_close("implicit dx vs explicit", back, dx, nx);
+  filters_to_kkoi(&p, dwr, wback, true);
+  check_close("implicit dw vs explicit", wback, dw, nw);
+  if (p.bias) check_close("implicit db vs explicit", dbr, db, p.co);
+  /* finite differences on the implicit plan itself, and accumulation */
+  Case c = {.forward = implicit_fwd, .p = &p, .batch = batch, .ny = ny, .y = yr, .r = dyr};
+  c.in[0] = xr, c.in[1] = wr, c.in[2] = b;
+  check_gradient("implicit dx", &c, xr, nx, dxr);
+  check_gradient("implicit dw", &c, wr, nw, dwr);
+  if (p.bias) check_gradient("implicit db", &c, b, p.co, dbr);
+  float *acc = random_array(nx), *keep = malloc(sizeof(float) * (size_t)nx);
+  memcpy(keep, acc, sizeof(float) * (size_t)nx);
+  swk_conv_implicit_backward(&p, batch, xr, wr, dyr, acc, true, dwr, dbr);
+  check_adds("implicit dx_add", dxr, acc, keep, nx);
+  /* the transforms are each other's inverse, and add when asked */
+  swk_to_bnrc(p.ci, p.h, p.w, batch, xr, back, false);
+  CHECK(memcmp(back, x, sizeof(float) * (size_t)nx) == 0);
+  swk_to_bnrc(p.ci, p.h, p.w, batch, xr, back, true); /* back held x: now 2x */
+  for (int64_t i = 0; i < nx; i++) keep[i] = 2 * x[i];
+  check_close("transform add", back, keep, nx);
+  float *all[] = {x, w, b, dy, ws, y, dx, dw, db, xr, wr, yr, dyr, dxr, dwr, dbr, back, wback, acc, keep};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 int main(void) {
   for (int threads = 1; threads <= 2; threads++) {
     swk_set_threads(threads);
@@ -341,6 +414,12 @@ int main(void) {
     test_dropout();
     test_concat_and_add();
     test_softmax_loss();
+    test_conv_implicit((SwkConv){.ci = 5, .h = 6, .w = 7, .co = 6, .ho = 6, .wo = 7, .kh = 3, .kw = 3, .sh = 1,
+                                 .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 19); /* tails */
+    test_conv_implicit((SwkConv){.ci = 4, .h = 7, .w = 6, .co = 8, .ho = 4, .wo = 5, .kh = 3, .kw = 2, .sh = 2,
+                                 .sw = 1, .ph = 1, .pw = 0, .groups = 1, .bias = false}, 16);
+    test_conv_implicit((SwkConv){.ci = 3, .h = 4, .w = 4, .co = 4, .ho = 4, .wo = 4, .kh = 1, .kw = 1, .sh = 1,
+                                 .sw = 1, .groups = 1, .bias = true}, 3); /* 1x1, all scalar */
   }
   test_accuracy_and_sgd();
   return check_report();

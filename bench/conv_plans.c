@@ -1,0 +1,98 @@
+/* Forward convolution throughput of the two host plans, explicit GEMM (B,N,R,C) and implicit
+ * GEMM (R,C,N,B), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
+ * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
+ * thread count. Median of 3 runs per plan.
+ *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape) */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+
+typedef float v16 __attribute__((vector_size(64)));
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Peak: 12 independent FMA chains of 16-wide vectors in every thread (AVX-512 where the CPU has
+ * it; the compiler splits them otherwise). Best of 3, since the machine is shared. */
+static double fma_peak(int threads) {
+  const long reps = 10000000;
+  double best = 0;
+  for (int trial = 0; trial < 3; trial++) {
+    double start = now();
+    float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    {
+      v16 a[12], m;
+      for (int l = 0; l < 16; l++) m[l] = 1.0000001f;
+      for (int i = 0; i < 12; i++) a[i] = m * (float)(i + omp_get_thread_num());
+      for (long r = 0; r < reps; r++)
+        for (int i = 0; i < 12; i++) a[i] = a[i] * m + m;
+      for (int i = 0; i < 12; i++) sink += a[i][0];
+    }
+    double rate = 2.0 * 16 * 12 * (double)reps * threads / (now() - start) / 1e9;
+    if (sink == 42) puts("");
+    if (rate > best) best = rate;
+  }
+  return best;
+}
+
+typedef struct Shape {
+  const char *net, *name;
+  int ci, h, w, co, k, s, p;
+} Shape;
+
+static const Shape shapes[] = {
+    {"cifar10_quick", "conv1", 3, 32, 32, 32, 5, 1, 2},   {"cifar10_quick", "conv2", 32, 16, 16, 32, 5, 1, 2},
+    {"cifar10_quick", "conv3", 32, 8, 8, 64, 5, 1, 2},    {"vgg16", "conv1_2", 64, 224, 224, 64, 3, 1, 1},
+    {"vgg16", "conv2_2", 128, 112, 112, 128, 3, 1, 1},    {"vgg16", "conv3_2", 256, 56, 56, 256, 3, 1, 1},
+    {"vgg16", "conv4_2", 512, 28, 28, 512, 3, 1, 1},      {"vgg16", "conv5_2", 512, 14, 14, 512, 3, 1, 1},
+    {"resnet50", "conv1", 3, 224, 224, 64, 7, 2, 3},      {"resnet50", "res2 1x1", 256, 56, 56, 64, 1, 1, 0},
+    {"resnet50", "res2 3x3", 64, 56, 56, 64, 3, 1, 1},    {"resnet50", "res3 3x3", 128, 28, 28, 128, 3, 1, 1},
+    {"resnet50", "res4 3x3", 256, 14, 14, 256, 3, 1, 1},  {"resnet50", "res5 3x3", 512, 7, 7, 512, 3, 1, 1},
+    {"resnet50", "res5 1x1", 512, 7, 7, 2048, 1, 1, 0},
+};
+
+static double median3(double a, double b, double c) {
+  return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+int main(int argc, char **argv) {
+  int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(), batch = argc > 2 ? atoi(argv[2]) : 8;
+  const char *filter = argc > 3 ? argv[3] : NULL;
+  swk_set_threads(threads);
+  double peak = fma_peak(threads);
+  printf("# forward convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n", batch,
+         threads, peak, getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
+  printf("%-14s %-10s %10s %8s %10s %8s  %s\n", "network", "layer", "explicit", "of peak", "implicit", "of peak",
+         "faster");
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const Shape *s = &shapes[i];
+    if (filter && !strstr(s->net, filter)) continue;
+    int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
+    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo, s->k, s->k, s->s, s->s, s->p, s->p, 1, true};
+    size_t nx = (size_t)batch * s->ci * s->h * s->w, ny = (size_t)batch * s->co * ho * wo;
+    float *x = calloc(nx, 4), *y = calloc(ny, 4), *w = calloc((size_t)s->co * s->ci * s->k * s->k, 4);
+    float *b = calloc((size_t)s->co, 4), *ws = calloc(swk_conv_workspace(&p) + 16, 4);
+    for (size_t k = 0; k < nx; k++) x[k] = (float)(k % 17) * 0.01f;
+    double flops = 2.0 * ny * s->ci * s->k * s->k, t[2][3];
+    for (int rep = 0; rep < 3; rep++) {
+      double t0 = now();
+      swk_conv_forward(&p, batch, x, w, b, y, ws);
+      double t1 = now();
+      swk_conv_implicit_forward(&p, batch, x, w, b, y);
+      t[0][rep] = t1 - t0, t[1][rep] = now() - t1;
+    }
+    double e = flops / median3(t[0][0], t[0][1], t[0][2]) / 1e9, im = flops / median3(t[1][0], t[1][1], t[1][2]) / 1e9;
+    printf("%-14s %-10s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name, e, 100 * e / peak, im,
+           100 * im / peak, e >= im ? "explicit" : "implicit");
+    free(x), free(y), free(w), free(b), free(ws);
+  }
+  return 0;
+}
