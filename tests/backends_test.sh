@@ -5,10 +5,7 @@
 # cases of the LLVM paths. Usage: backends_test.sh SWNC PROJECT_DIR WORKDIR
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-losses() { grep '"train"' "$1" | sed 's/.*"loss":\([^,]*\),.*/\1/'; }
+. "$root/tests/lib.sh"
 args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 64 --quiet"
 
 for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/tests/nets/small_resnet.swn"; do
@@ -33,12 +30,6 @@ fi
 "$swnc" --emit=asm -O3 "$root/examples/lenet.swn" | grep -q "swk_conv_forward" && pass || fail "--emit=asm -O3"
 "$swnc" --emit=obj --triple=aarch64-linux-gnu -o arm.o "$root/examples/lenet.swn" && pass || fail "--triple=aarch64"
 
-expect_error() { # description, expected text, command...
-  what=$1 text=$2; shift 2
-  "$@" >out.txt 2>err.txt; status=$?
-  if [ "$status" -ne 1 ]; then fail "$what: exit $status, expected 1"; return; fi
-  grep -qF -- "$text" err.txt && pass || fail "$what: '$text' not in: $(cat err.txt)"
-}
 expect_error "unknown triple" "unknown target triple 'frobnitz-unknown-linux'" "$swnc" --emit=obj --triple=frobnitz-unknown-linux -o x.o "$root/examples/lenet.swn"
 expect_error "unwritable output" "cannot write object '/nonexistent/dir/x.o'" "$swnc" --emit=obj -o /nonexistent/dir/x.o "$root/examples/lenet.swn"
 expect_error "runtime not found" "cannot find the swnc runtime" env SWNC_RUNTIME_DIR=/nonexistent "$swnc" run "$root/examples/lenet.swn" -- --iterations 1
@@ -46,5 +37,4 @@ mkdir -p fake/include fake/lib && cp "$(dirname "$swnc")/../swnc-runtime/include
 expect_error "runtime library unloadable" "cannot load the runtime library" "$swnc" run --runtime-dir=fake "$root/examples/lenet.swn" -- --iterations 1
 "$swnc" run "$root/examples/lenet.swn" -- --frobnicate >out.txt 2>err.txt; [ $? -eq 1 ] && grep -q "unknown option '--frobnicate'" err.txt && pass || fail "program options through run"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -3,16 +3,7 @@
 # validation and option errors. Usage: runtime_test.sh SWNC PROJECT_DIR WORKDIR
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-losses() { grep '"train"' "$1" | sed 's/.*"loss":\([^,]*\),.*/\1/'; }
-expect_error() { # description, expected text, command...
-  what=$1 text=$2; shift 2
-  "$@" >out.txt 2>err.txt; status=$?
-  if [ "$status" -ne 1 ]; then fail "$what: exit $status, expected 1"; cat err.txt; return; fi
-  if grep -qF -- "$text" err.txt; then pass; else fail "$what: '$text' not in: $(cat err.txt)"; fi
-}
+. "$root/tests/lib.sh"
 
 "$swnc" "$root/examples/lenet.swn" -o lenet || { echo "FAIL: cannot build lenet"; exit 1; }
 "$swnc" "$root/examples/cifar10_quick.swn" -o cifar || { echo "FAIL: cannot build cifar10_quick"; exit 1; }
@@ -76,5 +67,4 @@ expect_error "resume and init" "exclude each other" ./lenet --resume a --init-we
 first=$(losses syn.json | head -1) last=$(losses syn.json | tail -1)
 python3 -c "import sys; sys.exit(0 if $last < $first else 1)" && pass || fail "synthetic loss did not fall ($first -> $last)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -5,6 +5,7 @@
  * registers and streams input channels. Work is split over output rows (forward), input rows
  * (input gradient: a gather, so no two threads write one element) and (tap, channel) pairs
  * (weight gradient), so no thread shares an accumulator and results do not depend on the split. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -20,72 +21,26 @@ static inline v8 load8(const float *p) {
 static inline void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
 static inline v8 splat(float x) { return (v8){x, x, x, x, x, x, x, x}; }
 
-/* Output taps [lo, hi) of a window start `start` over an extent `size` (coordinate mapping). */
-static void tap_range(int start, int k, int size, int *lo, int *hi) {
-  *lo = start < 0 ? -start : 0;
-  *hi = start + k > size ? size - start : k;
-}
+/* A tap of one pixel: where its data row (channel 0, image 0) and its filter row start. Each
+ * pixel's taps are listed once, so coordinate mapping (padding, stride) lives in one place and
+ * the vector and scalar paths below share it. */
+typedef struct Tap {
+  size_t data, filter;
+} Tap;
 
-/* One register block: CB output channels from `co` x NV vectors of images from `b0`. */
-static void block_forward(const SwkConv *p, int batch, const float *x, const float *w, int oh, int ow, int co,
-                          int b0, float *out, const float *bias) {
-  v8 acc[CB][NV];
-  for (int c = 0; c < CB; c++)
-    for (int v = 0; v < NV; v++) acc[c][v] = splat(bias ? bias[co + c] : 0);
-  int hs = oh * p->sh - p->ph, ws = ow * p->sw - p->pw, h0, h1, w0, w1;
-  tap_range(hs, p->kh, p->h, &h0, &h1);
-  tap_range(ws, p->kw, p->w, &w0, &w1);
-  for (int kh = h0; kh < h1; kh++)
-    for (int kw = w0; kw < w1; kw++) {
-      const float *xp = x + ((size_t)(hs + kh) * p->w + (size_t)(ws + kw)) * p->ci * batch + b0;
-      const float *wp = w + (((size_t)kh * p->kw + kw) * p->co + co) * p->ci;
-      for (int ci = 0; ci < p->ci; ci++) {
-        v8 xv[NV];
-        for (int v = 0; v < NV; v++) xv[v] = load8(xp + (size_t)ci * batch + v * VL);
-        for (int c = 0; c < CB; c++) {
-          v8 wv = splat(wp[(size_t)c * p->ci + ci]);
-          for (int v = 0; v < NV; v++) acc[c][v] += wv * xv[v];
-        }
-      }
+/* The taps of output pixel (oh, ow) that fall inside the input. */
+static int forward_taps(const SwkConv *p, int batch, int oh, int ow, Tap *taps) {
+  int n = 0, hs = oh * p->sh - p->ph, ws = ow * p->sw - p->pw;
+  for (int kh = 0; kh < p->kh; kh++)
+    for (int kw = 0; kw < p->kw; kw++) {
+      int ih = hs + kh, iw = ws + kw;
+      if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
+      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch, ((size_t)kh * p->kw + kw) * p->co * p->ci};
     }
-  for (int c = 0; c < CB; c++)
-    for (int v = 0; v < NV; v++) store8(out + (size_t)(co + c) * batch + b0 + v * VL, acc[c][v]);
+  return n;
 }
 
-/* The same for the channels and images a block does not cover, one at a time. */
-static void scalar_forward(const SwkConv *p, int batch, const float *x, const float *w, int oh, int ow, int co,
-                           int b, float *out, const float *bias) {
-  float acc = bias ? bias[co] : 0;
-  int hs = oh * p->sh - p->ph, ws = ow * p->sw - p->pw, h0, h1, w0, w1;
-  tap_range(hs, p->kh, p->h, &h0, &h1);
-  tap_range(ws, p->kw, p->w, &w0, &w1);
-  for (int kh = h0; kh < h1; kh++)
-    for (int kw = w0; kw < w1; kw++) {
-      const float *xp = x + ((size_t)(hs + kh) * p->w + (size_t)(ws + kw)) * p->ci * batch + b;
-      const float *wp = w + (((size_t)kh * p->kw + kw) * p->co + co) * p->ci;
-      for (int ci = 0; ci < p->ci; ci++) acc += wp[ci] * xp[(size_t)ci * batch];
-    }
-  out[(size_t)co * batch + b] = acc;
-}
-
-void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y) {
-  int bfull = batch / (VL * NV) * (VL * NV), cfull = p->co / CB * CB;
-#pragma omp parallel for schedule(static)
-  for (int oh = 0; oh < p->ho; oh++)
-    for (int ow = 0; ow < p->wo; ow++) {
-      float *out = y + ((size_t)oh * p->wo + ow) * p->co * batch;
-      const float *bias = p->bias ? b : NULL;
-      for (int co = 0; co < cfull; co += CB)
-        for (int b0 = 0; b0 < bfull; b0 += VL * NV) block_forward(p, batch, x, w, oh, ow, co, b0, out, bias);
-      for (int co = 0; co < p->co; co++)
-        for (int bi = co < cfull ? bfull : 0; bi < batch; bi++) scalar_forward(p, batch, x, w, oh, ow, co, bi, out, bias);
-    }
-}
-
-/* ------------------------------------------------------------------ input gradient */
-
-/* The output pixel whose tap k covers input position i, or -1. */
+/* The output position whose tap k covers input position i, or -1. */
 static int source_of(int i, int k, int stride, int pad, int out) {
   int t = i + pad - k;
   if (t < 0 || t % stride) return -1;
@@ -93,69 +48,107 @@ static int source_of(int i, int k, int stride, int pad, int out) {
   return t < out ? t : -1;
 }
 
-static void dx_block(const SwkConv *p, int batch, const float *w, const float *dy, int ih, int iw, int ci,
-                     int b0, v8 acc[CB][NV]) {
-  for (int c = 0; c < CB; c++)
-    for (int v = 0; v < NV; v++) acc[c][v] = splat(0);
+/* The taps of the output pixels that input pixel (ih, iw) feeds (data: rows of dy). */
+static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
+  int n = 0;
   for (int kh = 0; kh < p->kh; kh++) {
     int oh = source_of(ih, kh, p->sh, p->ph, p->ho);
-    if (oh < 0) continue;
-    for (int kw = 0; kw < p->kw; kw++) {
+    for (int kw = 0; kw < p->kw && oh >= 0; kw++) {
       int ow = source_of(iw, kw, p->sw, p->pw, p->wo);
-      if (ow < 0) continue;
-      const float *dp = dy + ((size_t)oh * p->wo + ow) * p->co * batch + b0;
-      const float *wp = w + ((size_t)kh * p->kw + kw) * p->co * p->ci + ci;
-      for (int co = 0; co < p->co; co++) {
-        v8 dv[NV];
-        for (int v = 0; v < NV; v++) dv[v] = load8(dp + (size_t)co * batch + v * VL);
-        for (int c = 0; c < CB; c++) {
-          v8 wv = splat(wp[(size_t)co * p->ci + c]);
-          for (int v = 0; v < NV; v++) acc[c][v] += wv * dv[v];
-        }
+      if (ow >= 0) taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch, ((size_t)kh * p->kw + kw) * p->co * p->ci};
+    }
+  }
+  return n;
+}
+
+/* Sums over taps and k < depth of f[k * fstep] * d[k * batch], for CB filter rows (`frow`
+ * apart) and NV vectors of images from b0: the register block of both directions. */
+static void block(const Tap *taps, int ntaps, const float *data, const float *filter, int depth, size_t fstep,
+                  size_t frow, int batch, int b0, v8 acc[CB][NV]) {
+  for (int c = 0; c < CB; c++)
+    for (int v = 0; v < NV; v++) acc[c][v] = splat(0);
+  for (int t = 0; t < ntaps; t++) {
+    const float *d = data + taps[t].data + b0, *f = filter + taps[t].filter;
+    for (int k = 0; k < depth; k++) {
+      v8 dv[NV];
+      for (int v = 0; v < NV; v++) dv[v] = load8(d + (size_t)k * batch + v * VL);
+      for (int c = 0; c < CB; c++) {
+        v8 fv = splat(f[(size_t)k * fstep + (size_t)c * frow]);
+        for (int v = 0; v < NV; v++) acc[c][v] += fv * dv[v];
       }
     }
   }
 }
 
-static float dx_scalar(const SwkConv *p, int batch, const float *w, const float *dy, int ih, int iw, int ci, int b) {
+static float single(const Tap *taps, int ntaps, const float *data, const float *filter, int depth, size_t fstep,
+                    int batch, int b) {
   float acc = 0;
-  for (int kh = 0; kh < p->kh; kh++) {
-    int oh = source_of(ih, kh, p->sh, p->ph, p->ho);
-    if (oh < 0) continue;
-    for (int kw = 0; kw < p->kw; kw++) {
-      int ow = source_of(iw, kw, p->sw, p->pw, p->wo);
-      if (ow < 0) continue;
-      const float *dp = dy + ((size_t)oh * p->wo + ow) * p->co * batch + b;
-      const float *wp = w + ((size_t)kh * p->kw + kw) * p->co * p->ci + ci;
-      for (int co = 0; co < p->co; co++) acc += wp[(size_t)co * p->ci] * dp[(size_t)co * batch];
-    }
+  for (int t = 0; t < ntaps; t++) {
+    const float *d = data + taps[t].data + b, *f = filter + taps[t].filter;
+    for (int k = 0; k < depth; k++) acc += f[(size_t)k * fstep] * d[(size_t)k * batch];
   }
   return acc;
 }
 
-static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add) {
-  int bfull = batch / (VL * NV) * (VL * NV), cfull = p->ci / CB * CB;
-#pragma omp parallel for schedule(static)
-  for (int ih = 0; ih < p->h; ih++)
-    for (int iw = 0; iw < p->w; iw++) {
-      float *out = dx + ((size_t)ih * p->w + iw) * p->ci * batch;
-      for (int ci = 0; ci < cfull; ci += CB)
-        for (int b0 = 0; b0 < bfull; b0 += VL * NV) {
-          v8 acc[CB][NV];
-          dx_block(p, batch, w, dy, ih, iw, ci, b0, acc);
-          for (int c = 0; c < CB; c++)
-            for (int v = 0; v < NV; v++) {
-              float *o = out + (size_t)(ci + c) * batch + b0 + v * VL;
-              store8(o, dx_add ? load8(o) + acc[c][v] : acc[c][v]);
-            }
-        }
-      for (int ci = 0; ci < p->ci; ci++)
-        for (int b = ci < cfull ? bfull : 0; b < batch; b++) {
-          float g = dx_scalar(p, batch, w, dy, ih, iw, ci, b);
-          float *o = out + (size_t)ci * batch + b;
-          *o = dx_add ? *o + g : g;
+/* out[ch][b] (written or added) = bias + the sums above, for every channel and image: register
+ * blocks where they fit, single sums for the remainders. Forward: channels are output
+ * channels, depth input channels, filter rows [co][ci] (fstep 1, frow ci). Input gradient:
+ * channels are input channels, depth output channels (fstep ci, frow 1). */
+static void pixel(const Tap *taps, int ntaps, const float *data, const float *filter, int channels, int depth,
+                  size_t fstep, size_t frow, int batch, const float *bias, float *out, bool add) {
+  int bfull = batch / (VL * NV) * (VL * NV), cfull = channels / CB * CB;
+  for (int ch = 0; ch < cfull; ch += CB)
+    for (int b0 = 0; b0 < bfull; b0 += VL * NV) {
+      v8 acc[CB][NV];
+      block(taps, ntaps, data, filter + (size_t)ch * frow, depth, fstep, frow, batch, b0, acc);
+      for (int c = 0; c < CB; c++)
+        for (int v = 0; v < NV; v++) {
+          float *o = out + (size_t)(ch + c) * batch + b0 + v * VL;
+          v8 r = acc[c][v] + splat(bias ? bias[ch + c] : 0);
+          store8(o, add ? load8(o) + r : r);
         }
     }
+  for (int ch = 0; ch < channels; ch++)
+    for (int b = ch < cfull ? bfull : 0; b < batch; b++) {
+      float r = single(taps, ntaps, data, filter + (size_t)ch * frow, depth, fstep, batch, b) + (bias ? bias[ch] : 0);
+      float *o = out + (size_t)ch * batch + b;
+      *o = add ? *o + r : r;
+    }
+}
+
+void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
+                               float *y) {
+#pragma omp parallel
+  {
+    Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
+#pragma omp for schedule(static)
+    for (int oh = 0; oh < p->ho; oh++)
+      for (int ow = 0; ow < p->wo; ow++) {
+        int n = forward_taps(p, batch, oh, ow, taps);
+        pixel(taps, n, x, w, p->co, p->ci, 1, (size_t)p->ci, batch, p->bias ? b : NULL,
+              y + ((size_t)oh * p->wo + ow) * p->co * batch, false);
+      }
+    free(taps);
+  }
+}
+
+/* ------------------------------------------------------------------ input gradient */
+
+/* A gather: each input pixel sums what its output pixels send back, so no two threads write
+ * the same element. */
+static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add) {
+#pragma omp parallel
+  {
+    Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
+#pragma omp for schedule(static)
+    for (int ih = 0; ih < p->h; ih++)
+      for (int iw = 0; iw < p->w; iw++) {
+        int n = input_taps(p, batch, ih, iw, taps);
+        pixel(taps, n, dy, w, p->ci, p->co, (size_t)p->ci, 1, batch, NULL,
+              dx + ((size_t)ih * p->w + iw) * p->ci * batch, dx_add);
+      }
+    free(taps);
+  }
 }
 
 /* ------------------------------------------------------------------ weight gradient */
