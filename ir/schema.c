@@ -58,7 +58,8 @@ const FieldSpec fc_fields[] = {
     LEARNING_FIELDS,
     {0}};
 
-const FieldSpec relu_fields[] = {A("slope", F_FLOAT, slope, 0, -BIG, BIG), {0}};
+/* slope >= 0: backward tells the sides apart by the sign of the output */
+const FieldSpec relu_fields[] = {A("slope", F_FLOAT, slope, 0, 0, BIG), {0}};
 
 const FieldSpec batchnorm_fields[] = {
     A("eps", F_FLOAT, eps, 1e-5, 1e-30, 1),
