@@ -147,6 +147,20 @@ static KernelStruct make_struct(Ctx *c, const Op *op) {
   return s;
 }
 
+/* The first two arguments of concat and add, both directions: the input count, then the
+ * per-image size of each input (concat) or of all of them (add). */
+static void join_args(Ctx *c, Call *k, const Op *op) {
+  const Graph *g = &c->m->graph;
+  arg_int(c, k, op->inputs.len);
+  if (op->kind == OP_CONCAT) {
+    CallArg sizes = {.kind = ARG_SIZES};
+    for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, sizes.sizes, shape_per_image(g->values.data[op->inputs.data[j]].shape));
+    arg(c, k, sizes);
+  } else {
+    arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_per_image(g->values.data[op->output].shape)});
+  }
+}
+
 /* ------------------------------------------------------------------ forward */
 
 static void lower_forward(Ctx *c, int i) {
@@ -196,13 +210,7 @@ static void lower_forward(Ctx *c, int i) {
   case OP_ADD: {
     bool concat = op->kind == OP_CONCAT;
     k = begin(c, f, concat ? "swk_concat_forward" : "swk_add_forward", i);
-    arg_int(c, k, op->inputs.len);
-    CallArg sizes = {.kind = concat ? ARG_SIZES : ARG_INT64};
-    if (concat)
-      for (int j = 0; j < op->inputs.len; j++)
-        vec_push(c->a, sizes.sizes, shape_per_image(m->graph.values.data[op->inputs.data[j]].shape));
-    else sizes.i = shape_per_image(m->graph.values.data[op->output].shape);
-    arg(c, k, sizes);
+    join_args(c, k, op);
     arg_kind(c, k, ARG_BATCH);
     CallArg ptrs = {.kind = ARG_INPUTS};
     for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, ptrs.ptrs, input(m, op, j));
@@ -272,10 +280,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   case OP_ADD: {
     bool concat = op->kind == OP_CONCAT;
     k = begin(c, f, concat ? "swk_concat_backward" : "swk_add_backward", i);
-    const Call *fwd = NULL;
-    for (int j = 0; j < c->out->forward.len; j++)
-      if (c->out->forward.data[j].op == i) fwd = &c->out->forward.data[j];
-    arg(c, k, fwd->args.data[0]), arg(c, k, fwd->args.data[1]); /* n, sizes: as forward */
+    join_args(c, k, op);
     arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, dy(m, op));
     CallArg ptrs = {.kind = ARG_OUTPUTS}, adds = {.kind = ARG_BOOLS};
     for (int j = 0; j < op->inputs.len; j++) {

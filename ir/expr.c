@@ -126,22 +126,3 @@ bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out
   }
   return false;
 }
-
-void const_print(FILE *f, const Const *c) {
-  switch (c->kind) {
-  case V_INT: fprintf(f, "%lld", (long long)c->i); break;
-  case V_FLOAT: fprintf(f, "%g", c->f); break;
-  case V_BOOL: fputs(c->i ? "true" : "false", f); break;
-  case V_STR: fprintf(f, "\"%s\"", c->s); break;
-  case V_SYM: fputs(c->s, f); break;
-  case V_TENSOR: fprintf(f, "%%%d", c->tensor); break;
-  case V_LIST:
-    fputc('[', f);
-    for (int i = 0; i < c->items.len; i++) {
-      if (i) fputs(", ", f);
-      const_print(f, &c->items.data[i]);
-    }
-    fputc(']', f);
-    break;
-  }
-}

@@ -47,7 +47,6 @@ const char *const_kind_name(ConstKind k); /* with its article: "an integer" */
  * the name becomes a V_SYM). Reports errors and returns false on failure. */
 typedef bool (*NameLookup)(void *ctx, const char *name, Const *out);
 bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out);
-void const_print(FILE *f, const Const *c);
 
 /* ---------------------------------------------------------------- typed fields */
 
@@ -177,7 +176,6 @@ typedef struct Shape {
 
 int64_t shape_elems(Shape s);
 int64_t shape_per_image(Shape s); /* elements per batch item (all but dim 0) */
-void shape_print(FILE *f, Shape s);
 const char *shape_str(Shape s); /* in one of 8 rotating static buffers */
 
 typedef struct Value {
@@ -243,7 +241,6 @@ typedef struct OpInfo {
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
-const char *const *op_kind_names(void); /* NULL-terminated */
 int op_kind_find(const char *name);     /* -1 if none */
 
 /* ---------------------------------------------------------------- training schedule */
@@ -381,7 +378,6 @@ int graph_add_value(Module *m, const char *name);
 Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc);
 Param *op_add_param(Module *m, Op *op, ParamRole role, Shape shape);
 int64_t op_param_count(const Op *op);
-int value_use_count(const Graph *g, int value);
 const char *param_role_name(ParamRole r);
 const char *layout_name(Layout l);
 const char *dtype_name(DType d);

@@ -10,12 +10,6 @@ const OpInfo op_info[OP_COUNT] = {
 #undef X
 };
 
-const char *const *op_kind_names(void) {
-  static const char *names[OP_COUNT + 1];
-  for (int k = 0; k < OP_COUNT; k++) names[k] = op_info[k].name;
-  return names;
-}
-
 int op_kind_find(const char *name) {
   for (int k = 0; k < OP_COUNT; k++)
     if (!strcmp(op_info[k].name, name)) return k;
@@ -70,13 +64,6 @@ int64_t op_param_count(const Op *op) {
   return n;
 }
 
-int value_use_count(const Graph *g, int value) {
-  int n = 0;
-  for (int i = 0; i < g->ops.len; i++)
-    for (int j = 0; j < g->ops.data[i].inputs.len; j++) n += g->ops.data[i].inputs.data[j] == value;
-  return n;
-}
-
 const char *layout_name(Layout l) { return l == LAYOUT_BNRC ? "bnrc" : "rcnb"; }
 const char *dtype_name(DType d) { return d == DT_F32 ? "f32" : "i32"; }
 
@@ -93,8 +80,6 @@ int64_t shape_per_image(Shape s) {
     if (__builtin_mul_overflow(n, s.dim[i], &n)) return INT64_MAX;
   return n;
 }
-
-void shape_print(FILE *f, Shape s) { fputs(shape_str(s), f); }
 
 const char *shape_str(Shape s) {
   static char bufs[8][96];

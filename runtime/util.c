@@ -31,13 +31,6 @@ void swn_fatal_at(const char *where, const char *fmt, ...) {
   exit(1);
 }
 
-void swn_warn(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vreport(NULL, "warning", fmt, ap);
-  va_end(ap);
-}
-
 void *swn_alloc(size_t bytes) {
   size_t rounded = (bytes + 63) & ~(size_t)63;
   void *p = aligned_alloc(64, rounded ? rounded : 64);

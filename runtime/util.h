@@ -11,7 +11,6 @@ extern const char *swn_program;
 /* Prints "PROGRAM: error: message" (or "WHERE: error: message" with a file) and exits 1. */
 _Noreturn void swn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void swn_fatal_at(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void swn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void *swn_alloc(size_t bytes);            /* zeroed, 64-byte aligned; exits on failure */
 double swn_now(void);                      /* seconds, monotonic */
