@@ -96,7 +96,10 @@ static KernelStruct make_struct(Ctx *c, const Op *op) {
       if (!conv && (i == 0 || i == 3)) continue;
       field(c, &s, names[i], FIELD_INT, values[i]);
     }
-    if (conv) field(c, &s, "groups", FIELD_INT, (double)a->groups), field(c, &s, "bias", FIELD_BOOL, a->bias);
+    if (conv) {
+      field(c, &s, "groups", FIELD_INT, (double)a->groups), field(c, &s, "bias", FIELD_BOOL, a->bias);
+      field(c, &s, "filters_kkoi", FIELD_BOOL, 0); /* the pool keeps (No,Ni,K,K) for every plan */
+    }
     else field(c, &s, "max", FIELD_BOOL, a->pool == POOL_MAX);
     break;
   }

@@ -22,8 +22,12 @@ typedef struct SwkConv {
   int kh, kw, sh, sw, ph, pw;
   int groups;
   bool bias;
+  bool filters_kkoi; /* implicit plan only: filters in (K,K,No,Ni) order, not (No,Ni,K,K) */
 } SwkConv;
 
+/* Explicit GEMM (im2col) on the (B, N, R, C) layout with (No, Ni/groups, K, K) filters.
+ * Backward computes the weight gradient (dw and db) unless dw is NULL and the input gradient
+ * unless dx is NULL, so the two can run with different plans. */
 size_t swk_conv_workspace(const SwkConv *p); /* floats */
 void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b, float *y,
                       float *ws);
@@ -31,8 +35,9 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
                        float *dx, bool dx_add, float *dw, float *db, float *ws);
 
 /* Implicit-GEMM convolution (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
- * y[ho][wo][co][batch], filters w[kh][kw][co][ci]; groups must be 1. Padding is coordinate
- * mapping: taps that fall outside the image are skipped. The same SwkConv describes it. */
+ * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall
+ * outside the image are skipped. The same SwkConv describes it, and backward skips dw or dx
+ * when NULL as above. */
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
                                float *y);
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,

@@ -148,27 +148,37 @@ static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const f
               hw, dx_add ? 1.0f : 0.0f, dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw);
 }
 
-/* dW and db of images [from, to) into the thread's private buffers; dx if asked. */
+/* Gathers dY_g of the packed images [first, first + n) into s.packed, adding their sums to db. */
+static void pack_output_gradient(const Dims *d, const float *dy, int first, int n, int g, float *packed, float *db) {
+  size_t ld = (size_t)n * d->pixels;
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < d->cog; c++) {
+      const float *src = dy + (size_t)(first + j) * d->out_image + (size_t)(g * d->cog + c) * d->pixels;
+      float *dst = packed + (size_t)c * ld + (size_t)j * d->pixels, sum = 0;
+      for (int i = 0; i < d->pixels; i++) sum += dst[i] = src[i];
+      if (db) db[g * d->cog + c] += sum;
+    }
+}
+
+/* dW and db of images [from, to) into the thread's private buffers if `weights`; dx if asked. */
 static void backward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x, const float *w,
-                            const float *wf, const float *dy, float *dx, bool dx_add, Scratch s) {
-  memset(s.dw, 0, sizeof(float) * (size_t)p->co * d->k);
-  memset(s.db, 0, sizeof(float) * (size_t)p->co);
+                            const float *wf, const float *dy, float *dx, bool dx_add, bool weights, Scratch s) {
+  if (weights) {
+    memset(s.dw, 0, sizeof(float) * (size_t)p->co * d->k);
+    memset(s.db, 0, sizeof(float) * (size_t)p->co);
+  }
   if (dx && !dx_add && !d->flip)
     memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
-      for (int j = 0; j < n; j++) /* gather dY_g of the packed images */
-        for (int c = 0; c < d->cog; c++) {
-          const float *src = dy + (size_t)(first + j) * d->out_image + (size_t)(g * d->cog + c) * d->pixels;
-          float *dst = s.packed + (size_t)c * ld + (size_t)j * d->pixels, sum = 0;
-          for (int i = 0; i < d->pixels; i++) sum += dst[i] = src[i];
-          s.db[g * d->cog + c] += sum;
-        }
-      pack_columns(p, d, x, first, n, g, s.col);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed, (int)ld, s.col,
-                  (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
+      if (weights || (dx && !d->flip)) pack_output_gradient(d, dy, first, n, g, s.packed, weights ? s.db : NULL);
+      if (weights) {
+        pack_columns(p, d, x, first, n, g, s.col);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed, (int)ld, s.col,
+                    (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
+      }
       if (!dx) continue;
       if (d->flip) {
         for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s.col);
@@ -183,32 +193,36 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
   }
 }
 
+/* dw and db as the sums of the threads' private ones, in thread order (inside the team). */
+static void sum_private_gradients(const SwkConv *p, const Dims *d, int nt, float *ws, float *dw, float *db) {
+  size_t wsize = (size_t)p->co * d->k;
+#pragma omp for schedule(static)
+  for (size_t i = 0; i < wsize; i++) {
+    float sum = 0;
+    for (int k = 0; k < nt; k++) sum += scratch(p, d, ws, k).dw[i];
+    dw[i] = sum;
+  }
+  if (!db || !p->bias) return;
+#pragma omp for schedule(static)
+  for (int c = 0; c < p->co; c++) {
+    float sum = 0;
+    for (int k = 0; k < nt; k++) sum += scratch(p, d, ws, k).db[c];
+    db[c] = sum;
+  }
+}
+
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float *ws) {
   Dims d = dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
-  size_t wsize = (size_t)p->co * d.k;
   float *wf = flipped_filters(p, &d, ws);
   if (dx && d.flip) flip_filters(p, &d, w, wf);
 #pragma omp parallel num_threads(threads)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     share(batch, t, nt, &from, &to);
-    backward_images(p, &d, from, to, x, w, wf, dy, dx, dx_add, scratch(p, &d, ws, t));
+    backward_images(p, &d, from, to, x, w, wf, dy, dx, dx_add, dw != NULL, scratch(p, &d, ws, t));
 #pragma omp barrier
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < wsize; i++) {
-      float sum = 0;
-      for (int k = 0; k < nt; k++) sum += scratch(p, &d, ws, k).dw[i];
-      dw[i] = sum;
-    }
-    if (db && p->bias) {
-#pragma omp for schedule(static)
-      for (int c = 0; c < p->co; c++) {
-        float sum = 0;
-        for (int k = 0; k < nt; k++) sum += scratch(p, &d, ws, k).db[c];
-        db[c] = sum;
-      }
-    }
+    if (dw) sum_private_gradients(p, &d, nt, ws, dw, db);
   }
 }

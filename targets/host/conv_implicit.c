@@ -4,7 +4,10 @@
  * the vector dimension: the micro-kernel keeps CB output channels x NV vectors of 8 images in
  * registers and streams input channels. Work is split over output rows (forward), input rows
  * (input gradient: a gather, so no two threads write one element) and (tap, channel) pairs
- * (weight gradient), so no thread shares an accumulator and results do not depend on the split. */
+ * (weight gradient), so no thread shares an accumulator and results do not depend on the split.
+ * Filters are read in either order: (No,Ni,K,K), as the parameter pool keeps them whatever the
+ * plan (so checkpoints and gradient buckets do not depend on it), or swDNN's (K,K,No,Ni)
+ * (SwkConv.filters_kkoi); the broadcast loads of the micro-kernel absorb the stride. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,17 @@ static inline v8 load8(const float *p) {
 static inline void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
 static inline v8 splat(float x) { return (v8){x, x, x, x, x, x, x, x}; }
 
+/* Where filter element (tap, co, ci) is: tap * tap + co * co + ci * ci, for either order. */
+typedef struct Strides {
+  size_t tap, co, ci;
+} Strides;
+
+static Strides filter_strides(const SwkConv *p) {
+  size_t taps = (size_t)p->kh * p->kw;
+  if (p->filters_kkoi) return (Strides){(size_t)p->co * p->ci, (size_t)p->ci, 1};
+  return (Strides){1, (size_t)p->ci * taps, taps};
+}
+
 /* A tap of one pixel: where its data row (channel 0, image 0) and its filter row start. Each
  * pixel's taps are listed once, so coordinate mapping (padding, stride) lives in one place and
  * the vector and scalar paths below share it. */
@@ -35,7 +49,7 @@ static int forward_taps(const SwkConv *p, int batch, int oh, int ow, Tap *taps) 
     for (int kw = 0; kw < p->kw; kw++) {
       int ih = hs + kh, iw = ws + kw;
       if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
-      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch, ((size_t)kh * p->kw + kw) * p->co * p->ci};
+      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch, ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   return n;
 }
@@ -55,7 +69,8 @@ static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
     int oh = source_of(ih, kh, p->sh, p->ph, p->ho);
     for (int kw = 0; kw < p->kw && oh >= 0; kw++) {
       int ow = source_of(iw, kw, p->sw, p->pw, p->wo);
-      if (ow >= 0) taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch, ((size_t)kh * p->kw + kw) * p->co * p->ci};
+      if (ow >= 0)
+        taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch, ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   }
   return n;
@@ -92,8 +107,8 @@ static float single(const Tap *taps, int ntaps, const float *data, const float *
 
 /* out[ch][b] (written or added) = bias + the sums above, for every channel and image: register
  * blocks where they fit, single sums for the remainders. Forward: channels are output
- * channels, depth input channels, filter rows [co][ci] (fstep 1, frow ci). Input gradient:
- * channels are input channels, depth output channels (fstep ci, frow 1). */
+ * channels, depth input channels (fstep: the ci stride, frow: the co stride). Input gradient:
+ * channels are input channels, depth output channels (the other way round). */
 static void pixel(const Tap *taps, int ntaps, const float *data, const float *filter, int channels, int depth,
                   size_t fstep, size_t frow, int batch, const float *bias, float *out, bool add) {
   int bfull = batch / (VL * NV) * (VL * NV), cfull = channels / CB * CB;
@@ -118,6 +133,7 @@ static void pixel(const Tap *taps, int ntaps, const float *data, const float *fi
 
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
                                float *y) {
+  Strides st = filter_strides(p);
 #pragma omp parallel
   {
     Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
@@ -125,7 +141,7 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
     for (int oh = 0; oh < p->ho; oh++)
       for (int ow = 0; ow < p->wo; ow++) {
         int n = forward_taps(p, batch, oh, ow, taps);
-        pixel(taps, n, x, w, p->co, p->ci, 1, (size_t)p->ci, batch, p->bias ? b : NULL,
+        pixel(taps, n, x, w, p->co, p->ci, st.ci, st.co, batch, p->bias ? b : NULL,
               y + ((size_t)oh * p->wo + ow) * p->co * batch, false);
       }
     free(taps);
@@ -137,6 +153,7 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
 /* A gather: each input pixel sums what its output pixels send back, so no two threads write
  * the same element. */
 static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add) {
+  Strides st = filter_strides(p);
 #pragma omp parallel
   {
     Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
@@ -144,7 +161,7 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
     for (int ih = 0; ih < p->h; ih++)
       for (int iw = 0; iw < p->w; iw++) {
         int n = input_taps(p, batch, ih, iw, taps);
-        pixel(taps, n, dy, w, p->ci, p->co, (size_t)p->ci, 1, batch, NULL,
+        pixel(taps, n, dy, w, p->ci, p->co, st.co, st.ci, batch, NULL,
               dx + ((size_t)ih * p->w + iw) * p->ci * batch, dx_add);
       }
     free(taps);
@@ -159,9 +176,10 @@ static float horizontal_sum(v8 v) {
   return s;
 }
 
-/* dw[kh][kw][co][ci .. ci+CB) = sum over output pixels and images of dy[co] * x[ci]. */
+/* dw(kh, kw, co, ci .. ci+nc) = sum over output pixels and images of dy[co] * x[ci]; dw points
+ * at (kh, kw, co, ci), successive channels `step` apart. */
 static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int kh, int kw, int co, int ci,
-                         int nc, float *dw) {
+                         int nc, float *dw, size_t step) {
   v8 acc[CB];
   float tail[CB] = {0};
   for (int c = 0; c < CB; c++) acc[c] = splat(0);
@@ -182,17 +200,18 @@ static void weight_block(const SwkConv *p, int batch, const float *x, const floa
         for (int c = 0; c < nc; c++) tail[c] += dp[b] * xp[(size_t)c * batch + b];
     }
   }
-  for (int c = 0; c < nc; c++) dw[c] = horizontal_sum(acc[c]) + tail[c];
+  for (int c = 0; c < nc; c++) dw[(size_t)c * step] = horizontal_sum(acc[c]) + tail[c];
 }
 
 static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw, float *db) {
   int pairs = p->kh * p->kw * p->co;
+  Strides st = filter_strides(p);
 #pragma omp parallel for schedule(static)
   for (int pair = 0; pair < pairs; pair++) {
     int co = pair % p->co, tap = pair / p->co, kh = tap / p->kw, kw = tap % p->kw;
-    float *row = dw + (size_t)pair * p->ci;
+    float *row = dw + (size_t)tap * st.tap + (size_t)co * st.co;
     for (int ci = 0; ci < p->ci; ci += CB)
-      weight_block(p, batch, x, dy, kh, kw, co, ci, p->ci - ci < CB ? p->ci - ci : CB, row + ci);
+      weight_block(p, batch, x, dy, kh, kw, co, ci, p->ci - ci < CB ? p->ci - ci : CB, row + ci * st.ci, st.ci);
   }
   if (!db || !p->bias) return;
 #pragma omp parallel for schedule(static)
@@ -206,7 +225,7 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                                 float *dx, bool dx_add, float *dw, float *db) {
-  weight_gradient(p, batch, x, dy, dw, db);
+  if (dw) weight_gradient(p, batch, x, dy, dw, db);
   if (dx) input_gradient(p, batch, w, dy, dx, dx_add);
 }
 

@@ -79,6 +79,50 @@ static void check_adds(const char *what, const float *written, const float *adde
 /* ---------------------------------------------------------------------------------------- */
 static void conv_fwd(Case *c) { swk_conv_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y, c->ws); }
 
+static int64_t conv_x_size(const SwkConv *p, int batch) { return (int64_t)batch * p->ci * p->h * p->w; }
+static int64_t conv_y_size(const SwkConv *p, int batch) { return (int64_t)batch * p->co * p->ho * p->wo; }
+
+/* (co, ci, kh, kw) -> (kh, kw, co, ci) and back */
+static void filters_to_kkoi(const SwkConv *p, const float *w, float *t, bool back) {
+  for (int o = 0; o < p->co; o++)
+    for (int i = 0; i < p->ci; i++)
+      for (int k = 0; k < p->kh * p->kw; k++) {
+        size_t a = ((size_t)o * p->ci + i) * p->kh * p->kw + k, b = ((size_t)k * p->co + o) * p->ci + i;
+        if (back) t[a] = w[b];
+        else t[b] = w[a];
+      }
+}
+
+static double max_abs(const float *a, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
+  return m;
+}
+
+static void check_close(const char *what, const float *a, const float *b, int64_t n) {
+  double err = 0, scale = fmax(max_abs(b, n), 1e-6);
+  for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(a[i] - b[i]));
+  if (err > 1e-5 * scale) fprintf(stderr, "%s: max difference %.3g (scale %.3g)\n", what, err, scale);
+  CHECK(err <= 1e-5 * scale);
+}
+
+/* Backward with only dw or only dx asked for gives what the joint call gives. */
+typedef void (*ConvBackward)(const SwkConv *p, int batch, const float *x, const float *w, const float *dy, float *dx,
+                             bool dx_add, float *dw, float *db, float *ws);
+static void check_split_backward(const char *plan, ConvBackward backward, const SwkConv *p, int batch, const float *x,
+                                 const float *w, const float *dy, const float *dx, const float *dw, const float *db,
+                                 float *ws) {
+  int64_t nx = conv_x_size(p, batch), nw = (int64_t)p->co * p->ci / p->groups * p->kh * p->kw;
+  float *dx2 = zeros(nx), *dw2 = zeros(nw), *db2 = zeros(p->co);
+  backward(p, batch, x, w, dy, NULL, false, dw2, db2, ws);
+  backward(p, batch, x, w, dy, dx2, false, NULL, NULL, ws);
+  char what[64];
+  snprintf(what, sizeof what, "%s: dx alone", plan), check_close(what, dx2, dx, nx);
+  snprintf(what, sizeof what, "%s: dw alone", plan), check_close(what, dw2, dw, nw);
+  if (p->bias) snprintf(what, sizeof what, "%s: db alone", plan), check_close(what, db2, db, p->co);
+  free(dx2), free(dw2), free(db2);
+}
+
 static void test_conv(SwkConv p, int batch) {
   int64_t nx = (int64_t)batch * p.ci * p.h * p.w, nw = (int64_t)p.co * (p.ci / p.groups) * p.kh * p.kw;
   Case c = {.forward = conv_fwd, .p = &p, .batch = batch, .ny = (int64_t)batch * p.co * p.ho * p.wo};
@@ -87,6 +131,7 @@ static void test_conv(SwkConv p, int batch) {
   float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
   conv_fwd(&c);
   swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, c.ws);
+  check_split_backward("explicit", swk_conv_backward, &p, batch, c.in[0], c.in[1], c.r, dx, dw, db, c.ws);
   check_gradient("conv dx", &c, c.in[0], nx, dx);
   check_gradient("conv dw", &c, c.in[1], nw, dw);
   if (p.bias) check_gradient("conv db", &c, c.in[2], p.co, db);
@@ -316,55 +361,40 @@ static void test_accuracy_and_sgd(void) {
 /* ---------------------------------------------------------------------------------------- */
 /* Implicit-GEMM convolution on (R,C,N,B): against the explicit plan and finite differences. */
 
-static int64_t conv_x_size(const SwkConv *p, int batch) { return (int64_t)batch * p->ci * p->h * p->w; }
-static int64_t conv_y_size(const SwkConv *p, int batch) { return (int64_t)batch * p->co * p->ho * p->wo; }
-
-/* (co, ci, kh, kw) -> (kh, kw, co, ci) and back */
-static void filters_to_kkoi(const SwkConv *p, const float *w, float *t, bool back) {
-  for (int o = 0; o < p->co; o++)
-    for (int i = 0; i < p->ci; i++)
-      for (int k = 0; k < p->kh * p->kw; k++) {
-        size_t a = ((size_t)o * p->ci + i) * p->kh * p->kw + k, b = ((size_t)k * p->co + o) * p->ci + i;
-        if (back) t[a] = w[b];
-        else t[b] = w[a];
-      }
-}
-
-static double max_abs(const float *a, int64_t n) {
-  double m = 0;
-  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
-  return m;
-}
-
-static void check_close(const char *what, const float *a, const float *b, int64_t n) {
-  double err = 0, scale = fmax(max_abs(b, n), 1e-6);
-  for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(a[i] - b[i]));
-  if (err > 1e-5 * scale) fprintf(stderr, "%s: max difference %.3g (scale %.3g)\n", what, err, scale);
-  CHECK(err <= 1e-5 * scale);
-}
-
 static void implicit_fwd(Case *c) { swk_conv_implicit_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
 
-static void test_conv_implicit(SwkConv p, int batch) {
+static void implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy, float *dx,
+                              bool dx_add, float *dw, float *db, float *ws) {
+  (void)ws;
+  swk_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db);
+}
+
+/* kkoi: the implicit plan reads (K,K,No,Ni) filters, else the (No,Ni,K,K) the explicit one reads. */
+static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   int64_t nx = conv_x_size(&p, batch), ny = conv_y_size(&p, batch), nw = (int64_t)p.co * p.ci * p.kh * p.kw;
   float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co), *dy = random_array(ny);
   float *ws = zeros((int64_t)swk_conv_workspace(&p)), *y = zeros(ny), *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
   swk_conv_forward(&p, batch, x, w, b, y, ws);
   swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, ws);
-  /* the same in (R,C,N,B) with (K,K,No,Ni) filters */
+  check_split_backward("explicit", swk_conv_backward, &p, batch, x, w, dy, dx, dw, db, ws);
+  /* the same in (R,C,N,B) */
+  p.filters_kkoi = kkoi;
   float *xr = zeros(nx), *wr = zeros(nw), *yr = zeros(ny), *dyr = zeros(ny), *dxr = zeros(nx), *dwr = zeros(nw);
   float *dbr = zeros(p.co), *back = zeros(nx > ny ? nx : ny), *wback = zeros(nw);
   swk_to_rcnb(p.ci, p.h, p.w, batch, x, xr, false);
   swk_to_rcnb(p.co, p.ho, p.wo, batch, dy, dyr, false);
-  filters_to_kkoi(&p, w, wr, false);
+  if (kkoi) filters_to_kkoi(&p, w, wr, false);
+  else memcpy(wr, w, sizeof(float) * (size_t)nw);
   swk_conv_implicit_forward(&p, batch, xr, wr, b, yr);
   swk_to_bnrc(p.co, p.ho, p.wo, batch, yr, back, false);
   check_close("implicit forward vs explicit", back, y, ny);
   swk_conv_implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr);
   swk_to_bnrc(p.ci, p.h, p.w, batch, dxr, back, false);
   check_close("implicit dx vs explicit", back, dx, nx);
-  filters_to_kkoi(&p, dwr, wback, true);
+  if (kkoi) filters_to_kkoi(&p, dwr, wback, true);
+  else memcpy(wback, dwr, sizeof(float) * (size_t)nw);
   check_close("implicit dw vs explicit", wback, dw, nw);
+  check_split_backward("implicit", implicit_backward, &p, batch, xr, wr, dyr, dxr, dwr, dbr, NULL);
   if (p.bias) check_close("implicit db vs explicit", dbr, db, p.co);
   /* finite differences on the implicit plan itself, and accumulation */
   Case c = {.forward = implicit_fwd, .p = &p, .batch = batch, .ny = ny, .y = yr, .r = dyr};
@@ -415,11 +445,15 @@ int main(void) {
     test_concat_and_add();
     test_softmax_loss();
     test_conv_implicit((SwkConv){.ci = 5, .h = 6, .w = 7, .co = 6, .ho = 6, .wo = 7, .kh = 3, .kw = 3, .sh = 1,
-                                 .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 19); /* tails */
+                                 .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 19, true); /* tails */
+    test_conv_implicit((SwkConv){.ci = 5, .h = 6, .w = 7, .co = 6, .ho = 6, .wo = 7, .kh = 3, .kw = 3, .sh = 1,
+                                 .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 17, false);
     test_conv_implicit((SwkConv){.ci = 4, .h = 7, .w = 6, .co = 8, .ho = 4, .wo = 5, .kh = 3, .kw = 2, .sh = 2,
-                                 .sw = 1, .ph = 1, .pw = 0, .groups = 1, .bias = false}, 16);
+                                 .sw = 1, .ph = 1, .pw = 0, .groups = 1, .bias = false}, 16, true);
+    test_conv_implicit((SwkConv){.ci = 4, .h = 7, .w = 6, .co = 8, .ho = 4, .wo = 5, .kh = 3, .kw = 2, .sh = 2,
+                                 .sw = 1, .ph = 1, .pw = 0, .groups = 1, .bias = true}, 16, false);
     test_conv_implicit((SwkConv){.ci = 3, .h = 4, .w = 4, .co = 4, .ho = 4, .wo = 4, .kh = 1, .kw = 1, .sh = 1,
-                                 .sw = 1, .groups = 1, .bias = true}, 3); /* 1x1, all scalar */
+                                 .sw = 1, .groups = 1, .bias = true}, 3, false); /* 1x1, all scalar */
   }
   test_accuracy_and_sgd();
   return check_report();
