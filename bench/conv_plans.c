@@ -1,7 +1,7 @@
-/* Forward convolution throughput of the two host plans, explicit GEMM (B,N,R,C) and implicit
+/* Convolution throughput of the two host plans, explicit GEMM (B,N,R,C) and implicit
  * GEMM (R,C,N,B), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
  * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
- * thread count. Median of 3 runs per plan.
+ * thread count: forward, weight gradient and input gradient. Median of 3 runs per plan.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape) */
 #include <omp.h>
 #include <stdio.h>
@@ -63,36 +63,54 @@ static double median3(double a, double b, double c) {
   return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
 }
 
+typedef struct Buffers {
+  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws;
+} Buffers;
+
+/* Seconds of one computation (0 forward, 1 weight gradient, 2 input gradient) in one plan. */
+static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
+  double t0 = now();
+  float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
+  if (computation == 0 && plan == 0) swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
+  else if (computation == 0) swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y);
+  else if (plan == 0) swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->ws);
+  else swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->implicit_ws);
+  return now() - t0;
+}
+
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(), batch = argc > 2 ? atoi(argv[2]) : 8;
   const char *filter = argc > 3 ? argv[3] : NULL;
   swk_set_threads(threads);
   double peak = fma_peak(threads);
-  printf("# forward convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n", batch,
+  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n", batch,
          threads, peak, getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
-  printf("%-14s %-10s %10s %8s %10s %8s  %s\n", "network", "layer", "explicit", "of peak", "implicit", "of peak",
-         "faster");
+  printf("%-14s %-10s %-8s %10s %8s %10s %8s  %s\n", "network", "layer", "compute", "explicit", "of peak",
+         "implicit", "of peak", "faster");
+  static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const Shape *s = &shapes[i];
     if (filter && !strstr(s->net, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
     SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo, s->k, s->k, s->s, s->s, s->p, s->p, 1, true, false};
     size_t nx = (size_t)batch * s->ci * s->h * s->w, ny = (size_t)batch * s->co * ho * wo;
-    float *x = calloc(nx, 4), *y = calloc(ny, 4), *w = calloc((size_t)s->co * s->ci * s->k * s->k, 4);
-    float *b = calloc((size_t)s->co, 4), *ws = calloc(swk_conv_workspace(&p) + 16, 4);
-    for (size_t k = 0; k < nx; k++) x[k] = (float)(k % 17) * 0.01f;
-    double flops = 2.0 * ny * s->ci * s->k * s->k, t[2][3];
-    for (int rep = 0; rep < 3; rep++) {
-      double t0 = now();
-      swk_conv_forward(&p, batch, x, w, b, y, ws);
-      double t1 = now();
-      swk_conv_implicit_forward(&p, batch, x, w, b, y);
-      t[0][rep] = t1 - t0, t[1][rep] = now() - t1;
+    size_t nw = (size_t)s->co * s->ci * s->k * s->k;
+    Buffers m = {calloc(nx, 4), calloc(ny, 4), calloc(nw, 4), calloc((size_t)s->co, 4), calloc(nx, 4),
+                 calloc(nw, 4), calloc((size_t)s->co, 4), calloc(swk_conv_workspace(&p) + 16, 4),
+                 calloc(swk_conv_implicit_workspace(&p, batch), 4)};
+    for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
+    double flops = 2.0 * ny * s->ci * s->k * s->k;
+    for (int c = 0; c < 3; c++) {
+      double rate[2];
+      for (int plan = 0; plan < 2; plan++) {
+        double t[3];
+        for (int rep = 0; rep < 3; rep++) t[rep] = run(&p, batch, plan, c, &m);
+        rate[plan] = flops / median3(t[0], t[1], t[2]) / 1e9;
+      }
+      printf("%-14s %-10s %-8s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name, computations[c], rate[0],
+             100 * rate[0] / peak, rate[1], 100 * rate[1] / peak, rate[0] >= rate[1] ? "explicit" : "implicit");
     }
-    double e = flops / median3(t[0][0], t[0][1], t[0][2]) / 1e9, im = flops / median3(t[1][0], t[1][1], t[1][2]) / 1e9;
-    printf("%-14s %-10s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name, e, 100 * e / peak, im,
-           100 * im / peak, e >= im ? "explicit" : "implicit");
-    free(x), free(y), free(w), free(b), free(ws);
+    free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws), free(m.implicit_ws);
   }
   return 0;
 }

@@ -164,6 +164,30 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
   }
 }
 
+/* A convolution goes through the runtime's dispatcher (runtime/conv.c), which runs each
+ * computation in its plan, converting operands where a plan's layout is not the tensors', and
+ * under --autotune times the other plan too. Its first arguments: struct, batch, step, the
+ * layer, and the plan word (SWN_CONV_* in swnc_rt.h). */
+static Call *conv_call(Ctx *c, CallList *list, const char *fn, int i) {
+  const Op *op = &c->m->graph.ops.data[i];
+  const ConvChoice *ch = &op->conv;
+  int word = c->m->graph.values.data[op->output].layout == LAYOUT_RCNB ? 1 : 0;
+  for (int k = 0; k < CONV_COMPUTATIONS; k++)
+    if (ch->plan[k] == PLAN_IMPLICIT) word |= 2 << k;
+  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= 16;
+  Call *k = kernel(c, list, fn, i);
+  arg_kind(c, k, ARG_STEP), arg_int(c, k, i), arg_int(c, k, word);
+  return k;
+}
+
+/* swk_to_rcnb or swk_to_bnrc (c, h, w, batch, from, to, add) of the op's tensor shape. */
+static Call *transform_call(Ctx *c, CallList *list, const Op *op, Layout to) {
+  Shape s = c->m->graph.values.data[op->output].shape;
+  Call *k = begin(c, list, to == LAYOUT_RCNB ? "swk_to_rcnb" : "swk_to_bnrc", (int)(op - c->m->graph.ops.data));
+  arg_int(c, k, s.dim[1]), arg_int(c, k, s.dim[2]), arg_int(c, k, s.dim[3]), arg_kind(c, k, ARG_BATCH);
+  return k;
+}
+
 /* ------------------------------------------------------------------ forward */
 
 static void lower_forward(Ctx *c, int i) {
@@ -175,9 +199,13 @@ static void lower_forward(Ctx *c, int i) {
   case OP_INPUT:
   case OP_LABEL: return; /* the runtime writes them */
   case OP_CONV:
-    k = kernel(c, f, "swk_conv_forward", i);
+    k = conv_call(c, f, "swn_conv_forward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op)), arg_kind(c, k, ARG_WORKSPACE);
+    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op));
+    return;
+  case OP_TRANSFORM:
+    k = transform_call(c, f, op, op->attr.to);
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_bool(c, k, false);
     return;
   case OP_POOL:
     k = kernel(c, f, "swk_pool_forward", i);
@@ -246,12 +274,21 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   Call *k;
   switch (op->kind) {
   case OP_CONV:
+    k = conv_call(c, f, "swn_conv_backward", i);
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
+    grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
+    return;
   case OP_FC:
-    k = kernel(c, f, op->kind == OP_CONV ? "swk_conv_backward" : "swk_fc_backward", i);
+    k = kernel(c, f, "swk_fc_backward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
     grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     arg_kind(c, k, ARG_WORKSPACE);
+    return;
+  case OP_TRANSFORM: /* the gradient goes back the other way */
+    k = transform_call(c, f, op, op->attr.to == LAYOUT_RCNB ? LAYOUT_BNRC : LAYOUT_RCNB);
+    arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
   case OP_POOL:
     k = kernel(c, f, "swk_pool_backward", i);

@@ -153,7 +153,8 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     char *argv[128];
     int n = split_words(cc_words, argv, 8);
     n += split_words(flag_words, argv + n, 40);
-    char *fixed[] = {"-std=gnu11", include, program, "-o", (char *)o->output, target_lib, rt_lib};
+    /* the runtime calls the kernels: it goes first */
+  char *fixed[] = {"-std=gnu11", include, program, "-o", (char *)o->output, rt_lib, target_lib};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) argv[n++] = fixed[i];
     n += split_words(link_words, argv + n, 60);
     argv[n] = NULL;

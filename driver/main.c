@@ -7,8 +7,11 @@
 
 #include "../codegen/c/emit_c.h"
 #include "../frontend/frontend.h"
+#include "../ir/target.h"
+#include "../ir/tuning.h"
 #include "../passes/passes.h"
 #include "build.h"
+#include "tune.h"
 
 #ifndef SWNC_VERSION
 #define SWNC_VERSION "unknown"
@@ -26,6 +29,11 @@ typedef struct Options {
   Override *overrides;
   int noverrides;
   BuildOptions build;
+  CompileOptions compile;
+  const char *tune_file; /* --tune */
+  bool explain;
+  bool tune;         /* swnc tune: measure plans and write a tuning file */
+  TuneOptions tuning;
   bool run;          /* swnc run: compile in memory and run now */
   int program_argc;  /* for run: the arguments after -- */
   char **program_argv;
@@ -34,9 +42,12 @@ typedef struct Options {
 static void usage(FILE *f) {
   fputs("usage: swnc [options] FILE.swn\n"
         "       swnc run [options] FILE.swn [-- PROGRAM OPTIONS]\n"
+        "       swnc tune [options] FILE.swn -o FILE.tune\n"
         "\n"
         "Compiles a network description into a training program (docs/language.md, docs/runtime.md).\n"
         "'swnc run' compiles it in memory with LLVM and runs it now, passing the options after --.\n"
+        "'swnc tune' times every convolution plan and layout transform of the network on the target\n"
+        "and appends the measurements to FILE.tune (an interrupted tune continues where it stopped).\n"
         "\n"
         "options:\n"
         "  -o FILE              write the output to FILE; without --emit, build the training\n"
@@ -51,6 +62,12 @@ static void usage(FILE *f) {
         "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
         "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
         "  --target=NAME        the kernel set to build for: host (default)\n"
+        "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
+        "                       explicit (im2col + GEMM) or implicit (implicit GEMM) for all\n"
+        "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
+        "  --explain            print each convolution's candidate plans, costs and choice\n"
+        "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
+        "  --limit=N            swnc tune: stop after N new measurements (run again to go on)\n"
         "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
         "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
         "  -v                   print the C compiler command\n"
@@ -80,7 +97,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
-       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE, OPT_FUSION };
+       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE, OPT_FUSION,
+       OPT_CONV, OPT_TUNE, OPT_EXPLAIN, OPT_REPEAT, OPT_LIMIT };
 
 /* "4M", "65536", "0", "inf" -> bytes; -1 if malformed. */
 static int64_t parse_bytes(const char *text) {
@@ -105,11 +123,18 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"target", required_argument, 0, OPT_TARGET},   {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
       {"backend", required_argument, 0, OPT_BACKEND}, {"triple", required_argument, 0, OPT_TRIPLE},
       {"fusion-threshold", required_argument, 0, OPT_FUSION},
+      {"conv", required_argument, 0, OPT_CONV},       {"tune", required_argument, 0, OPT_TUNE},
+      {"explain", no_argument, 0, OPT_EXPLAIN},       {"repeat", required_argument, 0, OPT_REPEAT},
+      {"limit", required_argument, 0, OPT_LIMIT},
       {0, 0, 0, 0}};
   o->overrides = calloc((size_t)argc, sizeof *o->overrides);
   opterr = 0;
   int c;
-  if (argc > 1 && !strcmp(argv[1], "run")) { /* the subcommand: shift it away */
+  if (argc > 1 && !strcmp(argv[1], "tune")) {
+    o->tune = true;
+    argv[1] = argv[0];
+    argv++, argc--;
+  } else if (argc > 1 && !strcmp(argv[1], "run")) { /* the subcommand: shift it away */
     o->run = true;
     argv[1] = argv[0];
     argv++, argc--;
@@ -148,9 +173,30 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_VERIFY: o->pipeline.verify_each = true; break;
     case OPT_NO_VERIFY: o->pipeline.verify_each = false; break;
     case OPT_TARGET:
-      if (strcmp(optarg, "host")) return usage_error("unknown target '%s' (host)", optarg);
+      if (!target_find(optarg)) {
+        fprintf(stderr, "swnc: error: unknown target '%s' (%s)\nTry 'swnc --help'.\n", optarg, target_names());
+        return 2;
+      }
       o->build.target = optarg;
       break;
+    case OPT_CONV:
+      if (!strcmp(optarg, "auto")) o->compile.conv = CONV_AUTO;
+      else if (!strcmp(optarg, "explicit")) o->compile.conv = CONV_FORCE_EXPLICIT;
+      else if (!strcmp(optarg, "implicit")) o->compile.conv = CONV_FORCE_IMPLICIT;
+      else return usage_error("--conv takes auto, explicit or implicit, not '%s'", optarg);
+      break;
+    case OPT_TUNE: o->tune_file = optarg; break;
+    case OPT_EXPLAIN: o->explain = true; break;
+    case OPT_REPEAT:
+    case OPT_LIMIT: {
+      char *end;
+      long v = strtol(optarg, &end, 10);
+      if (*end || end == optarg || v < 1 || v > 1000000)
+        return usage_error(c == OPT_REPEAT ? "--repeat takes a count from 1, not '%s'" : "--limit takes a count from 1, not '%s'", optarg);
+      if (c == OPT_REPEAT) o->tuning.repeat = (int)v;
+      else o->tuning.limit = (int)v;
+      break;
+    }
     case OPT_RUNTIME_DIR: o->build.runtime_dir = optarg; break;
     case OPT_BACKEND:
       if (strcmp(optarg, "c") && strcmp(optarg, "llvm")) return usage_error("unknown backend '%s' (c, llvm)", optarg);
@@ -158,7 +204,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_FUSION:
-      if ((fusion_threshold = parse_bytes(optarg)) < 0)
+      if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
         return usage_error("--fusion-threshold takes bytes (4194304, 64K, 4M, 1G), 0 or inf, not '%s'", optarg);
       break;
     case 'O':
@@ -178,6 +224,12 @@ static int parse_options(int argc, char **argv, Options *o) {
     static char *no_arguments[] = {NULL, NULL};
     if (!o->program_argv) o->program_argv = no_arguments, o->program_argc = 1;
     o->program_argv[0] = (char *)"swnc-run";
+    return -1;
+  }
+  if (o->tune) {
+    if (!o->output) return usage_error("swnc tune needs -o FILE.tune%s", "");
+    if (o->emit != EMIT_NONE) return usage_error("swnc tune writes a tuning file, not --emit output%s", "");
+    o->tuning.output = o->output;
     return -1;
   }
   if (o->emit == EMIT_NONE && o->output) o->emit = EMIT_EXE;
@@ -219,8 +271,21 @@ static bool write_output(const Options *o, const Module *m) {
   return ok;
 }
 
+/* What the passes get: the target and the options, with the tuning file read. */
+static bool set_compile_options(Options *o, Module *m) {
+  m->options = o->compile;
+  m->options.target = target_find(o->build.target);
+  if (!o->tune_file) return true;
+  Tuning *t = arena_alloc(&m->arena, sizeof *t);
+  if (!tuning_load(&m->arena, o->tune_file, false, t)) return false;
+  m->options.tuning = t;
+  m->options.machine = tuning_machine(&m->arena);
+  return true;
+}
+
 int main(int argc, char **argv) {
-  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host", .llvm_options = {.opt_level = 2}}};
+  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host", .llvm_options = {.opt_level = 2}},
+               .compile = {.fusion_threshold = 4 << 20}, .tuning = {.repeat = 3}};
 #ifndef NDEBUG
   o.pipeline.verify_each = true;
 #endif
@@ -234,8 +299,15 @@ int main(int argc, char **argv) {
     return status;
   }
   Module *m = frontend_parse_file(o.input, o.overrides, o.noverrides);
-  bool ok = m && diag_error_count() == 0 && pipeline_run(m, &o.pipeline);
+  bool ok = m && diag_error_count() == 0 && set_compile_options(&o, m) && pipeline_run(m, &o.pipeline);
   if (ok && o.stats) ir_print_stats(stdout, m);
+  if (ok && o.explain) ir_print_explain(stdout, m);
+  if (ok && o.tune) {
+    ok = tune_network(m, &o.build, &o.tuning);
+    module_free(m);
+    free(o.overrides);
+    return ok ? 0 : 1;
+  }
   if (ok && o.run) {
     int status = 1;
     ok = run_in_jit(m, o.input, &o.build, o.program_argc, o.program_argv, &status);

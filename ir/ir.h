@@ -119,6 +119,7 @@ typedef struct OpAttrs {
   double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
   int weight_init, bias_init;  /* InitKind */
   double weight_std, bias_value;
+  int to;                      /* transform: the Layout it produces */
 } OpAttrs;
 
 /* ---------------------------------------------------------------- unelaborated program */
@@ -198,6 +199,29 @@ typedef struct Param {
   int64_t offset;   /* in the parameter pool (and the gradient and momentum pools), words */
 } Param;
 
+/* ---------------------------------------------------------------- convolution plans */
+
+/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B). */
+typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_COUNT } ConvPlan;
+/* The three computations of a convolution, each with its own plan. */
+typedef enum { CONV_FORWARD, CONV_WGRAD, CONV_DGRAD, CONV_COMPUTATIONS } ConvComputation;
+
+const char *conv_plan_name(ConvPlan p);
+const char *conv_computation_name(ConvComputation c);
+Layout conv_plan_layout(ConvPlan p);
+
+/* What the conv-strategy pass found for one convolution and what the layout pass chose. */
+typedef struct ConvChoice {
+  bool costed;                                   /* conv-strategy ran on it */
+  double cost[CONV_COMPUTATIONS][PLAN_COUNT];    /* seconds; INFINITY: not a candidate
+                                                    (illegal, or excluded by --conv) */
+  bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];     /* the cost is a measurement from --tune */
+  const char *illegal[PLAN_COUNT];               /* the target's reason a plan cannot run, or NULL */
+  ConvPlan plan[CONV_COMPUTATIONS];              /* the choice */
+  double in_layout[2];    /* the least cost of all three with the tensors in each Layout,
+                             operand transforms of the backward computations included */
+} ConvChoice;
+
 /* Where a block was instantiated, innermost first; lets errors inside blocks say from where. */
 typedef struct CallSite {
   const char *block;
@@ -222,6 +246,7 @@ typedef struct Op {
   int output;      /* value id */
   OpAttrs attr;
   VEC(Param) params;
+  ConvChoice conv;  /* conv only */
   /* set by the memory plan: buffer indices (-1: none) and the offset of non-learned state */
   int out_buf, grad_buf;
   int saved_buf[2], nsaved;
@@ -230,6 +255,8 @@ typedef struct Op {
 
 typedef struct Graph Graph;
 typedef struct Module Module;
+typedef struct Target Target;
+typedef struct Tuning Tuning;
 
 typedef struct OpInfo {
   const char *name;
@@ -347,6 +374,20 @@ typedef struct DataConfig {
 extern const FieldSpec train_fields[];
 extern const FieldSpec data_fields[];
 
+/* ---------------------------------------------------------------- compile options */
+
+typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT, CONV_FORCE_IMPLICIT } ConvForce;
+
+/* What the driver tells the passes (docs/ir.md lists the flags). */
+typedef struct CompileOptions {
+  const Target *target;    /* the kernel set's description (ir/target.h) */
+  int conv;                /* ConvForce: --conv */
+  const Tuning *tuning;    /* --tune: measured costs, or NULL */
+  const char *machine;     /* this machine as tuning files name it (with --tune) */
+  int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
+                               per tensor; INT64_MAX: one bucket */
+} CompileOptions;
+
 /* ---------------------------------------------------------------- graph and module */
 
 struct Graph {
@@ -356,6 +397,7 @@ struct Graph {
 
 struct Module {
   Arena arena;
+  CompileOptions options;
   const char *name;
   SrcLoc loc;
   VEC(Setting) settings; /* constants and section entries, as written */
@@ -363,6 +405,7 @@ struct Module {
   Block body;            /* the network's statements */
   bool elaborated;      /* the graph is built */
   bool shaped;          /* shapes and parameters are inferred */
+  bool laid_out;        /* the layout pass gave every tensor its layout */
   Graph graph;
   TrainConfig train;
   DataConfig data;
@@ -394,6 +437,7 @@ bool ir_verify(const Module *m);          /* reports violated invariants; true i
 void ir_print(FILE *f, const Module *m);  /* the text form */
 void ir_print_dot(FILE *f, const Module *m);
 void ir_print_stats(FILE *f, const Module *m);
+void ir_print_explain(FILE *f, const Module *m); /* --explain: every conv's candidates and choice */
 double op_flops(const Graph *g, const Op *op);
 
 #endif

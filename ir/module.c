@@ -22,6 +22,7 @@ Module *module_new(void) {
     fprintf(stderr, "swnc: out of memory\n");
     exit(2);
   }
+  m->options.fusion_threshold = 4 << 20;
   fields_default(train_fields, &m->train);
   fields_default(data_fields, &m->data);
   return m;
@@ -44,6 +45,13 @@ Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
   vec_push(&m->arena, m->graph.ops, op);
   return &m->graph.ops.data[m->graph.ops.len - 1];
 }
+
+const char *conv_plan_name(ConvPlan p) { return p == PLAN_IMPLICIT ? "implicit" : "explicit"; }
+const char *conv_computation_name(ConvComputation c) {
+  static const char *const names[] = {"forward", "wgrad", "dgrad"};
+  return names[c];
+}
+Layout conv_plan_layout(ConvPlan p) { return p == PLAN_IMPLICIT ? LAYOUT_RCNB : LAYOUT_BNRC; }
 
 const char *param_role_name(ParamRole r) {
   static const char *const names[] = {"weight", "bias", "scale", "shift"};

@@ -23,6 +23,7 @@ enum { BWD_IN = 1, BWD_OUT = 2 };
   X(CONCAT, "concat", 2, -1, no_fields, infer_concat, flops_zero, 0) \
   X(ADD, "add", 2, -1, no_fields, infer_add, flops_add, 0) \
   X(SOFTMAX_LOSS, "softmax_loss", 2, 2, loss_fields, infer_softmax_loss, flops_softmax, BWD_IN) \
-  X(ACCURACY, "accuracy", 2, 2, accuracy_fields, infer_accuracy, flops_zero, 0)
+  X(ACCURACY, "accuracy", 2, 2, accuracy_fields, infer_accuracy, flops_zero, 0) \
+  X(TRANSFORM, "transform", 1, 1, transform_fields, infer_same, flops_zero, 0)
 
 #endif

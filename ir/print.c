@@ -33,6 +33,9 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
   }
   fprintf(f, " -> %s %s", dtype_name(out->dtype), shape_str(out->shape));
   if (out->shape.rank == 4) fprintf(f, " %s", layout_name(out->layout));
+  if (op->kind == OP_CONV && op->conv.costed)
+    fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_name(op->conv.plan[CONV_FORWARD]),
+            conv_plan_name(op->conv.plan[CONV_WGRAD]), conv_plan_name(op->conv.plan[CONV_DGRAD]));
   if (op->params.len) {
     fprintf(f, " params %lld (", (long long)op_param_count(op));
     for (int p = 0; p < op->params.len; p++) {

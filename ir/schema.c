@@ -82,6 +82,10 @@ const FieldSpec dropout_fields[] = {A("ratio", F_FLOAT, ratio, 0.5, 0, 0.999999,
 const FieldSpec loss_fields[] = {A("loss_weight", F_FLOAT, loss_weight, 1, 0, BIG), {0}};
 const FieldSpec accuracy_fields[] = {A("top", F_INT, top, 1, 1, 1 << 24, .shown = true), {0}};
 
+/* inserted by the layout pass, never written */
+static const char *const layout_words[] = {"bnrc", "rcnb", NULL};
+const FieldSpec transform_fields[] = {A("to", F_ENUM, to, LAYOUT_BNRC, 0, 0, .words = layout_words, .shown = true), {0}};
+
 #undef A
 
 /* ------------------------------------------------------------------ settings */

@@ -132,6 +132,32 @@ static bool verify_fusion(const Module *m) {
   return ok;
 }
 
+/* Every op reads its 4-D inputs in the layout it works in (its output's; (B,N,R,C) if the output
+ * is not 4-D), except a transform, which reads the other; a conv's forward plan is its layout's. */
+static bool verify_layouts(const Module *m) {
+  const Graph *g = &m->graph;
+  bool ok = true;
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    const Value *out = &g->values.data[op->output];
+    Layout works = out->shape.rank == 4 ? out->layout : LAYOUT_BNRC;
+    if (out->shape.rank != 4 && out->layout != LAYOUT_BNRC) ok = fail("value '%s' is not 4-D but in rcnb", out->name);
+    for (int j = 0; j < op->inputs.len; j++) {
+      const Value *in = &g->values.data[op->inputs.data[j]];
+      if (in->shape.rank != 4) continue;
+      bool want_other = op->kind == OP_TRANSFORM;
+      if ((in->layout != works) != want_other)
+        ok = fail("op '%s' works in %s but reads '%s' in %s", op->name, layout_name(works), in->name,
+                  layout_name(in->layout));
+    }
+    if (op->kind == OP_TRANSFORM && (int)out->layout != op->attr.to)
+      ok = fail("transform '%s' does not produce the layout it names", op->name);
+    if (op->kind == OP_CONV && op->conv.costed && conv_plan_layout(op->conv.plan[CONV_FORWARD]) != works)
+      ok = fail("conv '%s' works in %s with a forward plan for the other layout", op->name, layout_name(works));
+  }
+  return ok;
+}
+
 bool ir_verify(const Module *m) {
   if (!m->elaborated) return true;
   Arena scratch = {0};
@@ -144,6 +170,7 @@ bool ir_verify(const Module *m) {
     if (p < 0 || p >= m->graph.ops.len || m->graph.ops.data[p].output != v)
       ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
   }
+  if (m->laid_out) ok &= verify_layouts(m);
   if (m->schedule.lowered) ok &= verify_schedule(m);
   if (m->plan.planned) ok &= verify_plan(m);
   if (m->fusion.cut) ok &= verify_fusion(m);

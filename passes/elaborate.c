@@ -152,6 +152,9 @@ static void check_statements(Elab *e, const Block *b) {
       if (!strcmp(b->params.data[p].name, st->name))
         diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name, b->name);
     if (op_kind_find(st->callee) < 0 && symtab_get(&e->blocks, st->callee) < 0) unknown_callee(e, st);
+    if (op_kind_find(st->callee) == OP_TRANSFORM)
+      diag_error(st->callee_loc, "'transform' layers are inserted by the compiler (the layout pass); a network "
+                                 "does not name layouts");
   }
 }
 

@@ -2,15 +2,13 @@
  *
  * The memory plan already lays the gradients out as one pool in the order backward produces
  * them, the last layer's first. This pass cuts the pool into buckets, each a contiguous span of
- * at least `fusion_threshold` bytes (0: one bucket per tensor; INT64_MAX: one bucket; the last
+ * at least --fusion-threshold bytes (0: one bucket per tensor; INT64_MAX: one bucket; the last
  * may be smaller), and marks the backward step after which each bucket is complete: there a distributed program starts
  * the bucket's allreduce while the rest of backward runs. In one process the marks cost a call
  * that returns at once. */
 #include <limits.h>
 
 #include "passes.h"
-
-int64_t fusion_threshold = 4 << 20; /* bytes; set by --fusion-threshold (docs/ir.md) */
 
 /* The backward step of each op, or -1. */
 static int step_of(const Module *m, int op) {
@@ -21,7 +19,7 @@ static int step_of(const Module *m, int op) {
 
 bool pass_fusion(Module *m) {
   Fusion *f = &m->fusion;
-  *f = (Fusion){.threshold = fusion_threshold};
+  *f = (Fusion){.threshold = m->options.fusion_threshold};
   const Graph *g = &m->graph;
   int index = 0;
   Bucket open = {.first_param = 0, .ready_step = -1};

@@ -25,12 +25,10 @@ bool pipeline_run(Module *m, const PipelineOptions *opts);
 bool pass_elaborate(Module *m);
 bool pass_infer_shapes(Module *m);
 bool pass_verify(Module *m);
+bool pass_conv_strategy(Module *m);
+bool pass_layout(Module *m);
 bool pass_schedule(Module *m);
 bool pass_memplan(Module *m);
 bool pass_fusion(Module *m);
-
-/* --fusion-threshold: the least size of a gradient bucket in bytes (0: one per tensor,
- * INT64_MAX: one bucket). */
-extern int64_t fusion_threshold;
 
 #endif

@@ -5,6 +5,8 @@ static const Pass passes[] = {
     {"elaborate", "instantiate blocks, resolve names, decode attributes, order the graph", pass_elaborate},
     {"infer-shapes", "infer every tensor's shape and create the learnable parameters", pass_infer_shapes},
     {"verify", "check the IR's invariants", pass_verify},
+    {"conv-strategy", "cost each convolution's computations in each plan (model or tuning file)", pass_conv_strategy},
+    {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms", pass_layout},
     {"schedule", "lower training into forward, backward and update steps", pass_schedule},
     {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan},
     {"fusion", "cut the gradient pool into buckets and mark where backward completes each", pass_fusion},

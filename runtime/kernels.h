@@ -40,8 +40,9 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
  * when NULL as above. */
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
                                float *y);
+size_t swk_conv_implicit_workspace(const SwkConv *p, int batch); /* floats, for backward */
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db);
+                                float *dx, bool dx_add, float *dw, float *db, float *ws);
 
 /* Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back. The
  * backward of one is the other, applied to the gradient (written or added). */

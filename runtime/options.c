@@ -35,6 +35,8 @@ static void usage(const SwnNetwork *net) {
          "  --init-weights FILE    start from the weights of a checkpoint\n"
          "  --eval-only            evaluate on the test set and exit\n"
          "  --profile              time every layer's forward, backward and update; print a table\n"
+         "  --autotune             time both convolution plans in the first iterations and keep\n"
+         "                         the faster per layer and computation; print the choices\n"
          "  --save-gradients FILE  after training, save the last iteration's gradients\n"
          "                         (checkpoint format; a debugging aid)\n"
          "  -h, --help             this help\n",
@@ -64,7 +66,7 @@ static int split_files(const char *opt, char *list, const char **out) {
 
 enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_TRAIN, O_TEST,
        O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
-       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE };
+       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE };
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
   static const struct option longs[] = {
@@ -79,7 +81,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"checkpoint-every", required_argument, 0, O_CHECKPOINT_EVERY},
       {"resume", required_argument, 0, O_RESUME}, {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY}, {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
-      {"profile", no_argument, 0, O_PROFILE},
+      {"profile", no_argument, 0, O_PROFILE}, {"autotune", no_argument, 0, O_AUTOTUNE},
       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
   *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
@@ -114,6 +116,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_EVAL_ONLY: o->eval_only = true; break;
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
     case O_PROFILE: o->profile = true; break;
+    case O_AUTOTUNE: o->autotune = true; break;
     case 'h': usage(net); exit(0);
     case ':': swn_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
     default: swn_fatal("unknown option '%s' (see --help)", argv[optind - 1]);

@@ -14,7 +14,7 @@ typedef struct SwnOptions {
   int64_t display;
   const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients;
   int64_t checkpoint_every;
-  bool eval_only, shuffle, quiet, profile;
+  bool eval_only, shuffle, quiet, profile, autotune;
 } SwnOptions;
 
 /* Defaults from the network file, then the command line. Exits on bad usage. */

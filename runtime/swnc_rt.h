@@ -68,6 +68,20 @@ typedef struct SwnProfile SwnProfile;
 void swn_profile_mark(SwnProfile *p, int op, int phase); /* op -1 ends the phase */
 enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
 
+/* Convolution dispatch (runtime/conv.c): generated code calls these for every convolution with
+ * a plan word: SWN_CONV_RCNB if its tensors are in (R,C,N,B), SWN_CONV_IMPLICIT(c) for each
+ * computation (0 forward, 1 weight gradient, 2 input gradient) the compiler gave the implicit
+ * plan, SWN_CONV_IMPLICIT_LEGAL if the implicit plan can run it at all (for --autotune). */
+#define SWN_CONV_RCNB 1
+#define SWN_CONV_IMPLICIT(c) (2 << (c))
+#define SWN_CONV_IMPLICIT_LEGAL 16
+typedef struct SwnConvState SwnConvState;
+struct SwnStep;
+void swn_conv_forward(const SwkConv *p, int batch, struct SwnStep *s, int layer, int plans, const float *x,
+                      const float *w, const float *b, float *y);
+void swn_conv_backward(const SwkConv *p, int batch, struct SwnStep *s, int layer, int plans, const float *x,
+                       const float *w, const float *dy, float *dx, bool dx_add, float *dw, float *db);
+
 /* What forward, backward and update work on. Per-image buffers live in `image` at
  * offset x batch; the rest in fixed-size pools. */
 typedef struct SwnStep {
@@ -81,6 +95,7 @@ typedef struct SwnStep {
   uint64_t first_image;       /* and the global index of the image */
   float momentum_coef, weight_decay;
   int buckets_ready;          /* gradient buckets completed in this backward pass */
+  SwnConvState *conv;         /* the dispatcher's scratch memory and --autotune timings */
 } SwnStep;
 
 /* Called by backward where a gradient bucket (a span of the gradient pool, docs/ir.md) becomes

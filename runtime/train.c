@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "conv.h"
 #include "profile.h"
 #include "train.h"
 #include "util.h"
@@ -51,6 +52,7 @@ static void allocate(Trainer *t) {
   s->momentum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
   s->ws = swn_alloc(sizeof(float) * net->workspace());
+  s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
   s->momentum_coef = net->train.momentum;
   s->weight_decay = net->train.weight_decay;
 }
@@ -58,6 +60,7 @@ static void allocate(Trainer *t) {
 static void release(Trainer *t) {
   SwnStep *s = &t->step;
   free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum), free(s->state), free(s->ws);
+  swn_conv_state_free(s->conv);
   swn_free_dataset(&t->train);
   swn_free_dataset(&t->test);
 }
@@ -99,6 +102,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   t->step.first_image = 0;
   swn_loader_next(loader, it, input_of(t), labels_of(t));
   t->step.profile = t->o.profile ? t->profile : NULL;
+  swn_conv_timing(t->step.conv, true);
   t->net->forward(&t->step, true);
   t->step.buckets_ready = 0;
   t->net->backward(&t->step);
@@ -106,7 +110,8 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
   float lr = swn_learning_rate(&t->net->train, it, total);
   t->net->update(&t->step, lr);
-  t->step.profile = NULL; /* evaluation is not profiled */
+  t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
+  swn_conv_timing(t->step.conv, false);
   float loss = metric(t, true);
   if (!isfinite(loss))
     swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)", loss,

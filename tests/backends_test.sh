@@ -27,7 +27,7 @@ if command -v opt-14 >/dev/null; then
 fi
 "$swnc" --emit=bc -o lenet.bc "$root/examples/lenet.swn" && [ "$(head -c 2 lenet.bc)" = "BC" ] && pass || fail "--emit=bc"
 "$swnc" --emit=obj -o lenet.o "$root/examples/lenet.swn" && file lenet.o 2>/dev/null | grep -q "ELF" && pass || { [ -s lenet.o ] && pass || fail "--emit=obj"; }
-"$swnc" --emit=asm -O3 "$root/examples/lenet.swn" | grep -q "swk_conv_forward" && pass || fail "--emit=asm -O3"
+"$swnc" --emit=asm -O3 "$root/examples/lenet.swn" | grep -q "swn_conv_forward" && pass || fail "--emit=asm -O3"
 "$swnc" --emit=obj --triple=aarch64-linux-gnu -o arm.o "$root/examples/lenet.swn" && pass || fail "--triple=aarch64"
 
 expect_error "unknown triple" "unknown target triple 'frobnitz-unknown-linux'" "$swnc" --emit=obj --triple=frobnitz-unknown-linux -o x.o "$root/examples/lenet.swn"

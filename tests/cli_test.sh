@@ -37,18 +37,24 @@ contains "$tmp/err" "cannot open" "missing file"
 expect_status 0 "--emit=ir" "$swnc" --emit=ir "$lenet"
 if diff -u "$root/tests/golden/lenet.ir" "$tmp/out" >"$tmp/diff"; then pass; else fail "golden lenet.ir"; cat "$tmp/diff"; fi
 
-# Golden IR of vgg16 (16 MB buckets) and resnet50 (default): schedule, memory plan, buckets.
-"$swnc" --emit=ir --fusion-threshold=16M "$root/examples/vgg16.swn" >"$tmp/vgg16.ir" &&
-  diff -u "$root/tests/golden/vgg16.ir" "$tmp/vgg16.ir" >"$tmp/diff" && pass || { fail "golden vgg16.ir"; head -20 "$tmp/diff"; }
-"$swnc" --emit=ir "$root/examples/resnet50.swn" >"$tmp/resnet50.ir" &&
-  diff -u "$root/tests/golden/resnet50.ir" "$tmp/resnet50.ir" >"$tmp/diff" && pass || { fail "golden resnet50.ir"; head -20 "$tmp/diff"; }
+# Golden IR of vgg16 (16 MB buckets) and resnet50 (default), with the cost model's plans and
+# with every convolution implicit: plans, transforms, schedule, memory plan, buckets.
+golden() { # NAME OPTIONS...
+  name=$1; shift
+  "$swnc" --emit=ir "$@" >"$tmp/$name.ir" &&
+    diff -u "$root/tests/golden/$name.ir" "$tmp/$name.ir" >"$tmp/diff" && pass || { fail "golden $name.ir"; head -20 "$tmp/diff"; }
+}
+golden vgg16 --fusion-threshold=16M "$root/examples/vgg16.swn"
+golden vgg16_implicit --conv=implicit --fusion-threshold=16M "$root/examples/vgg16.swn"
+golden resnet50 "$root/examples/resnet50.swn"
+golden resnet50_implicit --conv=implicit "$root/examples/resnet50.swn"
 expect_status 2 "bad --fusion-threshold" "$swnc" --fusion-threshold=lots "$lenet"
 contains "$tmp/err" "--fusion-threshold takes bytes" "bad --fusion-threshold"
 
 # --print-after-all: one dump per pass, on stderr; stdout stays clean.
 expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
 n=$(grep -c "^; IR after pass" "$tmp/err")
-[ "$n" -eq 6 ] && pass || fail "--print-after-all printed $n dumps"
+[ "$n" -eq 8 ] && pass || fail "--print-after-all printed $n dumps"
 [ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
 expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
 contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"
@@ -79,7 +85,7 @@ contains "$tmp/out" "forward FLOPs        295,455,360 per batch" "--stats total"
 # Building programs: C output, a missing runtime, a failing C compiler.
 expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
 contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
-contains "$tmp/lenet.c" "swk_conv_forward(&L2, B, ACT(" "--emit=c kernel calls"
+contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 16, ACT(" "--emit=c kernel calls"
 expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
 contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
 expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"

@@ -2,12 +2,14 @@
  * output pixel, Y[oh][ow] (co x B) += W[kh][kw] (co x ci) X[ih][iw] (ci x B) over the taps that
  * fall inside the image (padding by coordinate mapping). With the batch innermost, the batch is
  * the vector dimension: the micro-kernel keeps CB output channels x NV vectors of 8 images in
- * registers and streams input channels. Work is split over output rows (forward), input rows
- * (input gradient: a gather, so no two threads write one element) and (tap, channel) pairs
- * (weight gradient), so no thread shares an accumulator and results do not depend on the split.
+ * registers and streams input channels. Work is split over output rows (forward) and input rows
+ * (input gradient: a gather, so no two threads write one element). The weight gradient is a
+ * GEMM over pixels and images per tap (below).
  * Filters are read in either order: (No,Ni,K,K), as the parameter pool keeps them whatever the
  * plan (so checkpoints and gradient buckets do not depend on it), or swDNN's (K,K,No,Ni)
  * (SwkConv.filters_kkoi); the broadcast loads of the micro-kernel absorb the stride. */
+#include <cblas.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,62 +172,85 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
 
 /* ------------------------------------------------------------------ weight gradient */
 
-static float horizontal_sum(v8 v) {
-  float s = 0;
-  for (int i = 0; i < VL; i++) s += v[i];
-  return s;
+/* Per tap, dW_tap (co x ci) = sum over output pixels p of dY[p] (co x B) X[p'] (ci x B)^T, p'
+ * the input pixel the tap reads: a GEMM whose inner dimension runs over pixels and images. It
+ * is cut into blocks of PIXEL_BLOCK output pixels; per block and tap the rows of the pixels
+ * inside the image are packed side by side (co x n*B and ci x n*B, in cache) and one sgemm
+ * accumulates them. Threads take blocks statically, each into its own (tap, co, ci) sums, and
+ * the sums are added in thread order, so results depend only on the thread count. */
+enum { PIXEL_FLOATS = 4096 }; /* n*B per packed block */
+
+static int pixel_block(int batch) { return batch >= PIXEL_FLOATS ? 1 : PIXEL_FLOATS / batch; }
+
+static size_t implicit_thread_floats(const SwkConv *p, int batch) {
+  size_t k = (size_t)pixel_block(batch) * batch;
+  return (size_t)p->kh * p->kw * p->co * p->ci + (size_t)(p->co + p->ci) * k + 16;
 }
 
-/* dw(kh, kw, co, ci .. ci+nc) = sum over output pixels and images of dy[co] * x[ci]; dw points
- * at (kh, kw, co, ci), successive channels `step` apart. */
-static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int kh, int kw, int co, int ci,
-                         int nc, float *dw, size_t step) {
-  v8 acc[CB];
-  float tail[CB] = {0};
-  for (int c = 0; c < CB; c++) acc[c] = splat(0);
-  int bvec = batch / VL * VL;
-  for (int oh = 0; oh < p->ho; oh++) {
-    int ih = oh * p->sh - p->ph + kh;
-    if (ih < 0 || ih >= p->h) continue;
-    for (int ow = 0; ow < p->wo; ow++) {
-      int iw = ow * p->sw - p->pw + kw;
-      if (iw < 0 || iw >= p->w) continue;
-      const float *dp = dy + (((size_t)oh * p->wo + ow) * p->co + co) * batch;
-      const float *xp = x + (((size_t)ih * p->w + iw) * p->ci + ci) * batch;
-      for (int b = 0; b < bvec; b += VL) {
-        v8 d = load8(dp + b);
-        for (int c = 0; c < nc; c++) acc[c] += d * load8(xp + (size_t)c * batch + b);
+size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
+  return implicit_thread_floats(p, batch) * (size_t)swk_threads();
+}
+
+/* Adds the block of output pixels [first, first + n) to sums (tap, co, ci). */
+static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int first, int n, float *sums,
+                         float *dy_pack, float *x_pack) {
+  for (int kh = 0; kh < p->kh; kh++)
+    for (int kw = 0; kw < p->kw; kw++) {
+      int count = 0;
+      for (int pix = first; pix < first + n; pix++) {
+        int oh = pix / p->wo, ow = pix % p->wo, ih = oh * p->sh - p->ph + kh, iw = ow * p->sw - p->pw + kw;
+        if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
+        const float *d = dy + (size_t)pix * p->co * batch, *xs = x + ((size_t)ih * p->w + iw) * p->ci * batch;
+        size_t ld = (size_t)n * batch, at = (size_t)count * batch;
+        for (int c = 0; c < p->co; c++) memcpy(dy_pack + c * ld + at, d + (size_t)c * batch, sizeof(float) * batch);
+        for (int c = 0; c < p->ci; c++) memcpy(x_pack + c * ld + at, xs + (size_t)c * batch, sizeof(float) * batch);
+        count++;
       }
-      for (int b = bvec; b < batch; b++)
-        for (int c = 0; c < nc; c++) tail[c] += dp[b] * xp[(size_t)c * batch + b];
+      if (!count) continue;
+      int k = count * batch, ld = n * batch;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p->co, p->ci, k, 1.0f, dy_pack, ld, x_pack, ld, 1.0f,
+                  sums + ((size_t)kh * p->kw + kw) * p->co * p->ci, p->ci);
     }
-  }
-  for (int c = 0; c < nc; c++) dw[(size_t)c * step] = horizontal_sum(acc[c]) + tail[c];
 }
 
-static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw, float *db) {
-  int pairs = p->kh * p->kw * p->co;
+static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw, float *db,
+                            float *ws) {
+  int pixels = p->ho * p->wo, block = pixel_block(batch), blocks = (pixels + block - 1) / block;
+  size_t per_thread = implicit_thread_floats(p, batch), weights = (size_t)p->kh * p->kw * p->co * p->ci;
   Strides st = filter_strides(p);
-#pragma omp parallel for schedule(static)
-  for (int pair = 0; pair < pairs; pair++) {
-    int co = pair % p->co, tap = pair / p->co, kh = tap / p->kw, kw = tap % p->kw;
-    float *row = dw + (size_t)tap * st.tap + (size_t)co * st.co;
-    for (int ci = 0; ci < p->ci; ci += CB)
-      weight_block(p, batch, x, dy, kh, kw, co, ci, p->ci - ci < CB ? p->ci - ci : CB, row + ci * st.ci, st.ci);
+  int threads = swk_threads() < blocks ? swk_threads() : blocks;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    float *sums = ws + per_thread * (size_t)t, *dy_pack = sums + weights;
+    float *x_pack = dy_pack + (size_t)p->co * block * batch;
+    memset(sums, 0, sizeof(float) * weights);
+    for (int b = (int)((int64_t)blocks * t / nt); b < (int)((int64_t)blocks * (t + 1) / nt); b++) {
+      int first = b * block, n = pixels - first < block ? pixels - first : block;
+      weight_block(p, batch, x, dy, first, n, sums, dy_pack, x_pack);
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < weights; i++) { /* i = (tap, co, ci) */
+      float sum = 0;
+      for (int k = 0; k < nt; k++) sum += ws[per_thread * (size_t)k + i];
+      size_t ci = i % p->ci, co = i / p->ci % p->co, tap = i / ((size_t)p->ci * p->co);
+      dw[tap * st.tap + co * st.co + ci * st.ci] = sum;
+    }
   }
   if (!db || !p->bias) return;
 #pragma omp parallel for schedule(static)
   for (int co = 0; co < p->co; co++) {
     double s = 0;
-    for (int pix = 0; pix < p->ho * p->wo; pix++)
+    for (int pix = 0; pix < pixels; pix++)
       for (int b = 0; b < batch; b++) s += dy[((size_t)pix * p->co + co) * batch + b];
     db[co] = (float)s;
   }
 }
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db) {
-  if (dw) weight_gradient(p, batch, x, dy, dw, db);
+                                float *dx, bool dx_add, float *dw, float *db, float *ws) {
+  if (dw) weight_gradient(p, batch, x, dy, dw, db, ws);
   if (dx) input_gradient(p, batch, w, dy, dx, dx_add);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "../../frontend/frontend.h"
+#include "../../ir/target.h"
 #include "../../passes/passes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -14,11 +15,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   diag_reset();
   Module *m = frontend_parse_text("fuzz.swn", (const char *)data, size, NULL, 0);
   if (diag_error_count() == 0) {
+    m->options.target = target_find("host");
     PipelineOptions po = {.verify_each = true, .dump = sink};
     if (pipeline_run(m, &po)) {
       ir_print(sink, m);
       ir_print_dot(sink, m);
       ir_print_stats(sink, m);
+      ir_print_explain(sink, m);
     }
   }
   module_free(m);

@@ -4,12 +4,15 @@
 
 #include "../../frontend/frontend.h"
 #include "../../ir/symtab.h"
+#include "../../ir/target.h"
 #include "../../passes/passes.h"
 #include "check.h"
 
 static char diag_text[1 << 16];
 
 /* Compiles `src` through the whole pipeline; diagnostics land in diag_text. */
+static CompileOptions options; /* what compile() gives the passes */
+
 static Module *compile(const char *src, const char **defines, int ndefines, bool *ok) {
   FILE *f = fmemopen(diag_text, sizeof diag_text, "w");
   diag_set_stream(f);
@@ -17,6 +20,7 @@ static Module *compile(const char *src, const char **defines, int ndefines, bool
   Override ov[8];
   for (int i = 0; i < ndefines; i++) ov[i].text = defines[i];
   Module *m = frontend_parse_text("t.swn", src, strlen(src), ov, ndefines);
+  if (m) m->options = options;
   PipelineOptions po = {.verify_each = true, .dump = f};
   *ok = diag_error_count() == 0 && pipeline_run(m, &po);
   fclose(f);
@@ -216,7 +220,7 @@ static void test_fusion_buckets(void) {
   struct { int64_t threshold; int buckets; int64_t first_words; } cases[] = {
       {0, 8, 200}, {INT64_MAX, 1, 14822}, {800, 4, 200}, {4 * 14000, 2, 14602}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    fusion_threshold = cases[i].threshold;
+    options.fusion_threshold = cases[i].threshold;
     bool ok;
     Module *m = compile(src, NULL, 0, &ok);
     CHECK(ok);
@@ -230,10 +234,11 @@ static void test_fusion_buckets(void) {
     CHECK(!strcmp(m->graph.ops.data[m->schedule.backward.data[last->ready_step].op].name, "c"));
     module_free(m);
   }
-  fusion_threshold = 4 << 20;
+  options.fusion_threshold = 4 << 20;
 }
 
 int main(void) {
+  options = (CompileOptions){.target = target_find("host"), .fusion_threshold = 4 << 20};
   test_symtab_and_suggest();
   test_pool_ceil_mode();
   test_conv_shapes_and_params();

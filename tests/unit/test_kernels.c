@@ -366,7 +366,9 @@ static void implicit_fwd(Case *c) { swk_conv_implicit_forward(c->p, c->batch, c-
 static void implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy, float *dx,
                               bool dx_add, float *dw, float *db, float *ws) {
   (void)ws;
-  swk_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db);
+  float *own = zeros((int64_t)swk_conv_implicit_workspace(p, batch));
+  swk_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db, own);
+  free(own);
 }
 
 /* kkoi: the implicit plan reads (K,K,No,Ni) filters, else the (No,Ni,K,K) the explicit one reads. */
@@ -388,7 +390,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   swk_conv_implicit_forward(&p, batch, xr, wr, b, yr);
   swk_to_bnrc(p.co, p.ho, p.wo, batch, yr, back, false);
   check_close("implicit forward vs explicit", back, y, ny);
-  swk_conv_implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr);
+  implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr, NULL);
   swk_to_bnrc(p.ci, p.h, p.w, batch, dxr, back, false);
   check_close("implicit dx vs explicit", back, dx, nx);
   if (kkoi) filters_to_kkoi(&p, dwr, wback, true);
@@ -404,7 +406,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   if (p.bias) check_gradient("implicit db", &c, b, p.co, dbr);
   float *acc = random_array(nx), *keep = malloc(sizeof(float) * (size_t)nx);
   memcpy(keep, acc, sizeof(float) * (size_t)nx);
-  swk_conv_implicit_backward(&p, batch, xr, wr, dyr, acc, true, dwr, dbr);
+  implicit_backward(&p, batch, xr, wr, dyr, acc, true, dwr, dbr, NULL);
   check_adds("implicit dx_add", dxr, acc, keep, nx);
   /* the transforms are each other's inverse, and add when asked */
   swk_to_bnrc(p.ci, p.h, p.w, batch, xr, back, false);

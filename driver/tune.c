@@ -1,0 +1,232 @@
+/* swnc tune on the host: the target's kernels are loaded from its shared library in the runtime
+ * directory (as `swnc run` loads them; the compiler links no kernel) and timed on buffers of
+ * the network's shapes at its batch size: one untimed warm-up, then --repeat runs, median.
+ * Every measurement is appended to the file and flushed at once, so an interrupted tune keeps
+ * what it measured; a new run reads the file and measures only what is missing. */
+#include "tune.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../ir/target.h"
+#include "../ir/tuning.h"
+#include "../runtime/kernels.h"
+
+typedef struct Kernels {
+  size_t (*conv_workspace)(const SwkConv *);
+  void (*conv_forward)(const SwkConv *, int, const float *, const float *, const float *, float *, float *);
+  void (*conv_backward)(const SwkConv *, int, const float *, const float *, const float *, float *, bool, float *,
+                        float *, float *);
+  size_t (*implicit_workspace)(const SwkConv *, int);
+  void (*implicit_forward)(const SwkConv *, int, const float *, const float *, const float *, float *);
+  void (*implicit_backward)(const SwkConv *, int, const float *, const float *, const float *, float *, bool,
+                            float *, float *, float *);
+  void (*to_rcnb)(int, int, int, int, const float *, float *, bool);
+  void (*to_bnrc)(int, int, int, int, const float *, float *, bool);
+} Kernels;
+
+static bool load_kernels(const BuildOptions *build, Kernels *k) {
+  const char *dir = find_runtime(build, build->target);
+  if (!dir) return false;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/lib/libswnc_%.32s.so", dir, build->target);
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    diag_error((SrcLoc){0}, "cannot load the kernels to time: %s", dlerror());
+    return false;
+  }
+  static const char *const names[] = {"swk_conv_workspace", "swk_conv_forward", "swk_conv_backward",
+                                      "swk_conv_implicit_workspace", "swk_conv_implicit_forward",
+                                      "swk_conv_implicit_backward", "swk_to_rcnb", "swk_to_bnrc"};
+  void **slots[] = {(void **)&k->conv_workspace, (void **)&k->conv_forward, (void **)&k->conv_backward,
+                    (void **)&k->implicit_workspace, (void **)&k->implicit_forward,
+                    (void **)&k->implicit_backward, (void **)&k->to_rcnb, (void **)&k->to_bnrc};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!(*slots[i] = dlsym(lib, names[i]))) {
+      diag_error((SrcLoc){0}, "'%s' lacks kernel '%s'", path, names[i]);
+      return false;
+    }
+  return true; /* the library stays loaded until exit */
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------------------ what to measure */
+
+typedef struct Job {
+  const char *kind, *key, *what, *plan;
+  ConvShape conv;  /* conv */
+  Shape tensor;    /* transform */
+  Layout to;
+} Job;
+
+typedef VEC(Job) JobList;
+
+static bool listed(const JobList *jobs, const char *key) {
+  for (int i = 0; i < jobs->len; i++)
+    if (!strcmp(jobs->data[i].key, key)) return true;
+  return false;
+}
+
+static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
+  const Graph *g = &m->graph;
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    if (op->kind != OP_CONV) continue;
+    ConvShape s = conv_shape(g, op, m->train.batch);
+    char key[KEY_MAX];
+    conv_shape_key(&s, key);
+    if (listed(jobs, key)) continue;
+    for (int p = 0; p < PLAN_COUNT; p++) {
+      if (m->options.target->conv_illegal(&s, (ConvPlan)p)) continue;
+      for (int c = 0; c < CONV_COMPUTATIONS; c++) {
+        Job j = {"conv", arena_strdup(a, key), conv_computation_name((ConvComputation)c),
+                 conv_plan_name((ConvPlan)p), s, {0}, LAYOUT_BNRC};
+        vec_push(a, *jobs, j);
+      }
+    }
+  }
+  for (int v = 0; v < g->values.len; v++) {
+    Shape s = g->values.data[v].shape;
+    char key[KEY_MAX];
+    if (s.rank != 4) continue;
+    transform_key(m->train.batch, s, key);
+    if (listed(jobs, key)) continue;
+    for (int to = 0; to < 2; to++) {
+      Job j = {"transform", arena_strdup(a, key), to ? "to_rcnb" : "to_bnrc", "-", {0}, s, (Layout)to};
+      vec_push(a, *jobs, j);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ timing */
+
+typedef struct Buffers {
+  float *x, *w, *b, *y, *dx, *dw, *db, *ws;
+} Buffers;
+
+static float *filled(size_t n) {
+  float *p = malloc(sizeof(float) * (n ? n : 1));
+  for (size_t i = 0; p && i < n; i++) p[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+  return p;
+}
+
+static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch, const Buffers *b) {
+  bool implicit = !strcmp(j->plan, "implicit");
+  if (!strcmp(j->what, "forward")) {
+    if (implicit) k->implicit_forward(p, batch, b->x, b->w, b->b, b->y);
+    else k->conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    return;
+  }
+  bool wgrad = !strcmp(j->what, "wgrad");
+  float *dx = wgrad ? NULL : b->dx, *dw = wgrad ? b->dw : NULL;
+  if (implicit) k->implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+  else k->conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+}
+
+static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkConv *p, int batch) {
+  if (!strcmp(j->kind, "conv")) {
+    run_conv(k, j, p, batch, b);
+    return;
+  }
+  const Shape *s = &j->tensor;
+  (j->to == LAYOUT_RCNB ? k->to_rcnb : k->to_bnrc)((int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x,
+                                                  b->y, false);
+}
+
+/* The median seconds of `repeat` runs after a warm-up; < 0 if memory ran out. */
+static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
+  const ConvShape *c = &j->conv;
+  SwkConv p = {(int)c->ci, (int)c->h, (int)c->w, (int)c->co, (int)c->ho, (int)c->wo, (int)c->kh, (int)c->kw,
+               (int)c->sh, (int)c->sw, (int)c->ph, (int)c->pw, (int)c->groups, true, false};
+  bool conv = !strcmp(j->kind, "conv");
+  size_t elems = conv ? 0 : (size_t)batch * (size_t)shape_per_image(j->tensor);
+  size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems, ny = conv ? (size_t)batch * c->co * c->ho * c->wo : elems;
+  size_t nw = conv ? (size_t)(c->co * (c->ci / c->groups) * c->kh * c->kw) : 0;
+  size_t ws = conv ? k->conv_workspace(&p) : 0, iws = conv ? k->implicit_workspace(&p, batch) : 0;
+  Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny), filled(nx), filled(nw), filled((size_t)c->co),
+               filled(ws > iws ? ws : iws)};
+  double result = -1;
+  if (b.x && b.w && b.b && b.y && b.dx && b.dw && b.db && b.ws) {
+    double *t = malloc(sizeof(double) * (size_t)repeat);
+    run_job(k, j, &b, &p, batch);
+    for (int r = 0; r < repeat; r++) {
+      double start = now();
+      run_job(k, j, &b, &p, batch);
+      t[r] = now() - start;
+    }
+    qsort(t, (size_t)repeat, sizeof(double), by_value);
+    result = t[repeat / 2];
+    free(t);
+  }
+  free(b.x), free(b.w), free(b.b), free(b.y), free(b.dx), free(b.dw), free(b.db), free(b.ws);
+  return result;
+}
+
+/* ------------------------------------------------------------------ the command */
+
+static const char *utc_now(Arena *a) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return arena_strdup(a, buf);
+}
+
+bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions *o) {
+  Arena a = {0};
+  bool ok = false;
+  Tuning done;
+  JobList jobs = {0};
+  Kernels k;
+  const char *machine = tuning_machine(&a);
+  if (!tuning_load(&a, o->output, true, &done) || !load_kernels(build, &k)) goto out;
+  list_jobs(m, &a, &jobs);
+  FILE *f = fopen(o->output, "a");
+  if (!f) {
+    diag_error((SrcLoc){0}, "cannot write tuning file '%s'", o->output);
+    goto out;
+  }
+  if (!done.entries.len) fprintf(f, "# swnc tuning file (ir/tuning.h): kind target key computation plan seconds date machine\n");
+  int measured = 0, skipped = 0;
+  for (int i = 0; i < jobs.len; i++) {
+    const Job *j = &jobs.data[i];
+    const TuningEntry *have = tuning_find(&done, j->kind, build->target, j->key, j->what, j->plan);
+    if (have && !strcmp(have->machine, machine)) {
+      skipped++;
+      continue;
+    }
+    if (o->limit && measured == o->limit) {
+      fprintf(stderr, "swnc tune: stopped after %d measurements (--limit); run again to continue\n", measured);
+      break;
+    }
+    double seconds = measure(&k, j, (int)m->train.batch, o->repeat);
+    if (seconds < 0) {
+      diag_error((SrcLoc){0}, "out of memory measuring %s %s at batch %lld", j->kind, j->key, (long long)m->train.batch);
+      break;
+    }
+    TuningEntry e = {j->kind, build->target, j->key, j->what, j->plan, seconds > 1e-9 ? seconds : 1e-9, utc_now(&a),
+                     machine, {0}};
+    tuning_write(f, &e);
+    fflush(f);
+    measured++;
+    fprintf(stderr, "[%d/%d] %s %s %s %s: %.3f ms\n", i + 1, jobs.len, j->kind, j->key, j->what, j->plan, 1e3 * seconds);
+  }
+  ok = fclose(f) == 0 && diag_error_count() == 0;
+  fprintf(stderr, "swnc tune: %d measured, %d already in '%s'\n", measured, skipped, o->output);
+out:
+  arena_free(&a);
+  return ok;
+}

@@ -1,0 +1,48 @@
+/* A target as the compiler sees it: which layouts its kernels accept, which convolution plans
+ * are legal for a layer, and a cost model that estimates a kernel's time from its shape. The
+ * passes ask the target and hold no target-specific numbers. Each target's description is
+ * targets/<name>/description.c, linked into swnc (never into generated programs); the list of
+ * them is targets/descriptions.c. See docs/targets.md. */
+#ifndef SWNC_TARGET_H
+#define SWNC_TARGET_H
+
+#include "ir.h"
+
+/* One convolution as the kernels see it, with the batch of a training step. */
+typedef struct ConvShape {
+  int64_t batch;
+  int64_t ci, h, w, co, ho, wo, kh, kw, sh, sw, ph, pw, groups;
+} ConvShape;
+
+ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch);
+
+/* Keys of shapes in tuning files: "b64:c3x32x32:o32x32x32:k5x5:s1x1:p2x2:g1" for a
+ * convolution, "b64:c32x16x16" for a transform. */
+enum { KEY_MAX = 192 };
+void conv_shape_key(const ConvShape *s, char key[KEY_MAX]);
+void transform_key(int64_t batch, Shape s, char key[KEY_MAX]);
+
+struct Target {
+  const char *name;
+  const char *summary;
+  /* NULL if `plan` can compute this convolution, else why not (a phrase: "it has 2 groups
+   * and the implicit kernels have none") */
+  const char *(*conv_illegal)(const ConvShape *s, ConvPlan plan);
+  /* estimated seconds of one computation in one plan (operands already in the plan's layout) */
+  double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c);
+  /* estimated seconds to convert a batch of (c, h, w) images into layout `to` */
+  double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to);
+  /* whether the kernel of this op takes (and gives) its 4-D tensors in layout l */
+  bool (*accepts)(const Graph *g, const Op *op, Layout l);
+};
+
+/* Costs as the module's options give them: the tuning file's measurement for the module's
+ * target and this machine if it has one (then *tuned is set), else the target's model. */
+double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c, bool *tuned);
+double module_transform_cost(const Module *m, Shape s, Layout to);
+
+const Target *target_find(const char *name); /* NULL if none */
+/* "host, sw26010": for messages */
+const char *target_names(void);
+
+#endif

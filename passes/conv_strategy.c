@@ -1,0 +1,102 @@
+/* Pass `conv-strategy`: for every convolution and each of its three computations (forward,
+ * weight gradient, input gradient), the cost of each plan, explicit GEMM or implicit GEMM.
+ *
+ * A plan the target calls illegal for the layer is never a candidate, nor is one --conv
+ * excludes (forcing a plan the target forbids is an error naming the layer and the reason).
+ * A candidate's cost is the tuning file's measurement if it has one for the shape (--tune),
+ * else the target's cost model. This pass records the costs and picks each computation's
+ * cheaper plan; the layout pass, which also prices the transforms a plan's layout needs,
+ * makes the final choice. Tuning entries for other targets or machines are ignored with a
+ * warning, as are entries that match no shape of this network (stale after a change). */
+#include <math.h>
+
+#include "../ir/target.h"
+#include "../ir/tuning.h"
+#include "passes.h"
+
+static bool excluded_by_option(const Module *m, ConvPlan plan) {
+  return (m->options.conv == CONV_FORCE_EXPLICIT && plan == PLAN_IMPLICIT) ||
+         (m->options.conv == CONV_FORCE_IMPLICIT && plan == PLAN_EXPLICIT);
+}
+
+static bool cost_conv(Module *m, Op *op) {
+  ConvChoice *ch = &op->conv;
+  *ch = (ConvChoice){.costed = true};
+  ConvShape s = conv_shape(&m->graph, op, m->train.batch);
+  for (int plan = 0; plan < PLAN_COUNT; plan++) {
+    ch->illegal[plan] = m->options.target->conv_illegal(&s, (ConvPlan)plan);
+    bool candidate = !ch->illegal[plan] && !excluded_by_option(m, (ConvPlan)plan);
+    for (int c = 0; c < CONV_COMPUTATIONS; c++)
+      ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c, &ch->tuned[c][plan])
+                                    : INFINITY;
+  }
+  ConvPlan forced = m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT : PLAN_EXPLICIT;
+  if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {
+    op_error(op, "--conv=%s: %s (input %s) cannot use the %s plan on target '%s': %s", conv_plan_name(forced),
+             op_describe(m, op), shape_str(m->graph.values.data[op->inputs.data[0]].shape), conv_plan_name(forced),
+             m->options.target->name, ch->illegal[forced]);
+    return false;
+  }
+  for (int c = 0; c < CONV_COMPUTATIONS; c++)
+    ch->plan[c] = ch->cost[c][PLAN_IMPLICIT] < ch->cost[c][PLAN_EXPLICIT] ? PLAN_IMPLICIT : PLAN_EXPLICIT;
+  return true;
+}
+
+/* ------------------------------------------------------------------ tuning-file hygiene */
+
+/* Whether some convolution (or, for a transform, some 4-D tensor) of the network has the key. */
+static bool key_in_network(const Module *m, const TuningEntry *e) {
+  bool conv = !strcmp(e->kind, "conv");
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    char key[KEY_MAX];
+    if (conv && op->kind == OP_CONV) {
+      ConvShape s = conv_shape(&m->graph, op, m->train.batch);
+      conv_shape_key(&s, key);
+    } else if (!conv && m->graph.values.data[op->output].shape.rank == 4) {
+      transform_key(m->train.batch, m->graph.values.data[op->output].shape, key);
+    } else {
+      continue;
+    }
+    if (!strcmp(key, e->key)) return true;
+  }
+  return false;
+}
+
+/* One warning per kind of problem (other target, other machine), one per stale entry. */
+static void check_tuning(const Module *m) {
+  const Tuning *t = m->options.tuning;
+  int foreign_target = 0, foreign_machine = 0;
+  const TuningEntry *first_target = NULL, *first_machine = NULL;
+  for (int i = 0; i < t->entries.len; i++) {
+    const TuningEntry *e = &t->entries.data[i];
+    if (strcmp(e->target, m->options.target->name)) {
+      if (!foreign_target++) first_target = e;
+    } else if (strcmp(e->machine, m->options.machine)) {
+      if (!foreign_machine++) first_machine = e;
+    } else if (!key_in_network(m, e)) {
+      diag_warning(e->loc, "tuning entry for %s %s matches no %s of network '%s' at batch %lld (stale?); ignored",
+                   e->kind, e->key, !strcmp(e->kind, "conv") ? "convolution" : "tensor", m->name,
+                   (long long)m->train.batch);
+    }
+  }
+  if (foreign_target)
+    diag_warning(first_target->loc, "%d tuning entr%s for target '%s', not '%s'; ignored", foreign_target,
+                 foreign_target == 1 ? "y is" : "ies are", first_target->target, m->options.target->name);
+  if (foreign_machine)
+    diag_warning(first_machine->loc, "%d tuning entr%s measured on '%s', not on this machine ('%s'); ignored",
+                 foreign_machine, foreign_machine == 1 ? "y was" : "ies were", first_machine->machine,
+                 m->options.machine);
+}
+
+bool pass_conv_strategy(Module *m) {
+  if (!m->options.target) {
+    diag_error((SrcLoc){0}, "internal: no target to choose convolution plans for");
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < m->graph.ops.len; i++)
+    if (m->graph.ops.data[i].kind == OP_CONV) ok &= cost_conv(m, &m->graph.ops.data[i]);
+  if (m->options.tuning) check_tuning(m);
+  return ok;
+}

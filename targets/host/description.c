@@ -1,0 +1,106 @@
+/* The host target as the compiler sees it (ir/target.h): legality, layouts and a cost model of
+ * the kernels in this folder. The model is a roofline per kernel: time = flops / (peak x
+ * efficiency) + bytes moved / bandwidth, where each kernel's efficiency follows the shape of
+ * its inner loops (GEMM dimensions for explicit, register-block fill for implicit). The
+ * constants were read off bench/conv_plans on an AVX-512 machine (docs/targets.md); only their
+ * ratios matter to the choices, and `swnc tune` replaces the model by measurements. */
+#include <math.h>
+#include <unistd.h>
+
+#include "../../ir/target.h"
+
+/* Per thread; a step's estimate divides by the online CPUs, as kernels use them all. */
+static const double PEAK = 100e9;      /* FP32 FLOP/s of an FMA loop */
+static const double BANDWIDTH = 10e9;  /* bytes/s, streaming */
+static const double STRIDED = 4e9;     /* bytes/s, a layout transform (one side strided) */
+static const double GEMM_EFF = 0.55;   /* OpenBLAS sgemm on large operands */
+static const double IMPLICIT_EFF = 0.45; /* the implicit micro-kernel, full register blocks */
+static const double SCALAR_SLOWDOWN = 16; /* its scalar path for batch and channel remainders */
+static const int64_t VECTOR_IMAGES = 16, CHANNEL_BLOCK = 4; /* its register block */
+static const double PACKED_GEMM_EFF = 0.8;  /* the implicit weight gradient's GEMMs vs explicit's */
+
+static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
+
+static double flops(const ConvShape *s) {
+  return 2.0 * s->batch * s->co * s->ho * s->wo * (s->ci / s->groups) * s->kh * s->kw;
+}
+
+/* A GEMM's efficiency from its smaller outer dimension and its inner dimension. */
+static double gemm_eff(double m, double inner) { return GEMM_EFF * fill(m, 16) * fill(inner, 16); }
+
+static double explicit_cost(const ConvShape *s, ConvComputation c) {
+  double cig = (double)s->ci / s->groups, cog = (double)s->co / s->groups, taps = (double)(s->kh * s->kw);
+  double k = cig * taps, pixels = (double)(s->ho * s->wo);
+  double columns = 4.0 * s->batch * s->groups * k * pixels; /* im2col written then read: bytes */
+  bool flip = s->sh == 1 && s->sw == 1 && s->h * s->w <= s->ho * s->wo;
+  double eff = c == CONV_FORWARD ? gemm_eff(cog, k)
+             : c == CONV_WGRAD   ? gemm_eff(cog, pixels)
+             : flip              ? gemm_eff(cig, cog * taps)
+                                 : gemm_eff(k, cog);
+  return flops(s) / (PEAK * eff) + 2 * columns / BANDWIDTH;
+}
+
+/* The fraction of (channel, image) pairs the vector path covers, the rest at scalar speed. */
+static double vector_speed(const ConvShape *s, int64_t channels) {
+  double bfull = (double)(s->batch / VECTOR_IMAGES * VECTOR_IMAGES) / s->batch;
+  double cfull = (double)(channels / CHANNEL_BLOCK * CHANNEL_BLOCK) / channels;
+  double vec = bfull * cfull;
+  return 1 / (vec + (1 - vec) * SCALAR_SLOWDOWN);
+}
+
+static double implicit_cost(const ConvShape *s, ConvComputation c) {
+  double taps = (double)(s->kh * s->kw);
+  if (c == CONV_WGRAD) {
+    /* per tap, a GEMM (co x ci, inner: up to 4096 pixel-images) over rows packed per block */
+    double packed = 4.0 * taps * (s->co + s->ci) * s->ho * s->wo * s->batch;
+    double m = (double)(s->co < s->ci ? s->co : s->ci);
+    return flops(s) / (PEAK * gemm_eff(m, 4096) * PACKED_GEMM_EFF) + 2 * packed / BANDWIDTH;
+  }
+  bool forward = c == CONV_FORWARD;
+  double depth = (double)(forward ? s->ci : s->co);
+  double eff = IMPLICIT_EFF * fill(depth, 4) * fill(taps, 0.5) * (forward ? 1 : 0.75);
+  return flops(s) / (PEAK * eff * vector_speed(s, forward ? s->co : s->ci));
+}
+
+static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {
+  if (plan == PLAN_IMPLICIT && s->groups != 1) return "it has groups, and the host's implicit kernels have none";
+  return NULL;
+}
+
+static double cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (double)n : 1;
+}
+
+static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c) {
+  return (plan == PLAN_IMPLICIT ? implicit_cost(s, c) : explicit_cost(s, c)) / cpus();
+}
+
+static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to) {
+  (void)to;
+  return 2.0 * 4 * batch * c * h * w / STRIDED / cpus(); /* read and write every element */
+}
+
+/* Convolution in either layout (its plan follows), the element-wise kernels in either; the
+ * rest read (B,N,R,C). */
+static bool host_accepts(const Graph *g, const Op *op, Layout l) {
+  (void)g;
+  if (l == LAYOUT_BNRC) return true;
+  switch (op->kind) {
+  case OP_CONV:
+  case OP_RELU:
+  case OP_SIGMOID:
+  case OP_TANH:
+  case OP_ADD: return true;
+  default: return false;
+  }
+}
+
+const Target host_target = {
+    .name = "host",
+    .summary = "x86-64 or ARM Linux: OpenBLAS and OpenMP",
+    .conv_illegal = host_conv_illegal,
+    .conv_cost = host_conv_cost,
+    .transform_cost = host_transform_cost,
+    .accepts = host_accepts,
+};
