@@ -32,9 +32,9 @@ static bool cost_conv(Module *m, Op *op) {
   }
   ConvPlan forced = m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT : PLAN_EXPLICIT;
   if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {
-    op_error(op, "--conv=%s: %s (input %s) cannot use the %s plan on target '%s': %s", conv_plan_name(forced),
-             op_describe(m, op), shape_str(m->graph.values.data[op->inputs.data[0]].shape), conv_plan_name(forced),
-             m->options.target->name, ch->illegal[forced]);
+    op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s", conv_plan_name(forced),
+             conv_plan_name(forced), m->options.target->name, shape_str(m->graph.values.data[op->inputs.data[0]].shape),
+             shape_str(m->graph.values.data[op->output].shape), ch->illegal[forced]);
     return false;
   }
   for (int c = 0; c < CONV_COMPUTATIONS; c++)

@@ -1,4 +1,5 @@
 /* Unit tests of the IR, the front end and the passes, through their C interfaces. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,130 @@ static void test_fusion_buckets(void) {
   options.fusion_threshold = 4 << 20;
 }
 
+/* ------------------------------------------------------------------ layout pass */
+
+static int count_transforms(const Module *m) {
+  int n = 0;
+  for (int i = 0; i < m->graph.ops.len; i++) n += m->graph.ops.data[i].kind == OP_TRANSFORM;
+  return n;
+}
+
+/* Hand-made networks whose fewest transforms are known, every conv forced implicit. */
+static void test_layout_minimal_transforms(void) {
+  struct { const char *body; int transforms; } cases[] = {
+      /* in, and out to the fc: relu between convs stays in (R,C,N,B) */
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
+       " b = conv(r, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 2},
+      /* one transform of x serves both convs; add works in (R,C,N,B) */
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n b = conv(x, outputs=4, kernel=1)\n"
+       " s = add(a, b)\n f = fc(s, outputs=2)\n", 2},
+      /* pooling reads (B,N,R,C) on the host: out and back in around it */
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n p = pool(a, kernel=2, stride=2)\n"
+       " b = conv(p, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 4},
+      /* a residual block: the shortcut and the branch meet in an add, in (R,C,N,B) */
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
+       " b = conv(r, outputs=4, kernel=3, pad=1)\n s = add(b, r)\n o = relu(s)\n"
+       " c = conv(o, outputs=4, kernel=3, pad=1)\n f = fc(c, outputs=2)\n", 2},
+  };
+  options.conv = CONV_FORCE_IMPLICIT;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char src[1024];
+    snprintf(src, sizeof src, NET_HEAD "%s" NET_TAIL, cases[i].body);
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    CHECK(ok);
+    if (ok) CHECK_EQ_INT(count_transforms(m), cases[i].transforms);
+    module_free(m);
+  }
+  options.conv = CONV_AUTO;
+}
+
+/* The energy the layout pass minimises, for given op labels (layouts), with backward costs
+ * zero (so a conv costs its forward plan in its layout): conv costs plus, per 4-D tensor with
+ * a consumer in the other layout, a conversion forward and, but for the input (no gradient
+ * flows into it), one of the gradient back. */
+static double layout_energy(const Module *m, const Layout *label) {
+  const Graph *g = &m->graph;
+  double e = 0;
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    if (op->kind == OP_CONV) e += op->conv.cost[CONV_FORWARD][label[i] == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
+    if (g->values.data[op->output].shape.rank != 4) continue;
+    bool other = false;
+    for (int j = 0; j < g->ops.len; j++)
+      for (int k = 0; k < g->ops.data[j].inputs.len; k++)
+        other |= g->ops.data[j].inputs.data[k] == op->output && label[j] != label[i];
+    Shape s = g->values.data[op->output].shape;
+    if (other) e += module_transform_cost(m, s, LAYOUT_RCNB) + (op->kind == OP_INPUT ? 0 : module_transform_cost(m, s, LAYOUT_BNRC));
+  }
+  return e;
+}
+
+/* The layout pass against brute force over every labelling, with random plan costs. */
+static void test_layout_is_optimal(void) {
+  const char *src = NET_HEAD " x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
+                    " b = conv(r, outputs=4, kernel=3, pad=1)\n c = conv(r, outputs=4, kernel=1)\n s = add(b, c)\n"
+                    " t = tanh(s)\n p = pool(t, kernel=2, stride=2)\n d = conv(p, outputs=4, kernel=3, pad=1)\n"
+                    " e = conv(d, outputs=4, kernel=1)\n q = sigmoid(e)\n f = fc(q, outputs=2)\n" NET_TAIL;
+  uint64_t rng = 12345;
+  int trials = 0, optimal = 0;
+  for (int trial = 0; trial < 60; trial++) {
+    Module *m = frontend_parse_text("t.swn", src, strlen(src), NULL, 0);
+    m->options = options;
+    bool ok = pass_elaborate(m) && pass_infer_shapes(m) && pass_conv_strategy(m);
+    CHECK(ok);
+    if (!ok) break;
+    Graph *g = &m->graph;
+    double unit = module_transform_cost(m, g->values.data[g->ops.data[2].output].shape, LAYOUT_RCNB);
+    for (int i = 0; i < g->ops.len; i++) {
+      ConvChoice *ch = &g->ops.data[i].conv;
+      if (g->ops.data[i].kind != OP_CONV) continue;
+      for (int p = 0; p < PLAN_COUNT; p++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        ch->cost[CONV_FORWARD][p] = unit * (double)(rng >> 40) / (double)(1 << 24) * 6;
+        ch->cost[CONV_WGRAD][p] = ch->cost[CONV_DGRAD][p] = 0;
+      }
+    }
+    /* every labelling of the ops that may take (R,C,N,B) */
+    int n = g->ops.len, free_ops[32], nfree = 0;
+    for (int i = 0; i < n; i++)
+      if (g->values.data[g->ops.data[i].output].shape.rank == 4 &&
+          options.target->accepts(g, &g->ops.data[i], LAYOUT_RCNB) && nfree < 32)
+        free_ops[nfree++] = i;
+    Layout label[64] = {0};
+    double best = INFINITY;
+    for (long mask = 0; mask < (1L << nfree); mask++) {
+      for (int k = 0; k < nfree; k++) label[free_ops[k]] = (mask >> k) & 1 ? LAYOUT_RCNB : LAYOUT_BNRC;
+      double e = layout_energy(m, label);
+      if (e < best) best = e;
+    }
+    /* the pass's labels are its ops' output layouts (transforms come before their consumers) */
+    Layout chosen[64];
+    CHECK(pass_layout(m) && ir_verify(m));
+    int original = 0;
+    for (int i = 0; i < g->ops.len; i++)
+      if (g->ops.data[i].kind != OP_TRANSFORM) chosen[original++] = g->values.data[g->ops.data[i].output].layout;
+    CHECK_EQ_INT(original, n);
+    /* energy of the chosen labels on the graph as it was: re-read it from a fresh copy */
+    Module *fresh = frontend_parse_text("t.swn", src, strlen(src), NULL, 0);
+    fresh->options = options;
+    pass_elaborate(fresh), pass_infer_shapes(fresh), pass_conv_strategy(fresh);
+    for (int i = 0, k = 0; i < g->ops.len; i++)
+      if (g->ops.data[i].kind == OP_CONV) {
+        while (fresh->graph.ops.data[k].kind != OP_CONV) k++;
+        fresh->graph.ops.data[k++].conv = g->ops.data[i].conv;
+      }
+    double got = layout_energy(fresh, chosen);
+    trials++;
+    optimal += fabs(got - best) <= 1e-9 * (1 + best);
+    if (fabs(got - best) > 1e-9 * (1 + best)) fprintf(stderr, "layout trial %d: %.9g, optimum %.9g\n", trial, got, best);
+    module_free(fresh);
+    module_free(m);
+  }
+  CHECK(trials == 60);
+  CHECK_EQ_INT(optimal, trials);
+}
+
 int main(void) {
   options = (CompileOptions){.target = target_find("host"), .fusion_threshold = 4 << 20};
   test_symtab_and_suggest();
@@ -248,5 +373,7 @@ int main(void) {
   test_verifier_catches_broken_ir();
   test_repeated_errors_reported_once();
   test_fusion_buckets();
+  test_layout_minimal_transforms();
+  test_layout_is_optimal();
   return check_report();
 }
