@@ -170,7 +170,7 @@ bool ir_verify(const Module *m) {
     if (p < 0 || p >= m->graph.ops.len || m->graph.ops.data[p].output != v)
       ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
   }
-  if (m->laid_out) ok &= verify_layouts(m);
+  if (ok && m->laid_out) ok &= verify_layouts(m); /* it follows value ids: only once they are sound */
   if (m->schedule.lowered) ok &= verify_schedule(m);
   if (m->plan.planned) ok &= verify_plan(m);
   if (m->fusion.cut) ok &= verify_fusion(m);

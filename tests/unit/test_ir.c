@@ -193,6 +193,10 @@ static void test_verifier_catches_broken_ir(void) {
   m->graph.ops.data[2] = m->graph.ops.data[1];
   m->graph.ops.data[1] = tmp;
   CHECK(ir_verify(m));
+  Value *fv = &m->graph.values.data[m->graph.ops.data[2].output]; /* a vector cannot be in (R,C,N,B) */
+  fv->layout = LAYOUT_RCNB;
+  CHECK(!ir_verify(m));
+  fv->layout = LAYOUT_BNRC;
   m->graph.ops.data[2].inputs.data[0] = 999; /* a value that does not exist */
   CHECK(!ir_verify(m));
   diag_set_stream(NULL);
