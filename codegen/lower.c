@@ -28,6 +28,9 @@ static Ptr output(const Module *m, const Op *op) { return buffer_ptr(m, op->out_
 static Ptr dy(const Module *m, const Op *op) { return buffer_ptr(m, op->grad_buf); }
 static Ptr saved(const Module *m, const Op *op, int k) { return buffer_ptr(m, k < op->nsaved ? op->saved_buf[k] : -1); }
 
+/* Whether the op works in (R,C,N,B) (kernels that take either layout have a variant for it). */
+static bool in_rcnb(const Module *m, const Op *op) { return m->graph.values.data[op->output].layout == LAYOUT_RCNB; }
+
 static Ptr param(const Op *op, ParamRole role, Region region) {
   for (int i = 0; i < op->params.len; i++)
     if (op->params.data[i].role == role) return (Ptr){.region = region, .offset = op->params.data[i].offset};
@@ -208,7 +211,7 @@ static void lower_forward(Ctx *c, int i) {
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_bool(c, k, false);
     return;
   case OP_POOL:
-    k = kernel(c, f, "swk_pool_forward", i);
+    k = kernel(c, f, in_rcnb(m, op) ? "swk_pool_rcnb_forward" : "swk_pool_forward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op, 0));
     return;
   case OP_FC:
@@ -291,7 +294,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
   case OP_POOL:
-    k = kernel(c, f, "swk_pool_backward", i);
+    k = kernel(c, f, in_rcnb(m, op) ? "swk_pool_rcnb_backward" : "swk_pool_backward", i);
     arg_ptr(c, k, dy(m, op)), arg_ptr(c, k, saved(m, op, 0)), grad_args(c, k, op, b, 0);
     return;
   case OP_RELU:

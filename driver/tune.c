@@ -1,6 +1,7 @@
 /* swnc tune on the host: the target's kernels are loaded from its shared library in the runtime
  * directory (as `swnc run` loads them; the compiler links no kernel) and timed on buffers of
- * the network's shapes at its batch size: one untimed warm-up, then --repeat runs, median.
+ * the network's shapes at its batch size: one untimed warm-up, then --repeat runs from cold
+ * caches, median.
  * Every measurement is appended to the file and flushed at once, so an interrupted tune keeps
  * what it measured; a new run reads the file and measures only what is missing. */
 #include "tune.h"
@@ -145,7 +146,20 @@ static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkC
                                                   b->y, false);
 }
 
-/* The median seconds of `repeat` runs after a warm-up; < 0 if memory ran out. */
+/* In the training step a kernel finds its operands out of cache (the layers between evict
+ * them); repeated runs on small tensors would find them in cache and flatter the plan or
+ * transform that touches most memory. So before every timed run, write over a buffer larger
+ * than the last-level cache. */
+enum { EVICT_BYTES = 64 << 20 };
+
+static void evict_caches(void) {
+  static volatile char *junk;
+  if (!junk) junk = calloc(EVICT_BYTES, 1);
+  for (size_t i = 0; junk && i < EVICT_BYTES; i += 64) junk[i]++;
+}
+
+/* The median seconds of `repeat` runs after a warm-up, each from cold caches; < 0 if memory
+ * ran out. */
 static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   const ConvShape *c = &j->conv;
   SwkConv p = {(int)c->ci, (int)c->h, (int)c->w, (int)c->co, (int)c->ho, (int)c->wo, (int)c->kh, (int)c->kw,
@@ -162,6 +176,7 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
     double *t = malloc(sizeof(double) * (size_t)repeat);
     run_job(k, j, &b, &p, batch);
     for (int r = 0; r < repeat; r++) {
+      evict_caches();
       double start = now();
       run_job(k, j, &b, &p, batch);
       t[r] = now() - start;

@@ -58,6 +58,10 @@ typedef struct SwkPool {
 
 void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax);
 void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add);
+/* The same on the (R, C, N, B) layout; argmax also holds input pixels (ih * w + iw). */
+void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax);
+void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
+                            bool dx_add);
 
 /* ------------------------------------------------------------- fully connected */
 typedef struct SwkFc {

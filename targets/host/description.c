@@ -81,13 +81,14 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
   return 2.0 * 4 * batch * c * h * w / STRIDED / cpus(); /* read and write every element */
 }
 
-/* Convolution in either layout (its plan follows), the element-wise kernels in either; the
- * rest read (B,N,R,C). */
+/* Convolution in either layout (its plan follows), pooling and the element-wise kernels in
+ * either; the rest read (B,N,R,C). */
 static bool host_accepts(const Graph *g, const Op *op, Layout l) {
   (void)g;
   if (l == LAYOUT_BNRC) return true;
   switch (op->kind) {
   case OP_CONV:
+  case OP_POOL:
   case OP_RELU:
   case OP_SIGMOID:
   case OP_TANH:

@@ -259,9 +259,12 @@ static void test_layout_minimal_transforms(void) {
       /* one transform of x serves both convs; add works in (R,C,N,B) */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n b = conv(x, outputs=4, kernel=1)\n"
        " s = add(a, b)\n f = fc(s, outputs=2)\n", 2},
-      /* pooling reads (B,N,R,C) on the host: out and back in around it */
+      /* pooling works in either layout on the host */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n p = pool(a, kernel=2, stride=2)\n"
-       " b = conv(p, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 4},
+       " b = conv(p, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 2},
+      /* batch norm reads (B,N,R,C) on the host: out and back in around it */
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n n = batchnorm(a)\n"
+       " b = conv(n, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 4},
       /* a residual block: the shortcut and the branch meet in an add, in (R,C,N,B) */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
        " b = conv(r, outputs=4, kernel=3, pad=1)\n s = add(b, r)\n o = relu(s)\n"
@@ -305,7 +308,7 @@ static double layout_energy(const Module *m, const Layout *label) {
 static void test_layout_is_optimal(void) {
   const char *src = NET_HEAD " x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
                     " b = conv(r, outputs=4, kernel=3, pad=1)\n c = conv(r, outputs=4, kernel=1)\n s = add(b, c)\n"
-                    " t = tanh(s)\n p = pool(t, kernel=2, stride=2)\n d = conv(p, outputs=4, kernel=3, pad=1)\n"
+                    " t = tanh(s)\n p = pool(t, kernel=2, stride=2)\n n = batchnorm(p)\n d = conv(n, outputs=4, kernel=3, pad=1)\n"
                     " e = conv(d, outputs=4, kernel=1)\n q = sigmoid(e)\n f = fc(q, outputs=2)\n" NET_TAIL;
   uint64_t rng = 12345;
   int trials = 0, optimal = 0;

@@ -164,6 +164,37 @@ static void test_pool(SwkPool p, int batch) {
   free(before), free(acc), free(dx), free(c.in[0]), free(c.y), free(c.r), free(c.idx);
 }
 
+static void pool_rcnb_fwd(Case *c) { swk_pool_rcnb_forward(c->p, c->batch, c->in[0], c->y, c->idx); }
+
+/* The (R,C,N,B) kernels: finite differences, and the (B,N,R,C) kernels through transforms. */
+static void test_pool_rcnb(SwkPool p, int batch) {
+  int64_t nx = (int64_t)batch * p.c * p.h * p.w, ny = (int64_t)batch * p.c * p.ho * p.wo;
+  Case c = {.forward = pool_rcnb_fwd, .p = &p, .batch = batch, .ny = ny};
+  c.in[0] = random_array(nx), c.y = zeros(ny), c.r = random_array(ny);
+  c.idx = calloc((size_t)ny, sizeof(int32_t));
+  if (p.max)
+    for (int64_t i = 0; i < nx; i++) c.in[0][i] = (float)((i * 7919) % nx) * 0.03f - 1.0f;
+  float *dx = zeros(nx), *x = zeros(nx), *y = zeros(ny), *back = zeros(nx), *dy = zeros(ny), *dxb = zeros(nx);
+  int32_t *idx = calloc((size_t)ny, sizeof(int32_t));
+  pool_rcnb_fwd(&c);
+  swk_pool_rcnb_backward(&p, batch, c.r, c.idx, dx, false);
+  check_gradient(p.max ? "maxpool rcnb dx" : "avgpool rcnb dx", &c, c.in[0], nx, dx);
+  swk_to_bnrc(p.c, p.h, p.w, batch, c.in[0], x, false);
+  swk_pool_forward(&p, batch, x, y, idx);
+  swk_to_rcnb(p.c, p.ho, p.wo, batch, y, dy, false);
+  check_close("pool rcnb vs bnrc", c.y, dy, ny);
+  swk_to_bnrc(p.c, p.ho, p.wo, batch, c.r, dy, false);
+  swk_pool_backward(&p, batch, dy, idx, dxb, false);
+  swk_to_rcnb(p.c, p.h, p.w, batch, dxb, back, false);
+  check_close("pool rcnb dx vs bnrc", dx, back, nx);
+  float *before = random_array(nx), *acc = malloc(sizeof(float) * (size_t)nx);
+  memcpy(acc, before, sizeof(float) * (size_t)nx);
+  swk_pool_rcnb_backward(&p, batch, c.r, c.idx, acc, true);
+  check_adds("pool rcnb dx_add", dx, acc, before, nx);
+  free(before), free(acc), free(dx), free(x), free(y), free(back), free(dy), free(dxb), free(idx);
+  free(c.in[0]), free(c.y), free(c.r), free(c.idx);
+}
+
 static void fc_fwd(Case *c) { swk_fc_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
 
 static void test_fc(SwkFc p, int batch) {
@@ -433,9 +464,14 @@ int main(void) {
                         .groups = 1, .bias = true}, 3); /* stride 1, "valid": dX by col2im */
     test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
                         .max = true}, 2);
+    test_pool_rcnb((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
+                        .max = true}, 3);
     test_pool((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
                         .max = false}, 2);
+    test_pool_rcnb((SwkPool){.c = 2, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
+                        .max = false}, 3);
     test_pool((SwkPool){.c = 3, .h = 6, .w = 5, .ho = 3, .wo = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = false}, 2);
+    test_pool_rcnb((SwkPool){.c = 3, .h = 6, .w = 5, .ho = 3, .wo = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = false}, 3);
     test_fc((SwkFc){.in = 12, .out = 5, .bias = true}, 4);
     test_activation("relu", swk_relu_forward, swk_relu_backward, 0);
     test_activation("leaky relu", swk_relu_forward, swk_relu_backward, 0.1f);
