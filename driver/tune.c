@@ -91,7 +91,7 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     if (listed(jobs, key)) continue;
     for (int p = 0; p < PLAN_COUNT; p++) {
       if (m->options.target->conv_illegal(&s, (ConvPlan)p)) continue;
-      for (int c = 0; c < CONV_COMPUTATIONS; c++) {
+      for (int c = 0; c <= CONV_BACKWARD; c++) {
         Job j = {"conv", arena_strdup(a, key), conv_computation_name((ConvComputation)c),
                  conv_plan_name((ConvPlan)p), s, {0}, LAYOUT_BNRC};
         vec_push(a, *jobs, j);
@@ -130,8 +130,8 @@ static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch
     else k->conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
   }
-  bool wgrad = !strcmp(j->what, "wgrad");
-  float *dx = wgrad ? NULL : b->dx, *dw = wgrad ? b->dw : NULL;
+  bool wgrad = !strcmp(j->what, "wgrad"), dgrad = !strcmp(j->what, "dgrad");
+  float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
   if (implicit) k->implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
   else k->conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
 }

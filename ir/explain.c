@@ -52,6 +52,12 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
     }
     fputc('\n', f);
   }
+  fprintf(f, "  %-8s ", "backward");
+  for (int p = 0; p < PLAN_COUNT; p++) {
+    print_cost(f, ch->joint[p], ch->joint_tuned[p]);
+    fputc(' ', f);
+  }
+  fputs(" (wgrad and dgrad in one call)\n", f);
   for (int l = 0; l < 2; l++) {
     fprintf(f, "  in %s: ", layout_name((Layout)l));
     if (isinf(ch->in_layout[l])) fputs("-\n", f);

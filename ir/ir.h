@@ -203,8 +203,10 @@ typedef struct Param {
 
 /* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B). */
 typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_COUNT } ConvPlan;
-/* The three computations of a convolution, each with its own plan. */
-typedef enum { CONV_FORWARD, CONV_WGRAD, CONV_DGRAD, CONV_COMPUTATIONS } ConvComputation;
+/* The three computations of a convolution, each with its own plan; CONV_BACKWARD names the
+ * weight and input gradients computed by one call of one plan (cheaper than apart: they share
+ * work), for costs only. */
+typedef enum { CONV_FORWARD, CONV_WGRAD, CONV_DGRAD, CONV_COMPUTATIONS, CONV_BACKWARD = CONV_COMPUTATIONS } ConvComputation;
 
 const char *conv_plan_name(ConvPlan p);
 const char *conv_computation_name(ConvComputation c);
@@ -216,6 +218,8 @@ typedef struct ConvChoice {
   double cost[CONV_COMPUTATIONS][PLAN_COUNT];    /* seconds; INFINITY: not a candidate
                                                     (illegal, or excluded by --conv) */
   bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];     /* the cost is a measurement from --tune */
+  double joint[PLAN_COUNT];                      /* CONV_BACKWARD: both gradients in one call */
+  bool joint_tuned[PLAN_COUNT];
   const char *illegal[PLAN_COUNT];               /* the target's reason a plan cannot run, or NULL */
   ConvPlan plan[CONV_COMPUTATIONS];              /* the choice */
   double in_layout[2];    /* the least cost of all three with the tensors in each Layout,

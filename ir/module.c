@@ -48,7 +48,7 @@ Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
 
 const char *conv_plan_name(ConvPlan p) { return p == PLAN_IMPLICIT ? "implicit" : "explicit"; }
 const char *conv_computation_name(ConvComputation c) {
-  static const char *const names[] = {"forward", "wgrad", "dgrad"};
+  static const char *const names[] = {"forward", "wgrad", "dgrad", "backward"};
   return names[c];
 }
 Layout conv_plan_layout(ConvPlan p) { return p == PLAN_IMPLICIT ? LAYOUT_RCNB : LAYOUT_BNRC; }

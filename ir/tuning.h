@@ -4,7 +4,8 @@
  *   conv host b64:c32x16x16:o32x16x16:k5x5:s1x1:p2x2:g1 forward implicit 0.000412 2026-11-21T10:00:00Z AMD EPYC 9554 x2
  *   transform host b64:c32x16x16 to_rcnb - 0.000105 2026-11-21T10:00:01Z AMD EPYC 9554 x2
  *
- * fields: kind (conv or transform), target, shape key, computation (forward, wgrad, dgrad) or
+ * fields: kind (conv or transform), target, shape key, computation (forward, wgrad, dgrad, or
+ * backward: both gradients by one call) or
  * direction (to_rcnb, to_bnrc), plan (explicit, implicit, or - for transforms), the median time
  * in seconds, the UTC date of the measurement, and the machine (the rest of the line). Lines
  * starting with # are comments. docs/ir.md describes how entries are applied. */

@@ -29,6 +29,8 @@ static bool cost_conv(Module *m, Op *op) {
     for (int c = 0; c < CONV_COMPUTATIONS; c++)
       ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c, &ch->tuned[c][plan])
                                     : INFINITY;
+    ch->joint[plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
+                                : INFINITY;
   }
   ConvPlan forced = m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT : PLAN_EXPLICIT;
   if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {

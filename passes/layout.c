@@ -62,7 +62,9 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
     for (int dg = 0; dg < PLAN_COUNT; dg++) {
       if (!dx_needed && dg != wg) continue;
       bool wg_converts = wg != (int)native, dg_converts = dx_needed && dg != (int)native;
-      double cost = ch->cost[CONV_WGRAD][wg] + (dx_needed ? ch->cost[CONV_DGRAD][dg] : 0);
+      double cost = !dx_needed ? ch->cost[CONV_WGRAD][wg]
+                  : wg == dg   ? ch->joint[wg] /* one call computes both */
+                               : ch->cost[CONV_WGRAD][wg] + ch->cost[CONV_DGRAD][dg];
       if (wg_converts || dg_converts) cost += module_transform_cost(m, value_shape(m, y), other(l));
       if (wg_converts) cost += module_transform_cost(m, value_shape(m, x), other(l));
       if (dg_converts) cost += module_transform_cost(m, value_shape(m, x), l);

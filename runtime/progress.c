@@ -53,7 +53,7 @@ void swn_progress_line(SwnProgress *p, int64_t iteration, float lr) {
            swn_duration(left));
   if (p->log) {
     fprintf(p->log,
-            "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,\"images_per_s\":%.1f}\n",
+            "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,\"images_per_s\":%.6g}\n",
             (long long)epoch, (long long)done, loss, lr, rate);
     fflush(p->log);
   }

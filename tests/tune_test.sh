@@ -10,25 +10,25 @@ lenet=$root/examples/lenet.swn
 rm -f t.tune
 entries() { grep -vc '^#' "$1"; }
 
-# lenet: 2 convs x 2 plans x 3 computations, 5 tensor shapes x 2 directions
+# lenet: 2 convs x 2 plans x 4 (forward, wgrad, dgrad, both gradients), 5 tensor shapes x 2 directions
 "$swnc" tune --repeat=1 --limit=5 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune --limit"; cat err.txt; }
 [ "$(entries t.tune)" -eq 5 ] && pass || fail "--limit=5 wrote $(entries t.tune) entries"
 grep -q "stopped after 5" err.txt && pass || fail "no word of stopping"
 "$swnc" tune --repeat=1 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune, continued"; cat err.txt; }
-[ "$(entries t.tune)" -eq 22 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 22"
-grep -q "17 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
-[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 22 ] && pass || fail "duplicate entries"
+[ "$(entries t.tune)" -eq 26 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 26"
+grep -q "21 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
+[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 26 ] && pass || fail "duplicate entries"
 
 # Round trip: every conv cost --explain shows comes from the file, and no warning.
 "$swnc" "$lenet" --tune=t.tune --explain >explain.txt 2>err.txt && pass || fail "--tune"
-[ "$(grep -c 'ms (t)' explain.txt)" -eq 6 ] && pass || fail "$(grep -c 'ms (t)' explain.txt) tuned costs, not 6"
+[ "$(grep -c 'ms (t)' explain.txt)" -eq 8 ] && pass || fail "$(grep -c 'ms (t)' explain.txt) tuned costs, not 8"
 [ -s err.txt ] && { fail "warnings from a fresh tuning file"; cat err.txt; } || pass
 
 # Measurements decide: a file saying conv2's implicit plan is nearly free makes it implicit.
 machine=$(grep -v '^#' t.tune | head -1 | cut -d' ' -f8-)
 key=$(grep ' forward explicit ' t.tune | sed -n 2p | cut -d' ' -f3)
 grep -v "^conv host $key" t.tune >fake.tune
-for c in forward wgrad dgrad; do
+for c in forward wgrad dgrad backward; do
   echo "conv host $key $c explicit 1 2026-01-01T00:00:00Z $machine" >>fake.tune
   echo "conv host $key $c implicit 0.000001 2026-01-01T00:00:00Z $machine" >>fake.tune
 done
@@ -37,16 +37,17 @@ grep -q "conv2 = conv.* rcnb plan forward=implicit wgrad=implicit dgrad=implicit
 
 # Stale, foreign and malformed entries: warnings with the file's line, then ignored.
 cp t.tune bad.tune
+n=$(wc -l < t.tune) # the lines below are n+1 to n+4
 echo "conv host b64:c9x9x9:o9x9x9:k3x3:s1x1:p1x1:g1 forward explicit 0.001 2026-01-01T00:00:00Z $machine" >>bad.tune
 echo "conv sw26010 $key forward implicit 0.001 2026-01-01T00:00:00Z $machine" >>bad.tune
 echo "conv host $key forward implicit 0.000001 2026-01-01T00:00:00Z another machine x64" >>bad.tune
 echo "conv host half a line" >>bad.tune
 "$swnc" "$lenet" --tune=bad.tune --emit=ir >ir.txt 2>err.txt && pass || fail "bad entries are not errors"
 contains() { grep -qF -- "$2" "$1" && pass || { fail "'$2' not in $1"; cat "$1"; }; }
-contains err.txt "bad.tune:24:1: warning: tuning entry for conv b64:c9x9x9"
-contains err.txt "bad.tune:25:1: warning: 1 tuning entry is for target 'sw26010', not 'host'; ignored"
-contains err.txt "bad.tune:26:1: warning: 1 tuning entry was measured on 'another machine x64'"
-contains err.txt "bad.tune:27:1: warning: not a tuning entry"
+contains err.txt "bad.tune:$((n + 1)):1: warning: tuning entry for conv b64:c9x9x9"
+contains err.txt "bad.tune:$((n + 2)):1: warning: 1 tuning entry is for target 'sw26010', not 'host'; ignored"
+contains err.txt "bad.tune:$((n + 3)):1: warning: 1 tuning entry was measured on 'another machine x64'"
+contains err.txt "bad.tune:$((n + 4)):1: warning: not a tuning entry"
 "$swnc" "$lenet" --tune=t.tune --emit=ir >clean.txt
 cmp -s ir.txt clean.txt && pass || fail "the ignored entries changed the choice"
 

@@ -326,7 +326,7 @@ static void test_layout_is_optimal(void) {
       for (int p = 0; p < PLAN_COUNT; p++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         ch->cost[CONV_FORWARD][p] = unit * (double)(rng >> 40) / (double)(1 << 24) * 6;
-        ch->cost[CONV_WGRAD][p] = ch->cost[CONV_DGRAD][p] = 0;
+        ch->cost[CONV_WGRAD][p] = ch->cost[CONV_DGRAD][p] = ch->joint[p] = 0;
       }
     }
     /* every labelling of the ops that may take (R,C,N,B) */
