@@ -35,6 +35,10 @@ struct Target {
   double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to);
   /* whether the kernel of this op takes (and gives) its 4-D tensors in layout l */
   bool (*accepts)(const Graph *g, const Op *op, Layout l);
+  /* How much cheaper than the explicit plan on (B,N,R,C) anything else must look to be chosen
+   * (0.1: 10%): what per-kernel costs miss end to end (dispatch, conversions' effect on the
+   * caches of the kernels around them). */
+  double plan_margin;
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

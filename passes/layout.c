@@ -54,7 +54,8 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
   const ConvChoice *ch = &op->conv;
   ConvPlan native = l == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT;
   plans[CONV_FORWARD] = plans[CONV_WGRAD] = plans[CONV_DGRAD] = native;
-  double forward = ch->cost[CONV_FORWARD][native];
+  double bias = 1 + m->options.target->plan_margin; /* on all but explicit on (B,N,R,C) */
+  double forward = ch->cost[CONV_FORWARD][native] * (native == PLAN_EXPLICIT ? 1 : bias);
   if (isinf(forward)) return INFINITY;
   int x = op->inputs.data[0], y = op->output;
   double best = INFINITY;
@@ -68,6 +69,7 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
       if (wg_converts || dg_converts) cost += module_transform_cost(m, value_shape(m, y), other(l));
       if (wg_converts) cost += module_transform_cost(m, value_shape(m, x), other(l));
       if (dg_converts) cost += module_transform_cost(m, value_shape(m, x), l);
+      if (wg != PLAN_EXPLICIT || (dx_needed && dg != PLAN_EXPLICIT)) cost *= bias;
       if (cost < best) best = cost, plans[CONV_WGRAD] = (ConvPlan)wg, plans[CONV_DGRAD] = (ConvPlan)dg;
     }
   return forward + best;
