@@ -171,13 +171,16 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
  * computation in its plan, converting operands where a plan's layout is not the tensors', and
  * under --autotune times the other plan too. Its first arguments: struct, batch, step, the
  * layer, and the plan word (SWN_CONV_* in swnc_rt.h). */
+enum { WORD_RCNB = 1, WORD_IMPLICIT_LEGAL = 16 }; /* SWN_CONV_RCNB, SWN_CONV_IMPLICIT_LEGAL */
+static int word_implicit(int computation) { return 2 << computation; } /* SWN_CONV_IMPLICIT(c) */
+
 static Call *conv_call(Ctx *c, CallList *list, const char *fn, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   const ConvChoice *ch = &op->conv;
-  int word = c->m->graph.values.data[op->output].layout == LAYOUT_RCNB ? 1 : 0;
+  int word = in_rcnb(c->m, op) ? WORD_RCNB : 0;
   for (int k = 0; k < CONV_COMPUTATIONS; k++)
-    if (ch->plan[k] == PLAN_IMPLICIT) word |= 2 << k;
-  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= 16;
+    if (ch->plan[k] == PLAN_IMPLICIT) word |= word_implicit(k);
+  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= WORD_IMPLICIT_LEGAL;
   Call *k = kernel(c, list, fn, i);
   arg_kind(c, k, ARG_STEP), arg_int(c, k, i), arg_int(c, k, word);
   return k;

@@ -10,9 +10,8 @@ static void print_cost(FILE *f, double seconds, bool tuned) {
   else fprintf(f, "%10.3f ms %s", 1e3 * seconds, tuned ? "(t)" : "(m)");
 }
 
-static const char *plans_text(const Module *m, const ConvPlan plan[3]) {
+static const char *plans_text(const ConvPlan plan[3]) {
   static char buf[96];
-  (void)m;
   snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s", conv_plan_name(plan[0]), conv_plan_name(plan[1]),
            conv_plan_name(plan[2]));
   return buf;
@@ -63,7 +62,7 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
     if (isinf(ch->in_layout[l])) fputs("-\n", f);
     else fprintf(f, "%.3f ms\n", 1e3 * ch->in_layout[l]);
   }
-  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(m, ch->plan), reason(m, op, chosen));
+  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(ch->plan), reason(m, op, chosen));
 }
 
 void ir_print_explain(FILE *f, const Module *m) {

@@ -257,7 +257,7 @@ void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, con
 /* ------------------------------------------------------------------ layout transforms */
 
 /* Element (n, c, i) of the (B,N,R,C) tensor is at (n * c_count + c) * hw + i; in (R,C,N,B) at
- * (i * c_count + c) * batch + n. Blocks of 8 images keep both sides' accesses short-strided. */
+ * (i * c_count + c) * batch + n. Each loop nest writes contiguously and reads with a stride. */
 void swk_to_rcnb(int c, int h, int w, int batch, const float *x, float *y, bool add) {
   int hw = h * w;
 #pragma omp parallel for schedule(static)

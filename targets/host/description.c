@@ -28,16 +28,6 @@ static double flops(const ConvShape *s) {
 /* A GEMM's efficiency from its smaller outer dimension and its inner dimension. */
 static double gemm_eff(double m, double inner) { return GEMM_EFF * fill(m, 16) * fill(inner, 16); }
 
-static double explicit_cost(const ConvShape *s, ConvComputation c);
-static double implicit_cost(const ConvShape *s, ConvComputation c);
-
-/* Both gradients in one call: explicit gathers dY once for both GEMMs. */
-static double joint_cost(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT) return implicit_cost(s, CONV_WGRAD) + implicit_cost(s, CONV_DGRAD);
-  double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
-  return explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather;
-}
-
 static double explicit_cost(const ConvShape *s, ConvComputation c) {
   double cig = (double)s->ci / s->groups, cog = (double)s->co / s->groups, taps = (double)(s->kh * s->kw);
   double k = cig * taps, pixels = (double)(s->ho * s->wo);
@@ -70,6 +60,13 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
   double depth = (double)(forward ? s->ci : s->co);
   double eff = IMPLICIT_EFF * fill(depth, 4) * fill(taps, 0.5) * (forward ? 1 : 0.75);
   return flops(s) / (PEAK * eff * vector_speed(s, forward ? s->co : s->ci));
+}
+
+/* Both gradients in one call: explicit gathers dY once for both GEMMs. */
+static double joint_cost(const ConvShape *s, ConvPlan plan) {
+  if (plan == PLAN_IMPLICIT) return implicit_cost(s, CONV_WGRAD) + implicit_cost(s, CONV_DGRAD);
+  double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
+  return explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather;
 }
 
 static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {

@@ -3,7 +3,7 @@
  * index of the maximum within the input plane for backward. Planes are spread over threads. */
 #include <string.h>
 
-#include "kernels.h"
+#include "pool_window.h"
 
 /* Branch-free selection: on random data a compare-and-branch mispredicts half the time,
  * which made this loop ten times slower than it is now. Windows are never empty (pad < kernel). */
@@ -30,26 +30,10 @@ static void max_plane(const SwkPool *p, const float *x, float *y, int32_t *argma
   }
 }
 
-/* The window of output (oh, ow) clipped to the input, and the divisor of an average: the
- * window's extent within the padded input (Caffe's and PyTorch's count_include_pad). */
-typedef struct Window {
-  int h0, h1, w0, w1;
-  float area;
-} Window;
-
-static Window avg_window(const SwkPool *p, int oh, int ow) {
-  int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
-  int h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
-  int w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
-  Window win = {h0 < 0 ? 0 : h0, h1 > p->h ? p->h : h1, w0 < 0 ? 0 : w0, w1 > p->w ? p->w : w1,
-                (float)((h1 - h0) * (w1 - w0))};
-  return win;
-}
-
 static void avg_plane(const SwkPool *p, const float *x, float *y) {
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
-      Window win = avg_window(p, oh, ow);
+      Window win = pool_window(p, oh, ow);
       float s = 0;
       for (int ih = win.h0; ih < win.h1; ih++)
         for (int iw = win.w0; iw < win.w1; iw++) s += x[ih * p->w + iw];
@@ -60,7 +44,7 @@ static void avg_plane(const SwkPool *p, const float *x, float *y) {
 static void avg_plane_backward(const SwkPool *p, const float *dy, float *dx) {
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
-      Window win = avg_window(p, oh, ow);
+      Window win = pool_window(p, oh, ow);
       float g = dy[oh * p->wo + ow] / win.area;
       for (int ih = win.h0; ih < win.h1; ih++)
         for (int iw = win.w0; iw < win.w1; iw++) dx[ih * p->w + iw] += g;

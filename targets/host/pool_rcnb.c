@@ -7,23 +7,9 @@
 #include <omp.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "pool_window.h"
 
-typedef struct Span {
-  int h0, h1, w0, w1; /* the window clipped to the input */
-  float area;         /* the average's divisor */
-} Span;
-
-static Span span(const SwkPool *p, int oh, int ow) {
-  int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
-  int ph1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
-  int pw1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
-  Span s = {h0 < 0 ? 0 : h0, h0 + p->kh < p->h ? h0 + p->kh : p->h, w0 < 0 ? 0 : w0,
-            w0 + p->kw < p->w ? w0 + p->kw : p->w, (float)((ph1 - h0) * (pw1 - w0))};
-  return s;
-}
-
-static void max_pixel(const SwkPool *p, Span s, size_t lanes, const float *x, float *y, int32_t *am) {
+static void max_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y, int32_t *am) {
   int32_t first = s.h0 * p->w + s.w0;
   memcpy(y, x + (size_t)first * lanes, sizeof(float) * lanes);
   for (size_t j = 0; j < lanes; j++) am[j] = first;
@@ -39,7 +25,7 @@ static void max_pixel(const SwkPool *p, Span s, size_t lanes, const float *x, fl
     }
 }
 
-static void avg_pixel(const SwkPool *p, Span s, size_t lanes, const float *x, float *y) {
+static void avg_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y) {
   memset(y, 0, sizeof(float) * lanes);
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++) {
@@ -55,8 +41,8 @@ void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * p->wo + ow) * lanes;
-      if (p->max) max_pixel(p, span(p, oh, ow), lanes, x, y + o, argmax + o);
-      else avg_pixel(p, span(p, oh, ow), lanes, x, y + o);
+      if (p->max) max_pixel(p, pool_window(p, oh, ow), lanes, x, y + o, argmax + o);
+      else avg_pixel(p, pool_window(p, oh, ow), lanes, x, y + o);
     }
 }
 
@@ -72,7 +58,7 @@ static void backward_lanes(const SwkPool *p, size_t lanes, size_t from, size_t t
         for (size_t j = from; j < to; j++) dx[(size_t)argmax[o + j] * lanes + j] += dy[o + j];
         continue;
       }
-      Span s = span(p, oh, ow);
+      Window s = pool_window(p, oh, ow);
       for (int ih = s.h0; ih < s.h1; ih++)
         for (int iw = s.w0; iw < s.w1; iw++) {
           float *d = dx + ((size_t)ih * p->w + iw) * lanes;
