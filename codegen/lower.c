@@ -347,10 +347,18 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
 
 /* ------------------------------------------------------------------ update, workspace */
 
-static void lower_update(Ctx *c, int i) {
+/* Updates op i's parameters; *index counts parameters in pool order. The update of a bucket's
+ * parameters first waits for that bucket's gradients (a distributed program's allreduce). */
+static void lower_update(Ctx *c, int i, int *index) {
   const Op *op = &c->m->graph.ops.data[i];
-  for (int p = 0; p < op->params.len; p++) {
+  const Fusion *f = &c->m->fusion;
+  for (int p = 0; p < op->params.len; p++, (*index)++) {
     const Param *q = &op->params.data[p];
+    for (int b = 0; b < f->buckets.len; b++)
+      if (f->buckets.data[b].first_param == *index) {
+        Call *w = begin(c, &c->out->update, "swn_gradients_wait", i);
+        arg_kind(c, w, ARG_STEP), arg_int(c, w, b);
+      }
     Call *k = begin(c, &c->out->update, "swk_sgd_update", i);
     arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_elems(q->shape)});
     arg(c, k, (CallArg){.kind = ARG_LR, .scale = q->lr_mult});
@@ -489,7 +497,8 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
       }
   }
   out->nbuckets = m->fusion.buckets.len;
-  for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i]);
+  int index = 0;
+  for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i], &index);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   out->hash = network_hash(m);
   describe(&c);

@@ -157,4 +157,10 @@ void swk_accuracy_forward(int classes, int top, int batch, const float *scores, 
 /* Caffe's SGD: v = momentum * v + lr * (g + decay * w); w -= v. */
 void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g, float *v);
 
+/* ------------------------------------------------------------- collectives */
+/* y[i] += x[i] and y[i] *= a: the arithmetic of the allreduce, on the caller's thread only
+ * (the communication thread runs it beside the compute threads). */
+void swk_sum_into(int64_t n, float *y, const float *x);
+void swk_scale(int64_t n, float *y, float a);
+
 #endif

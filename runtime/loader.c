@@ -6,8 +6,8 @@
 #include "rng.h"
 #include "util.h"
 
-int64_t swn_iterations_per_epoch(int64_t images, int batch) {
-  int64_t n = images / batch; /* an incomplete last batch is dropped */
+int64_t swn_iterations_per_epoch(int64_t images, int64_t global_batch) {
+  int64_t n = images / global_batch; /* an incomplete last batch is dropped */
   return n > 0 ? n : 1;
 }
 
@@ -28,7 +28,7 @@ static void permute(SwnLoader *l, int64_t epoch) {
 static void prepare(SwnLoader *l, int64_t iteration, SwnBatchSlot *s) {
   int64_t epoch = iteration / l->iters_per_epoch, pos = iteration % l->iters_per_epoch;
   if (epoch != l->order_epoch) permute(l, epoch);
-  int64_t first = pos * l->batch;
+  int64_t first = (pos * l->ranks + l->rank) * l->batch;
   for (int b = 0; b < l->batch; b++) l->indices[b] = l->order[(first + b) % l->data->count];
   swn_fill_batch(l->net, l->data, l->indices, l->batch, s->images, s->labels);
 }
@@ -52,10 +52,11 @@ static void *produce(void *arg) {
   }
 }
 
-void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch, bool shuffle,
-                      uint64_t seed, int64_t first_iteration) {
-  *l = (SwnLoader){.net = net, .data = data, .batch = batch, .shuffle = shuffle, .seed = seed,
-                   .iters_per_epoch = swn_iterations_per_epoch(data->count, batch), .next = first_iteration,
+void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch, int rank, int ranks,
+                      bool shuffle, uint64_t seed, int64_t first_iteration) {
+  *l = (SwnLoader){.net = net, .data = data, .batch = batch, .rank = rank, .ranks = ranks, .shuffle = shuffle,
+                   .seed = seed, .iters_per_epoch = swn_iterations_per_epoch(data->count, (int64_t)batch * ranks),
+                   .next = first_iteration,
                    .order_epoch = -1};
   l->order = swn_alloc(sizeof(int64_t) * (size_t)data->count);
   l->indices = swn_alloc(sizeof(int64_t) * (size_t)batch);

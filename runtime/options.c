@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm/schedule.h"
+#include "distributed.h"
 #include "util.h"
 
 static void usage(const SwnNetwork *net) {
@@ -19,7 +21,7 @@ static void usage(const SwnNetwork *net) {
          "  --test-batch N         images per evaluation batch (default %lld)\n"
          "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
          "  --no-shuffle           train in file order\n"
-         "  --threads N            compute threads (default: all %ld cores)\n"
+         "  --threads N            compute threads (default: the %ld cores shared by this machine's ranks)\n"
          "data:\n"
          "  --train FILE[,FILE]    training data (default: the network file's data section)\n"
          "  --test FILE[,FILE]     test data\n"
@@ -39,10 +41,18 @@ static void usage(const SwnNetwork *net) {
          "                         the faster per layer and computation; print the choices\n"
          "  --save-gradients FILE  after training, save the last iteration's gradients\n"
          "                         (checkpoint format; a debugging aid)\n"
+         "distributed (mpirun -np N %s: N ranks, each --batch images per iteration):\n"
+         "  --allreduce ALG        auto, topo (recursive halving/doubling, supernode-aware), ring,\n"
+         "                         hier (chains in groups, leaders across), mpi (MPI_Allreduce);\n"
+         "                         default auto, or $SWN_ALLREDUCE\n"
+         "  --group-size N         ranks per group (supernode): ranks r/N share one (default: one\n"
+         "                         group per machine, or $SWN_GROUP_SIZE)\n"
+         "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
+         "  --no-overlap           allreduce the gradients after backward instead of during it\n"
          "  -h, --help             this help\n",
          swn_program, net->name, net->source, (long long)net->train.epochs, (long long)net->train.iterations,
          (long long)net->train.batch, (long long)net->train.test_batch, (long long)net->train.seed,
-         sysconf(_SC_NPROCESSORS_ONLN), (long long)net->train.display);
+         sysconf(_SC_NPROCESSORS_ONLN), (long long)net->train.display, swn_program);
 }
 
 static int64_t number(const char *opt, const char *text, int64_t min) {
@@ -66,7 +76,22 @@ static int split_files(const char *opt, char *list, const char **out) {
 
 enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_TRAIN, O_TEST,
        O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
-       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE };
+       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE, O_ALLREDUCE, O_GROUP_SIZE, O_CHAIN,
+       O_NO_OVERLAP };
+
+static int algorithm(const char *where, const char *name) {
+  int a = swn_allreduce_find(name);
+  if (a < 0) swn_fatal("%s must be auto, topo, ring, hier or mpi, not '%s'", where, name);
+  return a;
+}
+
+/* Defaults for the distributed options from the environment (a launcher sets them once). */
+static void environment_defaults(SwnOptions *o) {
+  const char *a = getenv("SWN_ALLREDUCE"), *g = getenv("SWN_GROUP_SIZE"), *c = getenv("SWN_CHAIN");
+  if (a && *a) o->allreduce = algorithm("SWN_ALLREDUCE", a);
+  if (g && *g) o->group_size = (int)number("SWN_GROUP_SIZE", g, 1);
+  if (c && *c) o->chain = (int)number("SWN_CHAIN", c, 1);
+}
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
   static const struct option longs[] = {
@@ -82,13 +107,15 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"resume", required_argument, 0, O_RESUME}, {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY}, {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
       {"profile", no_argument, 0, O_PROFILE}, {"autotune", no_argument, 0, O_AUTOTUNE},
+      {"allreduce", required_argument, 0, O_ALLREDUCE}, {"group-size", required_argument, 0, O_GROUP_SIZE},
+      {"chain", required_argument, 0, O_CHAIN}, {"no-overlap", no_argument, 0, O_NO_OVERLAP},
       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
   *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
                     .test_batch = t->test_batch, .train_size = net->data.train_size,
                     .test_size = net->data.test_size, .ntrain = net->data.ntrain, .ntest = net->data.ntest,
-                    .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .seed = (uint64_t)t->seed,
-                    .display = t->display, .shuffle = true};
+                    .seed = (uint64_t)t->seed, .display = t->display, .shuffle = true, .overlap = true};
+  environment_defaults(o);
   memcpy(o->train, net->data.train, sizeof o->train);
   memcpy(o->test, net->data.test, sizeof o->test);
   opterr = 0;
@@ -117,7 +144,13 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
     case O_PROFILE: o->profile = true; break;
     case O_AUTOTUNE: o->autotune = true; break;
-    case 'h': usage(net); exit(0);
+    case O_ALLREDUCE: o->allreduce = algorithm("--allreduce", optarg); break;
+    case O_GROUP_SIZE: o->group_size = (int)number("--group-size", optarg, 1); break;
+    case O_CHAIN: o->chain = (int)number("--chain", optarg, 1); break;
+    case O_NO_OVERLAP: o->overlap = false; break;
+    case 'h':
+      if (swn_mpi_rank() == 0) usage(net);
+      exit(0);
     case ':': swn_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
     default: swn_fatal("unknown option '%s' (see --help)", argv[optind - 1]);
     }
@@ -125,4 +158,5 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
+  if (o->group_size > 1 << 20 || o->chain > 1 << 20) swn_fatal("--group-size and --chain take at most %d ranks", 1 << 20);
 }

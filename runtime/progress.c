@@ -5,9 +5,9 @@
 #include "train.h"
 #include "util.h"
 
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t first, int64_t total, int64_t per_epoch) {
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first, int64_t total, int64_t per_epoch) {
   *p = (SwnProgress){.tty = isatty(STDOUT_FILENO), .quiet = o->quiet, .total = total, .iters_per_epoch = per_epoch,
-                     .epochs = (total + per_epoch - 1) / per_epoch, .batch = (int)o->batch, .start = swn_now(),
+                     .epochs = (total + per_epoch - 1) / per_epoch, .batch = (int)o->batch * ranks, .start = swn_now(),
                      .window_first = first};
   p->window_start = p->start;
   p->last_accuracy = NAN;

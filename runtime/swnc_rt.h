@@ -96,11 +96,14 @@ typedef struct SwnStep {
   float momentum_coef, weight_decay;
   int buckets_ready;          /* gradient buckets completed in this backward pass */
   SwnConvState *conv;         /* the dispatcher's scratch memory and --autotune timings */
+  struct SwnDistributed *dist; /* the ranks' gradient allreduce (runtime/distributed.c) */
 } SwnStep;
 
 /* Called by backward where a gradient bucket (a span of the gradient pool, docs/ir.md) becomes
- * complete. One process has nothing to send: it checks the order. */
+ * complete: with several ranks, the bucket's allreduce starts here and runs while backward goes
+ * on. Update calls swn_gradients_wait before it touches a bucket's parameters. */
 void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words);
+void swn_gradients_wait(SwnStep *s, int bucket);
 
 typedef struct SwnNetwork {
   const char *name, *source;

@@ -1,12 +1,16 @@
 /* swn_main: the generated program's life. Options, memory, data, initialisation or resume,
- * the training loop (load, forward, backward, update), evaluation, checkpoints, summary. */
+ * the training loop (load, forward, backward, update), evaluation, checkpoints, summary.
+ * Every run is data-parallel over the MPI ranks it was started with (one without mpirun):
+ * rank 0 initialises or resumes and broadcasts the weights, speaks, and writes files. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "loader.h"
 #include "conv.h"
+#include "distributed.h"
+#include "loader.h"
 #include "profile.h"
 #include "train.h"
 #include "util.h"
@@ -18,13 +22,9 @@ typedef struct Trainer {
   SwnStep step;
   SwnProgress progress;
   SwnProfile *profile;
+  SwnDistributed dist;
+  int rank, ranks;
 } Trainer;
-
-void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
-  (void)offset, (void)words; /* a distributed program starts the bucket's allreduce here */
-  if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
-  s->buckets_ready++;
-}
 
 static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
 static int32_t *labels_of(const Trainer *t) {
@@ -53,6 +53,7 @@ static void allocate(Trainer *t) {
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
   s->ws = swn_alloc(sizeof(float) * net->workspace());
   s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
+  s->dist = &t->dist;
   s->momentum_coef = net->train.momentum;
   s->weight_decay = net->train.weight_decay;
 }
@@ -61,27 +62,42 @@ static void release(Trainer *t) {
   SwnStep *s = &t->step;
   free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum), free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
+  swn_distributed_close(&t->dist);
   swn_free_dataset(&t->train);
   swn_free_dataset(&t->test);
 }
 
-/* The whole test set, in order, in batches of test_batch (the last may be smaller). */
+/* Batch-norm running statistics differ between ranks (each normalises its own images): the
+ * ranks evaluate and save their mean. */
+static void average_state(Trainer *t) {
+  if (t->ranks <= 1 || !t->net->state_words) return;
+  double *sum = swn_alloc(sizeof(double) * (size_t)t->net->state_words);
+  for (int64_t i = 0; i < t->net->state_words; i++) sum[i] = t->step.state[i];
+  swn_sum_doubles(sum, (int)t->net->state_words);
+  for (int64_t i = 0; i < t->net->state_words; i++) t->step.state[i] = (float)(sum[i] / t->ranks);
+  free(sum);
+}
+
+/* The whole test set, in order, in batches of test_batch (the last may be smaller); rank r
+ * evaluates batches r, r + ranks, ... */
 static void evaluate(Trainer *t, float *loss, float *accuracy) {
   const SwnDataset *d = &t->test;
+  average_state(t);
   int64_t *indices = swn_alloc(sizeof(int64_t) * (size_t)t->o.test_batch);
-  double loss_sum = 0, acc_sum = 0;
-  for (int64_t first = 0; first < d->count; first += t->o.test_batch) {
+  double sums[2] = {0, 0}; /* loss, accuracy, times images */
+  for (int64_t first = t->rank * t->o.test_batch; first < d->count; first += t->ranks * t->o.test_batch) {
     int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
     for (int i = 0; i < n; i++) indices[i] = first + i;
     t->step.batch = n;
     swn_fill_batch(t->net, d, indices, n, input_of(t), labels_of(t));
     t->net->forward(&t->step, false);
-    loss_sum += (double)metric(t, true) * n;
-    acc_sum += (double)metric(t, false) * n;
+    sums[0] += (double)metric(t, true) * n;
+    sums[1] += (double)metric(t, false) * n;
   }
   free(indices);
-  *loss = (float)(loss_sum / (double)d->count);
-  *accuracy = (float)(acc_sum / (double)d->count);
+  swn_sum_doubles(sums, 2);
+  *loss = (float)(sums[0] / (double)d->count);
+  *accuracy = (float)(sums[1] / (double)d->count);
 }
 
 static void test_and_report(Trainer *t, int64_t epoch, int64_t iteration) {
@@ -90,8 +106,11 @@ static void test_and_report(Trainer *t, int64_t epoch, int64_t iteration) {
   swn_progress_test(&t->progress, epoch, iteration, loss, accuracy, t->test.count);
 }
 
+/* Collective: every rank calls it, rank 0 writes. */
 static void save(Trainer *t, int64_t iterations) {
-  if (t->o.checkpoint)
+  if (!t->o.checkpoint) return;
+  average_state(t);
+  if (t->rank == 0)
     swn_save_checkpoint(t->net, t->o.checkpoint, t->step.params, t->step.momentum, t->step.state, iterations,
                         t->o.seed);
 }
@@ -99,7 +118,7 @@ static void save(Trainer *t, int64_t iterations) {
 static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total) {
   t->step.batch = (int)t->o.batch;
   t->step.iteration = (uint64_t)it;
-  t->step.first_image = 0;
+  t->step.first_image = (uint64_t)t->rank * (uint64_t)t->o.batch; /* dropout masks as in one process */
   swn_loader_next(loader, it, input_of(t), labels_of(t));
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
@@ -112,7 +131,9 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   t->net->update(&t->step, lr);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
-  float loss = metric(t, true);
+  double mean_loss = metric(t, true);
+  swn_sum_doubles(&mean_loss, 1);
+  float loss = (float)(mean_loss / t->ranks);
   if (!isfinite(loss))
     swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)", loss,
               (long long)it + 1);
@@ -122,7 +143,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
 
 static int train(Trainer *t, int64_t start) {
   const SwnOptions *o = &t->o;
-  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, (int)o->batch);
+  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
   int64_t total = o->iterations > 0 ? o->iterations : o->epochs * per_epoch;
   bool testing = t->net->train.eval_interval > 0 && t->test.count > 0;
   if (start >= total) {
@@ -131,12 +152,13 @@ static int train(Trainer *t, int64_t start) {
     return 0;
   }
   if (!o->quiet)
-    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld test images, %d threads\n",
-           t->net->name, (long long)(total - start), (long long)o->batch, (long long)per_epoch,
-           (long long)t->train.count, (long long)t->test.count, o->threads);
+    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld test images, %d threads%s\n",
+           t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks), (long long)per_epoch,
+           (long long)t->train.count, (long long)t->test.count, o->threads, t->ranks > 1 ? " per rank" : "");
+  swn_distributed_describe(&t->dist, stdout);
   SwnLoader loader;
-  swn_loader_start(&loader, t->net, &t->train, (int)o->batch, o->shuffle, o->seed, start);
-  swn_progress_start(&t->progress, o, start, total, per_epoch);
+  swn_loader_start(&loader, t->net, &t->train, (int)o->batch, t->rank, t->ranks, o->shuffle, o->seed, start);
+  swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
   bool tested_last = false;
   for (int64_t it = start; it < total; it++) {
     train_step(t, &loader, it, total);
@@ -152,42 +174,65 @@ static int train(Trainer *t, int64_t start) {
   swn_loader_stop(&loader);
   if (testing && !tested_last) test_and_report(t, (total + per_epoch - 1) / per_epoch, total);
   save(t, total);
-  if (o->save_gradients)
+  if (o->save_gradients && t->rank == 0)
     swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total, o->seed);
-  swn_progress_finish(&t->progress, total - start, (total - start) * o->batch);
+  swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
   if (t->profile) swn_profile_report(t->profile, stdout);
   return 0;
+}
+
+/* Rank 0's weights (initialised, resumed or loaded) on every rank; returns the first iteration. */
+static int64_t initial_weights(Trainer *t) {
+  const SwnNetwork *net = t->net;
+  int64_t run[2] = {0, (int64_t)t->o.seed}; /* first iteration, seed */
+  if (t->rank == 0 && t->o.resume) {
+    uint64_t seed;
+    swn_load_checkpoint(net, t->o.resume, t->step.params, t->step.momentum, t->step.state, &run[0], &seed);
+    run[1] = (int64_t)seed;
+  } else if (t->rank == 0 && t->o.init_weights) {
+    uint64_t ignored_seed;
+    int64_t ignored_iteration;
+    swn_load_checkpoint(net, t->o.init_weights, t->step.params, NULL, t->step.state, &ignored_iteration, &ignored_seed);
+  } else if (t->rank == 0) {
+    swn_init_parameters(net, t->o.seed, t->step.params, t->step.state);
+  }
+  swn_broadcast_int64(run, 2);
+  swn_broadcast_floats(t->step.params, net->param_words);
+  swn_broadcast_floats(t->step.momentum, net->param_words);
+  swn_broadcast_floats(t->step.state, net->state_words);
+  t->o.seed = (uint64_t)run[1];
+  t->step.seed = t->o.seed;
+  return run[0];
 }
 
 int swn_main(const SwnNetwork *net, int argc, char **argv) {
   const char *slash = strrchr(argv[0], '/');
   swn_program = slash ? slash + 1 : argv[0];
-  Trainer t = {.net = net};
+  swn_mpi_start(&argc, &argv);
+  Trainer t = {.net = net, .rank = swn_mpi_rank(), .ranks = swn_mpi_size()};
+  if (t.rank > 0 && !freopen("/dev/null", "w", stdout)) swn_fatal("cannot silence rank %d", t.rank);
   swn_parse_options(net, argc, argv, &t.o);
+  if (t.rank > 0) t.o.log_path = NULL, t.o.quiet = true; /* rank 0 speaks for all */
+  if (!t.o.threads) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN) / swn_mpi_node_size();
+    t.o.threads = cores > 1 ? (int)cores : 1;
+  }
   swk_set_threads(t.o.threads);
   allocate(&t);
-  t.step.seed = t.o.seed;
+  swn_distributed_open(&t.dist, net, &t.o, t.step.grads);
   if (t.o.profile) t.profile = swn_profile_new(net);
-  int64_t start = 0;
-  if (t.o.resume) {
-    swn_load_checkpoint(net, t.o.resume, t.step.params, t.step.momentum, t.step.state, &start, &t.o.seed);
-    t.step.seed = t.o.seed;
-  } else if (t.o.init_weights) {
-    uint64_t ignored_seed;
-    int64_t ignored_iteration;
-    swn_load_checkpoint(net, t.o.init_weights, t.step.params, NULL, t.step.state, &ignored_iteration, &ignored_seed);
-  } else {
-    swn_init_parameters(net, t.o.seed, t.step.params, t.step.state);
-  }
   bool want_test = t.o.eval_only || net->train.eval_interval > 0;
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
+  if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
+  int64_t counts[2] = {t.train.count, t.test.count};
+  swn_distributed_check_same(net, &t.o, counts, 2);
+  int64_t start = initial_weights(&t);
   int status = 0;
   if (t.o.eval_only) {
     float loss, accuracy;
     evaluate(&t, &loss, &accuracy);
     printf("test: loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy, (long long)t.test.count);
   } else {
-    swn_load_dataset(net, &t.o, true, &t.train);
     status = train(&t, start);
   }
   release(&t);

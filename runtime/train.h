@@ -29,7 +29,9 @@ typedef struct SwnProgress {
   float last_accuracy; /* of the latest evaluation, or NAN */
 } SwnProgress;
 
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t first, int64_t total, int64_t per_epoch);
+/* `ranks` x o->batch images per iteration */
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first, int64_t total,
+                        int64_t per_epoch);
 void swn_progress_iteration(SwnProgress *p, int64_t iteration, float loss); /* every iteration */
 void swn_progress_line(SwnProgress *p, int64_t iteration, float lr);        /* every `display` */
 void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy, int64_t images);

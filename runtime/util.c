@@ -7,12 +7,25 @@
 #include <time.h>
 
 const char *swn_program = "swnc-program";
+static int error_rank = -1, error_ranks;
+static void (*error_exit)(void);
+
+void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void)) {
+  error_rank = rank, error_ranks = ranks, error_exit = stop_all;
+}
 
 static void vreport(const char *where, const char *kind, const char *fmt, va_list ap) {
   fflush(stdout);
+  if (error_rank >= 0) fprintf(stderr, "%s (rank %d of %d): ", swn_program, error_rank, error_ranks);
   fprintf(stderr, "%s: %s: ", where ? where : swn_program, kind);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
+  fflush(stderr);
+}
+
+static _Noreturn void stop(void) {
+  if (error_exit) error_exit(); /* takes every rank down with this one */
+  exit(1);
 }
 
 void swn_fatal(const char *fmt, ...) {
@@ -20,7 +33,7 @@ void swn_fatal(const char *fmt, ...) {
   va_start(ap, fmt);
   vreport(NULL, "error", fmt, ap);
   va_end(ap);
-  exit(1);
+  stop();
 }
 
 void swn_fatal_at(const char *where, const char *fmt, ...) {
@@ -28,7 +41,7 @@ void swn_fatal_at(const char *where, const char *fmt, ...) {
   va_start(ap, fmt);
   vreport(where, "error", fmt, ap);
   va_end(ap);
-  exit(1);
+  stop();
 }
 
 void *swn_alloc(size_t bytes) {

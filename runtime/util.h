@@ -12,6 +12,10 @@ extern const char *swn_program;
 _Noreturn void swn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void swn_fatal_at(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* With several ranks, messages name the rank, and a fatal error calls `stop_all` (which must
+ * not return) to stop every rank instead of leaving the others waiting for this one. */
+void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void));
+
 void *swn_alloc(size_t bytes);            /* zeroed, 64-byte aligned; exits on failure */
 double swn_now(void);                      /* seconds, monotonic */
 const char *swn_duration(double seconds);  /* "1h02m", "3m05s", "12s" (static buffer) */

@@ -1,0 +1,37 @@
+/* The allreduce library (docs/runtime.md, "Distributed training"): sums a float vector in place
+ * over all ranks of a communicator with the algorithm asked for, on MPI point-to-point. */
+#ifndef SWNC_COMM_H
+#define SWNC_COMM_H
+
+#include <mpi.h>
+
+#include "schedule.h"
+
+typedef struct SwnComm {
+  MPI_Comm comm;          /* a duplicate: nothing else matches our messages */
+  int rank, size;
+  int *group;             /* group (supernode) of each rank */
+  SwnTopology topo;
+  SwnAllreduceAlgorithm algorithm; /* may be AUTO: chosen per call */
+  int64_t segment;        /* floats per message segment (pipelining inside a step) */
+  int window;             /* segments received ahead */
+  float *scratch;         /* window x segment floats */
+  SwnSchedule schedule;   /* reused between calls */
+} SwnComm;
+
+/* Sets up `c` over `comm`. group_size > 0: ranks r / group_size form a group; else one group
+ * per shared-memory node (MPI_Comm_split_type). chain: ranks per chain of the hierarchical
+ * algorithm (<= 0: 8). Collective over `comm`. */
+void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size, int chain);
+void swn_comm_close(SwnComm *c);
+
+/* What `auto` runs for `count` floats (documented rule). */
+SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count);
+
+/* Sums buf[0..count) over all ranks, in place. `algorithm` AUTO uses the comm's setting. */
+void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm);
+
+/* Runs one rank's schedule on `buf` (execute.c). */
+void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf);
+
+#endif

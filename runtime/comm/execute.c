@@ -1,0 +1,88 @@
+/* Runs a schedule with MPI point-to-point. Inside a step, the send and the receive are cut into
+ * segments: all sends go out at once (straight from the buffer), up to `window` receives are in
+ * flight into scratch, and each segment is summed into the buffer as it lands while the others
+ * are still moving, so sending, receiving and summing overlap. A copy step receives in place. */
+#include <stdlib.h>
+
+#include "../kernels.h"
+#include "../util.h"
+#include "comm.h"
+
+enum { TAG = 0x5377 };
+
+static void check(int err, const char *what) {
+  if (err != MPI_SUCCESS) swn_fatal("MPI %s failed (error %d)", what, err);
+}
+
+static int64_t segments(int64_t count, int64_t segment) { return (count + segment - 1) / segment; }
+
+static void segment_of(int64_t count, int64_t segment, int64_t k, int64_t *at, int *n) {
+  *at = k * segment;
+  *n = (int)(count - *at < segment ? count - *at : segment);
+}
+
+/* Requests grow with the largest step seen; kept across steps. */
+typedef struct Requests {
+  MPI_Request *send, *recv;
+  int64_t *recv_segment; /* which segment each receive slot holds */
+  int64_t cap_send, cap_recv;
+} Requests;
+
+static void reserve(MPI_Request **r, int64_t *cap, int64_t n) {
+  if (n <= *cap) return;
+  *cap = n;
+  *r = realloc(*r, sizeof(MPI_Request) * (size_t)n);
+  if (!*r) swn_fatal("out of memory (MPI requests)");
+}
+
+static void post_sends(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int64_t *nsend) {
+  *nsend = st->send_to >= 0 ? segments(st->send_count, c->segment) : 0;
+  reserve(&q->send, &q->cap_send, *nsend);
+  for (int64_t k = 0; k < *nsend; k++) {
+    int64_t at;
+    int n;
+    segment_of(st->send_count, c->segment, k, &at, &n);
+    check(MPI_Isend(buf + st->send_offset + at, n, MPI_FLOAT, st->send_to, TAG, c->comm, &q->send[k]), "Isend");
+  }
+}
+
+static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int slot, int64_t k) {
+  int64_t at;
+  int n;
+  segment_of(st->recv_count, c->segment, k, &at, &n);
+  float *into = st->recv_sum ? c->scratch + (int64_t)slot * c->segment : buf + st->recv_offset + at;
+  q->recv_segment[slot] = k;
+  check(MPI_Irecv(into, n, MPI_FLOAT, st->recv_from, TAG, c->comm, &q->recv[slot]), "Irecv");
+}
+
+static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) {
+  int64_t total = segments(st->recv_count, c->segment);
+  int slots = st->recv_sum ? (int)(total < c->window ? total : c->window) : (int)total;
+  reserve(&q->recv, &q->cap_recv, slots);
+  q->recv_segment = realloc(q->recv_segment, sizeof(int64_t) * (size_t)q->cap_recv);
+  if (!q->recv_segment) swn_fatal("out of memory (MPI requests)");
+  int64_t next = 0;
+  for (; next < slots; next++) post_receive(c, st, buf, q, (int)next, next);
+  for (int64_t done = 0; done < total; done++) {
+    int slot;
+    check(MPI_Waitany(slots, q->recv, &slot, MPI_STATUS_IGNORE), "Waitany");
+    if (!st->recv_sum) continue;
+    int64_t at;
+    int n;
+    segment_of(st->recv_count, c->segment, q->recv_segment[slot], &at, &n);
+    swk_sum_into(n, buf + st->recv_offset + at, c->scratch + (int64_t)slot * c->segment);
+    if (next < total) post_receive(c, st, buf, q, slot, next++);
+  }
+}
+
+void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf) {
+  Requests q = {0};
+  for (int i = 0; i < s->nsteps; i++) {
+    const SwnCommStep *st = &s->steps[i];
+    int64_t nsend;
+    post_sends(c, st, buf, &q, &nsend);
+    if (st->recv_from >= 0) receive(c, st, buf, &q);
+    check(MPI_Waitall((int)nsend, q.send, MPI_STATUSES_IGNORE), "Waitall");
+  }
+  free(q.send), free(q.recv), free(q.recv_segment);
+}

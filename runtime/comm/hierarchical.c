@@ -1,0 +1,105 @@
+/* Hierarchical allreduce (S-Caffe, GradientFlow; BRIEF sections 4-5).
+ *
+ * Each group's ranks are cut into chains of at most `chain` ranks. (1) Every chain reduces to
+ * its head in pipelined chunks: the tail sends chunk k while the next rank sums chunk k - 1 and
+ * forwards it, so a chain of P ranks takes n + P - 2 chunk times. (2) The chain heads allreduce
+ * among themselves: a binomial tree (reduce, then broadcast) for small vectors, where latency
+ * rules, a ring for large ones. (3) Every chain broadcasts its head's result back down in
+ * pipelined chunks. */
+#include <stdlib.h>
+
+#include "../util.h"
+#include "schedule.h"
+
+enum { BINOMIAL_BELOW_FLOATS = 16384 }; /* 64 KiB */
+
+typedef struct Chains {
+  int *members;    /* ranks, chain after chain */
+  int *start;      /* chain c is members[start[c] .. start[c + 1]) */
+  int nchains;
+  int *heads;      /* members[start[c]] for each chain */
+} Chains;
+
+static void cut_chains(const SwnTopology *t, Chains *c) {
+  c->members = malloc(sizeof(int) * (size_t)t->size);
+  c->start = malloc(sizeof(int) * (size_t)(t->size + 1));
+  c->heads = malloc(sizeof(int) * (size_t)t->size);
+  if (!c->members || !c->start || !c->heads) swn_fatal("out of memory");
+  swn_topology_order(t, SWN_MAP_CONTIGUOUS, c->members);
+  c->nchains = 0;
+  for (int i = 0, run = 0; i < t->size; i++) {
+    bool new_group = i == 0 || t->group[c->members[i]] != t->group[c->members[i - 1]];
+    if (new_group || run == t->chain) run = 0;
+    if (run++ == 0) c->heads[c->nchains] = c->members[i], c->start[c->nchains++] = i;
+  }
+  c->start[c->nchains] = t->size;
+}
+
+/* Position of `rank` in its chain, the chain, and the chain's length. */
+static void locate(const Chains *c, int rank, int *chain, int *pos, int *len) {
+  for (int k = 0; k < c->nchains; k++)
+    for (int i = c->start[k]; i < c->start[k + 1]; i++)
+      if (c->members[i] == rank) {
+        *chain = k, *pos = i - c->start[k], *len = c->start[k + 1] - c->start[k];
+        return;
+      }
+}
+
+/* Steps of a pipelined chain: towards the head (reduce) or away from it (broadcast). */
+static void chain_steps(const int *m, int pos, int len, int64_t count, int64_t chunk, bool reduce, SwnSchedule *s) {
+  int64_t nchunks = (count + chunk - 1) / chunk;
+  int upstream = reduce ? pos + 1 : pos - 1, downstream = reduce ? pos - 1 : pos + 1;
+  bool receives = upstream >= 0 && upstream < len, sends = downstream >= 0 && downstream < len;
+  for (int64_t k = 0; k <= nchunks; k++) { /* step k: receive chunk k, pass on chunk k - 1 */
+    SwnCommStep st = swn_step_none();
+    if (receives && k < nchunks) {
+      st.recv_from = m[upstream], st.recv_offset = k * chunk, st.recv_sum = reduce;
+      st.recv_count = (k + 1) * chunk < count ? chunk : count - k * chunk;
+    }
+    int64_t out = receives ? k - 1 : k; /* a chain's first rank has its chunks already */
+    if (sends && out >= 0 && out < nchunks) {
+      st.send_to = m[downstream], st.send_offset = out * chunk;
+      st.send_count = (out + 1) * chunk < count ? chunk : count - out * chunk;
+    }
+    swn_schedule_add(s, st);
+  }
+}
+
+/* Binomial reduce to heads[0], then binomial broadcast from it, over positions 0..n-1. */
+static void binomial(const int *heads, int n, int i, int64_t count, SwnSchedule *s) {
+  int top = 1;
+  while (top < n) top *= 2;
+  for (int d = 1; d < top; d *= 2) { /* reduce: at distance d, odd multiples send down */
+    if (i % (2 * d) == d) {
+      SwnCommStep st = swn_step_none();
+      st.send_to = heads[i - d], st.send_count = count;
+      swn_schedule_add(s, st);
+    } else if (i % (2 * d) == 0 && i + d < n) {
+      SwnCommStep st = swn_step_none();
+      st.recv_from = heads[i + d], st.recv_count = count, st.recv_sum = true;
+      swn_schedule_add(s, st);
+    }
+  }
+  for (int d = top / 2; d >= 1; d /= 2) { /* broadcast: the same tree, backwards */
+    SwnCommStep st = swn_step_none();
+    if (i % (2 * d) == d) st.recv_from = heads[i - d], st.recv_count = count;
+    else if (i % (2 * d) == 0 && i + d < n) st.send_to = heads[i + d], st.send_count = count;
+    swn_schedule_add(s, st);
+  }
+}
+
+void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s) {
+  Chains c;
+  cut_chains(t, &c);
+  int chain = 0, pos = 0, len = 1;
+  locate(&c, rank, &chain, &pos, &len);
+  const int *m = c.members + c.start[chain];
+  int64_t chunk = t->chunk > 0 ? t->chunk : count;
+  chain_steps(m, pos, len, count, chunk, true, s);
+  if (pos == 0) {
+    if (count < BINOMIAL_BELOW_FLOATS) binomial(c.heads, c.nchains, chain, count, s);
+    else swn_schedule_ring(c.heads, c.nchains, rank, 0, count, s);
+  }
+  chain_steps(m, pos, len, count, chunk, false, s);
+  free(c.members), free(c.start), free(c.heads);
+}

@@ -1,0 +1,199 @@
+/* Data-parallel training over MPI: start-up, agreement, and the bucketed gradient allreduce.
+ *
+ * Overlap: a communication thread sums the buckets in the order backward completes them
+ * (swn_gradients_ready hands it each one), while the compute threads go on with backward; the
+ * update waits per bucket (swn_gradients_wait). A thread rather than non-blocking calls polled
+ * from backward: each allreduce is a chain of dependent steps, and between two kernel calls
+ * backward has no moment to drive them; measured in docs/runtime.md (--no-overlap). */
+#include "distributed.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int world_rank, world_size = 1, node_size = 1, thread_level;
+
+static _Noreturn void abort_all(void) {
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1);
+}
+
+static void finish(void) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void swn_mpi_start(int *argc, char ***argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level) != MPI_SUCCESS)
+      swn_fatal("cannot initialise MPI");
+    atexit(finish);
+  } else {
+    MPI_Query_thread(&thread_level);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (world_size > 1) swn_set_error_rank(world_rank, world_size, abort_all);
+}
+
+int swn_mpi_rank(void) { return world_rank; }
+int swn_mpi_size(void) { return world_size; }
+int swn_mpi_node_size(void) { return node_size; }
+
+/* ------------------------------------------------------------ the communication thread */
+
+static void sum_bucket(SwnDistributed *d, int b) {
+  double start = swn_now();
+  float *span = d->grads + d->offset[b];
+  swn_allreduce(&d->comm, span, d->words[b], SWN_ALLREDUCE_AUTO);
+  swk_scale(d->words[b], span, 1.0f / (float)d->size); /* the mean gradient over all images */
+  d->busy += swn_now() - start;
+}
+
+static void *communicate(void *arg) {
+  SwnDistributed *d = arg;
+  pthread_mutex_lock(&d->lock);
+  for (;;) {
+    while (!d->stop && d->done == d->queued) pthread_cond_wait(&d->changed, &d->lock);
+    if (d->stop) break;
+    int b = d->done;
+    pthread_mutex_unlock(&d->lock);
+    sum_bucket(d, b);
+    pthread_mutex_lock(&d->lock);
+    d->done++;
+    pthread_cond_broadcast(&d->changed);
+  }
+  pthread_mutex_unlock(&d->lock);
+  return NULL;
+}
+
+void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
+  SwnDistributed *d = s->dist;
+  if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
+  s->buckets_ready++;
+  if (!d || bucket >= d->nbuckets) return;
+  d->offset[bucket] = offset, d->words[bucket] = words, d->ready_at[bucket] = swn_now();
+  if (!d->threaded) return;
+  pthread_mutex_lock(&d->lock);
+  if (bucket == 0) d->queued = d->done = 0; /* a new backward pass: the thread is idle */
+  d->queued = bucket + 1;
+  pthread_cond_broadcast(&d->changed);
+  pthread_mutex_unlock(&d->lock);
+}
+
+void swn_gradients_wait(SwnStep *s, int bucket) {
+  SwnDistributed *d = s->dist;
+  if (!d || d->size <= 1) return;
+  double start = swn_now();
+  if (!d->threaded) {
+    sum_bucket(d, bucket); /* --no-overlap: after backward, in turn */
+  } else {
+    pthread_mutex_lock(&d->lock);
+    while (d->done <= bucket) pthread_cond_wait(&d->changed, &d->lock);
+    pthread_mutex_unlock(&d->lock);
+  }
+  d->waited += swn_now() - start;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *grads) {
+  *d = (SwnDistributed){.rank = world_rank, .size = world_size, .grads = grads, .nbuckets = net->nbuckets};
+  d->offset = swn_alloc(sizeof(int64_t) * (size_t)(net->nbuckets + 1));
+  d->words = swn_alloc(sizeof(int64_t) * (size_t)(net->nbuckets + 1));
+  d->ready_at = swn_alloc(sizeof(double) * (size_t)(net->nbuckets + 1));
+  swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
+  d->overlap = o->overlap;
+  d->threaded = d->size > 1 && o->overlap && thread_level >= MPI_THREAD_SERIALIZED;
+  if (!d->threaded) return;
+  pthread_mutex_init(&d->lock, NULL);
+  pthread_cond_init(&d->changed, NULL);
+  if (pthread_create(&d->thread, NULL, communicate, d)) swn_fatal("cannot start the communication thread");
+}
+
+void swn_distributed_close(SwnDistributed *d) {
+  if (d->threaded) {
+    pthread_mutex_lock(&d->lock);
+    d->stop = true;
+    pthread_cond_broadcast(&d->changed);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(d->thread, NULL);
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->changed);
+  }
+  swn_comm_close(&d->comm);
+  free(d->offset), free(d->words), free(d->ready_at);
+}
+
+void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
+  if (d->size <= 1 || d->rank != 0) return;
+  const SwnComm *c = &d->comm;
+  fprintf(f, "distributed: %d ranks in %d group%s (", d->size, c->topo.ngroups, c->topo.ngroups == 1 ? "" : "s");
+  for (int g = 0; g < c->topo.ngroups; g++) {
+    int n = 0;
+    for (int r = 0; r < d->size; r++) n += c->group[r] == g;
+    fprintf(f, "%s%d", g ? "+" : "", n);
+  }
+  fprintf(f, " ranks), allreduce %s", swn_allreduce_names[c->algorithm]);
+  if (c->algorithm == SWN_ALLREDUCE_AUTO)
+    fprintf(f, " (%s below 64 KiB, %s above)", swn_allreduce_names[swn_allreduce_choice(c, 1)],
+            swn_allreduce_names[swn_allreduce_choice(c, 1 << 24)]);
+  if (c->algorithm == SWN_ALLREDUCE_HIER)
+    fprintf(f, ", chains of %d", c->topo.chain);
+  fprintf(f, ", %d gradient bucket%s, %s\n", d->nbuckets, d->nbuckets == 1 ? "" : "s",
+          d->threaded ? "overlapped with backward" : "after backward");
+}
+
+/* ------------------------------------------------------------ agreement and collectives */
+
+typedef struct Field {
+  const char *what;
+  int64_t value;
+} Field;
+
+void swn_distributed_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra) {
+  if (world_size <= 1) return;
+  Field mine[] = {
+      {"network (parameter table hash)", (int64_t)net->hash}, {"parameter count", net->param_words},
+      {"gradient buckets", net->nbuckets}, {"--batch", o->batch}, {"--test-batch", o->test_batch},
+      {"--epochs", o->epochs}, {"--iterations", o->iterations}, {"--seed", (int64_t)o->seed},
+      {"--no-shuffle", !o->shuffle}, {"--train-size", o->train_size}, {"--test-size", o->test_size},
+      {"--allreduce", o->allreduce}, {"--group-size", o->group_size}, {"--chain", o->chain},
+      {"--no-overlap", !o->overlap}, {"--resume", o->resume != NULL}, {"--init-weights", o->init_weights != NULL},
+      {"--eval-only", o->eval_only}, {"training images", nextra > 0 ? extra[0] : 0},
+      {"test images", nextra > 1 ? extra[1] : 0}};
+  enum { N = sizeof mine / sizeof *mine };
+  int64_t values[N], *all = world_rank == 0 ? swn_alloc(sizeof values * (size_t)world_size) : NULL;
+  for (int i = 0; i < N; i++) values[i] = mine[i].value;
+  MPI_Gather(values, N, MPI_INT64_T, all, N, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  if (world_rank == 0)
+    for (int r = 1; r < world_size; r++)
+      for (int i = 0; i < N; i++)
+        if (all[r * N + i] != values[i])
+          swn_fatal("rank %d runs with another %s than rank 0 (%lld, not %lld): start every rank with the same "
+                    "program, options and data", r, mine[i].what, (long long)all[r * N + i], (long long)values[i]);
+  free(all);
+  MPI_Barrier(MPI_COMM_WORLD); /* rank 0 may have stopped everyone */
+}
+
+void swn_broadcast_floats(float *v, int64_t n) {
+  for (int64_t at = 0; at < n && world_size > 1; at += 1 << 30)
+    MPI_Bcast(v + at, (int)(n - at < (1 << 30) ? n - at : 1 << 30), MPI_FLOAT, 0, MPI_COMM_WORLD);
+}
+
+void swn_broadcast_int64(int64_t *v, int n) {
+  if (world_size > 1) MPI_Bcast(v, n, MPI_INT64_T, 0, MPI_COMM_WORLD);
+}
+
+void swn_sum_doubles(double *v, int n) {
+  if (world_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}

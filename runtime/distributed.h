@@ -1,0 +1,48 @@
+/* Data-parallel training over MPI (docs/runtime.md, "Distributed training"): the process's rank,
+ * start-up agreement between ranks, and the gradient allreduce that overlaps backward. */
+#ifndef SWNC_RT_DISTRIBUTED_H
+#define SWNC_RT_DISTRIBUTED_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "comm/comm.h"
+#include "options.h"
+
+typedef struct SwnDistributed {
+  int rank, size;
+  SwnComm comm;             /* the gradients' allreduce, used by the communication thread */
+  bool overlap, threaded;
+  float *grads;
+  int nbuckets;
+  int64_t *offset, *words;  /* of each bucket, as backward reports them */
+  double *ready_at;         /* when each bucket became ready (swn_now) */
+  int queued, done;         /* buckets handed to the thread / summed, this iteration */
+  bool stop;
+  double busy, waited;      /* seconds summing / update waiting, since the last reset */
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+} SwnDistributed;
+
+/* MPI_Init (every generated program is an MPI program; one process started without mpirun is
+ * a world of one). Errors then name the rank and stop all ranks. */
+void swn_mpi_start(int *argc, char ***argv);
+int swn_mpi_rank(void);
+int swn_mpi_size(void);
+int swn_mpi_node_size(void); /* ranks on this machine */
+
+/* Sets up the allreduce (algorithm, groups, chains from the options) for the gradient pool. */
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *grads);
+void swn_distributed_close(SwnDistributed *d);
+/* Prints the set-up once (rank 0). */
+void swn_distributed_describe(const SwnDistributed *d, FILE *f);
+
+/* Exits with a message naming the first rank whose program or options differ from rank 0's. */
+void swn_distributed_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra);
+
+void swn_broadcast_floats(float *v, int64_t n);   /* from rank 0 */
+void swn_broadcast_int64(int64_t *v, int n);
+void swn_sum_doubles(double *v, int n);            /* over all ranks, in place */
+
+#endif

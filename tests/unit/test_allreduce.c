@@ -1,0 +1,59 @@
+/* The allreduce library on real MPI ranks (run under mpirun with several process counts):
+ * every algorithm, group size and chain length sums exactly (small-integer floats sum without
+ * rounding in any order), in place, touching nothing outside the span. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "comm/comm.h"
+
+static float value(int rank, int64_t i) { return (float)((rank + 1) * (int)(i % 7 + 1)); }
+
+static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count) {
+  int64_t pad = 3;
+  float *buf = malloc(sizeof(float) * (size_t)(count + 2 * pad));
+  for (int64_t i = 0; i < count + 2 * pad; i++) buf[i] = value(c->rank, i);
+  swn_allreduce(c, buf + pad, count, a);
+  float ranks_sum = (float)(c->size * (c->size + 1) / 2);
+  int wrong = 0;
+  for (int64_t i = 0; i < count + 2 * pad; i++) {
+    bool inside = i >= pad && i < pad + count;
+    float want = inside ? ranks_sum * (float)(i % 7 + 1) : value(c->rank, i);
+    if (buf[i] != want && wrong++ < 3)
+      fprintf(stderr, "rank %d: %s count %lld groups %d chain %d: element %lld is %g, not %g\n", c->rank,
+              swn_allreduce_names[a], (long long)count, c->topo.ngroups, c->topo.chain, (long long)(i - pad), buf[i],
+              want);
+  }
+  CHECK(wrong == 0);
+  free(buf);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  static const int64_t counts[] = {1, 2, 3, 7, 100, 4099, 131077, 300001};
+  static const int groups[] = {0, 1, 2, 3};
+  static const int chains[] = {1, 2, 8};
+  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
+    for (size_t k = 0; k < sizeof chains / sizeof *chains; k++) {
+      SwnComm c;
+      swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, groups[g], chains[k]);
+      c.topo.chunk = 1000; /* many pipelined chunks in the chains */
+      for (int a = SWN_ALLREDUCE_AUTO; a < SWN_ALLREDUCE_COUNT; a++)
+        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n]);
+      swn_comm_close(&c);
+    }
+  int failed = checks_failed;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  if (rank == 0) {
+    printf("%d ranks: ", size);
+    checks_failed = failed;
+    status = check_report();
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
