@@ -1,0 +1,105 @@
+#!/bin/sh
+# Distributed training: N ranks with per-rank batch b train exactly like one process with batch
+# N x b (losses to a relative 1e-4 for 20 iterations; N = 2, 3, 4, every algorithm, several
+# gradient buckets); resuming on N ranks; checkpoints by rank 0 only; mismatched programs or
+# options and failing ranks stop every rank with a message naming the rank, never a hang.
+# cifar10_quick trains at a tenth of its rate without momentum, as in plans_test.sh.
+# Usage: distributed_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
+swnc=$1 root=$2 work=$3 mpiexec=$4
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi() { timeout 300 "$mpiexec" --oversubscribe "$@"; }
+data="--train-size 2000 --test-size 200 --threads 1 --quiet --display 1"
+
+# worst_difference A.json B.json: the largest relative difference of their training losses.
+worst_difference() {
+  losses "$1" > a.txt; losses "$2" > b.txt
+  paste a.txt b.txt | awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ }
+                           END { if (n != 20) print "count" n; else print w + 0 }'
+}
+
+same_losses() { # WHAT ONE.json MANY.json
+  worst=$(worst_difference "$2" "$3")
+  case $worst in
+    count*) fail "$1: $worst losses, not 20" ;;
+    *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
+  esac
+}
+
+# Small buckets, so that several allreduces overlap backward.
+"$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -o lenet || fail "cannot build lenet"
+"$swnc" "$root/examples/cifar10_quick.swn" --fusion-threshold=64K -D train.lr=0.0001 -D train.momentum=0 \
+  -o cifar || fail "cannot build cifar10_quick"
+
+check() { # NET N PER_RANK_BATCH OPTIONS...
+  net=$1 n=$2 b=$3; shift 3
+  [ -f "$net.one$n.json" ] || ./$net --iterations 20 --batch $((n * b)) $data --log "$net.one$n.json" >/dev/null ||
+    fail "$net: one process with batch $((n * b)) does not train"
+  mpi -np "$n" ./$net --iterations 20 --batch "$b" $data --log "$net.many.json" "$@" >/dev/null ||
+    fail "$net: $n ranks $* do not train"
+  same_losses "$net on $n ranks $*" "$net.one$n.json" "$net.many.json"
+}
+
+check lenet 2 16
+check lenet 2 16 --allreduce ring --no-overlap
+check lenet 3 16 --allreduce topo
+check lenet 3 16 --allreduce hier --chain 2
+check lenet 4 8 --allreduce topo --group-size 2
+check lenet 4 8 --allreduce ring
+check lenet 4 8 --allreduce mpi
+check cifar 2 25 --allreduce topo
+check cifar 3 10 --allreduce hier --chain 2 --group-size 2
+# cifar10_quick on 4 ranks of 8 drifts past 1e-4 after a dozen iterations (max-pool near-ties
+# amplify rounding ~3x per iteration), so there the first iteration's gradients are compared:
+# every parameter's to a relative 1e-5 (float rounding is ~1e-6).
+same_gradients() { # NET N PER_RANK_BATCH OPTIONS...
+  net=$1 n=$2 b=$3; shift 3
+  ./$net --iterations 1 --batch $((n * b)) $data --save-gradients one.grad >/dev/null &&
+    mpi -np "$n" ./$net --iterations 1 --batch "$b" $data --save-gradients many.grad "$@" >/dev/null ||
+    { fail "$net: cannot save gradients"; return; }
+  worst=$(/usr/bin/python3 - <<PY
+import sys; sys.path.insert(0, "$root/tools")
+import numpy as np, swnc_checkpoint as c
+a, b = c.load("one.grad").params, c.load("many.grad").params
+print(max(np.linalg.norm(a[k].astype(float) - b[k]) / max(np.linalg.norm(a[k]), 1e-30) for k in a))
+PY
+)
+  if awk "BEGIN { exit !($worst <= 1e-5) }"; then pass; else fail "$net on $n ranks: gradients differ by $worst"; fi
+}
+same_gradients cifar 4 8
+same_gradients lenet 3 16 --allreduce ring
+
+# The start-up line says what runs.
+mpi -np 4 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 --group-size 2 --allreduce hier \
+  --chain 2 > said.txt
+grep -q "distributed: 4 ranks in 2 groups (2+2 ranks), allreduce hier, chains of 2, 3 gradient buckets" said.txt &&
+  pass || fail "start-up line: $(grep distributed said.txt)"
+
+# Checkpoints: rank 0 writes; 10 + 10 iterations resumed on 2 ranks equal 20 straight.
+rm -f half.ckpt half.ckpt.tmp*
+mpi -np 2 ./lenet --iterations 10 --batch 16 $data --checkpoint half.ckpt >/dev/null || fail "2 ranks, 10 iterations"
+[ -f half.ckpt ] && [ "$(ls half.ckpt* | wc -l)" -eq 1 ] && pass || fail "rank 0's checkpoint: $(ls half.ckpt*)"
+mpi -np 2 ./lenet --iterations 20 --batch 16 $data --resume half.ckpt --log resumed.json >/dev/null ||
+  fail "resume on 2 ranks"
+mpi -np 2 ./lenet --iterations 20 --batch 16 $data --log straight.json >/dev/null
+losses resumed.json > r.txt; losses straight.json | tail -10 > s.txt
+cmp -s r.txt s.txt && pass || fail "resumed losses differ from straight: $(paste r.txt s.txt | head -3)"
+
+# Mismatched programs and options are found at start-up, naming the rank.
+expect_error "another batch" "rank 1 runs with another --batch than rank 0 (32, not 16)" \
+  mpi -np 1 ./lenet --batch 16 $data : -np 1 ./lenet --batch 32 $data
+expect_error "another network" "rank 1 runs with another network" \
+  mpi -np 1 ./lenet $data : -np 1 ./cifar $data
+expect_error "another algorithm" "rank 2 runs with another --allreduce" \
+  mpi -np 2 ./lenet $data : -np 1 ./lenet --allreduce ring $data
+
+# A failing rank stops every rank, with a message naming it.
+expect_error "rank 1 has no data" "lenet (rank 1 of 2): " \
+  mpi -np 1 ./lenet $data : -np 1 ./lenet $data --train /nonexistent/train-images,/nonexistent/train-labels
+expect_error "rank 0 cannot write its checkpoint mid-run" "lenet (rank 0 of 3): /nonexistent/dir/c.ckpt" \
+  mpi -np 3 ./lenet --iterations 30 --checkpoint-every 5 --checkpoint /nonexistent/dir/c.ckpt $data
+expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier or mpi, not 'star'" \
+  ./lenet --allreduce star
+expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet
+finish
