@@ -24,6 +24,8 @@ typedef struct SwnComm {
  * algorithm (<= 0: 8). Collective over `comm`. */
 void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size, int chain);
 void swn_comm_close(SwnComm *c);
+/* Message segments of `segment` floats, `window` received ahead (<= 0: the defaults). */
+void swn_comm_set_segments(SwnComm *c, int64_t segment, int window);
 
 /* What `auto` runs for `count` floats (documented rule). */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count);

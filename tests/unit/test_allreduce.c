@@ -39,6 +39,7 @@ int main(int argc, char **argv) {
       SwnComm c;
       swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, groups[g], chains[k]);
       c.topo.chunk = 1000; /* many pipelined chunks in the chains */
+      if (k == 1) swn_comm_set_segments(&c, 999, 2); /* many segments per step, summed as they land */
       for (int a = SWN_ALLREDUCE_AUTO; a < SWN_ALLREDUCE_COUNT; a++)
         for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n]);
       swn_comm_close(&c);
