@@ -113,6 +113,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->ready_at = swn_alloc(sizeof(double) * (size_t)(net->nbuckets + 1));
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
   d->overlap = o->overlap;
+  d->comm.yield = o->overlap; /* the thread shares the cores with backward */
   d->threaded = d->size > 1 && o->overlap && thread_level >= MPI_THREAD_SERIALIZED;
   if (!d->threaded) return;
   pthread_mutex_init(&d->lock, NULL);
@@ -151,6 +152,14 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
     fprintf(f, ", chains of %d", c->topo.chain);
   fprintf(f, ", %d gradient bucket%s, %s\n", d->nbuckets, d->nbuckets == 1 ? "" : "s",
           d->threaded ? "overlapped with backward" : "after backward");
+}
+
+void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {
+  if (d->size <= 1 || d->rank != 0 || iterations <= 0) return;
+  double per = 1e3 / (double)iterations;
+  fprintf(f, "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s)\n", d->busy * per,
+          100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per,
+          d->threaded ? "the rest overlapped backward" : "not overlapped");
 }
 
 /* ------------------------------------------------------------ agreement and collectives */

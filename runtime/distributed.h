@@ -38,6 +38,9 @@ void swn_distributed_close(SwnDistributed *d);
 /* Prints the set-up once (rank 0). */
 void swn_distributed_describe(const SwnDistributed *d, FILE *f);
 
+/* Rank 0 prints the time spent summing gradients and how much of it the update waited for. */
+void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f);
+
 /* Exits with a message naming the first rank whose program or options differ from rank 0's. */
 void swn_distributed_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra);
 

@@ -49,6 +49,8 @@ static void usage(const SwnNetwork *net) {
          "                         group per machine, or $SWN_GROUP_SIZE)\n"
          "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
          "  --no-overlap           allreduce the gradients after backward instead of during it\n"
+         "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
+         "                         the first iteration) for swnc-sim's scaling prediction\n"
          "  -h, --help             this help\n",
          swn_program, net->name, net->source, (long long)net->train.epochs, (long long)net->train.iterations,
          (long long)net->train.batch, (long long)net->train.test_batch, (long long)net->train.seed,
@@ -77,7 +79,7 @@ static int split_files(const char *opt, char *list, const char **out) {
 enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_TRAIN, O_TEST,
        O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
        O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE, O_ALLREDUCE, O_GROUP_SIZE, O_CHAIN,
-       O_NO_OVERLAP };
+       O_NO_OVERLAP, O_COMM_PROFILE };
 
 static int algorithm(const char *where, const char *name) {
   int a = swn_allreduce_find(name);
@@ -109,6 +111,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"profile", no_argument, 0, O_PROFILE}, {"autotune", no_argument, 0, O_AUTOTUNE},
       {"allreduce", required_argument, 0, O_ALLREDUCE}, {"group-size", required_argument, 0, O_GROUP_SIZE},
       {"chain", required_argument, 0, O_CHAIN}, {"no-overlap", no_argument, 0, O_NO_OVERLAP},
+      {"comm-profile", required_argument, 0, O_COMM_PROFILE},
       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
   *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
@@ -148,6 +151,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_GROUP_SIZE: o->group_size = (int)number("--group-size", optarg, 1); break;
     case O_CHAIN: o->chain = (int)number("--chain", optarg, 1); break;
     case O_NO_OVERLAP: o->overlap = false; break;
+    case O_COMM_PROFILE: o->comm_profile = optarg; break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);
       exit(0);

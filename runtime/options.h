@@ -12,7 +12,7 @@ typedef struct SwnOptions {
   int threads;                /* 0: this machine's cores shared among its ranks */
   uint64_t seed;
   int64_t display;
-  const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients;
+  const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients, *comm_profile;
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
   int allreduce;              /* SwnAllreduceAlgorithm */

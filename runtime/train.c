@@ -2,6 +2,7 @@
  * the training loop (load, forward, backward, update), evaluation, checkpoints, summary.
  * Every run is data-parallel over the MPI ranks it was started with (one without mpirun):
  * rank 0 initialises or resumes and broadcasts the weights, speaks, and writes files. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "conv.h"
+#include "comm/sim.h"
 #include "distributed.h"
 #include "loader.h"
 #include "profile.h"
@@ -24,6 +26,8 @@ typedef struct Trainer {
   SwnProfile *profile;
   SwnDistributed dist;
   int rank, ranks;
+  SwnIterationProfile timing; /* --comm-profile: sums over the iterations after the first */
+  int timed;
 } Trainer;
 
 static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
@@ -106,6 +110,37 @@ static void test_and_report(Trainer *t, int64_t epoch, int64_t iteration) {
   swn_progress_test(&t->progress, epoch, iteration, loss, accuracy, t->test.count);
 }
 
+/* One iteration's phases and when each bucket was ready, for the simulator (--comm-profile). */
+static void record_timing(Trainer *t, const double phase[4]) {
+  SwnIterationProfile *p = &t->timing;
+  if (!p->bucket_bytes) {
+    p->nbuckets = t->net->nbuckets;
+    p->bucket_bytes = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
+    p->bucket_ready = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
+  }
+  p->forward += phase[1] - phase[0], p->backward += phase[2] - phase[1], p->update += phase[3] - phase[2];
+  for (int b = 0; b < p->nbuckets; b++) {
+    p->bucket_bytes[b] = 4.0 * (double)t->dist.words[b];
+    p->bucket_ready[b] += t->dist.ready_at[b] - phase[1];
+  }
+  t->timed++;
+}
+
+static void write_timing(Trainer *t) {
+  SwnIterationProfile *p = &t->timing;
+  if (!t->timed || t->rank != 0) return;
+  double n = t->timed;
+  snprintf(p->network, sizeof p->network, "%s", t->net->name);
+  p->batch = (int)t->o.batch;
+  p->forward /= n, p->backward /= n, p->update /= n;
+  for (int b = 0; b < p->nbuckets; b++) p->bucket_ready[b] /= n;
+  FILE *f = fopen(t->o.comm_profile, "w");
+  if (!f) swn_fatal_at(t->o.comm_profile, "cannot write the profile: %s", strerror(errno));
+  swn_profile_write(p, f);
+  if (fclose(f)) swn_fatal_at(t->o.comm_profile, "cannot write the profile: %s", strerror(errno));
+  printf("wrote %s: one iteration's phases and gradient buckets, for swnc-sim\n", t->o.comm_profile);
+}
+
 /* Collective: every rank calls it, rank 0 writes. */
 static void save(Trainer *t, int64_t iterations) {
   if (!t->o.checkpoint) return;
@@ -122,13 +157,19 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_loader_next(loader, it, input_of(t), labels_of(t));
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
+  double phase[4];
+  phase[0] = swn_now();
   t->net->forward(&t->step, true);
+  phase[1] = swn_now();
   t->step.buckets_ready = 0;
   t->net->backward(&t->step);
+  phase[2] = swn_now();
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
   float lr = swn_learning_rate(&t->net->train, it, total);
   t->net->update(&t->step, lr);
+  phase[3] = swn_now();
+  if (t->o.comm_profile && (it > 0 || total == 1)) record_timing(t, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
   double mean_loss = metric(t, true);
@@ -177,6 +218,8 @@ static int train(Trainer *t, int64_t start) {
   if (o->save_gradients && t->rank == 0)
     swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total, o->seed);
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
+  swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
+  if (o->comm_profile) write_timing(t);
   if (t->profile) swn_profile_report(t->profile, stdout);
   return 0;
 }
@@ -237,5 +280,6 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   }
   release(&t);
   swn_profile_free(t.profile);
+  swn_profile_release(&t.timing);
   return status;
 }

@@ -7,7 +7,7 @@
 
 /* Segments of 1 MiB, 2 received ahead: bench/allreduce on 2 and 4 ranks here (128 KiB segments
  * lost 10-20% at 1-4 MiB to per-message costs; more ahead gained nothing). */
-enum { DEFAULT_CHAIN = 8, SEGMENT_FLOATS = 262144, WINDOW = 2, CHAIN_CHUNK_FLOATS = 65536 };
+enum { DEFAULT_CHAIN = 8, SEGMENT_FLOATS = 262144, WINDOW = 2 };
 
 /* Group ids 0..n-1 from each rank's "colour" (the lowest rank of its node, or r / size). */
 static int number_groups(int size, const int *colour, int *group) {
@@ -42,7 +42,7 @@ void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, i
   int ngroups = number_groups(c->size, colours, c->group);
   free(colours);
   c->topo = (SwnTopology){.size = c->size, .group = c->group, .ngroups = ngroups, .map = SWN_MAP_ROUND_ROBIN,
-                          .chain = chain > 0 ? chain : DEFAULT_CHAIN, .chunk = CHAIN_CHUNK_FLOATS};
+                          .chain = chain > 0 ? chain : DEFAULT_CHAIN, .chunk = SWN_CHAIN_CHUNK_FLOATS};
   c->scratch = swn_alloc(sizeof(float) * (size_t)(c->segment * c->window));
 }
 

@@ -16,6 +16,7 @@ typedef struct SwnComm {
   int64_t segment;        /* floats per message segment (pipelining inside a step) */
   int window;             /* segments received ahead */
   float *scratch;         /* window x segment floats */
+  bool yield;             /* sleep between polls (a thread beside compute) rather than spin */
   SwnSchedule schedule;   /* reused between calls */
 } SwnComm;
 

@@ -3,6 +3,7 @@
  * flight into scratch, and each segment is summed into the buffer as it lands while the others
  * are still moving, so sending, receiving and summing overlap. A copy step receives in place. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "../kernels.h"
 #include "../util.h"
@@ -12,6 +13,29 @@ enum { TAG = 0x5377 };
 
 static void check(int err, const char *what) {
   if (err != MPI_SUCCESS) swn_fatal("MPI %s failed (error %d)", what, err);
+}
+
+/* MPI_Waitany, or (c->yield) a polling loop that sleeps between unsuccessful polls, so that a
+ * communication thread leaves the core to the compute threads while messages are in flight. */
+static void wait_any(SwnComm *c, int n, MPI_Request *r, int *index) {
+  if (!c->yield) {
+    check(MPI_Waitany(n, r, index, MPI_STATUS_IGNORE), "Waitany");
+    return;
+  }
+  for (int polls = 0;; polls++) {
+    int done = 0;
+    check(MPI_Testany(n, r, index, &done, MPI_STATUS_IGNORE), "Testany");
+    if (done) return;
+    if (polls >= 16) nanosleep(&(struct timespec){0, 20000}, NULL);
+  }
+}
+
+static void wait_all(SwnComm *c, int n, MPI_Request *r) {
+  for (int i = 0; i < n; i++) {
+    int index;
+    wait_any(c, n, r, &index);
+    if (index == MPI_UNDEFINED) return;
+  }
 }
 
 static int64_t segments(int64_t count, int64_t segment) { return (count + segment - 1) / segment; }
@@ -65,7 +89,7 @@ static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) 
   for (; next < slots; next++) post_receive(c, st, buf, q, (int)next, next);
   for (int64_t done = 0; done < total; done++) {
     int slot;
-    check(MPI_Waitany(slots, q->recv, &slot, MPI_STATUS_IGNORE), "Waitany");
+    wait_any(c, slots, q->recv, &slot);
     if (!st->recv_sum) continue;
     int64_t at;
     int n;
@@ -82,7 +106,7 @@ void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf) {
     int64_t nsend;
     post_sends(c, st, buf, &q, &nsend);
     if (st->recv_from >= 0) receive(c, st, buf, &q);
-    check(MPI_Waitall((int)nsend, q.send, MPI_STATUSES_IGNORE), "Waitall");
+    wait_all(c, (int)nsend, q.send);
   }
   free(q.send), free(q.recv), free(q.recv_segment);
 }

@@ -35,6 +35,9 @@ typedef struct SwnTopology {
   int64_t chunk;     /* SWN_ALLREDUCE_HIER: floats per pipelined chunk (>= 1) */
 } SwnTopology;
 
+/* The hierarchical chains' pipelined chunk, in floats (the runtime's and the simulator's). */
+enum { SWN_CHAIN_CHUNK_FLOATS = 65536 };
+
 /* One step: an optional send and an optional receive, both in flight together. A step starts
  * after the rank's previous step has completed. Messages between two ranks match in order. */
 typedef struct SwnCommStep {

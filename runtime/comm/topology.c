@@ -1,22 +1,30 @@
 /* Virtual rank numbering over groups (supernodes): BRIEF section 3's topology-aware mapping. */
+#include <stdlib.h>
+
+#include "../util.h"
 #include "schedule.h"
 
+typedef struct Key {
+  int first, second, rank;
+} Key;
+
+static int by_key(const void *a, const void *b) {
+  const Key *x = a, *y = b;
+  if (x->first != y->first) return x->first < y->first ? -1 : 1;
+  if (x->second != y->second) return x->second < y->second ? -1 : 1;
+  return 0;
+}
+
+/* Sorted by (group, index in group) for contiguous, (index in group, group) for round robin. */
 void swn_topology_order(const SwnTopology *t, SwnRankMap map, int *out) {
-  int v = 0;
-  if (map == SWN_MAP_CONTIGUOUS) {
-    for (int g = 0; g < t->ngroups; g++)
-      for (int r = 0; r < t->size; r++)
-        if (t->group[r] == g) out[v++] = r;
-    return;
+  Key *keys = malloc(sizeof(Key) * (size_t)t->size);
+  int *seen = calloc((size_t)t->ngroups, sizeof(int));
+  if (!keys || !seen) swn_fatal("out of memory");
+  for (int r = 0; r < t->size; r++) {
+    int g = t->group[r], index = seen[g]++;
+    keys[r] = map == SWN_MAP_CONTIGUOUS ? (Key){g, index, r} : (Key){index, g, r};
   }
-  /* round robin: pass k takes the k-th member of every group that has one */
-  for (int k = 0; v < t->size; k++)
-    for (int g = 0; g < t->ngroups; g++) {
-      int seen = 0;
-      for (int r = 0; r < t->size; r++)
-        if (t->group[r] == g && seen++ == k) {
-          out[v++] = r;
-          break;
-        }
-    }
+  qsort(keys, (size_t)t->size, sizeof(Key), by_key);
+  for (int v = 0; v < t->size; v++) out[v] = keys[v].rank;
+  free(keys), free(seen);
 }

@@ -1,0 +1,85 @@
+/* Training-scaling prediction from a measured iteration (sim.h), and the profile's text form:
+ *   swnc-profile 1
+ *   network NAME
+ *   batch B                      (per rank)
+ *   forward S / backward S / update S   (seconds, one line each)
+ *   buckets N
+ *   bucket I bytes B ready S     (N lines; ready: seconds after backward began) */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+void swn_profile_write(const SwnIterationProfile *p, FILE *f) {
+  fprintf(f, "swnc-profile 1\nnetwork %s\nbatch %d\nforward %.9g\nbackward %.9g\nupdate %.9g\nbuckets %d\n", p->network,
+          p->batch, p->forward, p->backward, p->update, p->nbuckets);
+  for (int b = 0; b < p->nbuckets; b++)
+    fprintf(f, "bucket %d bytes %.0f ready %.9g\n", b, p->bucket_bytes[b], p->bucket_ready[b]);
+}
+
+static bool fail(char *error, size_t size, const char *path, int line, const char *what) {
+  snprintf(error, size, "%s:%d: %s", path, line, what);
+  return false;
+}
+
+bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, size_t size) {
+  *p = (SwnIterationProfile){0};
+  FILE *f = fopen(path, "r");
+  if (!f) return fail(error, size, path, 0, "cannot open the profile");
+  char line[256];
+  int n = 0, seen = 0;
+  bool ok = true;
+  while (ok && fgets(line, sizeof line, f)) {
+    n++;
+    int version, index;
+    double bytes, ready;
+    if (n == 1) ok = sscanf(line, "swnc-profile %d", &version) == 1 && version == 1;
+    else if (!strncmp(line, "network ", 8)) ok = sscanf(line, "network %63s", p->network) == 1;
+    else if (!strncmp(line, "batch ", 6)) ok = sscanf(line, "batch %d", &p->batch) == 1 && p->batch > 0;
+    else if (!strncmp(line, "forward ", 8)) ok = sscanf(line, "forward %lf", &p->forward) == 1 && p->forward >= 0;
+    else if (!strncmp(line, "backward ", 9)) ok = sscanf(line, "backward %lf", &p->backward) == 1 && p->backward >= 0;
+    else if (!strncmp(line, "update ", 7)) ok = sscanf(line, "update %lf", &p->update) == 1 && p->update >= 0;
+    else if (!strncmp(line, "buckets ", 8)) {
+      ok = !p->bucket_bytes && sscanf(line, "buckets %d", &p->nbuckets) == 1 && p->nbuckets >= 0 && p->nbuckets < 1000000;
+      if (ok) {
+        p->bucket_bytes = calloc((size_t)p->nbuckets + 1, sizeof(double));
+        p->bucket_ready = calloc((size_t)p->nbuckets + 1, sizeof(double));
+      }
+    } else if (!strncmp(line, "bucket ", 7))
+      ok = p->bucket_bytes && sscanf(line, "bucket %d bytes %lf ready %lf", &index, &bytes, &ready) == 3 &&
+           index == seen && index < p->nbuckets && bytes >= 0 && ready >= 0 && (seen++, p->bucket_bytes[index] = bytes,
+                                                                              p->bucket_ready[index] = ready, true);
+    else ok = line[0] == '\n' || line[0] == '#';
+  }
+  fclose(f);
+  if (!ok) return fail(error, size, path, n, "not a swnc profile line (written by a program's --comm-profile)");
+  if (n == 0 || !p->batch || seen != p->nbuckets) return fail(error, size, path, n, "incomplete profile");
+  return true;
+}
+
+void swn_profile_release(SwnIterationProfile *p) {
+  free(p->bucket_bytes), free(p->bucket_ready);
+  *p = (SwnIterationProfile){0};
+}
+
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
+                 SwnScaling *out, char *error, size_t size) {
+  double compute = p->forward + p->backward + p->update;
+  *out = (SwnScaling){.iteration = compute, .compute = compute, .speedup = 1};
+  if (m->nodes <= 1) return true;
+  double comm_end = 0; /* the buckets' allreduces, in order, on one network port */
+  for (int b = 0; b < p->nbuckets; b++) {
+    SwnSimResult r;
+    if (!swn_simulate(m, algorithm, SWN_MAP_ROUND_ROBIN, chain, p->bucket_bytes[b], false, &r, error, size))
+      return false;
+    comm_end = fmax(comm_end, p->bucket_ready[b]) + r.seconds;
+    out->communication += r.seconds;
+    swn_sim_result_free(&r);
+  }
+  double backward_end = fmax(p->backward, comm_end);
+  out->iteration = p->forward + backward_end + p->update;
+  out->exposed = backward_end - p->backward;
+  out->speedup = m->nodes * compute / out->iteration;
+  return true;
+}

@@ -1,0 +1,56 @@
+/* The network simulator: replays the allreduce schedules of all ranks (the generators the MPI
+ * executor runs) on a modelled machine, and predicts data-parallel training from a profile of
+ * one iteration. Pure computation: no MPI. */
+#ifndef SWNC_COMM_SIM_H
+#define SWNC_COMM_SIM_H
+
+#include <stdio.h>
+
+#include "schedule.h"
+
+/* p nodes, node r in supernode r / q. A message of n bytes costs alpha + beta n, beta = beta1
+ * inside a supernode and oversubscription x beta1 across; summing costs gamma per byte. A
+ * transfer starts when both its sender and its receiver have reached the step holding it. */
+typedef struct SwnMachine {
+  int nodes, per_supernode;
+  double alpha, beta, oversubscription, gamma;
+} SwnMachine;
+
+typedef struct SwnSimResult {
+  double seconds;              /* until the last rank finishes */
+  double bytes, cross_bytes;   /* sent in total, and between supernodes */
+  int steps;                   /* the longest rank's step count */
+  double *step_bytes, *step_cross; /* per step index, summed over ranks (NULL unless asked) */
+} SwnSimResult;
+
+/* Simulates summing `bytes` (floats) with `algorithm` over the machine, the algorithm numbering
+ * ranks with `map`; hierarchical chains of `chain` ranks. Returns false (with a message in
+ * `error`) if the schedules deadlock, which a correct generator never does. */
+bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain, double bytes,
+                  bool per_step, SwnSimResult *r, char *error, size_t error_size);
+void swn_sim_result_free(SwnSimResult *r);
+
+/* One training iteration as measured (the generated program's --comm-profile). */
+typedef struct SwnIterationProfile {
+  char network[64];
+  int batch;                  /* per rank */
+  double forward, backward, update; /* seconds */
+  int nbuckets;
+  double *bucket_bytes, *bucket_ready; /* ready: seconds after backward began */
+} SwnIterationProfile;
+
+bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, size_t error_size);
+void swn_profile_write(const SwnIterationProfile *p, FILE *f);
+void swn_profile_release(SwnIterationProfile *p);
+
+/* Predicted iteration on `m`: buckets allreduced in order, each from when it is ready and the
+ * previous one is done; update after backward and the last bucket. */
+typedef struct SwnScaling {
+  double iteration, compute, communication, exposed; /* seconds */
+  double speedup;              /* nodes x single-node iteration / iteration */
+} SwnScaling;
+
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
+                 SwnScaling *out, char *error, size_t error_size);
+
+#endif

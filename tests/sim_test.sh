@@ -1,0 +1,37 @@
+#!/bin/sh
+# swnc-sim: a generated program's --comm-profile feeds the scaling prediction for 1..1024
+# nodes; the message mode shows the supernode-aware numbering crossing fewer bytes; bad input
+# is refused with a message. (The simulator's numbers are checked against closed forms in
+# unit/test_sim.c.) Usage: sim_test.sh SWNC PROJECT_DIR WORKDIR SWNC_SIM
+swnc=$1 root=$2 work=$3 sim=$4
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib.sh"
+
+"$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -o lenet || fail "cannot build lenet"
+./lenet --iterations 3 --train-size 500 --test-size 100 --quiet --comm-profile lenet.prof > out.txt &&
+  grep -q "^wrote lenet.prof" out.txt && pass || fail "--comm-profile: $(cat out.txt)"
+grep -q "^buckets 3$" lenet.prof && [ "$(grep -c '^bucket ' lenet.prof)" -eq 3 ] && pass || fail "profile: $(cat lenet.prof)"
+
+"$sim" --profile lenet.prof > scaling.txt || fail "swnc-sim --profile failed"
+[ "$(grep -cv '^#' scaling.txt)" -eq 11 ] && pass || fail "not 11 node counts: $(cat scaling.txt)"
+awk '$1 == 1 { exit !($6 == 1.0) }' scaling.txt && pass || fail "one node is not speedup 1"
+awk '$1 == 1024 { exit !($6 > 1 && $6 <= 1024) }' scaling.txt && pass || fail "1024 nodes: $(grep '^1024' scaling.txt)"
+# A slower network shows more communication.
+"$sim" --profile lenet.prof --bandwidth 1e6 --nodes 64..64 > slow.txt
+awk '!/^#/ { exit !($5 > 50) }' slow.txt && pass || fail "1 MB/s network, comm share: $(cat slow.txt)"
+
+# Supernode-aware numbering: 2 (p/q - 1) n against 2 (p - q) n bytes cross supernodes.
+"$sim" --bytes 1048576 --nodes 1024..1024 > rr.txt && "$sim" --bytes 1048576 --nodes 1024..1024 --mapping contiguous > c.txt
+rr=$(awk '!/^#/ { print $4 }' rr.txt) contiguous=$(awk '!/^#/ { print $4 }' c.txt)
+[ "$rr" = 6291456 ] && [ "$contiguous" = 1610612736 ] && pass || fail "bytes across supernodes: $rr, $contiguous"
+"$sim" --bytes 4096 --nodes 8..8 --steps --per-supernode 2 > steps.txt
+[ "$(awk '/^# step/ { on = 1; next } on' steps.txt | wc -l)" -eq 6 ] && pass || fail "per-step traffic: $(cat steps.txt)"
+
+printf 'swnc-profile 1\nnetwork x\nbatch 0\n' > bad.prof
+expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profile bad.prof
+expect_error "missing profile" "cannot open the profile" "$sim" --profile missing.prof
+expect_error "no mode" "give one of --bytes and --profile" "$sim"
+expect_error "bad nodes" "--nodes takes A..B" "$sim" --bytes 4 --nodes 8..2
+expect_error "bad algorithm" "--algorithm must be topo, ring or hier, not 'mpi'" "$sim" --bytes 4 --algorithm mpi
+expect_error "bad number" "--alpha needs a positive number" "$sim" --bytes 4 --alpha -1
+finish

@@ -1,0 +1,131 @@
+/* The network simulator against the closed forms of BRIEF sections 3-4, on the schedules the
+ * MPI executor runs: recursive halving/doubling with contiguous and round-robin numbering at
+ * p = 1024, q = 256 (time and bytes crossing supernodes), the ring, the pipelined chain, every
+ * algorithm deadlock-free at awkward sizes, and the training-scaling prediction. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "comm/sim.h"
+
+static bool close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+static SwnMachine taihulight(int p, int q) {
+  return (SwnMachine){.nodes = p, .per_supernode = q, .alpha = 1e-6, .beta = 1 / 12e9, .oversubscription = 4,
+                      .gamma = 1 / 10e9};
+}
+
+static SwnSimResult run(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map, int chain, double bytes) {
+  SwnSimResult r;
+  char error[200] = "";
+  bool ok = swn_simulate(m, a, map, chain, bytes, true, &r, error, sizeof error);
+  if (!ok) fprintf(stderr, "simulate p=%d %s: %s\n", m->nodes, swn_allreduce_names[a], error);
+  CHECK(ok);
+  return r;
+}
+
+static void halving_doubling_closed_forms(void) {
+  int p = 1024, q = 256;
+  double n = 4.0 * p * 4096; /* 16 MiB: every block the same size */
+  SwnMachine m = taihulight(p, q);
+  double b1 = m.beta, b2 = m.beta * m.oversubscription, logp = 10;
+  SwnSimResult contiguous = run(&m, SWN_ALLREDUCE_TOPO, SWN_MAP_CONTIGUOUS, 0, n);
+  SwnSimResult round_robin = run(&m, SWN_ALLREDUCE_TOPO, SWN_MAP_ROUND_ROBIN, 0, n);
+  double gamma_term = (p - 1.0) / p * n * m.gamma;
+  double t_contiguous = 2 * logp * m.alpha + 2 * (q - 1.0) * b1 * n / p + 2 * (p - q) * b2 * n / p + gamma_term;
+  double t_round_robin =
+      2 * logp * m.alpha + 2 * (p - (double)p / q) * b1 * n / p + 2 * ((double)p / q - 1) * b2 * n / p + gamma_term;
+  CHECK(close_to(contiguous.seconds, t_contiguous));
+  CHECK(close_to(round_robin.seconds, t_round_robin));
+  /* bytes crossing supernodes: coefficient (p - q) against (p/q - 1), per rank and direction */
+  CHECK(close_to(contiguous.cross_bytes, 2.0 * (p - q) * n));
+  CHECK(close_to(round_robin.cross_bytes, 2.0 * ((double)p / q - 1) * n));
+  CHECK(close_to(contiguous.bytes, round_robin.bytes));
+  CHECK(close_to(contiguous.bytes, 2.0 * (p - 1) * n));
+  CHECK_EQ_INT(contiguous.steps, 20);
+  /* round robin: only the last log(p/q) = 2 halving and first 2 doubling steps cross */
+  for (int k = 0; k < 20; k++) CHECK((round_robin.step_cross[k] > 0) == (k == 8 || k == 9 || k == 10 || k == 11));
+  CHECK(contiguous.step_cross[0] > 0 && contiguous.step_cross[19] > 0);
+  swn_sim_result_free(&contiguous), swn_sim_result_free(&round_robin);
+}
+
+static void ring_closed_form(void) {
+  int p = 12;
+  double n = 4.0 * p * 1000;
+  SwnMachine m = taihulight(p, p);
+  SwnSimResult r = run(&m, SWN_ALLREDUCE_RING, SWN_MAP_CONTIGUOUS, 0, n);
+  double t = 2 * (p - 1) * m.alpha + 2 * (p - 1.0) / p * n * m.beta + (p - 1.0) / p * n * m.gamma;
+  CHECK(close_to(r.seconds, t));
+  CHECK(close_to(r.bytes, 2.0 * (p - 1) * n)); /* 2(N-1)K/N per rank */
+  CHECK(r.cross_bytes == 0);
+  swn_sim_result_free(&r);
+}
+
+/* S-Caffe's chain: (n + P - 2) chunk times towards the head, and as many back. */
+static void chain_closed_form(void) {
+  int P = 5;
+  double chunk = 4.0 * SWN_CHAIN_CHUNK_FLOATS, chunks = 7, n = chunks * chunk;
+  SwnMachine m = taihulight(P, P);
+  SwnSimResult r = run(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, n);
+  double reduce = (chunks + P - 2) * (m.alpha + (m.beta + m.gamma) * chunk);
+  double broadcast = (chunks + P - 2) * (m.alpha + m.beta * chunk);
+  CHECK(close_to(r.seconds, reduce + broadcast));
+  swn_sim_result_free(&r);
+}
+
+static void every_algorithm_completes(void) {
+  static const int sizes[] = {2, 3, 5, 6, 7, 12, 33, 1000};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+    for (int a = SWN_ALLREDUCE_TOPO; a <= SWN_ALLREDUCE_HIER; a++)
+      for (int q = 1; q <= 4; q *= 2) {
+        SwnMachine m = taihulight(sizes[i], q);
+        SwnSimResult r = run(&m, (SwnAllreduceAlgorithm)a, SWN_MAP_ROUND_ROBIN, 3, 4.0 * 100003);
+        CHECK(r.seconds > 0 && r.bytes > 0);
+        swn_sim_result_free(&r);
+      }
+}
+
+static void prediction(void) {
+  double bytes[] = {4e6, 1e6}, ready[] = {0.01, 0.08};
+  SwnIterationProfile p = {.network = "toy", .batch = 32, .forward = 0.05, .backward = 0.1, .update = 0.01,
+                           .nbuckets = 2, .bucket_bytes = bytes, .bucket_ready = ready};
+  FILE *f = tmpfile();
+  swn_profile_write(&p, f);
+  rewind(f);
+  char path[64] = "/tmp/swnc-test-profile-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *out = fdopen(fd, "w");
+  for (int c; (c = fgetc(f)) != EOF;) fputc(c, out);
+  fclose(out), fclose(f);
+  SwnIterationProfile q;
+  char error[200];
+  CHECK(swn_profile_read(path, &q, error, sizeof error));
+  CHECK(q.nbuckets == 2 && q.bucket_bytes[1] == 1e6 && q.bucket_ready[0] == 0.01 && q.batch == 32);
+  remove(path);
+  CHECK(!swn_profile_read("/nonexistent.profile", &q, error, sizeof error));
+
+  SwnScaling s;
+  SwnMachine one = taihulight(1, 1), free_network = {.nodes = 64, .per_supernode = 64};
+  CHECK(swn_predict(&p, &one, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error) && s.speedup == 1);
+  CHECK(swn_predict(&p, &free_network, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error));
+  CHECK(close_to(s.speedup, 64) && s.exposed == 0);
+  /* a slow network: bucket 0 from 0.01 for t0, bucket 1 from max(0.08, 0.01 + t0) for t1 */
+  SwnMachine slow = {.nodes = 4, .per_supernode = 4, .alpha = 0, .beta = 1e-7};
+  double t0 = 2 * 3.0 / 4 * 4e6 * 1e-7, t1 = 2 * 3.0 / 4 * 1e6 * 1e-7;
+  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error));
+  double end = fmax(0.08, 0.01 + t0) + t1;
+  CHECK(end > 0.1); /* longer than backward: exposed */
+  CHECK(close_to(s.iteration, 0.05 + end + 0.01));
+  CHECK(close_to(s.exposed, end - 0.1));
+  CHECK(close_to(s.speedup, 4 * 0.16 / s.iteration));
+  swn_profile_release(&q);
+}
+
+int main(void) {
+  halving_doubling_closed_forms();
+  ring_closed_form();
+  chain_closed_form();
+  every_algorithm_completes();
+  prediction();
+  return check_report();
+}
