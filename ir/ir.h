@@ -347,7 +347,7 @@ typedef struct Fusion {
 
 /* ---------------------------------------------------------------- settings */
 
-typedef enum { OPT_SGD } OptimizerKind;
+typedef enum { OPT_SGD, OPT_EASGD } OptimizerKind;
 typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY } LrPolicy;
 typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC } DataSource;
 
@@ -356,6 +356,7 @@ typedef struct TrainConfig {
   int64_t epochs, iterations;  /* iterations > 0 overrides epochs */
   int optimizer;               /* OptimizerKind */
   double lr, momentum, weight_decay;
+  double elastic;              /* easgd: rho, the pull between each rank's weights and the center */
   int lr_policy;               /* LrPolicy */
   double gamma, power;
   int64_t step;                /* step policy: iterations per step */

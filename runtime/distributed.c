@@ -51,12 +51,33 @@ int swn_mpi_node_size(void) { return node_size; }
 
 /* ------------------------------------------------------------ the communication thread */
 
-static void sum_bucket(SwnDistributed *d, int b) {
+static void sum_job(SwnDistributed *d, int j) {
   double start = swn_now();
-  float *span = d->grads + d->offset[b];
-  swn_allreduce(&d->comm, span, d->words[b], SWN_ALLREDUCE_AUTO);
-  swk_scale(d->words[b], span, 1.0f / (float)d->size); /* the mean gradient over all images */
+  swn_allreduce(&d->comm, d->job[j], d->job_words[j], SWN_ALLREDUCE_AUTO);
+  if (d->job_scale != 1.0f) swk_scale(d->job_words[j], d->job[j], d->job_scale);
   d->busy += swn_now() - start;
+}
+
+/* Job j is ready: the thread takes it, or (not threaded) it waits for swn_distributed_wait. */
+static void queue(SwnDistributed *d, int j, float *data, int64_t words) {
+  d->job[j] = data, d->job_words[j] = words;
+  if (!d->threaded) return;
+  pthread_mutex_lock(&d->lock);
+  d->queued = j + 1;
+  pthread_cond_broadcast(&d->changed);
+  pthread_mutex_unlock(&d->lock);
+}
+
+static void wait_job(SwnDistributed *d, int j) {
+  double start = swn_now();
+  if (!d->threaded) {
+    sum_job(d, j); /* --no-overlap: in turn, when needed */
+  } else {
+    pthread_mutex_lock(&d->lock);
+    while (d->done <= j) pthread_cond_wait(&d->changed, &d->lock);
+    pthread_mutex_unlock(&d->lock);
+  }
+  d->waited += swn_now() - start;
 }
 
 static void *communicate(void *arg) {
@@ -67,7 +88,7 @@ static void *communicate(void *arg) {
     if (d->stop) break;
     int b = d->done;
     pthread_mutex_unlock(&d->lock);
-    sum_bucket(d, b);
+    sum_job(d, b);
     pthread_mutex_lock(&d->lock);
     d->done++;
     pthread_cond_broadcast(&d->changed);
@@ -82,35 +103,47 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
   s->buckets_ready++;
   if (!d || bucket >= d->nbuckets) return;
   d->offset[bucket] = offset, d->words[bucket] = words, d->ready_at[bucket] = swn_now();
-  if (!d->threaded) return;
-  pthread_mutex_lock(&d->lock);
-  if (bucket == 0) d->queued = d->done = 0; /* a new backward pass: the thread is idle */
-  d->queued = bucket + 1;
-  pthread_cond_broadcast(&d->changed);
-  pthread_mutex_unlock(&d->lock);
+  if (d->size > 1 && !d->easgd) queue(d, bucket, d->grads + offset, words);
 }
 
 void swn_gradients_wait(SwnStep *s, int bucket) {
   SwnDistributed *d = s->dist;
-  if (!d || d->size <= 1) return;
-  double start = swn_now();
-  if (!d->threaded) {
-    sum_bucket(d, bucket); /* --no-overlap: after backward, in turn */
-  } else {
+  if (d && d->size > 1 && !d->easgd) wait_job(d, bucket);
+}
+
+void swn_distributed_begin(SwnDistributed *d) {
+  if (d->size <= 1) return;
+  if (d->threaded) { /* every job of the last iteration was waited for: the thread is idle */
     pthread_mutex_lock(&d->lock);
-    while (d->done <= bucket) pthread_cond_wait(&d->changed, &d->lock);
+    d->queued = d->done = 0;
     pthread_mutex_unlock(&d->lock);
   }
-  d->waited += swn_now() - start;
+  if (!d->easgd) return;
+  memcpy(d->weight_sum, d->params, sizeof(float) * (size_t)d->param_words);
+  queue(d, 0, d->weight_sum, d->param_words); /* overlaps forward and backward */
+}
+
+void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float rho) {
+  const float *sum = d->params; /* one rank: the sum of the weights is its own */
+  if (d->size > 1) {
+    wait_job(d, 0);
+    sum = d->weight_sum;
+  }
+  swk_easgd_elastic(d->param_words, lr, rho, d->size, d->params, sum, center, d->grads);
 }
 
 /* ------------------------------------------------------------ set-up */
 
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *grads) {
-  *d = (SwnDistributed){.rank = world_rank, .size = world_size, .grads = grads, .nbuckets = net->nbuckets};
-  d->offset = swn_alloc(sizeof(int64_t) * (size_t)(net->nbuckets + 1));
-  d->words = swn_alloc(sizeof(int64_t) * (size_t)(net->nbuckets + 1));
-  d->ready_at = swn_alloc(sizeof(double) * (size_t)(net->nbuckets + 1));
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads) {
+  *d = (SwnDistributed){.rank = world_rank, .size = world_size, .params = params, .grads = grads,
+                        .param_words = net->param_words, .nbuckets = net->nbuckets,
+                        .easgd = net->train.optimizer == SWN_OPT_EASGD};
+  size_t n = (size_t)net->nbuckets + 1;
+  d->offset = swn_alloc(sizeof(int64_t) * n), d->words = swn_alloc(sizeof(int64_t) * n);
+  d->ready_at = swn_alloc(sizeof(double) * n);
+  d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
+  d->job_scale = d->easgd ? 1.0f : 1.0f / (float)d->size; /* gradients: their mean over all images */
+  if (d->easgd && d->size > 1) d->weight_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
   d->overlap = o->overlap;
   d->comm.yield = o->overlap; /* the thread shares the cores with backward */
@@ -132,7 +165,7 @@ void swn_distributed_close(SwnDistributed *d) {
     pthread_cond_destroy(&d->changed);
   }
   swn_comm_close(&d->comm);
-  free(d->offset), free(d->words), free(d->ready_at);
+  free(d->offset), free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->weight_sum);
 }
 
 void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
@@ -150,8 +183,12 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
             swn_allreduce_names[swn_allreduce_choice(c, 1 << 24)]);
   if (c->algorithm == SWN_ALLREDUCE_HIER)
     fprintf(f, ", chains of %d", c->topo.chain);
-  fprintf(f, ", %d gradient bucket%s, %s\n", d->nbuckets, d->nbuckets == 1 ? "" : "s",
-          d->threaded ? "overlapped with backward" : "after backward");
+  if (d->easgd)
+    fprintf(f, ", synchronous EASGD: the weights summed once per iteration, %s\n",
+            d->threaded ? "overlapped with forward and backward" : "after backward");
+  else
+    fprintf(f, ", %d gradient bucket%s, %s\n", d->nbuckets, d->nbuckets == 1 ? "" : "s",
+            d->threaded ? "overlapped with backward" : "after backward");
 }
 
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {

@@ -11,13 +11,18 @@
 
 typedef struct SwnDistributed {
   int rank, size;
-  SwnComm comm;             /* the gradients' allreduce, used by the communication thread */
+  SwnComm comm;             /* the allreduce, used by the communication thread */
   bool overlap, threaded;
-  float *grads;
+  bool easgd;               /* sum the weights once per iteration, not the gradients per bucket */
+  float *grads, *params, *weight_sum;
+  int64_t param_words;
   int nbuckets;
   int64_t *offset, *words;  /* of each bucket, as backward reports them */
   double *ready_at;         /* when each bucket became ready (swn_now) */
-  int queued, done;         /* buckets handed to the thread / summed, this iteration */
+  float **job;              /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
+  int64_t *job_words;
+  float job_scale;          /* times each sum: 1 / ranks for gradients (their mean) */
+  int queued, done;         /* jobs handed to the thread / summed, this iteration */
   bool stop;
   double busy, waited;      /* seconds summing / update waiting, since the last reset */
   pthread_t thread;
@@ -33,7 +38,11 @@ int swn_mpi_size(void);
 int swn_mpi_node_size(void); /* ranks on this machine */
 
 /* Sets up the allreduce (algorithm, groups, chains from the options) for the gradient pool. */
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *grads);
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads);
+/* Before forward: a new iteration (EASGD starts summing the weights, which backward leaves alone). */
+void swn_distributed_begin(SwnDistributed *d);
+/* EASGD, before the update: the elastic step against `center` with the weights' sum. */
+void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float rho);
 void swn_distributed_close(SwnDistributed *d);
 /* Prints the set-up once (rank 0). */
 void swn_distributed_describe(const SwnDistributed *d, FILE *f);

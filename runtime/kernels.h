@@ -157,6 +157,12 @@ void swk_accuracy_forward(int classes, int top, int batch, const float *scores, 
 /* Caffe's SGD: v = momentum * v + lr * (g + decay * w); w -= v. */
 void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g, float *v);
 
+/* Synchronous EASGD's elastic step (BRIEF section 6), before the SGD update: with `sum` the
+ * sum over all `ranks` of their weights w, adds the elastic force rho (w - center) to the
+ * gradient g, and moves the center by eta rho (sum - ranks x center). */
+void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum, float *center,
+                       float *g);
+
 /* ------------------------------------------------------------- collectives */
 /* y[i] += x[i] and y[i] *= a: the arithmetic of the allreduce, on the caller's thread only
  * (the communication thread runs it beside the compute threads). */

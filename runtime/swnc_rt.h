@@ -15,6 +15,7 @@ enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16 };
 
 typedef enum { SWN_INIT_XAVIER, SWN_INIT_MSRA, SWN_INIT_GAUSSIAN, SWN_INIT_UNIFORM, SWN_INIT_CONSTANT } SwnInit;
 typedef enum { SWN_LR_FIXED, SWN_LR_STEP, SWN_LR_MULTISTEP, SWN_LR_INV, SWN_LR_POLY } SwnLrPolicy;
+typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
 
 typedef struct SwnParamInfo {
@@ -51,6 +52,8 @@ typedef struct SwnTrainConfig {
   int64_t steps[SWN_MAX_STEPS];
   int nsteps;
   int64_t warmup, seed, eval_interval, display;
+  int optimizer;              /* SwnOptimizer */
+  float elastic;              /* easgd's rho */
 } SwnTrainConfig;
 
 typedef struct SwnDataConfig {

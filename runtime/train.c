@@ -26,6 +26,7 @@ typedef struct Trainer {
   SwnProfile *profile;
   SwnDistributed dist;
   int rank, ranks;
+  float *center;              /* EASGD's center weights (the model evaluated and saved), or NULL */
   SwnIterationProfile timing; /* --comm-profile: sums over the iterations after the first */
   int timed;
 } Trainer;
@@ -67,6 +68,7 @@ static void release(Trainer *t) {
   free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum), free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
   swn_distributed_close(&t->dist);
+  free(t->center);
   swn_free_dataset(&t->train);
   swn_free_dataset(&t->test);
 }
@@ -87,6 +89,8 @@ static void average_state(Trainer *t) {
 static void evaluate(Trainer *t, float *loss, float *accuracy) {
   const SwnDataset *d = &t->test;
   average_state(t);
+  float *local = t->step.params;
+  if (t->center) t->step.params = t->center; /* EASGD: the center is the model */
   int64_t *indices = swn_alloc(sizeof(int64_t) * (size_t)t->o.test_batch);
   double sums[2] = {0, 0}; /* loss, accuracy, times images */
   for (int64_t first = t->rank * t->o.test_batch; first < d->count; first += t->ranks * t->o.test_batch) {
@@ -99,6 +103,7 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
     sums[1] += (double)metric(t, false) * n;
   }
   free(indices);
+  t->step.params = local;
   swn_sum_doubles(sums, 2);
   *loss = (float)(sums[0] / (double)d->count);
   *accuracy = (float)(sums[1] / (double)d->count);
@@ -146,7 +151,7 @@ static void save(Trainer *t, int64_t iterations) {
   if (!t->o.checkpoint) return;
   average_state(t);
   if (t->rank == 0)
-    swn_save_checkpoint(t->net, t->o.checkpoint, t->step.params, t->step.momentum, t->step.state, iterations,
+    swn_save_checkpoint(t->net, t->o.checkpoint, t->center ? t->center : t->step.params, t->step.momentum, t->step.state, iterations,
                         t->o.seed);
 }
 
@@ -159,6 +164,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_conv_timing(t->step.conv, true);
   double phase[4];
   phase[0] = swn_now();
+  swn_distributed_begin(&t->dist);
   t->net->forward(&t->step, true);
   phase[1] = swn_now();
   t->step.buckets_ready = 0;
@@ -167,6 +173,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
   float lr = swn_learning_rate(&t->net->train, it, total);
+  if (t->center) swn_distributed_elastic(&t->dist, t->center, lr, t->net->train.elastic);
   t->net->update(&t->step, lr);
   phase[3] = swn_now();
   if (t->o.comm_profile && (it > 0 || total == 1)) record_timing(t, phase);
@@ -224,6 +231,16 @@ static int train(Trainer *t, int64_t start) {
   return 0;
 }
 
+/* EASGD moves the center by lr x elastic x (sum of the ranks' weights - ranks x center): a
+ * factor lr x elastic x ranks of 1 or more overshoots. */
+static void check_elastic(const Trainer *t) {
+  const SwnTrainConfig *c = &t->net->train;
+  double factor = (double)c->lr * c->elastic * t->ranks;
+  if (c->optimizer == SWN_OPT_EASGD && factor >= 1)
+    swn_fatal("easgd with lr %g, elastic %g and %d ranks moves the center by %g of the distance per iteration; "
+              "it must be below 1 (lower train.elastic)", c->lr, c->elastic, t->ranks, factor);
+}
+
 /* Rank 0's weights (initialised, resumed or loaded) on every rank; returns the first iteration. */
 static int64_t initial_weights(Trainer *t) {
   const SwnNetwork *net = t->net;
@@ -245,6 +262,10 @@ static int64_t initial_weights(Trainer *t) {
   swn_broadcast_floats(t->step.state, net->state_words);
   t->o.seed = (uint64_t)run[1];
   t->step.seed = t->o.seed;
+  if (net->train.optimizer == SWN_OPT_EASGD) { /* every rank starts at the center */
+    t->center = swn_alloc(sizeof(float) * (size_t)net->param_words);
+    memcpy(t->center, t->step.params, sizeof(float) * (size_t)net->param_words);
+  }
   return run[0];
 }
 
@@ -262,7 +283,8 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   }
   swk_set_threads(t.o.threads);
   allocate(&t);
-  swn_distributed_open(&t.dist, net, &t.o, t.step.grads);
+  swn_distributed_open(&t.dist, net, &t.o, t.step.params, t.step.grads);
+  check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
   bool want_test = t.o.eval_only || net->train.eval_interval > 0;
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);

@@ -99,6 +99,26 @@ expect_error "rank 1 has no data" "lenet (rank 1 of 2): " \
   mpi -np 1 ./lenet $data : -np 1 ./lenet $data --train /nonexistent/train-images,/nonexistent/train-labels
 expect_error "rank 0 cannot write its checkpoint mid-run" "lenet (rank 0 of 3): /nonexistent/dir/c.ckpt" \
   mpi -np 3 ./lenet --iterations 30 --checkpoint-every 5 --checkpoint /nonexistent/dir/c.ckpt $data
+# Synchronous EASGD: trains on 2 ranks; with elastic 0 the center never moves, so the saved model
+# (the center) is exactly the initial weights; a pull that overshoots is refused.
+"$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=5 -o easgd || fail "cannot build easgd"
+mpi -np 2 ./easgd --iterations 60 --batch 32 --train-size 4000 --test-size 1000 --threads 1 --quiet --display 1 \
+  --log easgd.json > easgd.txt || fail "easgd on 2 ranks"
+grep -q "synchronous EASGD" easgd.txt && pass || fail "easgd start-up line: $(cat easgd.txt)"
+awk -F'"accuracy":' '/"test"/ { split($2, a, /[,}]/); exit !(a[1] > 0.55) }' easgd.json && pass ||
+  fail "easgd did not learn: $(grep test easgd.json)"
+"$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=0 -o still || fail "cannot build"
+./still --iterations 0 --checkpoint initial.ckpt >/dev/null
+mpi -np 2 ./still --iterations 5 $data --checkpoint moved.ckpt >/dev/null || fail "easgd, elastic 0"
+/usr/bin/python3 - "$root/tools" <<'PY' && pass || fail "easgd with elastic 0 moved the center"
+import sys; sys.path.insert(0, sys.argv[1])
+import numpy as np, swnc_checkpoint as c
+a, b = c.load("initial.ckpt").params, c.load("moved.ckpt").params
+sys.exit(0 if all(np.array_equal(a[k], b[k]) for k in a) else 1)
+PY
+"$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=60 -o wild || fail "cannot build"
+expect_error "easgd overshoot" "must be below 1 (lower train.elastic)" mpi -np 2 ./wild $data
+
 expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier or mpi, not 'star'" \
   ./lenet --allreduce star
 expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet

@@ -197,8 +197,9 @@ static void print_network(FILE *f, const Lowered *l, const char *source) {
   fprintf(f, ", .step = %" PRId64 ", .steps = {", t->step);
   for (int i = 0; i < t->steps.n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", t->steps.v[i]);
   fprintf(f, "}, .nsteps = %d,\n    .warmup = %" PRId64 ", .seed = %" PRId64 ", .eval_interval = %" PRId64
-             ", .display = %" PRId64 "},\n",
-          t->steps.n, t->warmup, t->seed, t->eval_interval, t->display);
+             ", .display = %" PRId64 ", .optimizer = %d, .elastic = ",
+          t->steps.n, t->warmup, t->seed, t->eval_interval, t->display, t->optimizer);
+  print_float(f, t->elastic), fputs("},\n", f);
   fprintf(f, "  .data = {\n    .source = %s,\n", sources[d->source]);
   print_file_list(f, "train", &l->train_files);
   print_file_list(f, "test", &l->test_files);

@@ -49,7 +49,7 @@ static const char *const layouts[][2] = {
     {"SwnParamInfo", "p i [4l] l l f f i f l"},
     {"SwnStateInfo", "p l l f"},
     {"SwnMetric", "p l b"},
-    {"SwnTrainConfig", "l l l l f f f i f f l [16l] i l l l l"},
+    {"SwnTrainConfig", "l l l l f f f i f f l [16l] i l l l l i f"},
     {"SwnDataConfig", "i [16p] [16p] i i f [4f] i l l l"},
     {"SwnNetwork", "p p l l l l l p i p i p i p i i i i l l i {SwnTrainConfig} {SwnDataConfig} p p p p i"},
 };
@@ -368,8 +368,8 @@ static LLVMValueRef train_config(Gen *g) {
                       c_f32(g, t->lr), c_f32(g, t->momentum), c_f32(g, t->weight_decay), c_i32(g, t->lr_policy),
                       c_f32(g, t->gamma), c_f32(g, t->power), c_i64(g, t->step), c_array(g->i64, steps, 16),
                       c_i32(g, t->steps.n), c_i64(g, t->warmup), c_i64(g, t->seed), c_i64(g, t->eval_interval),
-                      c_i64(g, t->display)};
-  return LLVMConstNamedStruct(llvm_runtime_type(g->ctx, "SwnTrainConfig"), f, 17);
+                      c_i64(g, t->display), c_i32(g, t->optimizer), c_f32(g, t->elastic)};
+  return LLVMConstNamedStruct(llvm_runtime_type(g->ctx, "SwnTrainConfig"), f, 19);
 }
 
 static LLVMValueRef file_list(Gen *g, const StrList *files) {

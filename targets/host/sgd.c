@@ -8,3 +8,13 @@ void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, 
     w[i] -= v[i];
   }
 }
+
+void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum, float *center,
+                       float *g) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; i++) {
+    float c = center[i];
+    g[i] += rho * (w[i] - c);
+    center[i] = c + eta * rho * (sum[i] - (float)ranks * c);
+  }
+}

@@ -387,6 +387,11 @@ static void test_accuracy_and_sgd(void) {
   swk_sgd_update(2, 0.1f, 0.01f, 0.9f, w, g, v);
   CHECK(fabsf(v[0] - (0.09f + 0.1f * (0.5f + 0.01f))) < 1e-7f);
   CHECK(fabsf(w[1] - (-2 - 0.1f * (0.25f - 0.02f))) < 1e-6f);
+  /* EASGD, 3 ranks: g += rho (w - c); c += eta rho (sum - 3 c) */
+  float mine[2] = {1, 2}, sum[2] = {3, 9}, center[2] = {0.5f, 4}, grad[2] = {0.1f, -0.1f};
+  swk_easgd_elastic(2, 0.1f, 0.5f, 3, mine, sum, center, grad);
+  CHECK(fabsf(grad[0] - (0.1f + 0.5f * 0.5f)) < 1e-7f && fabsf(grad[1] - (-0.1f - 0.5f * 2)) < 1e-6f);
+  CHECK(fabsf(center[0] - (0.5f + 0.05f * (3 - 1.5f))) < 1e-7f && fabsf(center[1] - (4 + 0.05f * (9 - 12))) < 1e-6f);
 }
 
 /* ---------------------------------------------------------------------------------------- */

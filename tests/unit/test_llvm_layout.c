@@ -54,8 +54,9 @@ int main(void) {
                     OFF(SwnTrainConfig, weight_decay), OFF(SwnTrainConfig, lr_policy), OFF(SwnTrainConfig, gamma),
                     OFF(SwnTrainConfig, power), OFF(SwnTrainConfig, step), OFF(SwnTrainConfig, steps),
                     OFF(SwnTrainConfig, nsteps), OFF(SwnTrainConfig, warmup), OFF(SwnTrainConfig, seed),
-                    OFF(SwnTrainConfig, eval_interval), OFF(SwnTrainConfig, display)};
-  check_offsets("SwnTrainConfig", sizeof(SwnTrainConfig), train, 17);
+                    OFF(SwnTrainConfig, eval_interval), OFF(SwnTrainConfig, display),
+                    OFF(SwnTrainConfig, optimizer), OFF(SwnTrainConfig, elastic)};
+  check_offsets("SwnTrainConfig", sizeof(SwnTrainConfig), train, 19);
   size_t data[] = {OFF(SwnDataConfig, source), OFF(SwnDataConfig, train), OFF(SwnDataConfig, test),
                    OFF(SwnDataConfig, ntrain), OFF(SwnDataConfig, ntest), OFF(SwnDataConfig, scale),
                    OFF(SwnDataConfig, mean), OFF(SwnDataConfig, nmean), OFF(SwnDataConfig, train_size),
