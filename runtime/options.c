@@ -81,6 +81,12 @@ enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE
        O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE, O_ALLREDUCE, O_GROUP_SIZE, O_CHAIN,
        O_NO_OVERLAP, O_COMM_PROFILE };
 
+static int ranks(const char *where, const char *text) {
+  int64_t n = number(where, text, 1);
+  if (n > 1 << 20) swn_fatal("%s takes at most %d ranks, not %lld", where, 1 << 20, (long long)n);
+  return (int)n;
+}
+
 static int algorithm(const char *where, const char *name) {
   int a = swn_allreduce_find(name);
   if (a < 0) swn_fatal("%s must be auto, topo, ring, hier or mpi, not '%s'", where, name);
@@ -91,8 +97,8 @@ static int algorithm(const char *where, const char *name) {
 static void environment_defaults(SwnOptions *o) {
   const char *a = getenv("SWN_ALLREDUCE"), *g = getenv("SWN_GROUP_SIZE"), *c = getenv("SWN_CHAIN");
   if (a && *a) o->allreduce = algorithm("SWN_ALLREDUCE", a);
-  if (g && *g) o->group_size = (int)number("SWN_GROUP_SIZE", g, 1);
-  if (c && *c) o->chain = (int)number("SWN_CHAIN", c, 1);
+  if (g && *g) o->group_size = ranks("SWN_GROUP_SIZE", g);
+  if (c && *c) o->chain = ranks("SWN_CHAIN", c);
 }
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
@@ -148,8 +154,8 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_PROFILE: o->profile = true; break;
     case O_AUTOTUNE: o->autotune = true; break;
     case O_ALLREDUCE: o->allreduce = algorithm("--allreduce", optarg); break;
-    case O_GROUP_SIZE: o->group_size = (int)number("--group-size", optarg, 1); break;
-    case O_CHAIN: o->chain = (int)number("--chain", optarg, 1); break;
+    case O_GROUP_SIZE: o->group_size = ranks("--group-size", optarg); break;
+    case O_CHAIN: o->chain = ranks("--chain", optarg); break;
     case O_NO_OVERLAP: o->overlap = false; break;
     case O_COMM_PROFILE: o->comm_profile = optarg; break;
     case 'h':
@@ -162,5 +168,4 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
-  if (o->group_size > 1 << 20 || o->chain > 1 << 20) swn_fatal("--group-size and --chain take at most %d ranks", 1 << 20);
 }

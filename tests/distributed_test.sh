@@ -9,6 +9,7 @@ swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1 # more ranks than cores: waiting ranks yield
 mpi() { timeout 300 "$mpiexec" --oversubscribe "$@"; }
 data="--train-size 2000 --test-size 200 --threads 1 --quiet --display 1"
 
@@ -122,4 +123,7 @@ expect_error "easgd overshoot" "must be below 1 (lower train.elastic)" mpi -np 2
 expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier or mpi, not 'star'" \
   ./lenet --allreduce star
 expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet
+expect_error "bad group size" "--group-size needs an integer of at least 1, but got '0'" ./lenet --group-size 0
+expect_error "huge chain" "--chain takes at most 1048576 ranks, not 99999999999" ./lenet --chain 99999999999
+expect_error "bad chain in the environment" "SWN_CHAIN needs an integer" env SWN_CHAIN=x ./lenet
 finish
