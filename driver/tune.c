@@ -218,8 +218,7 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
   int measured = 0, skipped = 0;
   for (int i = 0; i < jobs.len; i++) {
     const Job *j = &jobs.data[i];
-    const TuningEntry *have = tuning_find(&done, j->kind, build->target, j->key, j->what, j->plan);
-    if (have && !strcmp(have->machine, machine)) {
+    if (tuning_find(&done, j->kind, build->target, j->key, j->what, j->plan, machine)) {
       skipped++;
       continue;
     }

@@ -29,8 +29,7 @@ static const TuningEntry *measured(const Module *m, const char *kind, const char
                                    const char *plan) {
   const Tuning *t = m->options.tuning;
   if (!t) return NULL;
-  const TuningEntry *e = tuning_find(t, kind, m->options.target->name, key, what, plan);
-  return e && !strcmp(e->machine, m->options.machine) ? e : NULL;
+  return tuning_find(t, kind, m->options.target->name, key, what, plan, m->options.machine);
 }
 
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c, bool *tuned) {

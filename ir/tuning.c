@@ -80,11 +80,11 @@ bool tuning_load(Arena *a, const char *path, bool may_be_missing, Tuning *t) {
 }
 
 const TuningEntry *tuning_find(const Tuning *t, const char *kind, const char *target, const char *key,
-                               const char *what, const char *plan) {
+                               const char *what, const char *plan, const char *machine) {
   for (int i = t->entries.len - 1; i >= 0; i--) {
     const TuningEntry *e = &t->entries.data[i];
     if (!strcmp(e->kind, kind) && !strcmp(e->target, target) && !strcmp(e->key, key) && !strcmp(e->what, what) &&
-        !strcmp(e->plan, plan))
+        !strcmp(e->plan, plan) && !strcmp(e->machine, machine))
       return e;
   }
   return NULL;

@@ -53,8 +53,14 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
     else ok = line[0] == '\n' || line[0] == '#';
   }
   fclose(f);
-  if (!ok) return fail(error, size, path, n, "not a swnc profile line (written by a program's --comm-profile)");
-  if (n == 0 || !p->batch || seen != p->nbuckets) return fail(error, size, path, n, "incomplete profile");
+  if (ok && (n == 0 || !p->batch || seen != p->nbuckets)) {
+    swn_profile_release(p);
+    return fail(error, size, path, n, "incomplete profile");
+  }
+  if (!ok) {
+    swn_profile_release(p);
+    return fail(error, size, path, n, "not a swnc profile line (written by a program's --comm-profile)");
+  }
   return true;
 }
 

@@ -102,6 +102,7 @@ static void prediction(void) {
   CHECK(swn_profile_read(path, &q, error, sizeof error));
   CHECK(q.nbuckets == 2 && q.bucket_bytes[1] == 1e6 && q.bucket_ready[0] == 0.01 && q.batch == 32);
   remove(path);
+  swn_profile_release(&q);
   CHECK(!swn_profile_read("/nonexistent.profile", &q, error, sizeof error));
 
   SwnScaling s;
