@@ -57,6 +57,7 @@ void swn_comm_close(SwnComm *c) {
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c->group), free(c->scratch);
   swn_schedule_free(&c->schedule);
+  swn_requests_free(c->requests);
   *c = (SwnComm){.comm = MPI_COMM_NULL};
 }
 
@@ -81,6 +82,9 @@ void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm 
     }
     return;
   }
-  swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
+  if (algorithm != c->scheduled || count != c->scheduled_count) {
+    swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
+    c->scheduled = algorithm, c->scheduled_count = count;
+  }
   swn_execute_schedule(c, &c->schedule, buf);
 }

@@ -17,7 +17,10 @@ typedef struct SwnComm {
   int window;             /* segments received ahead */
   float *scratch;         /* window x segment floats */
   bool yield;             /* sleep between polls (a thread beside compute) rather than spin */
-  SwnSchedule schedule;   /* reused between calls */
+  SwnSchedule schedule;   /* the last call's, reused while algorithm and count repeat */
+  SwnAllreduceAlgorithm scheduled;
+  int64_t scheduled_count;
+  struct SwnRequests *requests; /* MPI requests, grown as needed (execute.c) */
 } SwnComm;
 
 /* Sets up `c` over `comm`. group_size > 0: ranks r / group_size form a group; else one group
@@ -36,5 +39,6 @@ void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm 
 
 /* Runs one rank's schedule on `buf` (execute.c). */
 void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf);
+void swn_requests_free(struct SwnRequests *q);
 
 #endif

@@ -45,12 +45,18 @@ static void segment_of(int64_t count, int64_t segment, int64_t k, int64_t *at, i
   *n = (int)(count - *at < segment ? count - *at : segment);
 }
 
-/* Requests grow with the largest step seen; kept across steps. */
-typedef struct Requests {
+/* Requests grow with the largest step seen; kept across calls. */
+typedef struct SwnRequests {
   MPI_Request *send, *recv;
   int64_t *recv_segment; /* which segment each receive slot holds */
   int64_t cap_send, cap_recv;
 } Requests;
+
+void swn_requests_free(struct SwnRequests *q) {
+  if (!q) return;
+  free(q->send), free(q->recv), free(q->recv_segment);
+  free(q);
+}
 
 static void reserve(MPI_Request **r, int64_t *cap, int64_t n) {
   if (n <= *cap) return;
@@ -100,13 +106,13 @@ static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) 
 }
 
 void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf) {
-  Requests q = {0};
+  if (!c->requests && !(c->requests = calloc(1, sizeof(Requests)))) swn_fatal("out of memory (MPI requests)");
+  Requests *q = c->requests;
   for (int i = 0; i < s->nsteps; i++) {
     const SwnCommStep *st = &s->steps[i];
     int64_t nsend;
-    post_sends(c, st, buf, &q, &nsend);
-    if (st->recv_from >= 0) receive(c, st, buf, &q);
-    wait_all(c, (int)nsend, q.send);
+    post_sends(c, st, buf, q, &nsend);
+    if (st->recv_from >= 0) receive(c, st, buf, q);
+    wait_all(c, (int)nsend, q->send);
   }
-  free(q.send), free(q.recv), free(q.recv_segment);
 }
