@@ -1,8 +1,8 @@
-/* OSU-style allreduce benchmark: every swnc algorithm against MPI_Allreduce in the same run.
- * For each size, the algorithms run in alternation (3 rounds, best round's average kept, for
- * MPI_Allreduce the same way), so machine noise hits them alike. Columns: the average latency
- * (the slowest rank's), the bus bandwidth 2 (p - 1) / p x bytes / time (what each rank's link
- * carries in a bandwidth-optimal allreduce), and the ratio of bus bandwidths to MPI_Allreduce's.
+/* OSU-style allreduce benchmark: every swnc algorithm against MPI_Allreduce in the same run,
+ * one table per algorithm. For each size, the algorithms run in alternation (3 rounds, best round's average kept, for
+ * MPI_Allreduce the same way), so machine noise hits them alike. Columns: size, average latency
+ * (the slowest rank's) and bus bandwidth 2 (p - 1) / p x bytes / time (what each rank's link
+ * carries in a bandwidth-optimal allreduce), the same for MPI_Allreduce, and their ratio.
  *   mpirun -np P bench/allreduce [--min-size B] [--max-size B] [--group-size N] [--chain N]
  *                                [--segment FLOATS] [--window N] */
 #include <stdio.h>
@@ -31,6 +31,19 @@ static double time_calls(SwnComm *c, SwnAllreduceAlgorithm a, float *buf, int64_
   return t;
 }
 
+/* One OSU-style table: size, average latency, bus bandwidth, and the same for MPI_Allreduce. */
+static void print_block(SwnAllreduceAlgorithm a, int size, int nsizes, const int64_t *sizes,
+                        double (*best)[NALG], int column) {
+  printf("\n# %s%s\n", swn_allreduce_names[a], a == SWN_ALLREDUCE_MPI ? " (MPI_Allreduce itself)" : "");
+  printf("# %-10s %16s %12s %16s %12s %10s\n", "Size", "Avg Latency(us)", "BusBW(GB/s)", "MPI Latency(us)",
+         "MPI BusBW", "BusBW/MPI");
+  for (int i = 0; i < nsizes; i++) {
+    double factor = 2.0 * (size - 1) / size * (double)sizes[i] / 1e9, t = best[i][column], mpi = best[i][0];
+    printf("%-12lld %16.2f %12.3f %16.2f %12.3f %10.2f\n", (long long)sizes[i], t * 1e6, factor / t, mpi * 1e6,
+           factor / mpi, mpi / t);
+  }
+}
+
 static int64_t option(int argc, char **argv, const char *name, int64_t fallback) {
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], name)) return atoll(argv[i + 1]);
@@ -49,34 +62,27 @@ int main(int argc, char **argv) {
   int len;
   MPI_Get_library_version(version, &len);
   version[strcspn(version, ",\n")] = 0;
-  if (c.rank == 0) {
-    printf("# swnc allreduce benchmark: %d ranks in %d group(s), chains of %d, segments of %lld floats (%d ahead); "
-           "baseline MPI_Allreduce (%s)\n", c.size, c.topo.ngroups, c.topo.chain, (long long)c.segment, c.window, version);
-    printf("# %-10s", "Size");
-    for (int a = 0; a < NALG; a++) printf(" %9s(us)", swn_allreduce_names[algorithms[a]]);
-    for (int a = 0; a < NALG; a++) printf(" %6s(GB/s)", swn_allreduce_names[algorithms[a]]);
-    for (int a = 1; a < NALG; a++) printf(" %6s/mpi", swn_allreduce_names[algorithms[a]]);
-    printf("\n");
-  }
-  for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
+  enum { MAX_SIZES = 32 };
+  int64_t sizes[MAX_SIZES];
+  double best[MAX_SIZES][NALG];
+  int nsizes = 0;
+  for (int64_t bytes = min_bytes; bytes <= max_bytes && nsizes < MAX_SIZES; bytes *= 4, nsizes++) {
     int64_t count = bytes / 4 > 0 ? bytes / 4 : 1;
     int iterations = iterations_for(bytes);
-    double best[NALG];
-    for (int a = 0; a < NALG; a++) best[a] = 1e30;
+    sizes[nsizes] = count * 4;
+    for (int a = 0; a < NALG; a++) best[nsizes][a] = 1e30;
     for (int a = 0; a < NALG; a++) time_calls(&c, algorithms[a], buf, count, 1); /* warm-up */
     for (int r = 0; r < ROUNDS; r++)
       for (int a = 0; a < NALG; a++) {
         double t = time_calls(&c, algorithms[a], buf, count, iterations);
-        if (t < best[a]) best[a] = t;
+        if (t < best[nsizes][a]) best[nsizes][a] = t;
       }
-    if (c.rank != 0) continue;
-    double factor = 2.0 * (c.size - 1) / c.size * (double)count * 4;
-    printf("%-12lld", (long long)count * 4);
-    for (int a = 0; a < NALG; a++) printf(" %13.2f", best[a] * 1e6);
-    for (int a = 0; a < NALG; a++) printf(" %12.3f", factor / best[a] / 1e9);
-    for (int a = 1; a < NALG; a++) printf(" %10.2f", best[0] / best[a]);
-    printf("\n");
-    fflush(stdout);
+  }
+  if (c.rank == 0) {
+    printf("# swnc allreduce benchmark: %d ranks in %d group(s), chains of %d, segments of %lld floats (%d ahead)\n"
+           "# baseline: MPI_Allreduce (%s), measured in alternation with each algorithm\n",
+           c.size, c.topo.ngroups, c.topo.chain, (long long)c.segment, c.window, version);
+    for (int a = 0; a < NALG; a++) print_block(algorithms[a], c.size, nsizes, sizes, best, a);
   }
   free(buf);
   swn_comm_close(&c);

@@ -120,6 +120,12 @@ PY
 "$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=60 -o wild || fail "cannot build"
 expect_error "easgd overshoot" "must be below 1 (lower train.elastic)" mpi -np 2 ./wild $data
 
+# A rank killed mid-run: mpirun stops the others and names it (no hang: `mpi` has a timeout).
+mpi -np 2 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -9 $$) & fi; exec ./lenet --iterations 100000 \
+  --threads 1 --quiet' > killed.txt 2>&1; status=$?
+[ $status -ne 0 ] && [ $status -ne 124 ] && grep -q "rank 1" killed.txt && pass ||
+  fail "killed rank: exit $status, $(tail -5 killed.txt)"
+
 expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier or mpi, not 'star'" \
   ./lenet --allreduce star
 expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet
