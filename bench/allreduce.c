@@ -1,8 +1,8 @@
 /* OSU-style allreduce benchmark: every swnc algorithm against MPI_Allreduce in the same run,
- * one table per algorithm. For each size, the algorithms run in alternation (3 rounds, best round's average kept, for
- * MPI_Allreduce the same way), so machine noise hits them alike. Columns: size, average latency
- * (the slowest rank's) and bus bandwidth 2 (p - 1) / p x bytes / time (what each rank's link
- * carries in a bandwidth-optimal allreduce), the same for MPI_Allreduce, and their ratio.
+ * one table per algorithm. For each size the algorithms run in alternation (3 rounds, the best
+ * round's average kept, MPI_Allreduce's too), so machine noise hits them alike. Columns: size,
+ * average latency (the slowest rank's), bus bandwidth 2 (p - 1) / p x bytes / time (what each
+ * rank's link carries in a bandwidth-optimal allreduce), the same for MPI_Allreduce, the ratio.
  *   mpirun -np P bench/allreduce [--min-size B] [--max-size B] [--group-size N] [--chain N]
  *                                [--segment FLOATS] [--window N] */
 #include <stdio.h>
