@@ -178,9 +178,12 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
     fprintf(f, "%s%d", g ? "+" : "", n);
   }
   fprintf(f, " ranks), allreduce %s", swn_allreduce_names[c->algorithm]);
-  if (c->algorithm == SWN_ALLREDUCE_AUTO)
-    fprintf(f, " (%s below 64 KiB, %s above)", swn_allreduce_names[swn_allreduce_choice(c, 1)],
-            swn_allreduce_names[swn_allreduce_choice(c, 1 << 24)]);
+  if (c->algorithm == SWN_ALLREDUCE_AUTO) {
+    SwnAllreduceAlgorithm mid = swn_allreduce_choice(c, 1 << 14), big = swn_allreduce_choice(c, 1 << 20);
+    fprintf(f, " (%s below 64 KiB, %s", swn_allreduce_names[swn_allreduce_choice(c, 1)], swn_allreduce_names[mid]);
+    if (big != mid) fprintf(f, " to 4 MiB, %s", swn_allreduce_names[big]);
+    fprintf(f, " above)");
+  }
   if (c->algorithm == SWN_ALLREDUCE_HIER)
     fprintf(f, ", chains of %d", c->topo.chain);
   if (d->easgd)

@@ -8,6 +8,7 @@
 /* Segments of 1 MiB, 2 received ahead: bench/allreduce on 2 and 4 ranks here (128 KiB segments
  * lost 10-20% at 1-4 MiB to per-message costs; more ahead gained nothing). */
 enum { DEFAULT_CHAIN = 8, SEGMENT_FLOATS = 262144, WINDOW = 2 };
+enum { AUTO_MPI_BELOW = 64 << 10, AUTO_RING_FROM = 4 << 20 }; /* bytes */
 
 /* Group ids 0..n-1 from each rank's "colour" (the lowest rank of its node, or r / size). */
 static int number_groups(int size, const int *colour, int *group) {
@@ -62,12 +63,14 @@ void swn_comm_close(SwnComm *c) {
 }
 
 /* The auto rule (docs/runtime.md; measured by bench/allreduce): below 64 KiB, latency rules
- * and MPI_Allreduce's tuned small-message code wins; above, recursive halving/doubling, which
- * moves the same bytes as a ring in 2 log p instead of 2 (p - 1) steps, and keeps the big
- * steps inside supernodes. Several groups of many ranks go hierarchical. */
+ * and MPI_Allreduce's tuned small-message code wins (about 2x). Above, recursive halving/
+ * doubling, which moves the same bytes as a ring in 2 log p instead of 2 (p - 1) steps and
+ * keeps the big steps inside groups; except from 4 MiB on one machine of 3 to 8 ranks, where
+ * the ring's neighbour-only traffic measured 5-15% faster. */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count) {
   if (c->algorithm != SWN_ALLREDUCE_AUTO) return c->algorithm;
-  if (count * 4 < 65536) return SWN_ALLREDUCE_MPI;
+  if (count * 4 < AUTO_MPI_BELOW) return SWN_ALLREDUCE_MPI;
+  if (c->topo.ngroups == 1 && c->size > 2 && c->size <= 8 && count * 4 >= AUTO_RING_FROM) return SWN_ALLREDUCE_RING;
   return SWN_ALLREDUCE_TOPO;
 }
 
