@@ -1,4 +1,4 @@
-/* Data-parallel training over MPI: start-up, agreement, and the bucketed gradient allreduce.
+/* Data-parallel training over MPI: the bucketed gradient allreduce and EASGD's weight sum.
  *
  * Overlap: a communication thread sums the buckets in the order backward completes them
  * (swn_gradients_ready hands it each one), while the compute threads go on with backward; the
@@ -11,43 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ranks.h"
 #include "util.h"
-
-static int world_rank, world_size = 1, node_size = 1, thread_level;
-
-static _Noreturn void abort_all(void) {
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  exit(1);
-}
-
-static void finish(void) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
-}
-
-void swn_mpi_start(int *argc, char ***argv) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level) != MPI_SUCCESS)
-      swn_fatal("cannot initialise MPI");
-    atexit(finish);
-  } else {
-    MPI_Query_thread(&thread_level);
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  if (world_size > 1) swn_set_error_rank(world_rank, world_size, abort_all);
-}
-
-int swn_mpi_rank(void) { return world_rank; }
-int swn_mpi_size(void) { return world_size; }
-int swn_mpi_node_size(void) { return node_size; }
 
 /* ------------------------------------------------------------ the communication thread */
 
@@ -135,7 +100,7 @@ void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float r
 /* ------------------------------------------------------------ set-up */
 
 void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads) {
-  *d = (SwnDistributed){.rank = world_rank, .size = world_size, .params = params, .grads = grads,
+  *d = (SwnDistributed){.rank = swn_mpi_rank(), .size = swn_mpi_size(), .params = params, .grads = grads,
                         .param_words = net->param_words, .nbuckets = net->nbuckets,
                         .easgd = net->train.optimizer == SWN_OPT_EASGD};
   size_t n = (size_t)net->nbuckets + 1;
@@ -147,7 +112,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
   d->overlap = o->overlap;
   d->comm.yield = o->overlap; /* the thread shares the cores with backward */
-  d->threaded = d->size > 1 && o->overlap && thread_level >= MPI_THREAD_SERIALIZED;
+  d->threaded = d->size > 1 && o->overlap && swn_mpi_thread_level() >= MPI_THREAD_SERIALIZED;
   if (!d->threaded) return;
   pthread_mutex_init(&d->lock, NULL);
   pthread_cond_init(&d->changed, NULL);
@@ -202,47 +167,3 @@ void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double 
           d->threaded ? "the rest overlapped backward" : "not overlapped");
 }
 
-/* ------------------------------------------------------------ agreement and collectives */
-
-typedef struct Field {
-  const char *what;
-  int64_t value;
-} Field;
-
-void swn_distributed_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra) {
-  if (world_size <= 1) return;
-  Field mine[] = {
-      {"network (parameter table hash)", (int64_t)net->hash}, {"parameter count", net->param_words},
-      {"gradient buckets", net->nbuckets}, {"--batch", o->batch}, {"--test-batch", o->test_batch},
-      {"--epochs", o->epochs}, {"--iterations", o->iterations}, {"--seed", (int64_t)o->seed},
-      {"--no-shuffle", !o->shuffle}, {"--train-size", o->train_size}, {"--test-size", o->test_size},
-      {"--allreduce", o->allreduce}, {"--group-size", o->group_size}, {"--chain", o->chain},
-      {"--no-overlap", !o->overlap}, {"--resume", o->resume != NULL}, {"--init-weights", o->init_weights != NULL},
-      {"--eval-only", o->eval_only}, {"training images", nextra > 0 ? extra[0] : 0},
-      {"test images", nextra > 1 ? extra[1] : 0}};
-  enum { N = sizeof mine / sizeof *mine };
-  int64_t values[N], *all = world_rank == 0 ? swn_alloc(sizeof values * (size_t)world_size) : NULL;
-  for (int i = 0; i < N; i++) values[i] = mine[i].value;
-  MPI_Gather(values, N, MPI_INT64_T, all, N, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  if (world_rank == 0)
-    for (int r = 1; r < world_size; r++)
-      for (int i = 0; i < N; i++)
-        if (all[r * N + i] != values[i])
-          swn_fatal("rank %d runs with another %s than rank 0 (%lld, not %lld): start every rank with the same "
-                    "program, options and data", r, mine[i].what, (long long)all[r * N + i], (long long)values[i]);
-  free(all);
-  MPI_Barrier(MPI_COMM_WORLD); /* rank 0 may have stopped everyone */
-}
-
-void swn_broadcast_floats(float *v, int64_t n) {
-  for (int64_t at = 0; at < n && world_size > 1; at += 1 << 30)
-    MPI_Bcast(v + at, (int)(n - at < (1 << 30) ? n - at : 1 << 30), MPI_FLOAT, 0, MPI_COMM_WORLD);
-}
-
-void swn_broadcast_int64(int64_t *v, int n) {
-  if (world_size > 1) MPI_Bcast(v, n, MPI_INT64_T, 0, MPI_COMM_WORLD);
-}
-
-void swn_sum_doubles(double *v, int n) {
-  if (world_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-}

@@ -1,5 +1,5 @@
-/* Data-parallel training over MPI (docs/runtime.md, "Distributed training"): the process's rank,
- * start-up agreement between ranks, and the gradient allreduce that overlaps backward. */
+/* Data-parallel training over MPI (docs/runtime.md, "Distributed training"): the gradient
+ * allreduce that overlaps backward, and EASGD's weight sum. */
 #ifndef SWNC_RT_DISTRIBUTED_H
 #define SWNC_RT_DISTRIBUTED_H
 
@@ -30,13 +30,6 @@ typedef struct SwnDistributed {
   pthread_cond_t changed;
 } SwnDistributed;
 
-/* MPI_Init (every generated program is an MPI program; one process started without mpirun is
- * a world of one). Errors then name the rank and stop all ranks. */
-void swn_mpi_start(int *argc, char ***argv);
-int swn_mpi_rank(void);
-int swn_mpi_size(void);
-int swn_mpi_node_size(void); /* ranks on this machine */
-
 /* Sets up the allreduce (algorithm, groups, chains from the options) for the gradient pool. */
 void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads);
 /* Before forward: a new iteration (EASGD starts summing the weights, which backward leaves alone). */
@@ -49,12 +42,5 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f);
 
 /* Rank 0 prints the time spent summing gradients and how much of it the update waited for. */
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f);
-
-/* Exits with a message naming the first rank whose program or options differ from rank 0's. */
-void swn_distributed_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra);
-
-void swn_broadcast_floats(float *v, int64_t n);   /* from rank 0 */
-void swn_broadcast_int64(int64_t *v, int n);
-void swn_sum_doubles(double *v, int n);            /* over all ranks, in place */
 
 #endif

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "comm/schedule.h"
-#include "distributed.h"
+#include "ranks.h"
 #include "util.h"
 
 static void usage(const SwnNetwork *net) {

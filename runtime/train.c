@@ -2,7 +2,6 @@
  * the training loop (load, forward, backward, update), evaluation, checkpoints, summary.
  * Every run is data-parallel over the MPI ranks it was started with (one without mpirun):
  * rank 0 initialises or resumes and broadcasts the weights, speaks, and writes files. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +9,11 @@
 #include <unistd.h>
 
 #include "conv.h"
-#include "comm/sim.h"
 #include "distributed.h"
+#include "iteration_profile.h"
 #include "loader.h"
 #include "profile.h"
+#include "ranks.h"
 #include "train.h"
 #include "util.h"
 
@@ -27,8 +27,7 @@ typedef struct Trainer {
   SwnDistributed dist;
   int rank, ranks;
   float *center;              /* EASGD's center weights (the model evaluated and saved), or NULL */
-  SwnIterationProfile timing; /* --comm-profile: sums over the iterations after the first */
-  int timed;
+  SwnTiming timing;           /* --comm-profile */
 } Trainer;
 
 static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
@@ -115,37 +114,6 @@ static void test_and_report(Trainer *t, int64_t epoch, int64_t iteration) {
   swn_progress_test(&t->progress, epoch, iteration, loss, accuracy, t->test.count);
 }
 
-/* One iteration's phases and when each bucket was ready, for the simulator (--comm-profile). */
-static void record_timing(Trainer *t, const double phase[4]) {
-  SwnIterationProfile *p = &t->timing;
-  if (!p->bucket_bytes) {
-    p->nbuckets = t->net->nbuckets;
-    p->bucket_bytes = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
-    p->bucket_ready = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
-  }
-  p->forward += phase[1] - phase[0], p->backward += phase[2] - phase[1], p->update += phase[3] - phase[2];
-  for (int b = 0; b < p->nbuckets; b++) {
-    p->bucket_bytes[b] = 4.0 * (double)t->dist.words[b];
-    p->bucket_ready[b] += t->dist.ready_at[b] - phase[1];
-  }
-  t->timed++;
-}
-
-static void write_timing(Trainer *t) {
-  SwnIterationProfile *p = &t->timing;
-  if (!t->timed || t->rank != 0) return;
-  double n = t->timed;
-  snprintf(p->network, sizeof p->network, "%s", t->net->name);
-  p->batch = (int)t->o.batch;
-  p->forward /= n, p->backward /= n, p->update /= n;
-  for (int b = 0; b < p->nbuckets; b++) p->bucket_ready[b] /= n;
-  FILE *f = fopen(t->o.comm_profile, "w");
-  if (!f) swn_fatal_at(t->o.comm_profile, "cannot write the profile: %s", strerror(errno));
-  swn_profile_write(p, f);
-  if (fclose(f)) swn_fatal_at(t->o.comm_profile, "cannot write the profile: %s", strerror(errno));
-  printf("wrote %s: one iteration's phases and gradient buckets, for swnc-sim\n", t->o.comm_profile);
-}
-
 /* Collective: every rank calls it, rank 0 writes. */
 static void save(Trainer *t, int64_t iterations) {
   if (!t->o.checkpoint) return;
@@ -176,7 +144,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->center) swn_distributed_elastic(&t->dist, t->center, lr, t->net->train.elastic);
   t->net->update(&t->step, lr);
   phase[3] = swn_now();
-  if (t->o.comm_profile && (it > 0 || total == 1)) record_timing(t, phase);
+  if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
   double mean_loss = metric(t, true);
@@ -226,7 +194,7 @@ static int train(Trainer *t, int64_t start) {
     swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total, o->seed);
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
   swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
-  if (o->comm_profile) write_timing(t);
+  if (o->comm_profile && t->rank == 0) swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
   if (t->profile) swn_profile_report(t->profile, stdout);
   return 0;
 }
@@ -290,7 +258,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
   if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
   int64_t counts[2] = {t.train.count, t.test.count};
-  swn_distributed_check_same(net, &t.o, counts, 2);
+  swn_ranks_check_same(net, &t.o, counts, 2);
   int64_t start = initial_weights(&t);
   int status = 0;
   if (t.o.eval_only) {
@@ -302,6 +270,6 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   }
   release(&t);
   swn_profile_free(t.profile);
-  swn_profile_release(&t.timing);
+  swn_profile_release(&t.timing.sum);
   return status;
 }
