@@ -67,7 +67,7 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
   if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
   s->buckets_ready++;
   if (!d || bucket >= d->nbuckets) return;
-  d->offset[bucket] = offset, d->words[bucket] = words, d->ready_at[bucket] = swn_now();
+  d->words[bucket] = words, d->ready_at[bucket] = swn_now();
   if (d->size > 1 && !d->easgd) queue(d, bucket, d->grads + offset, words);
 }
 
@@ -104,13 +104,12 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
                         .param_words = net->param_words, .nbuckets = net->nbuckets,
                         .easgd = net->train.optimizer == SWN_OPT_EASGD};
   size_t n = (size_t)net->nbuckets + 1;
-  d->offset = swn_alloc(sizeof(int64_t) * n), d->words = swn_alloc(sizeof(int64_t) * n);
+  d->words = swn_alloc(sizeof(int64_t) * n);
   d->ready_at = swn_alloc(sizeof(double) * n);
   d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
   d->job_scale = d->easgd ? 1.0f : 1.0f / (float)d->size; /* gradients: their mean over all images */
   if (d->easgd && d->size > 1) d->weight_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
-  d->overlap = o->overlap;
   d->comm.yield = o->overlap; /* the thread shares the cores with backward */
   d->threaded = d->size > 1 && o->overlap && swn_mpi_thread_level() >= MPI_THREAD_SERIALIZED;
   if (!d->threaded) return;
@@ -130,7 +129,7 @@ void swn_distributed_close(SwnDistributed *d) {
     pthread_cond_destroy(&d->changed);
   }
   swn_comm_close(&d->comm);
-  free(d->offset), free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->weight_sum);
+  free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->weight_sum);
 }
 
 void swn_distributed_describe(const SwnDistributed *d, FILE *f) {

@@ -12,12 +12,12 @@
 typedef struct SwnDistributed {
   int rank, size;
   SwnComm comm;             /* the allreduce, used by the communication thread */
-  bool overlap, threaded;
+  bool threaded;            /* a communication thread overlaps the sums with backward */
   bool easgd;               /* sum the weights once per iteration, not the gradients per bucket */
   float *grads, *params, *weight_sum;
   int64_t param_words;
   int nbuckets;
-  int64_t *offset, *words;  /* of each bucket, as backward reports them */
+  int64_t *words;           /* of each bucket, as backward reports them */
   double *ready_at;         /* when each bucket became ready (swn_now) */
   float **job;              /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;

@@ -119,8 +119,8 @@ static void save(Trainer *t, int64_t iterations) {
   if (!t->o.checkpoint) return;
   average_state(t);
   if (t->rank == 0)
-    swn_save_checkpoint(t->net, t->o.checkpoint, t->center ? t->center : t->step.params, t->step.momentum, t->step.state, iterations,
-                        t->o.seed);
+    swn_save_checkpoint(t->net, t->o.checkpoint, t->center ? t->center : t->step.params, t->step.momentum,
+                        t->step.state, iterations, t->o.seed);
 }
 
 static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total) {

@@ -58,16 +58,15 @@ void swn_requests_free(struct SwnRequests *q) {
   free(q);
 }
 
-static void reserve(MPI_Request **r, int64_t *cap, int64_t n) {
-  if (n <= *cap) return;
-  *cap = n;
-  *r = realloc(*r, sizeof(MPI_Request) * (size_t)n);
-  if (!*r) swn_fatal("out of memory (MPI requests)");
+static void *grow(void *p, size_t bytes) {
+  p = realloc(p, bytes);
+  if (!p) swn_fatal("out of memory (MPI requests)");
+  return p;
 }
 
 static void post_sends(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int64_t *nsend) {
   *nsend = st->send_to >= 0 ? segments(st->send_count, c->segment) : 0;
-  reserve(&q->send, &q->cap_send, *nsend);
+  if (*nsend > q->cap_send) q->send = grow(q->send, sizeof(MPI_Request) * (size_t)(q->cap_send = *nsend));
   for (int64_t k = 0; k < *nsend; k++) {
     int64_t at;
     int n;
@@ -88,9 +87,11 @@ static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests
 static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) {
   int64_t total = segments(st->recv_count, c->segment);
   int slots = st->recv_sum ? (int)(total < c->window ? total : c->window) : (int)total;
-  reserve(&q->recv, &q->cap_recv, slots);
-  q->recv_segment = realloc(q->recv_segment, sizeof(int64_t) * (size_t)q->cap_recv);
-  if (!q->recv_segment) swn_fatal("out of memory (MPI requests)");
+  if (slots > q->cap_recv) {
+    q->cap_recv = slots;
+    q->recv = grow(q->recv, sizeof(MPI_Request) * (size_t)slots);
+    q->recv_segment = grow(q->recv_segment, sizeof(int64_t) * (size_t)slots);
+  }
   int64_t next = 0;
   for (; next < slots; next++) post_receive(c, st, buf, q, (int)next, next);
   for (int64_t done = 0; done < total; done++) {

@@ -39,7 +39,10 @@ static void *grab(size_t bytes) {
 static Message *messages(const Sim *sim, bool sends, int64_t *n) {
   int64_t total = 0;
   for (int r = 0; r < sim->p; r++)
-    for (int k = 0; k < sim->s[r].nsteps; k++) total += sends ? sim->s[r].steps[k].send_to >= 0 : sim->s[r].steps[k].recv_from >= 0;
+    for (int k = 0; k < sim->s[r].nsteps; k++) {
+      const SwnCommStep *st = &sim->s[r].steps[k];
+      total += (sends ? st->send_to : st->recv_from) >= 0;
+    }
   Message *list = grab(sizeof(Message) * (size_t)total);
   int *ordinal = grab(sizeof(int) * (size_t)sim->p * (size_t)sim->p);
   int64_t i = 0;
@@ -103,7 +106,8 @@ static bool try_step(Sim *sim, int r, int k, const int *at) {
 }
 
 static void count_traffic(const Sim *sim, bool per_step, SwnSimResult *res) {
-  for (int r = 0; r < sim->p; r++) if (sim->s[r].nsteps > res->steps) res->steps = sim->s[r].nsteps;
+  for (int r = 0; r < sim->p; r++)
+    if (sim->s[r].nsteps > res->steps) res->steps = sim->s[r].nsteps;
   if (per_step) {
     res->step_bytes = grab(sizeof(double) * (size_t)(res->steps + 1));
     res->step_cross = grab(sizeof(double) * (size_t)(res->steps + 1));
