@@ -42,7 +42,7 @@ static void run_ids_and_dma(void) {
   CHECK_EQ_INT(k->dma_blocks, 64 * (64 + 1 + 64 + 1)); /* strided: 64 blocks of 16 B each way */
   CHECK_EQ_INT(k->dma_by_size[1], 64 * 4);             /* 1 KB and 1.6 KB transfers */
   CHECK_EQ_INT(k->flops, 64 * 256);
-  /* static LDM (this module's thread-locals: 1.6 KB + 1 KB + the emulator's own) + 1 KB allocated */
+  /* static LDM (the program's __thread_local variables: 1.6 KB + 1 KB + a reply) + 1 KB allocated */
   CHECK(k->ldm_high_water >= (ROW_FLOATS + BCAST_FLOATS) * 4 + 1024 && k->ldm_high_water < 8192);
 }
 

@@ -2,7 +2,7 @@
  * provides it: MPE side (init / spawn / join / halt) and CPE side (id, DMA, reply counters,
  * descriptors, synchronisation, LDM, register communication). Kernels written against these
  * names build for the real machine unchanged; here each of the 64 CPEs of a core group is a
- * thread, LDM is a per-CPE budget of 64 KB, and DMA and RLC follow the hardware's rules, which
+ * coroutine run by the MPE thread at athread_join, LDM is a per-CPE budget of 64 KB, and DMA and RLC follow the hardware's rules, which
  * the emulator enforces with errors naming the kernel and the CPE (docs/targets.md). */
 #ifndef SWNC_ATHREAD_H
 #define SWNC_ATHREAD_H
@@ -59,9 +59,10 @@ void dma_wait(volatile int *reply, int count);
 /* Waits for the CPEs of the scope (a mask of 16 bits for the array, 8 for a row or column). */
 void athread_syn(scope s, int mask);
 
-/* LDM: `__thread_local` variables (each CPE its own) and ldm_malloc'd blocks share each CPE's
- * ATHREAD_LDM_BYTES; the emulator counts the kernel module's thread-local bytes as static LDM. */
-#define __thread_local __thread
+/* LDM: `__thread_local` variables (each CPE its own copy, at the same address in every CPE, as
+ * on the chip) and ldm_malloc'd blocks share each CPE's ATHREAD_LDM_BYTES. The variables of the
+ * whole program are static LDM, as the slave linker lays them out. */
+#define __thread_local __attribute__((section("swemu_ldm")))
 void *ldm_malloc(size_t bytes);
 void ldm_free(void *p, size_t bytes);
 
