@@ -15,6 +15,18 @@
 void swk_set_threads(int threads);
 int swk_threads(void);
 
+/* A target whose programs run somewhere other than its hardware (sw26010, on its emulator)
+ * estimates the hardware's time of every kernel call: running totals since the start, read by
+ * --profile between layers. False (and nothing written) where the kernels run on their own
+ * hardware. */
+typedef struct SwkEstimate {
+  double seconds;                  /* estimated on the target: cpe + mpe */
+  double cpe_seconds, mpe_seconds; /* in compute-core launches, and left on the management core */
+  double flops, dma_bytes, rlc_words;
+  int64_t launches, ldm_high_water;
+} SwkEstimate;
+bool swk_estimate(SwkEstimate *totals);
+
 /* ------------------------------------------------------------- convolution */
 typedef struct SwkConv {
   int ci, h, w;      /* input channels, height, width */

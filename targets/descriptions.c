@@ -3,9 +3,9 @@
 
 #include "../ir/target.h"
 
-extern const Target host_target;
+extern const Target host_target, sw26010_target;
 
-static const Target *const targets[] = {&host_target};
+static const Target *const targets[] = {&host_target, &sw26010_target};
 
 const Target *target_find(const char *name) {
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
@@ -13,4 +13,4 @@ const Target *target_find(const char *name) {
   return NULL;
 }
 
-const char *target_names(void) { return "host"; }
+const char *target_names(void) { return "host, sw26010"; }

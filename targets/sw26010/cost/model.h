@@ -1,0 +1,30 @@
+/* The cost model of the SW26010 (docs/targets.md "sw26010 cost model"): estimated seconds on
+ * the real chip of a CPE-cluster launch, from what it did (the emulator's counters or the
+ * same counts predicted from shapes), and of work left on the MPE. Constants come from the
+ * published hardware facts (BRIEF section 1), never from measured layer timings. Used by the
+ * kernel set (--profile) and by the target description (the strategy pass), so both agree. */
+#ifndef SWNC_SW26010_MODEL_H
+#define SWNC_SW26010_MODEL_H
+
+#include <stdint.h>
+
+/* What one launch on one core group's 64 CPEs did, summed over the CPEs. */
+typedef struct SwWork {
+  double flops;          /* arithmetic the CPEs executed (padding included) */
+  double dma_bytes;      /* moved between memory and LDM */
+  double dma_transfers;  /* DMA requests */
+  double dma_blocks;     /* contiguous pieces in main memory (a strided request has many) */
+  double rlc_words;      /* 256-bit register-communication values received */
+} SwWork;
+
+typedef struct SwTime {
+  double compute, dma, rlc, total; /* seconds; total = their sum (the kernels do not overlap them) */
+} SwTime;
+
+SwTime sw_cpe_time(const SwWork *w);
+/* Work on the MPE: `bytes` through its cache, `flops` of scalar arithmetic. */
+double sw_mpe_time(double bytes, double flops);
+
+extern const double SW_CG_PEAK_FLOPS, SW_CG_DMA_BYTES_PER_S;
+
+#endif

@@ -1,0 +1,82 @@
+/* Work of the CPE kernels from their shapes (predict.h). Each function follows the loops of
+ * its kernel; counts are summed over the 64 CPEs, as the emulator's counters are. */
+#include "predict.h"
+
+enum { LDM_FLOATS = 14 * 1024, CPES = 64 };
+
+static int block_edge(int dim, int cap) {
+  int b = ((dim + 7) / 8 + 3) / 4 * 4;
+  return b < 4 ? 4 : b > cap ? cap : b;
+}
+
+static int ldm_floats(int bm, int bn, int bk) {
+  int tmp = bm * bk > bk * bn ? bm * bk : bk * bn;
+  if (bm * bn > tmp) tmp = bm * bn;
+  return 2 * bm * bk + 2 * bk * bn + bm * bn + tmp + (bm > bn ? bm : bn);
+}
+
+void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
+  *bm = block_edge(m, 64), *bn = block_edge(n, 64), *bk = block_edge(k, 64);
+  while (ldm_floats(*bm, *bn, *bk) > LDM_FLOATS && *bk > 16) *bk -= 4;
+  while (ldm_floats(*bm, *bn, *bk) > LDM_FLOATS) {
+    if (*bm >= *bn) *bm -= 4;
+    else *bn -= 4;
+  }
+}
+
+static double ceil_div(double a, double b) { return (double)(long long)((a + b - 1) / b); }
+
+void sw_work_add(SwWork *sum, SwWork w) {
+  sum->flops += w.flops, sum->dma_bytes += w.dma_bytes, sum->dma_transfers += w.dma_transfers;
+  sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
+}
+
+/* Per tile and batch item, every CPE loads an A and a B block per slice of 8bk (rows of the
+ * block are the strided pieces), exchanges 7 of 8 blocks each way, and multiplies 8 pairs;
+ * C is loaded (unless beta is 0: kernels here pass 0 or accumulate) and stored once per item,
+ * or once per tile when all items share C. */
+SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared) {
+  int bm, bn, bk;
+  sw_gemm_blocks(m, n, k, &bm, &bn, &bk);
+  double tiles = ceil_div(m, 8.0 * bm) * ceil_div(n, 8.0 * bn), slices = ceil_div(k, 8.0 * bk);
+  double items = tiles * count * CPES, per_slice = items * slices;
+  double c_moves = c_shared ? tiles * CPES : items;
+  SwWork w = {0};
+  w.flops = per_slice * 2.0 * 8 * bm * bn * bk;
+  w.rlc_words = per_slice * 7.0 * (bm * bk + bk * bn) / 4;
+  w.dma_bytes = per_slice * 4.0 * (bm * bk + bk * bn) + c_moves * 4.0 * bm * bn;
+  w.dma_transfers = per_slice * 2 + c_moves;
+  w.dma_blocks = per_slice * (double)(bm + bk) + c_moves * bm;
+  return w;
+}
+
+/* im2col: per (image, channel, kernel row) each output row gets one input row and each run of
+ * rows puts kw runs; col2im: per (image, channel, input row) up to kh x kw runs of wo floats in,
+ * one row out. */
+SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int back) {
+  SwWork r = {0};
+  double planes = (double)images * channels;
+  if (!back) {
+    int run = 8192 / (kw * wo);
+    run = run < 1 ? 1 : run > ho ? ho : run;
+    double gets = planes * kh * ho, puts = planes * kh * ceil_div(ho, run) * kw;
+    r.dma_transfers = r.dma_blocks = gets + puts;
+    r.dma_bytes = 4.0 * (gets * w + planes * kh * kw * ho * wo);
+  } else {
+    double taps = planes * kh * kw * ho; /* every (output row, tap) segment is read once */
+    r.dma_transfers = r.dma_blocks = taps + 2 * planes * h;
+    r.dma_bytes = 4.0 * (taps * wo + 2 * planes * h * w);
+    r.flops = taps * wo;
+  }
+  return r;
+}
+
+/* Chunks of 1024 floats: `operands` arrays read or written per element. */
+SwWork sw_stream_work(double n, int operands) {
+  SwWork w = {0};
+  double chunks = ceil_div(n, 1024);
+  w.dma_transfers = w.dma_blocks = chunks * operands;
+  w.dma_bytes = 4 * n * operands;
+  w.flops = 4 * n;
+  return w;
+}

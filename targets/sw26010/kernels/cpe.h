@@ -1,0 +1,54 @@
+/* CPE-side helpers shared by the kernels: blocking DMA of a contiguous or strided region (the
+ * reply counter lives on the CPE's stack, which is LDM on the chip), and the widening of floats
+ * to the 256-bit double words that register communication carries (BRIEF section 1). */
+#ifndef SWNC_SW26010_CPE_H
+#define SWNC_SW26010_CPE_H
+
+#include <stdbool.h>
+
+#include "athread.h"
+
+static inline void cpe_get(void *ldm, const void *mem, int bytes) {
+  volatile int reply = 0;
+  athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, 0, 0);
+  while (reply != 1) {}
+}
+
+/* `bytes` in blocks of `bsize`, each `stride` bytes after the previous block's end. */
+static inline void cpe_get_strided(void *ldm, const void *mem, int bytes, int bsize, int stride) {
+  volatile int reply = 0;
+  athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, stride, bsize);
+  while (reply != 1) {}
+}
+
+static inline void cpe_put(void *mem, const void *ldm, int bytes) {
+  volatile int reply = 0;
+  athread_put(PE_MODE, (void *)ldm, mem, bytes, (void *)&reply, 0, 0);
+  while (reply != 1) {}
+}
+
+static inline void cpe_put_strided(void *mem, const void *ldm, int bytes, int bsize, int stride) {
+  volatile int reply = 0;
+  athread_put(PE_MODE, (void *)ldm, mem, bytes, (void *)&reply, stride, bsize);
+  while (reply != 1) {}
+}
+
+/* Sends `floats` (a multiple of 4) to every other CPE of this row (row) or column, 4 per word. */
+static inline void cpe_broadcast(const float *v, int floats, int row) {
+  for (int i = 0; i < floats; i += 4) {
+    doublev4 w = {v[i], v[i + 1], v[i + 2], v[i + 3]};
+    if (row) REG_PUTR(w, 8);
+    else REG_PUTC(w, 8);
+  }
+}
+
+static inline void cpe_receive(float *v, int floats, int row) {
+  for (int i = 0; i < floats; i += 4) {
+    doublev4 w;
+    if (row) REG_GETR(w);
+    else REG_GETC(w);
+    v[i] = (float)w[0], v[i + 1] = (float)w[1], v[i + 2] = (float)w[2], v[i + 3] = (float)w[3];
+  }
+}
+
+#endif

@@ -1,0 +1,31 @@
+/* The MPE side of the sw26010 kernel set: launching CPE kernels and accounting for the
+ * estimated time of each launch (../cost/model.h), and of work left on the MPE. */
+#ifndef SWNC_SW26010_MPE_H
+#define SWNC_SW26010_MPE_H
+
+#include "args.h"
+#include "athread.h"
+#include "kernels.h"
+
+extern void SLAVE_FUN(sw_gemm)(void *);
+extern void SLAVE_FUN(sw_im2col)(void *);
+extern void SLAVE_FUN(sw_col2im)(void *);
+extern void SLAVE_FUN(sw_stream)(void *);
+
+/* After a join: adds the launch's counters and estimate to the totals (swk_estimate). */
+void sw_launched(void);
+#define SW_RUN(kernel, args)                                                                                       \
+  do {                                                                                                             \
+    athread_spawn(kernel, args);                                                                                   \
+    athread_join();                                                                                                \
+    sw_launched();                                                                                                 \
+  } while (0)
+
+/* Work done on the MPE: `bytes` read and written, `flops` of arithmetic. */
+void sw_mpe_work(double bytes, double flops);
+
+/* The CPE GEMM (args.h) with blocks chosen for the LDM; fills a->bm, bn, bk. */
+void sw_gemm_run(SwGemmArgs *a);
+void sw_stream_run(SwStreamArgs *a);
+
+#endif

@@ -1,0 +1,103 @@
+/* Element-wise kernels on the CPEs: the data is cut into chunks of CHUNK floats (4 KB DMA
+ * transfers), dealt round-robin to the 64 CPEs; each CPE gets its chunk's operands, computes,
+ * and puts the results back. Also the per-row sums of the bias gradients. */
+#include <math.h>
+#include <stdbool.h>
+
+#include "args.h"
+#include "cpe.h"
+
+enum { CHUNK = 1024 };
+
+typedef struct Chunk {
+  float *a, *b, *y, *z;
+  int n;
+} Chunk;
+
+static bool reads_y(const SwStreamArgs *p) {
+  return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD || p->op == SW_EASGD;
+}
+static bool has_b(SwStreamOp op) {
+  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_EASGD;
+}
+static bool has_a(SwStreamOp op) { return op != SW_SCALE; }
+static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_EASGD; }
+
+static float gradient(const SwStreamArgs *p, float y, float dy) {
+  switch (p->op) {
+  case SW_RELU_GRAD: return y > 0 ? dy : p->s0 * dy;
+  case SW_SIGMOID_GRAD: return dy * y * (1.0f - y);
+  default: return dy * (1.0f - y * y); /* SW_TANH_GRAD */
+  }
+}
+
+static void compute(const SwStreamArgs *p, Chunk *c) {
+  float *a = c->a, *b = c->b, *y = c->y, *z = c->z;
+  for (int i = 0; i < c->n; i++) {
+    switch (p->op) {
+    case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
+    case SW_SIGMOID: y[i] = 1.0f / (1.0f + expf(-a[i])); break;
+    case SW_TANH: y[i] = tanhf(a[i]); break;
+    case SW_SUM_INTO: y[i] += a[i]; break;
+    case SW_SCALE: y[i] *= p->s0; break;
+    case SW_SGD: /* y: w, a: g, z: v; s0 lr, s1 decay, s2 momentum */
+      z[i] = p->s2 * z[i] + p->s0 * (a[i] + p->s1 * y[i]);
+      y[i] -= z[i];
+      break;
+    case SW_EASGD: { /* a: w, b: sum, y: g, z: center; s0 eta, s1 rho, s2 ranks */
+      float center = z[i];
+      y[i] += p->s1 * (a[i] - center);
+      z[i] = center + p->s0 * p->s1 * (b[i] - p->s2 * center);
+      break;
+    }
+    default: {
+      float g = gradient(p, a[i], b[i]);
+      y[i] = p->add ? y[i] + g : g;
+    }
+    }
+  }
+  athread_count_flops(4LL * c->n);
+}
+
+static void elementwise(const SwStreamArgs *p) {
+  float *buf = ldm_malloc(4 * sizeof(float) * CHUNK);
+  Chunk c = {buf, buf + CHUNK, buf + 2 * CHUNK, buf + 3 * CHUNK, 0};
+  for (int64_t first = (int64_t)_MYID * CHUNK; first < p->n; first += 64 * CHUNK) {
+    c.n = (int)(p->n - first < CHUNK ? p->n - first : CHUNK);
+    int bytes = 4 * c.n;
+    if (has_a(p->op)) cpe_get(c.a, p->a + first, bytes);
+    if (has_b(p->op)) cpe_get(c.b, p->b + first, bytes);
+    if (reads_y(p)) cpe_get(c.y, p->y + first, bytes);
+    if (has_z(p->op)) cpe_get(c.z, p->z + first, bytes);
+    compute(p, &c);
+    cpe_put(p->y + first, c.y, bytes);
+    if (has_z(p->op)) cpe_put(p->z + first, c.z, bytes);
+  }
+  ldm_free(buf, 4 * sizeof(float) * CHUNK);
+}
+
+/* CPE k sums rows k, k + 64, ... over all images, a row at a time (CHUNK floats per transfer). */
+static void row_sums(const SwStreamArgs *p) {
+  float *buf = ldm_malloc(sizeof(float) * CHUNK);
+  for (int64_t r = _MYID; r < p->rows; r += 64) {
+    float sum = 0, old = 0;
+    for (int64_t i = 0; i < p->images; i++)
+      for (int64_t c0 = 0; c0 < p->cols; c0 += CHUNK) {
+        int n = (int)(p->cols - c0 < CHUNK ? p->cols - c0 : CHUNK);
+        cpe_get(buf, p->a + i * p->image_stride + r * p->cols + c0, 4 * n);
+        for (int k = 0; k < n; k++) sum += buf[k];
+      }
+    athread_count_flops(p->images * p->cols);
+    if (p->add) cpe_get(&old, p->y + r, 4);
+    sum += old;
+    cpe_put(p->y + r, &sum, 4);
+  }
+  ldm_free(buf, sizeof(float) * CHUNK);
+}
+
+void sw_stream(void *arg) {
+  SwStreamArgs p;
+  cpe_get(&p, arg, sizeof p);
+  if (p.op == SW_ROW_BIAS_GRAD) row_sums(&p);
+  else elementwise(&p);
+}
