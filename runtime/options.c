@@ -128,6 +128,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   memcpy(o->train, net->data.train, sizeof o->train);
   memcpy(o->test, net->data.test, sizeof o->test);
   opterr = 0;
+  optind = 0; /* a fresh scan: under `swnc run` the compiler's own getopt ran in this process */
   int c;
   while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
     switch (c) {

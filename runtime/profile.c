@@ -1,14 +1,19 @@
 /* --profile: wall time per layer and phase, from the marks generated code places where each
- * layer's kernel calls begin. */
+ * layer's kernel calls begin; on a target that estimates its hardware's time (swk_estimate:
+ * sw26010 on its emulator), also the estimate and the work behind it per layer and phase. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kernels.h"
 #include "profile.h"
 #include "util.h"
 
 struct SwnProfile {
   const SwnNetwork *net;
-  double *seconds; /* [layer][phase] */
+  double *seconds;       /* [layer][phase] */
+  SwkEstimate *estimate; /* [layer][phase]: the target's estimate, if it makes one */
+  SwkEstimate last;      /* the totals at the last mark */
+  bool estimating;
   int current, phase;
   double since;
   int64_t steps;
@@ -18,20 +23,64 @@ SwnProfile *swn_profile_new(const SwnNetwork *net) {
   SwnProfile *p = swn_alloc(sizeof *p);
   p->net = net;
   p->seconds = swn_alloc(sizeof(double) * 3 * (size_t)net->nlayers);
+  p->estimate = swn_alloc(sizeof(SwkEstimate) * 3 * (size_t)net->nlayers);
+  p->estimating = swk_estimate(&p->last);
   p->current = -1;
   return p;
+}
+
+static void add_difference(SwkEstimate *sum, const SwkEstimate *now, const SwkEstimate *before) {
+  sum->seconds += now->seconds - before->seconds;
+  sum->cpe_seconds += now->cpe_seconds - before->cpe_seconds;
+  sum->mpe_seconds += now->mpe_seconds - before->mpe_seconds;
+  sum->flops += now->flops - before->flops;
+  sum->dma_bytes += now->dma_bytes - before->dma_bytes;
+  sum->rlc_words += now->rlc_words - before->rlc_words;
+  sum->launches += now->launches - before->launches;
+  if (now->ldm_high_water > sum->ldm_high_water) sum->ldm_high_water = now->ldm_high_water;
 }
 
 void swn_profile_mark(SwnProfile *p, int op, int phase) {
   double now = swn_now();
   if (p->current >= 0) p->seconds[3 * p->current + p->phase] += now - p->since;
+  if (p->estimating) {
+    SwkEstimate totals;
+    swk_estimate(&totals);
+    if (p->current >= 0) add_difference(&p->estimate[3 * p->current + p->phase], &totals, &p->last);
+    p->last = totals;
+  }
   if (op < 0 && phase == SWN_PHASE_UPDATE) p->steps++;
   p->current = op;
   p->phase = phase;
   p->since = now;
 }
 
-void swn_profile_report(SwnProfile *p, FILE *f) {
+/* Per layer: the estimate per phase, the share of the MPE in it, and the work behind it. */
+static void report_estimate(const SwnProfile *p, int batch, FILE *f) {
+  double per = p->steps ? 1.0 / (double)p->steps : 0, total[3] = {0}, mpe = 0;
+  fprintf(f, "\nestimated time on the target per training iteration (ms; emulated work per iteration):\n"
+             "%-32s %10s %10s %10s %6s %9s %9s %9s %8s\n",
+          "layer", "forward", "backward", "update", "MPE", "GFLOP", "DMA MB", "RLC Mw", "launches");
+  for (int i = 0; i < p->net->nlayers; i++) {
+    const SwkEstimate *e = &p->estimate[3 * i];
+    SwkEstimate sum = {0};
+    for (int k = 0; k < 3; k++) add_difference(&sum, &e[k], &(SwkEstimate){0}), total[k] += e[k].seconds;
+    mpe += sum.mpe_seconds;
+    if (sum.seconds == 0) continue;
+    fprintf(f, "%-32s %10.3f %10.3f %10.3f %5.0f%% %9.4f %9.2f %9.3f %8.1f\n", p->net->layers[i],
+            e[0].seconds * 1e3 * per, e[1].seconds * 1e3 * per, e[2].seconds * 1e3 * per,
+            100 * sum.mpe_seconds / sum.seconds, sum.flops * 1e-9 * per, sum.dma_bytes * 1e-6 * per,
+            sum.rlc_words * 1e-6 * per, (double)sum.launches * per);
+  }
+  double iteration = (total[0] + total[1] + total[2]) * per;
+  fprintf(f, "%-32s %10.3f %10.3f %10.3f %5.0f%%\n", "total", total[0] * 1e3 * per, total[1] * 1e3 * per,
+          total[2] * 1e3 * per, iteration > 0 ? 100 * mpe * per / iteration : 0);
+  if (iteration > 0)
+    fprintf(f, "estimated: %.3f ms per iteration of %d images, %.1f images/s\n", iteration * 1e3, batch,
+            batch / iteration);
+}
+
+void swn_profile_report(SwnProfile *p, int batch, FILE *f) {
   double total[3] = {0};
   for (int i = 0; i < 3 * p->net->nlayers; i++) total[i % 3] += p->seconds[i];
   double all = total[0] + total[1] + total[2], per = p->steps ? 1e3 / (double)p->steps : 0;
@@ -45,10 +94,12 @@ void swn_profile_report(SwnProfile *p, FILE *f) {
             all > 0 ? 100 * sum / all : 0);
   }
   fprintf(f, "%-32s %10.3f %10.3f %10.3f\n", "total", total[0] * per, total[1] * per, total[2] * per);
+  if (p->estimating) report_estimate(p, batch, f);
 }
 
 void swn_profile_free(SwnProfile *p) {
   if (!p) return;
   free(p->seconds);
+  free(p->estimate);
   free(p);
 }

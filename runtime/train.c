@@ -195,7 +195,7 @@ static int train(Trainer *t, int64_t start) {
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
   swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
   if (o->comm_profile && t->rank == 0) swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
-  if (t->profile) swn_profile_report(t->profile, stdout);
+  if (t->profile) swn_profile_report(t->profile, (int)o->batch, stdout);
   return 0;
 }
 

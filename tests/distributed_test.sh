@@ -13,20 +13,6 @@ export OMPI_MCA_mpi_yield_when_idle=1 # more ranks than cores: waiting ranks yie
 mpi() { timeout 300 "$mpiexec" --oversubscribe "$@"; }
 data="--train-size 2000 --test-size 200 --threads 1 --quiet --display 1"
 
-# worst_difference A.json B.json: the largest relative difference of their training losses.
-worst_difference() {
-  losses "$1" > a.txt; losses "$2" > b.txt
-  paste a.txt b.txt | awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ }
-                           END { if (n != 20) print "count" n; else print w + 0 }'
-}
-
-same_losses() { # WHAT ONE.json MANY.json
-  worst=$(worst_difference "$2" "$3")
-  case $worst in
-    count*) fail "$1: $worst losses, not 20" ;;
-    *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
-  esac
-}
 
 # Small buckets, so that several allreduces overlap backward.
 "$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -o lenet || fail "cannot build lenet"

@@ -15,6 +15,22 @@ expect_error() {
 # The losses of a JSON log, one per line.
 losses() { grep '"train"' "$1" | sed 's/.*"loss":\([^,]*\),.*/\1/'; }
 
+# worst_difference A.json B.json: the largest relative difference of their training losses.
+worst_difference() {
+  losses "$1" > a.txt; losses "$2" > b.txt
+  paste a.txt b.txt | awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ }
+                           END { if (n != 20) print "count" n; else print w + 0 }'
+}
+
+# same_losses WHAT A.json B.json: 20 training losses each, equal to a relative 1e-4.
+same_losses() {
+  worst=$(worst_difference "$2" "$3")
+  case $worst in
+    count*) fail "$1: $worst losses, not 20" ;;
+    *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
+  esac
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

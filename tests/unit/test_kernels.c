@@ -1,7 +1,8 @@
-/* Every host kernel's backward against central finite differences of its forward, on small
- * shapes that exercise groups, padding, stride, ceil-mode pooling windows and fan-out
- * (gradients added to, not written). The objective is L = sum(y * r) for a fixed random r,
- * so dL/dy = r is what backward receives. */
+/* Every kernel's backward (of the kernel set linked: host, or sw26010 on its emulator)
+ * against central finite differences of its forward, on small shapes that exercise groups,
+ * padding, stride, ceil-mode pooling windows and fan-out (gradients added to, not written).
+ * The objective is L = sum(y * r) for a fixed random r, so dL/dy = r is what backward
+ * receives. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,6 +479,7 @@ int main(void) {
     test_pool((SwkPool){.c = 3, .h = 6, .w = 5, .ho = 3, .wo = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = false}, 2);
     test_pool_rcnb((SwkPool){.c = 3, .h = 6, .w = 5, .ho = 3, .wo = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = false}, 3);
     test_fc((SwkFc){.in = 12, .out = 5, .bias = true}, 4);
+    test_fc((SwkFc){.in = 600, .out = 150, .bias = true}, 70); /* sw26010: several GEMM tiles and slices */
     test_activation("relu", swk_relu_forward, swk_relu_backward, 0);
     test_activation("leaky relu", swk_relu_forward, swk_relu_backward, 0.1f);
     test_activation("sigmoid", swk_sigmoid_forward, swk_sigmoid_backward, 0);

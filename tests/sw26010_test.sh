@@ -1,0 +1,47 @@
+#!/bin/sh
+# The sw26010 target end to end, on the CPE-cluster emulator: lenet and cifar10_quick train
+# with the same losses as the host target (relative 1e-4 over 20 iterations), from C and from
+# LLVM; --profile prints the estimated time per layer; `swnc run` loads the target's kernels;
+# two ranks (the allreduce's sums on the CPEs) match one process of twice the batch.
+# Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
+swnc=$1 root=$2 work=$3 mpiexec=$4
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+
+for net in lenet cifar10_quick; do
+  batch=16
+  [ $net = cifar10_quick ] && batch=8
+  "$swnc" "$root/examples/$net.swn" -o "$net-host" && "$swnc" "$root/examples/$net.swn" --target=sw26010 -o "$net-sw" ||
+    { fail "$net: build"; continue; }
+  ./"$net-host" $args --batch $batch --log "$net-host.json" >/dev/null
+  ./"$net-sw" $args --batch $batch --log "$net-sw.json" >/dev/null || fail "$net: sw26010 run"
+  same_losses "$net: sw26010 vs host" "$net-host.json" "$net-sw.json"
+done
+
+"$swnc" "$root/examples/lenet.swn" --target=sw26010 --backend=llvm -o lenet-sw-llvm || fail "llvm build"
+./lenet-sw-llvm $args --iterations 3 --batch 16 --log lenet-llvm.json >/dev/null
+./lenet-sw $args --iterations 3 --batch 16 --log lenet-c.json >/dev/null
+[ "$(losses lenet-llvm.json)" = "$(losses lenet-c.json)" ] && [ -n "$(losses lenet-c.json)" ] && pass ||
+  fail "sw26010: LLVM executable's losses differ from C's"
+
+./lenet-sw --iterations 2 --batch 16 --train-size 64 --test-size 16 --quiet --profile > profile.txt 2>&1
+grep -q "^estimated time on the target" profile.txt && grep -q "^conv2 " profile.txt &&
+  grep -Eq "^estimated: [0-9.]+ ms per iteration of 16 images, [0-9.]+ images/s" profile.txt && pass ||
+  fail "--profile estimate: $(cat profile.txt)"
+"$swnc" "$root/examples/lenet.swn" -o lenet-host-p && ./lenet-host-p --iterations 1 --train-size 64 --test-size 16 \
+  --quiet --profile > host-profile.txt 2>&1
+grep -q "estimated" host-profile.txt && fail "the host target printed an estimate" || pass
+
+LSAN_OPTIONS= ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+  "$swnc" run --target=sw26010 "$root/examples/lenet.swn" -- $args --iterations 3 --batch 16 --log lenet-jit.json >/dev/null
+[ "$(losses lenet-jit.json)" = "$(losses lenet-c.json)" ] && pass || fail "swnc run --target=sw26010"
+
+one="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+./lenet-sw $one --batch 16 --log one.json >/dev/null
+timeout 300 "$mpiexec" -np 2 ./lenet-sw $one --batch 8 --log two.json >/dev/null 2>&1 || fail "mpirun -np 2"
+same_losses "sw26010: 2 ranks vs 1" one.json two.json
+
+"$swnc" "$root/examples/lenet.swn" --target=sw26011 -o x 2>err.txt; [ $? -eq 2 ] && grep -q "unknown target .sw26011. (host, sw26010)" err.txt && pass || fail "unknown target"
+finish
