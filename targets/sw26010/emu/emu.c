@@ -214,8 +214,15 @@ static bool init_cpe(Cpe *c, int id, size_t ldm_bytes) {
   return c->arena && c->ldm_saved && c->stack;
 }
 
+/* A core group ends with its MPE thread (as the communication thread's does) if not halted. */
+static pthread_key_t group_key;
+static pthread_once_t group_key_once = PTHREAD_ONCE_INIT;
+static void free_group(void *g);
+static void make_group_key(void) { pthread_key_create(&group_key, free_group); }
+
 int athread_init(void) {
   if (group) return 0;
+  pthread_once(&group_key_once, make_group_key);
   size_t ldm_bytes = static_ldm();
   pthread_mutex_lock(&ldm_section_lock);
   if (!ldm_pristine && ldm_bytes && (ldm_pristine = malloc(ldm_bytes))) memcpy(ldm_pristine, __start_swemu_ldm, ldm_bytes);
@@ -224,19 +231,26 @@ int athread_init(void) {
   group = aligned_alloc(_Alignof(Group), (sizeof *group + _Alignof(Group) - 1) / _Alignof(Group) * _Alignof(Group));
   if (!group) return -1; /* aligned: the RLC buffers hold 256-bit vectors */
   memset(group, 0, sizeof *group);
+  pthread_setspecific(group_key, group);
   for (int i = 0; i < ATHREAD_CPES; i++)
     if (!init_cpe(&group->cpe[i], i, ldm_bytes)) return -1;
   return 0;
 }
 
+static void free_group(void *p) {
+  Group *g = p;
+  for (int i = 0; i < ATHREAD_CPES; i++) {
+    free(g->cpe[i].arena);
+    free(g->cpe[i].ldm_saved);
+    if (g->cpe[i].stack) munmap(g->cpe[i].stack, CPE_STACK);
+  }
+  free(g);
+}
+
 int athread_halt(void) {
   if (!group) return 0;
-  for (int i = 0; i < ATHREAD_CPES; i++) {
-    free(group->cpe[i].arena);
-    free(group->cpe[i].ldm_saved);
-    if (group->cpe[i].stack) munmap(group->cpe[i].stack, CPE_STACK);
-  }
-  free(group);
+  pthread_setspecific(group_key, NULL);
+  free_group(group);
   group = NULL;
   return 0;
 }
