@@ -20,10 +20,8 @@ echo "host target: $host images/s; sw26010 emulated: $sw images/s (emulation cos
 
 echo "== vgg16, batch 128: estimated ms per convolution and plan (sw26010 cost model)"
 "$swnc" "$root/examples/vgg16.swn" --target=sw26010 --explain -D batch=128 -o /dev/null 2>&1 |
-  awk '/^conv[0-9]/ { name = $1 } /^  (forward|wgrad|dgrad) / { row[$1] = $2 " " $5 }
-       /^  chosen:/ { printf "%-16s fwd %9s %9s  wgrad %9s %9s  dgrad %9s %9s  -> %s\n", name,
-                      substr(row["forward"], 1, index(row["forward"], " ") - 1), substr(row["forward"], index(row["forward"], " ") + 1),
-                      substr(row["wgrad"], 1, index(row["wgrad"], " ") - 1), substr(row["wgrad"], index(row["wgrad"], " ") + 1),
-                      substr(row["dgrad"], 1, index(row["dgrad"], " ") - 1), substr(row["dgrad"], index(row["dgrad"], " ") + 1),
-                      $2 " " $3 " " $4 " " $5 " " $6 " " $7 }'
+  awk '/^conv[0-9]/ { name = $1 } /^  (forward|wgrad|dgrad) / { ex[$1] = $2; im[$1] = $5 }
+       /^  chosen:/ { sub(/^  chosen: /, "")
+                      printf "%-16s fwd %9s %9s  wgrad %9s %9s  dgrad %9s %9s\n    -> %s\n", name, ex["forward"],
+                             im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $0 }'
 echo "(columns: explicit, implicit; implicit runs on the MPE in this kernel set)"

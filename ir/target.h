@@ -46,6 +46,10 @@ struct Target {
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c, bool *tuned);
 double module_transform_cost(const Module *m, Shape s, Layout to);
 
+/* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:
+ * their `accepts` (targets/kernel_layouts.c). */
+bool kernel_interface_accepts(const Graph *g, const Op *op, Layout l);
+
 const Target *target_find(const char *name); /* NULL if none */
 /* "host, sw26010": for messages */
 const char *target_names(void);

@@ -23,7 +23,7 @@ typedef struct SwkEstimate {
   double seconds;                  /* estimated on the target: cpe + mpe */
   double cpe_seconds, mpe_seconds; /* in compute-core launches, and left on the management core */
   double flops, dma_bytes, rlc_words;
-  int64_t launches, ldm_high_water;
+  int64_t launches;
 } SwkEstimate;
 bool swk_estimate(SwkEstimate *totals);
 

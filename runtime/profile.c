@@ -37,7 +37,6 @@ static void add_difference(SwkEstimate *sum, const SwkEstimate *now, const SwkEs
   sum->dma_bytes += now->dma_bytes - before->dma_bytes;
   sum->rlc_words += now->rlc_words - before->rlc_words;
   sum->launches += now->launches - before->launches;
-  if (now->ldm_high_water > sum->ldm_high_water) sum->ldm_high_water = now->ldm_high_water;
 }
 
 void swn_profile_mark(SwnProfile *p, int op, int phase) {

@@ -89,29 +89,13 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
   return 2.0 * 4 * batch * c * h * w / STRIDED / cpus(); /* read and write every element */
 }
 
-/* Convolution in either layout (its plan follows), pooling and the element-wise kernels in
- * either; the rest read (B,N,R,C). */
-static bool host_accepts(const Graph *g, const Op *op, Layout l) {
-  (void)g;
-  if (l == LAYOUT_BNRC) return true;
-  switch (op->kind) {
-  case OP_CONV:
-  case OP_POOL:
-  case OP_RELU:
-  case OP_SIGMOID:
-  case OP_TANH:
-  case OP_ADD: return true;
-  default: return false;
-  }
-}
-
 const Target host_target = {
     .name = "host",
     .summary = "x86-64 or ARM Linux: OpenBLAS and OpenMP",
     .conv_illegal = host_conv_illegal,
     .conv_cost = host_conv_cost,
     .transform_cost = host_transform_cost,
-    .accepts = host_accepts,
+    .accepts = kernel_interface_accepts,
     .plan_margin = 0.1, /* bench/plans_end_to_end.sh: choices that won by less than this per
                            kernel lost up to 9% end to end on resnet50 */
 };

@@ -49,27 +49,12 @@ static double sw_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, 
   return sw_mpe_time(8.0 * batch * c * h * w, 0);
 }
 
-/* The same kernels as the host's take each layout. */
-static bool sw_accepts(const Graph *g, const Op *op, Layout l) {
-  (void)g;
-  if (l == LAYOUT_BNRC) return true;
-  switch (op->kind) {
-  case OP_CONV:
-  case OP_POOL:
-  case OP_RELU:
-  case OP_SIGMOID:
-  case OP_TANH:
-  case OP_ADD: return true;
-  default: return false;
-  }
-}
-
 const Target sw26010_target = {
     .name = "sw26010",
     .summary = "Sunway SW26010 (one core group's 8x8 CPEs), run here on the CPE-cluster emulator",
     .conv_illegal = sw_conv_illegal,
     .conv_cost = sw_conv_cost,
     .transform_cost = sw_transform_cost,
-    .accepts = sw_accepts,
+    .accepts = kernel_interface_accepts,
     .plan_margin = 0.1,
 };

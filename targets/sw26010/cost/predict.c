@@ -2,6 +2,8 @@
  * its kernel; counts are summed over the 64 CPEs, as the emulator's counters are. */
 #include "predict.h"
 
+#include "../kernels/args.h"
+
 enum { LDM_FLOATS = 14 * 1024, CPES = 64 };
 
 static int block_edge(int dim, int cap) {
@@ -57,7 +59,7 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
   SwWork r = {0};
   double planes = (double)images * channels;
   if (!back) {
-    int run = 8192 / (kw * wo);
+    int run = SW_IM2COL_OUT_FLOATS / (kw * wo);
     run = run < 1 ? 1 : run > ho ? ho : run;
     double gets = planes * kh * ho, puts = planes * kh * ceil_div(ho, run) * kw;
     r.dma_transfers = r.dma_blocks = gets + puts;
@@ -71,10 +73,10 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
   return r;
 }
 
-/* Chunks of 1024 floats: `operands` arrays read or written per element. */
+/* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element. */
 SwWork sw_stream_work(double n, int operands) {
   SwWork w = {0};
-  double chunks = ceil_div(n, 1024);
+  double chunks = ceil_div(n, SW_STREAM_CHUNK);
   w.dma_transfers = w.dma_blocks = chunks * operands;
   w.dma_bytes = 4 * n * operands;
   w.flops = 4 * n;

@@ -21,6 +21,10 @@ typedef struct SwGemmArgs {
   int bm, bn, bk;
 } SwGemmArgs;
 
+/* Work per CPE task, shared with the cost model's counts (cost/predict.c): im2col's output
+ * buffer, and the element-wise kernels' chunk (4 KB transfers). */
+enum { SW_IM2COL_OUT_FLOATS = 8192, SW_STREAM_CHUNK = 1024 };
+
 /* im2col of `images` images (x: image stride in_image floats) into col (k rows of ld floats;
  * image i's P = ho*wo columns start at column i*P), and col2im, its adjoint, which writes (or
  * adds to) x. Channels are those of one group: channel 0 is x's channel `first_channel`. */

@@ -10,10 +10,8 @@
 #include "args.h"
 #include "cpe.h"
 
-enum { OUT_FLOATS = 8192 }; /* the im2col output buffer: 32 KB */
-
 static int rows_per_task(const SwIm2colArgs *p) {
-  int r = OUT_FLOATS / (p->kw * p->wo);
+  int r = SW_IM2COL_OUT_FLOATS / (p->kw * p->wo);
   return r < 1 ? 1 : r > p->ho ? p->ho : r;
 }
 
@@ -46,9 +44,10 @@ void sw_im2col(void *arg) {
   cpe_get(&p, arg, sizeof p);
   int run = rows_per_task(&p);
   int64_t tasks = (int64_t)p.images * p.channels * p.kh * ((p.ho + run - 1) / run);
-  float *in = ldm_malloc(sizeof(float) * (size_t)p.w), *out = ldm_malloc(sizeof(float) * OUT_FLOATS);
+  float *in = ldm_malloc(sizeof(float) * (size_t)p.w);
+  float *out = ldm_malloc(sizeof(float) * SW_IM2COL_OUT_FLOATS);
   for (int64_t t = _MYID; t < tasks; t += 64) im2col_task(&p, t, run, in, out);
-  ldm_free(out, sizeof(float) * OUT_FLOATS);
+  ldm_free(out, sizeof(float) * SW_IM2COL_OUT_FLOATS);
   ldm_free(in, sizeof(float) * (size_t)p.w);
 }
 

@@ -28,7 +28,6 @@ void sw_launched(void) {
   e->seconds += t.total, e->cpe_seconds += t.total;
   e->flops += w.flops, e->dma_bytes += w.dma_bytes, e->rlc_words += w.rlc_words;
   e->launches++;
-  if (c->ldm_high_water > e->ldm_high_water) e->ldm_high_water = c->ldm_high_water;
   pthread_mutex_unlock(&lock);
 }
 

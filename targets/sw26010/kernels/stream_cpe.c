@@ -1,13 +1,11 @@
-/* Element-wise kernels on the CPEs: the data is cut into chunks of CHUNK floats (4 KB DMA
- * transfers), dealt round-robin to the 64 CPEs; each CPE gets its chunk's operands, computes,
+/* Element-wise kernels on the CPEs: the data is cut into chunks of SW_STREAM_CHUNK floats
+ * (4 KB DMA transfers), dealt round-robin to the 64 CPEs; each CPE gets its chunk's operands, computes,
  * and puts the results back. Also the per-row sums of the bias gradients. */
 #include <math.h>
 #include <stdbool.h>
 
 #include "args.h"
 #include "cpe.h"
-
-enum { CHUNK = 1024 };
 
 typedef struct Chunk {
   float *a, *b, *y, *z;
@@ -60,10 +58,10 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
 }
 
 static void elementwise(const SwStreamArgs *p) {
-  float *buf = ldm_malloc(4 * sizeof(float) * CHUNK);
-  Chunk c = {buf, buf + CHUNK, buf + 2 * CHUNK, buf + 3 * CHUNK, 0};
-  for (int64_t first = (int64_t)_MYID * CHUNK; first < p->n; first += 64 * CHUNK) {
-    c.n = (int)(p->n - first < CHUNK ? p->n - first : CHUNK);
+  float *buf = ldm_malloc(4 * sizeof(float) * SW_STREAM_CHUNK);
+  Chunk c = {buf, buf + SW_STREAM_CHUNK, buf + 2 * SW_STREAM_CHUNK, buf + 3 * SW_STREAM_CHUNK, 0};
+  for (int64_t first = (int64_t)_MYID * SW_STREAM_CHUNK; first < p->n; first += 64 * SW_STREAM_CHUNK) {
+    c.n = (int)(p->n - first < SW_STREAM_CHUNK ? p->n - first : SW_STREAM_CHUNK);
     int bytes = 4 * c.n;
     if (has_a(p->op)) cpe_get(c.a, p->a + first, bytes);
     if (has_b(p->op)) cpe_get(c.b, p->b + first, bytes);
@@ -73,17 +71,18 @@ static void elementwise(const SwStreamArgs *p) {
     cpe_put(p->y + first, c.y, bytes);
     if (has_z(p->op)) cpe_put(p->z + first, c.z, bytes);
   }
-  ldm_free(buf, 4 * sizeof(float) * CHUNK);
+  ldm_free(buf, 4 * sizeof(float) * SW_STREAM_CHUNK);
 }
 
-/* CPE k sums rows k, k + 64, ... over all images, a row at a time (CHUNK floats per transfer). */
+/* CPE k sums rows k, k + 64, ... over all images, a row at a time (up to SW_STREAM_CHUNK
+ * floats per transfer). */
 static void row_sums(const SwStreamArgs *p) {
-  float *buf = ldm_malloc(sizeof(float) * CHUNK);
+  float *buf = ldm_malloc(sizeof(float) * SW_STREAM_CHUNK);
   for (int64_t r = _MYID; r < p->rows; r += 64) {
     float sum = 0, old = 0;
     for (int64_t i = 0; i < p->images; i++)
-      for (int64_t c0 = 0; c0 < p->cols; c0 += CHUNK) {
-        int n = (int)(p->cols - c0 < CHUNK ? p->cols - c0 : CHUNK);
+      for (int64_t c0 = 0; c0 < p->cols; c0 += SW_STREAM_CHUNK) {
+        int n = (int)(p->cols - c0 < SW_STREAM_CHUNK ? p->cols - c0 : SW_STREAM_CHUNK);
         cpe_get(buf, p->a + i * p->image_stride + r * p->cols + c0, 4 * n);
         for (int k = 0; k < n; k++) sum += buf[k];
       }
@@ -92,7 +91,7 @@ static void row_sums(const SwStreamArgs *p) {
     sum += old;
     cpe_put(p->y + r, &sum, 4);
   }
-  ldm_free(buf, sizeof(float) * CHUNK);
+  ldm_free(buf, sizeof(float) * SW_STREAM_CHUNK);
 }
 
 void sw_stream(void *arg) {
