@@ -13,6 +13,7 @@
 
 #include "ranks.h"
 #include "util.h"
+#include "workers.h"
 
 /* ------------------------------------------------------------ the communication thread */
 
@@ -66,6 +67,7 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
   SwnDistributed *d = s->dist;
   if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
   s->buckets_ready++;
+  if (!swn_workers_bucket_ready(s, bucket, offset, words)) return; /* other core groups still on it */
   if (!d || bucket >= d->nbuckets) return;
   d->words[bucket] = words, d->ready_at[bucket] = swn_now();
   if (d->size > 1 && !d->easgd) queue(d, bucket, d->grads + offset, words);

@@ -15,9 +15,15 @@
 void swk_set_threads(int threads);
 int swk_threads(void);
 
+/* Core groups: compute clusters with their own memory controller, each driven by its own
+ * management thread. A process runs one worker per group, each on its share of the batch
+ * (runtime/workers.c); the kernels a worker calls run on its own group. 1 where all cores
+ * form one group (host: the worker's threads share them). */
+int swk_core_groups(void);
+
 /* A target whose programs run somewhere other than its hardware (sw26010, on its emulator)
- * estimates the hardware's time of every kernel call: running totals since the start, read by
- * --profile between layers. False (and nothing written) where the kernels run on their own
+ * estimates the hardware's time of every kernel call: running totals since the start of the
+ * calling thread's core group (its calls only), read by --profile between layers. False (and nothing written) where the kernels run on their own
  * hardware. */
 typedef struct SwkEstimate {
   double seconds;                  /* estimated on the target: cpe + mpe */

@@ -22,6 +22,8 @@ static void usage(const SwnNetwork *net) {
          "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
          "  --no-shuffle           train in file order\n"
          "  --threads N            compute threads (default: the %ld cores shared by this machine's ranks)\n"
+         "  --core-groups N        workers per process, one per core group, each on its share of\n"
+         "                         the batch (default and most: %d, this target's)\n"
          "data:\n"
          "  --train FILE[,FILE]    training data (default: the network file's data section)\n"
          "  --test FILE[,FILE]     test data\n"
@@ -54,7 +56,7 @@ static void usage(const SwnNetwork *net) {
          "  -h, --help             this help\n",
          swn_program, net->name, net->source, (long long)net->train.epochs, (long long)net->train.iterations,
          (long long)net->train.batch, (long long)net->train.test_batch, (long long)net->train.seed,
-         sysconf(_SC_NPROCESSORS_ONLN), (long long)net->train.display, swn_program);
+         sysconf(_SC_NPROCESSORS_ONLN), swk_core_groups(), (long long)net->train.display, swn_program);
 }
 
 static int64_t number(const char *opt, const char *text, int64_t min) {
@@ -76,7 +78,7 @@ static int split_files(const char *opt, char *list, const char **out) {
   return n;
 }
 
-enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_TRAIN, O_TEST,
+enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_CORE_GROUPS, O_TRAIN, O_TEST,
        O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
        O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE, O_ALLREDUCE, O_GROUP_SIZE, O_CHAIN,
        O_NO_OVERLAP, O_COMM_PROFILE };
@@ -106,7 +108,8 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"epochs", required_argument, 0, O_EPOCHS}, {"iterations", required_argument, 0, O_ITERATIONS},
       {"batch", required_argument, 0, O_BATCH}, {"test-batch", required_argument, 0, O_TEST_BATCH},
       {"seed", required_argument, 0, O_SEED}, {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
-      {"threads", required_argument, 0, O_THREADS}, {"train", required_argument, 0, O_TRAIN},
+      {"threads", required_argument, 0, O_THREADS}, {"core-groups", required_argument, 0, O_CORE_GROUPS},
+      {"train", required_argument, 0, O_TRAIN},
       {"test", required_argument, 0, O_TEST}, {"train-size", required_argument, 0, O_TRAIN_SIZE},
       {"test-size", required_argument, 0, O_TEST_SIZE}, {"display", required_argument, 0, O_DISPLAY},
       {"quiet", no_argument, 0, O_QUIET}, {"log", required_argument, 0, O_LOG},
@@ -123,7 +126,8 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
                     .test_batch = t->test_batch, .train_size = net->data.train_size,
                     .test_size = net->data.test_size, .ntrain = net->data.ntrain, .ntest = net->data.ntest,
-                    .seed = (uint64_t)t->seed, .display = t->display, .shuffle = true, .overlap = true};
+                    .seed = (uint64_t)t->seed, .display = t->display, .shuffle = true, .overlap = true,
+                    .core_groups = swk_core_groups()};
   environment_defaults(o);
   memcpy(o->train, net->data.train, sizeof o->train);
   memcpy(o->test, net->data.test, sizeof o->test);
@@ -139,6 +143,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_SEED: o->seed = (uint64_t)number("--seed", optarg, 0); break;
     case O_NO_SHUFFLE: o->shuffle = false; break;
     case O_THREADS: o->threads = (int)number("--threads", optarg, 1); break;
+    case O_CORE_GROUPS: o->core_groups = (int)number("--core-groups", optarg, 1); break;
     case O_TRAIN: o->ntrain = split_files("--train", optarg, o->train); break;
     case O_TEST: o->ntest = split_files("--test", optarg, o->test); break;
     case O_TRAIN_SIZE: o->train_size = number("--train-size", optarg, 0); break;
@@ -169,4 +174,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
+  if (o->core_groups > swk_core_groups())
+    swn_fatal("--core-groups %d: this target has %d core group%s per process", o->core_groups, swk_core_groups(),
+              swk_core_groups() == 1 ? "" : "s");
 }

@@ -6,7 +6,8 @@
 #include "swnc_rt.h"
 
 SwnProfile *swn_profile_new(const SwnNetwork *net);
-void swn_profile_report(SwnProfile *p, int batch, FILE *f);
+/* `batch` images per iteration, split over `core_groups` workers (the profile is worker 0's). */
+void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f);
 void swn_profile_free(SwnProfile *p);
 
 #endif

@@ -100,6 +100,7 @@ typedef struct SwnStep {
   int buckets_ready;          /* gradient buckets completed in this backward pass */
   SwnConvState *conv;         /* the dispatcher's scratch memory and --autotune timings */
   struct SwnDistributed *dist; /* the ranks' gradient allreduce (runtime/distributed.c) */
+  struct SwnWorkers *workers; /* the process's workers, one per core group (runtime/workers.c) */
 } SwnStep;
 
 /* Called by backward where a gradient bucket (a span of the gradient pool, docs/ir.md) becomes

@@ -16,6 +16,7 @@
 #include "ranks.h"
 #include "train.h"
 #include "util.h"
+#include "workers.h"
 
 typedef struct Trainer {
   const SwnNetwork *net;
@@ -25,6 +26,7 @@ typedef struct Trainer {
   SwnProgress progress;
   SwnProfile *profile;
   SwnDistributed dist;
+  SwnWorkers *workers;        /* one per core group: training splits each batch among them */
   int rank, ranks;
   float *center;              /* EASGD's center weights (the model evaluated and saved), or NULL */
   SwnTiming timing;           /* --comm-profile */
@@ -66,15 +68,17 @@ static void release(Trainer *t) {
   SwnStep *s = &t->step;
   free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum), free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
+  swn_workers_close(t->workers);
   swn_distributed_close(&t->dist);
   free(t->center);
   swn_free_dataset(&t->train);
   swn_free_dataset(&t->test);
 }
 
-/* Batch-norm running statistics differ between ranks (each normalises its own images): the
- * ranks evaluate and save their mean. */
+/* Batch-norm running statistics differ between workers and ranks (each normalises its own
+ * images): they evaluate and save their mean. */
 static void average_state(Trainer *t) {
+  if (t->workers) swn_workers_average_state(t->workers);
   if (t->ranks <= 1 || !t->net->state_words) return;
   double *sum = swn_alloc(sizeof(double) * (size_t)t->net->state_words);
   for (int64_t i = 0; i < t->net->state_words; i++) sum[i] = t->step.state[i];
@@ -123,20 +127,21 @@ static void save(Trainer *t, int64_t iterations) {
                         t->step.state, iterations, t->o.seed);
 }
 
+/* Forward and backward run on every worker, each on its share of the batch; this thread is
+ * worker 0 (its times are the phases'). */
 static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total) {
-  t->step.batch = (int)t->o.batch;
-  t->step.iteration = (uint64_t)it;
-  t->step.first_image = (uint64_t)t->rank * (uint64_t)t->o.batch; /* dropout masks as in one process */
-  swn_loader_next(loader, it, input_of(t), labels_of(t));
+  swn_loader_next(loader, it, swn_workers_input(t->workers), swn_workers_labels(t->workers));
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
   double phase[4];
   phase[0] = swn_now();
-  swn_distributed_begin(&t->dist);
+  swn_distributed_begin(&t->dist); /* before any worker can complete a bucket */
+  swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch); /* dropout masks as in one process */
   t->net->forward(&t->step, true);
   phase[1] = swn_now();
   t->step.buckets_ready = 0;
   t->net->backward(&t->step);
+  swn_workers_finish(t->workers);
   phase[2] = swn_now();
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
@@ -157,6 +162,16 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if ((it + 1) % t->o.display == 0 || it + 1 == total) swn_progress_line(&t->progress, it, lr);
 }
 
+static const char *parallelism(const Trainer *t) {
+  static char text[64];
+  int groups = swn_workers_count(t->workers);
+  if (swk_core_groups() > 1)
+    snprintf(text, sizeof text, "%d core group%s", groups, groups == 1 ? "" : "s");
+  else
+    snprintf(text, sizeof text, "%d thread%s", t->o.threads, t->o.threads == 1 ? "" : "s");
+  return text;
+}
+
 static int train(Trainer *t, int64_t start) {
   const SwnOptions *o = &t->o;
   int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
@@ -168,9 +183,9 @@ static int train(Trainer *t, int64_t start) {
     return 0;
   }
   if (!o->quiet)
-    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld test images, %d threads%s\n",
+    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld test images, %s%s\n",
            t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks), (long long)per_epoch,
-           (long long)t->train.count, (long long)t->test.count, o->threads, t->ranks > 1 ? " per rank" : "");
+           (long long)t->train.count, (long long)t->test.count, parallelism(t), t->ranks > 1 ? " per rank" : "");
   swn_distributed_describe(&t->dist, stdout);
   SwnLoader loader;
   swn_loader_start(&loader, t->net, &t->train, (int)o->batch, t->rank, t->ranks, o->shuffle, o->seed, start);
@@ -195,7 +210,7 @@ static int train(Trainer *t, int64_t start) {
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
   swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
   if (o->comm_profile && t->rank == 0) swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
-  if (t->profile) swn_profile_report(t->profile, (int)o->batch, stdout);
+  if (t->profile) swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
   return 0;
 }
 
@@ -260,6 +275,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   int64_t counts[2] = {t.train.count, t.test.count};
   swn_ranks_check_same(net, &t.o, counts, 2);
   int64_t start = initial_weights(&t);
+  if (!t.o.eval_only) t.workers = swn_workers_open(net, &t.step, t.o.core_groups, t.o.batch, t.o.autotune);
   int status = 0;
   if (t.o.eval_only) {
     float loss, accuracy;

@@ -2,7 +2,8 @@
 # The sw26010 target end to end, on the CPE-cluster emulator: lenet and cifar10_quick train
 # with the same losses as the host target (relative 1e-4 over 20 iterations), from C and from
 # LLVM; --profile prints the estimated time per layer; `swnc run` loads the target's kernels;
-# two ranks (the allreduce's sums on the CPEs) match one process of twice the batch.
+# two ranks (the allreduce's sums on the CPEs) match one process of twice the batch; the
+# chip's 4 core groups (the default) on uneven shares and with dropout match one group.
 # Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
@@ -27,8 +28,9 @@ done
   fail "sw26010: LLVM executable's losses differ from C's"
 
 ./lenet-sw --iterations 2 --batch 16 --train-size 64 --test-size 16 --quiet --profile > profile.txt 2>&1
-grep -q "^estimated time on the target" profile.txt && grep -q "^conv2 " profile.txt &&
-  grep -Eq "^estimated: [0-9.]+ ms per iteration of 16 images, [0-9.]+ images/s" profile.txt && pass ||
+grep -q "^estimated time on the target.*core group 0 of 4, on 4 of the 16 images" profile.txt &&
+  grep -q "^conv2 " profile.txt &&
+  grep -Eq "^estimated: [0-9.]+ ms per iteration of 16 images on 4 core groups, [0-9.]+ images/s" profile.txt && pass ||
   fail "--profile estimate: $(cat profile.txt)"
 "$swnc" "$root/examples/lenet.swn" -o lenet-host-p && ./lenet-host-p --iterations 1 --train-size 64 --test-size 16 \
   --quiet --profile > host-profile.txt 2>&1
@@ -37,6 +39,22 @@ grep -q "estimated" host-profile.txt && fail "the host target printed an estimat
 LSAN_OPTIONS= ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
   "$swnc" run --target=sw26010 "$root/examples/lenet.swn" -- $args --iterations 3 --batch 16 --log lenet-jit.json >/dev/null
 [ "$(losses lenet-jit.json)" = "$(losses lenet-c.json)" ] && pass || fail "swnc run --target=sw26010"
+
+# Core groups: each worker's gradients weighted by its share (10 images: 3+3+2+2), and the
+# dropout masks of each image as in one group.
+./lenet-host $args --batch 10 --log uneven-host.json >/dev/null
+./lenet-sw $args --batch 10 --log uneven-sw.json >/dev/null || fail "4 core groups on 10 images"
+same_losses "sw26010: 4 core groups on 3+3+2+2 images vs host" uneven-host.json uneven-sw.json
+./lenet-sw $args --batch 16 --core-groups 1 --log one-group.json >/dev/null
+same_losses "sw26010: 1 core group vs host" lenet-host.json one-group.json
+sed 's/relu1 = relu(ip1)/relu1 = relu(ip1)\n  drop1 = dropout(relu1, ratio=0.5)/; s/ip2   = fc(relu1/ip2   = fc(drop1/' \
+  "$root/examples/lenet.swn" > lenet_dropout.swn
+"$swnc" lenet_dropout.swn --target=sw26010 -o dropout-sw || fail "dropout build"
+./dropout-sw $args --batch 16 --log dropout-4.json >/dev/null
+./dropout-sw $args --batch 16 --core-groups 1 --log dropout-1.json >/dev/null
+same_losses "sw26010: dropout on 4 core groups vs 1" dropout-1.json dropout-4.json
+./lenet-sw --core-groups 5 2>err.txt; [ $? -ne 0 ] && grep -q "core-groups 5: this target has 4 core groups" err.txt &&
+  pass || fail "--core-groups 5: $(cat err.txt)"
 
 one="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 ./lenet-sw $one --batch 16 --log one.json >/dev/null

@@ -45,7 +45,7 @@ static LLVMTypeRef struct_type(LLVMContextRef c, const char *name, const char *s
 }
 
 static const char *const layouts[][2] = {
-    {"SwnStep", "p i p p p p p p p l l l f f i p p"},
+    {"SwnStep", "p i p p p p p p p l l l f f i p p p"},
     {"SwnParamInfo", "p i [4l] l l f f i f l"},
     {"SwnStateInfo", "p l l f"},
     {"SwnMetric", "p l b"},

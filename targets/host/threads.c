@@ -14,3 +14,6 @@ void swk_set_threads(int threads) {
 }
 
 int swk_threads(void) { return thread_count; }
+
+/* One core group: the worker's OpenMP threads share all the cores. */
+int swk_core_groups(void) { return 1; }

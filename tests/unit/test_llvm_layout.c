@@ -38,8 +38,8 @@ int main(void) {
                    OFF(SwnStep, params), OFF(SwnStep, grads), OFF(SwnStep, momentum), OFF(SwnStep, state),
                    OFF(SwnStep, ws), OFF(SwnStep, seed), OFF(SwnStep, iteration), OFF(SwnStep, first_image),
                    OFF(SwnStep, momentum_coef), OFF(SwnStep, weight_decay), OFF(SwnStep, buckets_ready),
-                   OFF(SwnStep, conv), OFF(SwnStep, dist)};
-  check_offsets("SwnStep", sizeof(SwnStep), step, 17);
+                   OFF(SwnStep, conv), OFF(SwnStep, dist), OFF(SwnStep, workers)};
+  check_offsets("SwnStep", sizeof(SwnStep), step, 18);
   size_t param[] = {OFF(SwnParamInfo, name), OFF(SwnParamInfo, ndims), OFF(SwnParamInfo, dims),
                     OFF(SwnParamInfo, offset), OFF(SwnParamInfo, count), OFF(SwnParamInfo, lr_mult),
                     OFF(SwnParamInfo, decay_mult), OFF(SwnParamInfo, init), OFF(SwnParamInfo, init_arg),
