@@ -11,6 +11,7 @@
 #include "../ir/tuning.h"
 #include "../passes/passes.h"
 #include "build.h"
+#include "emit_tree.h"
 #include "tune.h"
 
 #ifndef SWNC_VERSION
@@ -53,7 +54,9 @@ static void usage(FILE *f) {
         "  -o FILE              write the output to FILE; without --emit, build the training\n"
         "                       program FILE (an executable)\n"
         "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
-        "                       passes), dot (Graphviz), c (the training program's C source),\n"
+        "                       passes), dot (Graphviz), c (the training program's C source;\n"
+        "                       for sw26010, -o DIR: MPE and CPE sources and a Makefile for the\n"
+        "                       Sunway toolchain),\n"
         "                       llvm (LLVM IR), bc (LLVM bitcode), asm, obj (needs -o)\n"
         "  --backend=NAME       how -o builds the program: c (default: C and $CC) or llvm (an\n"
         "                       object from LLVM, linked with $CC)\n"
@@ -62,7 +65,8 @@ static void usage(FILE *f) {
         "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
         "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
         "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
-        "                       on its CPE-cluster emulator; --profile estimates chip time)\n"
+        "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
+        "                       estimates chip time)\n"
         "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
         "                       explicit (im2col + GEMM) or implicit (implicit GEMM) for all\n"
         "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
@@ -256,6 +260,7 @@ static bool write_output(const Options *o, const Module *m) {
   if (o->emit == EMIT_NONE) return true;
   if (o->emit == EMIT_EXE) return build_executable(m, o->input, &o->build);
   if (o->emit >= EMIT_LLVM && o->emit <= EMIT_OBJ) return write_llvm(o, m);
+  if (o->emit == EMIT_C && m->options.target->emits_source_tree) return emit_source_tree(m, o->input, &o->build);
   FILE *f = o->output ? fopen(o->output, "w") : stdout;
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write '%s': %s", o->output, strerror(errno));

@@ -39,6 +39,10 @@ struct Target {
    * (0.1: 10%): what per-kernel costs miss end to end (dispatch, conversions' effect on the
    * caches of the kernels around them). */
   double plan_margin;
+  /* --emit=c writes a directory for the target's own toolchain: the network's C, the runtime
+   * directory's src/NAME tree (the runtime's and kernel set's sources) and a Makefile. false:
+   * one C file, built against the installed runtime. */
+  bool emits_source_tree;
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

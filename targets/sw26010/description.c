@@ -51,10 +51,11 @@ static double sw_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, 
 
 const Target sw26010_target = {
     .name = "sw26010",
-    .summary = "Sunway SW26010 (one core group's 8x8 CPEs), run here on the CPE-cluster emulator",
+    .summary = "Sunway SW26010 (4 core groups of 8x8 CPEs), run here on the CPE-cluster emulator",
     .conv_illegal = sw_conv_illegal,
     .conv_cost = sw_conv_cost,
     .transform_cost = sw_transform_cost,
     .accepts = kernel_interface_accepts,
     .plan_margin = 0.1,
+    .emits_source_tree = true, /* sw5cc / mpicc -hybrid on the machine (sunway.mk) */
 };

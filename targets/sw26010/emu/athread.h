@@ -7,6 +7,9 @@
 #ifndef SWNC_ATHREAD_H
 #define SWNC_ATHREAD_H
 
+/* Code that needs the emulator's extras (counters, checking mode) tests this. */
+#define ATHREAD_EMULATOR 1
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -123,7 +123,7 @@ static void accumulate(const SwGemmArgs *p, int t, int tile_i, int tile_j, int r
       const float *bs = exchange(l->b, l->br, p->bk * p->bn, row == s, 0);
       multiply(l->c, as, bs, p->bm, p->bn, p->bk);
     }
-    athread_count_flops(2LL * 8 * p->bm * p->bn * p->bk);
+    cpe_count_flops(2LL * 8 * p->bm * p->bn * p->bk);
   }
 }
 

@@ -3,8 +3,10 @@
  * Totals are per core group (per MPE thread): the workers of the other groups and the
  * allreduce's communication thread (its own group here) do not charge the layer that worker 0,
  * the profiled one, runs meanwhile. */
-#include "../cost/model.h"
 #include "mpe.h"
+
+#ifdef ATHREAD_EMULATOR
+#include "../cost/model.h"
 
 /* Per MPE thread, i.e. per core group: a worker's profile reads its own group's totals. */
 static _Thread_local SwkEstimate totals;
@@ -28,3 +30,12 @@ bool swk_estimate(SwkEstimate *out) {
   *out = totals;
   return true;
 }
+
+#else /* on the chip: nothing to estimate; --profile shows the measured times */
+void sw_launched(void) {}
+void sw_mpe_work(double bytes, double flops) { (void)bytes, (void)flops; }
+bool swk_estimate(SwkEstimate *out) {
+  (void)out;
+  return false;
+}
+#endif

@@ -3,8 +3,9 @@
 #ifndef SWNC_SW26010_MPE_H
 #define SWNC_SW26010_MPE_H
 
+#include <athread.h>
+
 #include "args.h"
-#include "athread.h"
 #include "kernels.h"
 
 extern void SLAVE_FUN(sw_gemm)(void *);

@@ -54,7 +54,7 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
     }
     }
   }
-  athread_count_flops(4LL * c->n);
+  cpe_count_flops(4LL * c->n);
 }
 
 static void elementwise(const SwStreamArgs *p) {
@@ -86,7 +86,7 @@ static void row_sums(const SwStreamArgs *p) {
         cpe_get(buf, p->a + i * p->image_stride + r * p->cols + c0, 4 * n);
         for (int k = 0; k < n; k++) sum += buf[k];
       }
-    athread_count_flops(p->images * p->cols);
+    cpe_count_flops(p->images * p->cols);
     if (p->add) cpe_get(&old, p->y + r, 4);
     sum += old;
     cpe_put(p->y + r, &sum, 4);
