@@ -3,7 +3,8 @@
 # with the same losses as the host target (relative 1e-4 over 20 iterations), from C and from
 # LLVM; --profile prints the estimated time per layer; `swnc run` loads the target's kernels;
 # two ranks (the allreduce's sums on the CPEs) match one process of twice the batch; the
-# chip's 4 core groups (the default) on uneven shares and with dropout match one group.
+# chip's 4 core groups (the default) on uneven shares and with dropout match one group; the
+# emulator's checking mode finds no direct main-memory access in the kernel set.
 # Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
@@ -39,6 +40,11 @@ grep -q "estimated" host-profile.txt && fail "the host target printed an estimat
 LSAN_OPTIONS= ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
   "$swnc" run --target=sw26010 "$root/examples/lenet.swn" -- $args --iterations 3 --batch 16 --log lenet-jit.json >/dev/null
 [ "$(losses lenet-jit.json)" = "$(losses lenet-c.json)" ] && pass || fail "swnc run --target=sw26010"
+
+# Checking mode: the kernel set touches main memory only by DMA (else the run stops), and
+# guarding it changes nothing computed.
+SWEMU_CHECK_MEMORY=1 ./lenet-sw $args --iterations 3 --batch 16 --log checked.json >/dev/null 2>check.txt &&
+  [ "$(losses checked.json)" = "$(losses lenet-c.json)" ] && pass || fail "SWEMU_CHECK_MEMORY=1: $(cat check.txt)"
 
 # Core groups: each worker's gradients weighted by its share (10 images: 3+3+2+2), and the
 # dropout masks of each image as in one group.

@@ -62,8 +62,8 @@ build/sw/%.o: %.c
 
 emulate: $(NET)-emu
 
-$(NET)-emu: $(call emu,$(NET).c $(RUNTIME) $(MPE) $(FALLBACK) $(EMU)/emu.c) build/emu/cpe.o
-	$(EMU_CC) -pthread -o $@ $^ $(LIBS) -ldl
+$(NET)-emu: $(call emu,$(NET).c $(RUNTIME) $(MPE) $(FALLBACK) $(EMU)/emu.c $(EMU)/memcheck.c) build/emu/cpe.o
+	$(EMU_CC) -pthread -Wl,--wrap=aligned_alloc,--wrap=free -o $@ $^ $(LIBS) -ldl
 
 build/emu/cpe.o: $(call emu,$(CPE))
 	ld -r -o $@.in.o $^

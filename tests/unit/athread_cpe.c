@@ -136,3 +136,22 @@ void simd(void *arg) {
   simd_storeu(c, result);
   if (_MYID == 0) athread_put(PE_MODE, result, t->simd_out, sizeof result, (void *)&done, 0, 0);
 }
+
+/* Checking mode: DMA reaches guarded main memory; each CPE adds 1 to its 1024 floats. */
+void checked_dma(void *arg) {
+  AthreadTest *t = arg;
+  float *part = ldm_malloc(1024 * sizeof(float));
+  volatile int done = 0;
+  athread_get(PE_MODE, t->checked + _MYID * 1024, part, 1024 * sizeof(float), (void *)&done, 0, 0, 0);
+  while (done != 1) {}
+  for (int i = 0; i < 1024; i++) part[i] += 1;
+  athread_put(PE_MODE, part, t->checked + _MYID * 1024, 1024 * sizeof(float), (void *)&done, 0, 0);
+  while (done != 2) {}
+  ldm_free(part, 1024 * sizeof(float));
+}
+
+/* ... and a direct load from it is an error. */
+void direct_access(void *arg) {
+  AthreadTest *t = arg;
+  if (_MYID == 5) put_int(&t->ids[5], (int)t->checked[100]);
+}

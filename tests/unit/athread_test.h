@@ -11,6 +11,9 @@ typedef struct AthreadTest {
   int marks[3][64], scope_ok[3][64];
   int from_row[64], from_col[64], row_bcast[64];
   float scale, simd_out[4];
+  float *checked; /* CHECKED_FLOATS from aligned_alloc: main memory checking mode guards */
 } AthreadTest;
+
+enum { CHECKED_FLOATS = 64 * 1024 };
 
 #endif

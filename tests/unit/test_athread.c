@@ -3,6 +3,8 @@
  * communication along rows and columns and its broadcast, SIMD, counters; and the rules it
  * enforces: the LDM limit (static + ldm_malloc), deadlocked RLC, a CPE sending to itself. The
  * kernels are in athread_cpe.c, built as CPE code (symbols renamed slave_*). */
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 #include "athread_test.h"
 #include "check.h"
 
-extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
+extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(checked_dma)(void *), SLAVE_FUN(direct_access)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
     SLAVE_FUN(scopes)(void *), SLAVE_FUN(rlc)(void *), SLAVE_FUN(ldm_overflow)(void *), SLAVE_FUN(deadlock)(void *),
     SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *);
 
@@ -106,8 +108,46 @@ static void expect_failure(void (*kernel)(void *), const char *name, const char 
   CHECK(ok);
 }
 
+/* Another core group's MPE thread writes its own guarded block while CPEs run: it waits
+ * instead of failing. */
+static void *other_mpe(void *arg) {
+  float *block = arg;
+  for (int round = 0; round < 200; round++) {
+    for (int i = 0; i < CHECKED_FLOATS; i += 1024) block[i] += 1;
+    sched_yield();
+  }
+  return NULL;
+}
+
+static void run_checking_mode(void) {
+  t.checked = aligned_alloc(64, sizeof(float) * CHECKED_FLOATS);
+  float *other = aligned_alloc(64, sizeof(float) * CHECKED_FLOATS);
+  CHECK(t.checked && other);
+  for (int i = 0; i < CHECKED_FLOATS; i++) t.checked[i] = (float)i, other[i] = 0;
+  pthread_t thread;
+  CHECK_EQ_INT(pthread_create(&thread, NULL, other_mpe, other), 0);
+  for (int launch = 0; launch < 20; launch++) {
+    athread_spawn(checked_dma, &t);
+    athread_join();
+  }
+  pthread_join(thread, NULL);
+  int wrong = 0;
+  for (int i = 0; i < CHECKED_FLOATS; i++) wrong += t.checked[i] != (float)i + 20;
+  for (int i = 0; i < CHECKED_FLOATS; i += 1024) wrong += other[i] != 200;
+  CHECK_EQ_INT(wrong, 0);
+  expect_failure(SLAVE_FUN(direct_access), "direct_access",
+                 "kernel 'direct_access', CPE 5 (row 0, column 5): direct access to main memory at");
+  free(other);
+  free(t.checked);
+}
+
 int main(void) {
   CHECK_EQ_INT(athread_init(), 0);
+  if (getenv("SWEMU_CHECK_MEMORY")) { /* unit_athread_check */
+    run_checking_mode();
+    athread_halt();
+    return check_report();
+  }
   run_ids_and_dma();
   run_broadcast_and_scopes();
   run_rlc_and_simd();

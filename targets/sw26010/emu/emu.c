@@ -25,6 +25,7 @@
 #include <ucontext.h>
 
 #include "athread.h"
+#include "memcheck.h"
 
 /* Switching between the scheduler and a CPE. On x86-64 a few instructions (the callee-saved
  * registers and the stack pointer), announced to AddressSanitizer as a fiber switch when it is
@@ -136,6 +137,13 @@ static _Noreturn void cpe_error(const char *fmt, ...) {
   exit(1);
 }
 
+void swemu_check_cpe_fault(void *address, void *block, size_t bytes) {
+  if (!self) return;
+  swemu_check_release();
+  cpe_error("direct access to main memory at %p (%zu bytes into a block of %zu): CPE code reaches main memory "
+            "only by DMA (athread_get / athread_put)", address, (size_t)((char *)address - (char *)block), bytes);
+}
+
 static void need_cpe(const char *what) {
   if (!self) {
     fprintf(stderr, "sw26010 emulator: error: %s called outside a CPE kernel\n", what);
@@ -189,6 +197,7 @@ static void resume(Cpe *c, size_t ldm_bytes) {
 static void run_cpes(void) {
   size_t ldm_bytes = static_ldm();
   if (ldm_bytes) pthread_mutex_lock(&ldm_section_lock);
+  swemu_check_begin();
   for (int done = 0; done < ATHREAD_CPES;) {
     bool progressed = false;
     for (int i = 0; i < ATHREAD_CPES; i++) {
@@ -200,14 +209,22 @@ static void run_cpes(void) {
     }
     if (!progressed) report_deadlock();
   }
+  swemu_check_end();
   if (ldm_bytes) pthread_mutex_unlock(&ldm_section_lock);
 }
 
 /* ------------------------------------------------------------------ MPE side */
 
+/* The emulator's own memory (LDM arenas, core groups): not the program's main memory, which
+ * checking mode takes over through aligned_alloc (memcheck.c). */
+static void *emulator_memory(size_t alignment, size_t bytes) {
+  void *p;
+  return posix_memalign(&p, alignment, bytes) == 0 ? p : NULL;
+}
+
 static bool init_cpe(Cpe *c, int id, size_t ldm_bytes) {
   c->id = id;
-  c->arena = aligned_alloc(ARENA_ALIGN, ATHREAD_LDM_BYTES);
+  c->arena = emulator_memory(ARENA_ALIGN, ATHREAD_LDM_BYTES);
   c->ldm_saved = malloc(ldm_bytes ? ldm_bytes : 1);
   c->stack = mmap(NULL, CPE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (c->stack == MAP_FAILED) c->stack = NULL;
@@ -228,7 +245,7 @@ int athread_init(void) {
   if (!ldm_pristine && ldm_bytes && (ldm_pristine = malloc(ldm_bytes))) memcpy(ldm_pristine, __start_swemu_ldm, ldm_bytes);
   pthread_mutex_unlock(&ldm_section_lock);
   if (ldm_bytes && !ldm_pristine) return -1;
-  group = aligned_alloc(_Alignof(Group), (sizeof *group + _Alignof(Group) - 1) / _Alignof(Group) * _Alignof(Group));
+  group = emulator_memory(_Alignof(Group), sizeof *group);
   if (!group) return -1; /* aligned: the RLC buffers hold 256-bit vectors */
   memset(group, 0, sizeof *group);
   pthread_setspecific(group_key, group);
@@ -352,6 +369,7 @@ static void count_dma(dma_mode mode, int len, int blocks, bool get) {
 
 /* Copies between main memory (blocks of bsize bytes, stride bytes apart) and contiguous LDM. */
 static int copy_strided(char *mem, char *ldm, int len, int stride, int bsize, bool get) {
+  mem = swemu_check_dma_address(mem); /* the DMA engine's view in checking mode */
   if (bsize <= 0 || (stride == 0 && bsize >= len)) {
     get ? memcpy(ldm, mem, (size_t)len) : memcpy(mem, ldm, (size_t)len);
     return 1;
