@@ -9,14 +9,18 @@ work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 echo "== emulator (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 "$build/bench/emulator"
 
-echo "== lenet, batch 64, 10 iterations, one thread"
+echo "== lenet, batch 64, 10 iterations, one thread / 1 and 4 core groups"
 rate() { sed -n 's/.*in [0-9ms]*, \([0-9.]*\) images\/s.*/\1/p'; }
 "$swnc" "$root/examples/lenet.swn" -o "$work/host" && "$swnc" "$root/examples/lenet.swn" --target=sw26010 -o "$work/sw"
 args="--iterations 10 --batch 64 --threads 1 --train-size 640 --test-size 16 --quiet"
-host=$("$work/host" $args | rate) sw=$("$work/sw" $args --profile > "$work/p.txt" && rate < "$work/p.txt")
-est=$(sed -n 's/^estimated: .* \([0-9.]*\) images\/s$/\1/p' "$work/p.txt")
-echo "host target: $host images/s; sw26010 emulated: $sw images/s (emulation costs $(echo "$host $sw" |
-  awk '{ printf "%.0fx", $1 / $2 }')); estimated on one SW26010 core group: $est images/s"
+host=$("$work/host" $args | rate)
+echo "host target, one thread: $host images/s"
+for groups in 1 4; do
+  sw=$("$work/sw" $args --core-groups $groups --profile > "$work/p.txt" && rate < "$work/p.txt")
+  est=$(sed -n 's/^estimated: .* \([0-9.]*\) images\/s$/\1/p' "$work/p.txt")
+  echo "sw26010, $groups core group(s): emulated $sw images/s (emulation costs $(echo "$host $sw" |
+    awk '{ printf "%.0fx", $1 / $2 }') of the host); estimated on the chip: $est images/s"
+done
 
 echo "== vgg16, batch 128: estimated ms per convolution and plan (sw26010 cost model)"
 "$swnc" "$root/examples/vgg16.swn" --target=sw26010 --explain -D batch=128 -o /dev/null 2>&1 |
