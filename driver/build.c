@@ -19,8 +19,7 @@ static bool is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* "dir/suffix" in a new string (exits on out-of-memory). */
-static char *join(const char *dir, const char *suffix) {
+char *path_join(const char *dir, const char *suffix) {
   char *path;
   if (asprintf(&path, "%s/%s", dir, suffix) < 0) {
     fprintf(stderr, "swnc: out of memory\n");
@@ -30,7 +29,7 @@ static char *join(const char *dir, const char *suffix) {
 }
 
 static bool has_file(const char *dir, const char *suffix) {
-  char *path = join(dir, suffix);
+  char *path = path_join(dir, suffix);
   bool ok = is_file(path);
   free(path);
   return ok;
@@ -53,8 +52,8 @@ static void candidates(const BuildOptions *o, char *out[3]) {
     char *slash = exe ? strrchr(exe, '/') : NULL;
     if (slash) {
       *slash = 0;
-      out[n++] = join(exe, "../lib/swnc");    /* installed */
-      out[n++] = join(exe, "../swnc-runtime"); /* build tree */
+      out[n++] = path_join(exe, "../lib/swnc");    /* installed */
+      out[n++] = path_join(exe, "../swnc-runtime"); /* build tree */
     }
     free(exe);
   }
@@ -89,7 +88,7 @@ static int split_words(char *text, char **argv, int max) {
 static char *read_flags(const char *dir, const char *target) {
   char name[64];
   snprintf(name, sizeof name, "lib/swnc_%.32s.flags", target);
-  char *path = join(dir, name);
+  char *path = path_join(dir, name);
   FILE *f = fopen(path, "r");
   free(path);
   char *flags = calloc(1, 4096);
@@ -147,7 +146,8 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     char *cc_words = strdup(cc), *flag_words = strdup(cflags), *link_words = read_flags(dir, o->target);
     char lib[64];
     snprintf(lib, sizeof lib, "lib/libswnc_%.32s.a", o->target);
-    char *include_dir = join(dir, "include"), *target_lib = join(dir, lib), *rt_lib = join(dir, "lib/libswnc_rt.a");
+    char *include_dir = path_join(dir, "include"), *target_lib = path_join(dir, lib);
+    char *rt_lib = path_join(dir, "lib/libswnc_rt.a");
     char *include;
     if (asprintf(&include, "-I%s", include_dir) < 0) include = NULL;
     char *argv[128];
@@ -172,7 +172,7 @@ bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int 
   if (!dir) return false;
   char lib[64];
   snprintf(lib, sizeof lib, "lib/libswnc_%.32s.so", o->target);
-  char *so = join(dir, lib);
+  char *so = path_join(dir, lib);
   bool ok = llvm_run(m, source, &o->llvm_options, so, argc, argv, status);
   free(so);
   return ok;

@@ -14,6 +14,9 @@ typedef struct BuildOptions {
   LlvmOptions llvm_options;
 } BuildOptions;
 
+/* "dir/suffix" in a new string (exits on out-of-memory). */
+char *path_join(const char *dir, const char *suffix);
+
 /* Finds the runtime directory (docs/runtime.md: --runtime-dir, $SWNC_RUNTIME_DIR,
  * <swnc>/../lib/swnc, <swnc>/../swnc-runtime); reports where it looked if it fails. */
 const char *find_runtime(const BuildOptions *o, const char *target);

@@ -13,15 +13,6 @@
 
 #include "../codegen/c/emit_c.h"
 
-static char *path_of(const char *dir, const char *name) {
-  char *path;
-  if (asprintf(&path, "%s/%s", dir, name) < 0) {
-    fprintf(stderr, "swnc: out of memory\n");
-    exit(2);
-  }
-  return path;
-}
-
 static bool make_dir(const char *path) {
   if (mkdir(path, 0777) == 0 || errno == EEXIST) {
     struct stat st;
@@ -31,6 +22,20 @@ static bool make_dir(const char *path) {
   }
   diag_error((SrcLoc){0}, "cannot create the directory '%s': %s", path, strerror(errno));
   return false;
+}
+
+static FILE *create(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) diag_error((SrcLoc){0}, "cannot write '%s': %s", path, strerror(errno));
+  return f;
+}
+
+/* Closes a file `create` opened; false (reported) if anything failed, `ok` included. */
+static bool finish(FILE *f, const char *path, bool ok) {
+  ok &= !ferror(f);
+  ok &= fclose(f) == 0;
+  if (!ok && !diag_error_count()) diag_error((SrcLoc){0}, "cannot write '%s'", path);
+  return ok;
 }
 
 /* Appends file `from` to the open file `to`. */
@@ -51,17 +56,8 @@ static bool append_file(const char *from, FILE *to) {
 }
 
 static bool copy_file(const char *from, const char *to) {
-  FILE *out = fopen(to, "wb");
-  if (!out) {
-    diag_error((SrcLoc){0}, "cannot write '%s': %s", to, strerror(errno));
-    return false;
-  }
-  bool ok = append_file(from, out);
-  if (fclose(out) != 0 && ok) {
-    diag_error((SrcLoc){0}, "cannot write '%s'", to);
-    ok = false;
-  }
-  return ok;
+  FILE *out = create(to);
+  return out && finish(out, to, append_file(from, out));
 }
 
 /* Copies directory `from` into `to` (created), recursively; plain files and directories only. */
@@ -74,7 +70,7 @@ static bool copy_tree(const char *from, const char *to) {
   bool ok = make_dir(to);
   for (struct dirent *e; ok && (e = readdir(d));) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char *src = path_of(from, e->d_name), *dst = path_of(to, e->d_name);
+    char *src = path_join(from, e->d_name), *dst = path_join(to, e->d_name);
     struct stat st;
     if (stat(src, &st) != 0) ok = false, diag_error((SrcLoc){0}, "cannot read '%s': %s", src, strerror(errno));
     else if (S_ISDIR(st.st_mode)) ok = copy_tree(src, dst);
@@ -86,32 +82,17 @@ static bool copy_tree(const char *from, const char *to) {
 }
 
 static bool write_network(const Module *m, const char *source, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    diag_error((SrcLoc){0}, "cannot write '%s': %s", path, strerror(errno));
-    return false;
-  }
-  bool ok = emit_c(m, source, f);
-  ok &= !ferror(f);
-  ok &= fclose(f) == 0;
-  if (!ok && !diag_error_count()) diag_error((SrcLoc){0}, "cannot write '%s'", path);
-  return ok;
+  FILE *f = create(path);
+  return f && finish(f, path, emit_c(m, source, f));
 }
 
-static bool write_makefile(const Module *m, const char *source, const BuildOptions *o, const char *rules,
+static bool write_makefile(const Module *m, const char *source, const char *target, const char *rules,
                            const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    diag_error((SrcLoc){0}, "cannot write '%s': %s", path, strerror(errno));
-    return false;
-  }
+  FILE *f = create(path);
+  if (!f) return false;
   fprintf(f, "# %s, written by swnc from %s for target %s; the target's rules follow.\nNET = %s\n\n", m->name,
-          source, o->target, m->name);
-  bool ok = append_file(rules, f);
-  ok &= !ferror(f);
-  ok &= fclose(f) == 0;
-  if (!ok && !diag_error_count()) diag_error((SrcLoc){0}, "cannot write '%s'", path);
-  return ok;
+          source, target, m->name);
+  return finish(f, path, append_file(rules, f));
 }
 
 bool emit_source_tree(const Module *m, const char *source, const BuildOptions *o) {
@@ -122,14 +103,13 @@ bool emit_source_tree(const Module *m, const char *source, const BuildOptions *o
   }
   const char *runtime = find_runtime(o, o->target);
   if (!runtime) return false;
-  char *tree, *rules, *sources, *network_name, *network, *makefile;
-  if (asprintf(&tree, "%s/src/%s", runtime, o->target) < 0) return false;
-  rules = path_of(tree, "Makefile.rules"), sources = path_of(tree, "swnc");
-  if (asprintf(&network_name, "%s.c", m->name) < 0) return false;
-  network = path_of(o->output, network_name), makefile = path_of(o->output, "Makefile");
-  char *copy = path_of(o->output, "swnc");
-  bool ok = make_dir(o->output) && copy_tree(sources, copy) && write_network(m, source, network) &&
-            write_makefile(m, source, o, rules, makefile);
-  free(tree), free(rules), free(sources), free(network_name), free(network), free(makefile), free(copy);
+  char *src = path_join(runtime, "src"), *tree = path_join(src, o->target);
+  char *rules = path_join(tree, "Makefile.rules"), *sources = path_join(tree, "swnc");
+  char *copy = path_join(o->output, "swnc"), *makefile = path_join(o->output, "Makefile");
+  char *network = path_join(o->output, m->name), *network_c = NULL;
+  bool ok = asprintf(&network_c, "%s.c", network) >= 0;
+  ok = ok && make_dir(o->output) && copy_tree(sources, copy) && write_network(m, source, network_c) &&
+       write_makefile(m, source, o->target, rules, makefile);
+  free(src), free(tree), free(rules), free(sources), free(copy), free(makefile), free(network), free(network_c);
   return ok;
 }

@@ -23,8 +23,8 @@ int swk_core_groups(void);
 
 /* A target whose programs run somewhere other than its hardware (sw26010, on its emulator)
  * estimates the hardware's time of every kernel call: running totals since the start of the
- * calling thread's core group (its calls only), read by --profile between layers. False (and nothing written) where the kernels run on their own
- * hardware. */
+ * calling thread's core group (its calls only), read by --profile between layers. False (and
+ * nothing written) where the kernels run on their own hardware. */
 typedef struct SwkEstimate {
   double seconds;                  /* estimated on the target: cpe + mpe */
   double cpe_seconds, mpe_seconds; /* in compute-core launches, and left on the management core */

@@ -32,11 +32,6 @@ typedef struct Trainer {
   SwnTiming timing;           /* --comm-profile */
 } Trainer;
 
-static float *input_of(const Trainer *t) { return t->step.image + t->net->input_offset * t->step.batch; }
-static int32_t *labels_of(const Trainer *t) {
-  return (int32_t *)(t->step.image + t->net->label_offset * t->step.batch);
-}
-
 static float metric(const Trainer *t, bool loss) {
   float sum = 0;
   for (int i = 0; i < t->net->nmetrics; i++)
@@ -100,7 +95,8 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
     int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
     for (int i = 0; i < n; i++) indices[i] = first + i;
     t->step.batch = n;
-    swn_fill_batch(t->net, d, indices, n, input_of(t), labels_of(t));
+    swn_fill_batch(t->net, d, indices, n, swn_batch_input(t->net, &t->step, n),
+                   swn_batch_labels(t->net, &t->step, n));
     t->net->forward(&t->step, false);
     sums[0] += (double)metric(t, true) * n;
     sums[1] += (double)metric(t, false) * n;
@@ -136,7 +132,8 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   double phase[4];
   phase[0] = swn_now();
   swn_distributed_begin(&t->dist); /* before any worker can complete a bucket */
-  swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch); /* dropout masks as in one process */
+  /* images numbered across ranks: dropout masks as in one process */
+  swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch);
   t->net->forward(&t->step, true);
   phase[1] = swn_now();
   t->step.buckets_ready = 0;

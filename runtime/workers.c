@@ -35,9 +35,13 @@ struct SwnWorkers {
 };
 
 static int64_t input_words(const SwnNetwork *net) { return (int64_t)net->in_c * net->in_h * net->in_w; }
-static float *input_of(const SwnNetwork *net, SwnStep *s) { return s->image + net->input_offset * s->batch; }
-static int32_t *labels_of(const SwnNetwork *net, SwnStep *s) {
-  return (int32_t *)(s->image + net->label_offset * s->batch);
+
+float *swn_batch_input(const SwnNetwork *net, const SwnStep *s, int64_t batch) {
+  return s->image + net->input_offset * batch;
+}
+
+int32_t *swn_batch_labels(const SwnNetwork *net, const SwnStep *s, int64_t batch) {
+  return (int32_t *)(s->image + net->label_offset * batch);
 }
 
 static void run_round(Worker *k) {
@@ -91,7 +95,8 @@ static void open_worker(SwnWorkers *w, Worker *k, const SwnStep *main, int64_t i
   s->conv = swn_conv_state_new(net, autotune, NULL); /* worker 0 reports the choices */
   k->step = s;
   k->all = w;
-  if (pthread_create(&k->thread, NULL, work, k)) swn_fatal("cannot start the worker of core group %d", (int)(k - w->worker));
+  if (pthread_create(&k->thread, NULL, work, k))
+    swn_fatal("cannot start the worker of core group %d", (int)(k - w->worker));
 }
 
 SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, int64_t batch, bool autotune) {
@@ -101,13 +106,13 @@ SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, in
   w->worker = swn_alloc(sizeof(Worker) * (size_t)w->count);
   w->worker[0] = (Worker){.step = main, .all = w};
   main->workers = w;
+  share_out(w);
   if (w->count == 1) return w;
   w->input = swn_alloc(sizeof(float) * (size_t)(input_words(net) * batch));
   w->labels = swn_alloc(sizeof(int32_t) * (size_t)batch);
   w->bucket_workers = swn_alloc(sizeof(int) * (size_t)(net->nbuckets + 1));
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
-  share_out(w);
   for (int i = 1; i < w->count; i++) open_worker(w, &w->worker[i], main, w->worker[1].images, autotune);
   return w;
 }
@@ -134,15 +139,11 @@ void swn_workers_close(SwnWorkers *w) {
 int swn_workers_count(const SwnWorkers *w) { return w->count; }
 
 float *swn_workers_input(SwnWorkers *w) {
-  SwnStep *s = w->worker[0].step;
-  s->batch = (int)w->batch;
-  return w->count > 1 ? w->input : input_of(w->net, s);
+  return w->count > 1 ? w->input : swn_batch_input(w->net, w->worker[0].step, w->batch);
 }
 
 int32_t *swn_workers_labels(SwnWorkers *w) {
-  SwnStep *s = w->worker[0].step;
-  s->batch = (int)w->batch;
-  return w->count > 1 ? w->labels : labels_of(w->net, s);
+  return w->count > 1 ? w->labels : swn_batch_labels(w->net, w->worker[0].step, w->batch);
 }
 
 void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image) {
@@ -152,10 +153,11 @@ void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image) 
     SwnStep *s = k->step;
     s->iteration = iteration;
     s->first_image = first_image + (uint64_t)k->first; /* dropout masks as with one worker */
-    s->batch = w->count > 1 ? k->images : (int)w->batch;
-    if (w->count == 1) return;
-    memcpy(input_of(w->net, s), w->input + k->first * words, sizeof(float) * (size_t)(words * k->images));
-    memcpy(labels_of(w->net, s), w->labels + k->first, sizeof(int32_t) * (size_t)k->images);
+    s->batch = k->images;
+    if (w->count == 1) return; /* the loader wrote worker 0's input */
+    memcpy(swn_batch_input(w->net, s, s->batch), w->input + k->first * words,
+           sizeof(float) * (size_t)(words * s->batch));
+    memcpy(swn_batch_labels(w->net, s, s->batch), w->labels + k->first, sizeof(int32_t) * (size_t)s->batch);
   }
   memset(w->bucket_workers, 0, sizeof(int) * (size_t)(w->net->nbuckets + 1));
   pthread_mutex_lock(&w->lock);
@@ -181,7 +183,6 @@ void swn_workers_finish(SwnWorkers *w) {
   pthread_mutex_lock(&w->lock);
   while (w->finished < w->count - 1) pthread_cond_wait(&w->changed, &w->lock);
   pthread_mutex_unlock(&w->lock);
-  swn_conv_timing(w->worker[0].step->conv, false);
   combine_metrics(w);
 }
 

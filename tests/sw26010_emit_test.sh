@@ -31,7 +31,8 @@ bad=$(cat $kernels/*_cpe.c $kernels/cpe.h $kernels/args.h | grep '^#include' |
 
 make -s -C out emulate > make.txt 2>&1 && [ -x out/lenet-emu ] && pass || fail "make emulate: $(tail -5 make.txt)"
 # What the CPE objects call: functions the athread headers declare, and libc/libm.
-interface=$(grep -ho '[a-z_][a-z0-9_]* *(' out/swnc/targets/sw26010/emu/athread.h | tr -d ' (' | sort -u)
+interface=$(grep -E '^[a-z_][a-z0-9_ ]*[ *][a-z_][a-z0-9_]*\(' out/swnc/targets/sw26010/emu/athread.h |
+  sed 's/(.*//; s/.*[ *]//' | grep -v '^__attribute__$' | sort -u)
 libc="memcpy memset memmove expf exp logf log sqrtf sqrt tanhf tanh fabsf fabs floorf ceilf fmaxf fminf"
 outside=$(for o in $(find out/build/emu -name '*_cpe.o'); do nm -u "$o"; done | awk '{print $2}' | sort -u |
   while read -r f; do echo "$interface $libc" | tr ' ' '\n' | grep -qx "$f" || echo "$f"; done)

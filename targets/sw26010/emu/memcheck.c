@@ -32,16 +32,19 @@ static Block blocks[MAX_BLOCKS];
 static atomic_int nblocks;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int running; /* core groups running CPEs now */
-static int enabled = -1;   /* unknown until the first allocation or launch */
+static bool enabled;       /* SWEMU_CHECK_MEMORY, read once */
+static pthread_once_t read_environment = PTHREAD_ONCE_INIT;
 
 void *__real_aligned_alloc(size_t alignment, size_t bytes);
 void __real_free(void *p);
 
+static void read_setting(void) {
+  const char *v = getenv("SWEMU_CHECK_MEMORY");
+  enabled = v && *v && strcmp(v, "0") != 0;
+}
+
 bool swemu_check_enabled(void) {
-  if (enabled < 0) {
-    const char *v = getenv("SWEMU_CHECK_MEMORY");
-    enabled = v && *v && strcmp(v, "0") != 0;
-  }
+  pthread_once(&read_environment, read_setting);
   return enabled;
 }
 
@@ -90,7 +93,7 @@ void *__wrap_aligned_alloc(size_t alignment, size_t bytes) {
 }
 
 void __wrap_free(void *p) {
-  if (p && enabled > 0) {
+  if (p && swemu_check_enabled()) {
     pthread_mutex_lock(&lock);
     Block *b = find(p);
     if (b) {
@@ -104,7 +107,7 @@ void __wrap_free(void *p) {
 }
 
 char *swemu_check_dma_address(char *mem) {
-  if (enabled <= 0) return mem;
+  if (!swemu_check_enabled()) return mem;
   Block *b = find(mem);
   return b ? b->alias + (mem - b->user) : mem;
 }
