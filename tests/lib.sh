@@ -15,18 +15,19 @@ expect_error() {
 # The losses of a JSON log, one per line.
 losses() { grep '"train"' "$1" | sed 's/.*"loss":\([^,]*\),.*/\1/'; }
 
-# worst_difference A.json B.json: the largest relative difference of their training losses.
+# worst_difference A.json B.json [COUNT]: the largest relative difference of their training
+# losses, of which there must be COUNT (20).
 worst_difference() {
   losses "$1" > a.txt; losses "$2" > b.txt
-  paste a.txt b.txt | awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ }
-                           END { if (n != 20) print "count" n; else print w + 0 }'
+  paste a.txt b.txt | awk -v count="${3:-20}" '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ }
+                                              END { if (n != count) print "count" n; else print w + 0 }'
 }
 
-# same_losses WHAT A.json B.json: 20 training losses each, equal to a relative 1e-4.
+# same_losses WHAT A.json B.json [COUNT]: COUNT (20) training losses each, equal to a relative 1e-4.
 same_losses() {
-  worst=$(worst_difference "$2" "$3")
+  worst=$(worst_difference "$2" "$3" "$4")
   case $worst in
-    count*) fail "$1: $worst losses, not 20" ;;
+    count*) fail "$1: $worst losses, not ${4:-20}" ;;
     *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
   esac
 }

@@ -25,8 +25,8 @@ cpe_count=$(ls $kernels/*_cpe.c | wc -l)
 grep -q "^#.*bsub " out/Makefile && pass || fail "no job launch line in the Makefile"
 
 # CPE sources: the toolchain's CPE headers, the kernel set's own CPE headers, standard C.
-bad=$(cat $kernels/*_cpe.c $kernels/cpe.h $kernels/args.h | grep '^#include' |
-  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe)\.h"')
+bad=$(cat $kernels/*_cpe.[ch] $kernels/cpe.h $kernels/args.h | grep '^#include' |
+  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe)\.h"')
 [ -z "$bad" ] && pass || fail "CPE sources include more than the athread interface: $bad"
 
 make -s -C out emulate > make.txt 2>&1 && [ -x out/lenet-emu ] && pass || fail "make emulate: $(tail -5 make.txt)"

@@ -4,7 +4,8 @@
 # LLVM; --profile prints the estimated time per layer; `swnc run` loads the target's kernels;
 # two ranks (the allreduce's sums on the CPEs) match one process of twice the batch; the
 # chip's 4 core groups (the default) on uneven shares and with dropout match one group; the
-# emulator's checking mode finds no direct main-memory access in the kernel set.
+# emulator's checking mode finds no direct main-memory access in the kernel set; lenet with
+# implicit convolutions matches the host's.
 # Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
@@ -61,6 +62,15 @@ sed 's/relu1 = relu(ip1)/relu1 = relu(ip1)\n  drop1 = dropout(relu1, ratio=0.5)/
 same_losses "sw26010: dropout on 4 core groups vs 1" dropout-1.json dropout-4.json
 ./lenet-sw --core-groups 5 2>err.txt; [ $? -ne 0 ] && grep -q "core-groups 5: this target has 4 core groups" err.txt &&
   pass || fail "--core-groups 5: $(cat err.txt)"
+
+# The implicit plan end to end (filters reordered on the CPEs, (R,C,N,B) transforms and
+# pooling): a product per pixel and tap is slow to emulate, so 3 iterations on one core group.
+"$swnc" "$root/examples/lenet.swn" --conv=implicit -o implicit-host &&
+  "$swnc" "$root/examples/lenet.swn" --target=sw26010 --conv=implicit -o implicit-sw || fail "implicit builds"
+small="--iterations 3 --threads 1 --display 1 --train-size 64 --test-size 4 --quiet --batch 4"
+./implicit-host $small --log implicit-host.json >/dev/null
+./implicit-sw $small --core-groups 1 --log implicit-sw.json >/dev/null || fail "implicit run"
+same_losses "sw26010: lenet with implicit convolutions vs host" implicit-host.json implicit-sw.json 3
 
 one="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 ./lenet-sw $one --batch 16 --log one.json >/dev/null

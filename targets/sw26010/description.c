@@ -1,9 +1,11 @@
 /* The sw26010 target as the compiler sees it (ir/target.h): the kernels of kernels/ priced by
  * the chip's cost model (cost/), from the work each kernel does for a shape (cost/predict.c).
- * The explicit plan runs on the CPEs (im2col, GEMM, col2im); the implicit plan's kernels are
- * still MPE code (with its weight gradient's GEMMs on the CPEs), and so is the transform. */
+ * Both plans and the transforms run on the CPEs: explicit as im2col, GEMM and col2im; implicit as
+ * a product per (pixel, tap) pair, after reordering the filters. Costs are for the whole batch
+ * on one core group. */
 #include "../../ir/target.h"
 #include "cost/predict.h"
+#include "kernels/args.h"
 
 static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
 
@@ -26,11 +28,21 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
 }
 
 static double implicit_cost(const ConvShape *s, ConvComputation c) {
-  double flops = 2.0 * s->batch * s->co * s->ho * s->wo * s->ci * s->kh * s->kw;
-  double bytes = 4.0 * (s->batch * (s->ci * s->h * s->w + s->co * s->ho * s->wo) + s->co * s->ci * s->kh * s->kw);
-  if (c != CONV_WGRAD) return sw_mpe_time(bytes, flops);
-  SwWork w = sw_gemm_work((int)s->co, (int)s->ci, (int)(s->ho * s->wo * s->batch), (int)(s->kh * s->kw), 0);
-  return sw_mpe_time(2 * bytes, 0) + cpe(w);
+  SwImplicitArgs a = {.ci = (int)s->ci, .h = (int)s->h, .w = (int)s->w, .co = (int)s->co, .ho = (int)s->ho,
+                      .wo = (int)s->wo, .kh = (int)s->kh, .kw = (int)s->kw, .sh = (int)s->sh, .sw = (int)s->sw,
+                      .ph = (int)s->ph, .pw = (int)s->pw, .batch = (int)s->batch};
+  double filters = (double)(s->co * s->ci), taps = (double)(s->kh * s->kw);
+  SwWork w = {0};
+  if (c == CONV_WGRAD) {
+    a.pass = SW_IMPLICIT_WEIGHTS;
+    sw_work_add(&w, sw_transpose_work(taps, 1, filters, 0)); /* dW back to (No, Ni, K, K) */
+    sw_work_add(&w, sw_stream_work((double)(s->co * s->ho * s->wo * s->batch), 1)); /* db */
+  } else {
+    a.pass = c == CONV_FORWARD ? SW_IMPLICIT_FORWARD : SW_IMPLICIT_DATA;
+    sw_work_add(&w, sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
+  }
+  sw_work_add(&w, sw_implicit_work(&a));
+  return cpe(w);
 }
 
 static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
@@ -44,9 +56,11 @@ static double sw_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c)
   return cost(s, c);
 }
 
+/* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner axes. */
 static double sw_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to) {
-  (void)to;
-  return sw_mpe_time(8.0 * batch * c * h * w, 0);
+  double hw = (double)(h * w);
+  if (to == LAYOUT_RCNB) return cpe(sw_transpose_work((double)batch, (double)c, hw, 0));
+  return cpe(sw_transpose_work(hw, (double)c, (double)batch, 0));
 }
 
 const Target sw26010_target = {

@@ -458,6 +458,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
 int main(void) {
   for (int threads = 1; threads <= 2; threads++) {
     swk_set_threads(threads);
+    if (swk_threads() != threads) break; /* a kernel set without threads (sw26010): once is enough */
     test_conv((SwkConv){.ci = 4, .h = 7, .w = 6, .co = 6, .ho = 4, .wo = 5, .kh = 3, .kw = 2, .sh = 2, .sw = 1,
                         .ph = 1, .pw = 0, .groups = 2, .bias = true}, 3);
     test_conv((SwkConv){.ci = 3, .h = 5, .w = 5, .co = 4, .ho = 5, .wo = 5, .kh = 1, .kw = 1, .sh = 1, .sw = 1,

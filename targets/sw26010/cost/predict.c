@@ -33,22 +33,61 @@ void sw_work_add(SwWork *sum, SwWork w) {
   sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
 }
 
-/* Per tile and batch item, every CPE loads an A and a B block per slice of 8bk (rows of the
+/* Per tile and product, every CPE loads an A and a B block per slice of 8bk (rows of the
  * block are the strided pieces), exchanges 7 of 8 blocks each way, and multiplies 8 pairs;
- * C is loaded (unless beta is 0: kernels here pass 0 or accumulate) and stored once per item,
- * or once per tile when all items share C. */
-SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared) {
+ * `c_moves` C blocks per tile are written (and read where they start from beta C != 0:
+ * kernels here pass 0 or accumulate, so only the writes are counted). */
+static SwWork product_work(int m, int n, int k, double products, double c_moves) {
   int bm, bn, bk;
   sw_gemm_blocks(m, n, k, &bm, &bn, &bk);
   double tiles = ceil_div(m, 8.0 * bm) * ceil_div(n, 8.0 * bn), slices = ceil_div(k, 8.0 * bk);
-  double items = tiles * count * CPES, per_slice = items * slices;
-  double c_moves = c_shared ? tiles * CPES : items;
+  double per_slice = tiles * products * CPES * slices, c = tiles * c_moves * CPES;
   SwWork w = {0};
   w.flops = per_slice * 2.0 * 8 * bm * bn * bk;
   w.rlc_words = per_slice * 7.0 * (bm * bk + bk * bn) / 4;
-  w.dma_bytes = per_slice * 4.0 * (bm * bk + bk * bn) + c_moves * 4.0 * bm * bn;
-  w.dma_transfers = per_slice * 2 + c_moves;
-  w.dma_blocks = per_slice * (double)(bm + bk) + c_moves * bm;
+  w.dma_bytes = per_slice * 4.0 * (bm * bk + bk * bn) + c * 4.0 * bm * bn;
+  w.dma_transfers = per_slice * 2 + c;
+  w.dma_blocks = per_slice * (double)(bm + bk) + c * bm;
+  return w;
+}
+
+/* C written once per batch item, or once per tile when all items share it. */
+SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared) {
+  return product_work(m, n, k, count, c_shared ? 1 : count);
+}
+
+/* The (output, kernel) position pairs along one axis whose input position is inside the image:
+ * validity of a tap factorises over rows and columns. */
+static double inside_pairs(int out, int kernel, int stride, int pad, int in) {
+  double n = 0;
+  for (int o = 0; o < out; o++)
+    for (int k = 0; k < kernel; k++) n += o * stride - pad + k >= 0 && o * stride - pad + k < in;
+  return n;
+}
+
+/* A product per (pixel, tap) pair inside the image, in every pass (the data gradient's gather
+ * visits the same pairs from the input side); C blocks per output pixel (forward), input pixel
+ * (data gradient, read too when adding) or tap (weights). */
+SwWork sw_implicit_work(const SwImplicitArgs *a) {
+  double products = inside_pairs(a->ho, a->kh, a->sh, a->ph, a->h) * inside_pairs(a->wo, a->kw, a->sw, a->pw, a->w);
+  if (a->pass == SW_IMPLICIT_FORWARD) return product_work(a->co, a->batch, a->ci, products, (double)a->ho * a->wo);
+  if (a->pass == SW_IMPLICIT_WEIGHTS) return product_work(a->co, a->ci, a->batch, products, (double)a->kh * a->kw);
+  return product_work(a->ci, a->batch, a->co, products, (a->add ? 2.0 : 1.0) * a->h * a->w);
+}
+
+/* transpose_cpe.c: per tile one strided get of its rows and one strided put (and a get when
+ * adding) of its columns. */
+SwWork sw_transpose_work(double a, double mid, double b, int add) {
+  double tb = b < 64 ? b : 64, ta = (double)(long long)(SW_TRANSPOSE_FLOATS / tb);
+  if (ta > a) ta = a;
+  tb = (double)(long long)(SW_TRANSPOSE_FLOATS / ta);
+  if (tb > b) tb = b;
+  double tiles = ceil_div(a, ta) * ceil_div(b, tb) * mid, moves = add ? 3 : 2;
+  SwWork w = {0};
+  w.dma_transfers = tiles * (moves - 1) + tiles;
+  w.dma_blocks = tiles * (ta + tb * (moves - 1));
+  w.dma_bytes = 4 * a * mid * b * moves;
+  w.flops = add ? a * mid * b : 0;
   return w;
 }
 

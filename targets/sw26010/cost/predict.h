@@ -11,6 +11,11 @@
  * fit in 56 KB of LDM. */
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk);
 SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared);
+/* The implicit convolution's pass a->pass for the shapes in a (conv_implicit_cpe.c). */
+struct SwImplicitArgs;
+SwWork sw_implicit_work(const struct SwImplicitArgs *a);
+/* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
+SwWork sw_transpose_work(double a, double mid, double b, int add);
 SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int back);
 SwWork sw_stream_work(double n, int operands);
 void sw_work_add(SwWork *sum, SwWork w);

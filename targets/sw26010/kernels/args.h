@@ -53,4 +53,67 @@ typedef struct SwStreamArgs {
   int64_t rows, cols, images, image_stride;
 } SwStreamArgs;
 
+/* Implicit-GEMM convolution (no im2col) on the (R, C, N, B) layout, filters in (K, K, No, Ni)
+ * order (conv_implicit_cpe.c):
+ *   SW_IMPLICIT_FORWARD  out = y  (ho x wo x co x batch) from x and w (+ bias)
+ *   SW_IMPLICIT_DATA     out = dx (h x w x ci x batch) from dy and w, added when `add`
+ *   SW_IMPLICIT_WEIGHTS  out = dw (K x K x co x ci) from dy and x
+ * bm, bn, bk: the product's blocks (gemm_cpe.h). */
+typedef enum { SW_IMPLICIT_FORWARD, SW_IMPLICIT_DATA, SW_IMPLICIT_WEIGHTS } SwImplicitPass;
+
+typedef struct SwImplicitArgs {
+  SwImplicitPass pass;
+  int ci, h, w, co, ho, wo, kh, kw, sh, sw, ph, pw;
+  int batch, add;
+  const float *x, *filters, *dy, *bias;
+  float *out;
+  int bm, bn, bk;
+} SwImplicitArgs;
+
+/* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b: the layout transforms ((B,N,R,C) is
+ * (batch, c, hw); (R,C,N,B) is (hw, c, batch)) and the filters' reordering. Tiles of up to
+ * SW_TRANSPOSE_FLOATS. */
+enum { SW_TRANSPOSE_FLOATS = 2048 };
+typedef struct SwTransposeArgs {
+  int64_t a, mid, b;
+  int add;
+  const float *x;
+  float *y;
+} SwTransposeArgs;
+
+/* Pooling (pool_cpe.c) with the semantics of the host target's (Caffe's windows). (B,N,R,C):
+ * a task is a band of `rows` output rows (forward) or input rows (backward) of one plane, the
+ * input band and the output rows within SW_POOL_IN_FLOATS and SW_POOL_OUT_FLOATS (the MPE runs
+ * shapes that do not fit). (R,C,N,B): a task is SW_STREAM_CHUNK lanes (channel x image) of one
+ * output pixel (forward) or input pixel (backward). argmax: the input pixel (ih * w + iw). */
+enum { SW_POOL_IN_FLOATS = 6144, SW_POOL_OUT_FLOATS = 2048 };
+typedef struct SwPoolArgs {
+  int c, h, w, ho, wo, kh, kw, sh, sw, ph, pw, max;
+  int batch, add, rows, rcnb;
+  const float *x, *dy;
+  float *y, *dx;
+  int32_t *argmax;
+} SwPoolArgs;
+
+/* Softmax with cross-entropy (softmax_loss_cpe.c), an image per task: forward writes prob and
+ * the mean loss times loss_weight, backward dscores (added when `add`). Up to
+ * SW_SOFTMAX_CLASSES classes (more run on the MPE). */
+enum { SW_SOFTMAX_CLASSES = 4096 };
+typedef struct SwSoftmaxArgs {
+  int classes, batch, backward, add;
+  float loss_weight;
+  const float *scores;
+  const int32_t *labels;
+  float *prob, *loss, *dscores;
+} SwSoftmaxArgs;
+
+/* Batch normalisation (batchnorm_cpe.c), a channel per task, with the semantics of the host
+ * target's (double sums; biased variance to normalise, unbiased for the running average). */
+typedef struct SwBatchNormArgs {
+  int c, hw, batch, backward, train, affine, add;
+  float eps, momentum;
+  const float *x, *scale, *shift, *dy;
+  float *y, *saved, *running, *dx, *dscale, *dshift;
+} SwBatchNormArgs;
+
 #endif

@@ -4,11 +4,10 @@
 #include "mpe.h"
 
 #define MPE(name) __typeof__(swk_##name) mpe_##name;
-MPE(pool_forward) MPE(pool_backward) MPE(pool_rcnb_forward) MPE(pool_rcnb_backward)
-MPE(batchnorm_forward) MPE(batchnorm_backward) MPE(lrn_forward) MPE(lrn_backward)
+MPE(pool_forward) MPE(pool_backward) MPE(lrn_forward) MPE(lrn_backward)
 MPE(dropout_forward) MPE(dropout_backward) MPE(concat_forward) MPE(concat_backward)
 MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_backward)
-MPE(accuracy_forward) MPE(conv_implicit_forward) MPE(conv_implicit_backward) MPE(to_rcnb) MPE(to_bnrc)
+MPE(accuracy_forward)
 
 static double floats(double n) { return 4 * n; }
 
@@ -17,43 +16,16 @@ static double pool_sizes(const SwkPool *p, int batch, double *out) {
   return (double)batch * p->c * p->h * p->w;
 }
 
-void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {
+void sw_mpe_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {
   mpe_pool_forward(p, batch, x, y, argmax);
   double out, in = pool_sizes(p, batch, &out);
   sw_mpe_work(floats(in + 2 * out), out * p->kh * p->kw);
 }
 
-void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add) {
+void sw_mpe_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add) {
   mpe_pool_backward(p, batch, dy, argmax, dx, dx_add);
   double out, in = pool_sizes(p, batch, &out);
   sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
-}
-
-void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {
-  mpe_pool_rcnb_forward(p, batch, x, y, argmax);
-  double out, in = pool_sizes(p, batch, &out);
-  sw_mpe_work(floats(in + 2 * out), out * p->kh * p->kw);
-}
-
-void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
-                            bool dx_add) {
-  mpe_pool_rcnb_backward(p, batch, dy, argmax, dx, dx_add);
-  double out, in = pool_sizes(p, batch, &out);
-  sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
-}
-
-void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x, const float *scale,
-                           const float *shift, float *y, float *saved, float *running) {
-  mpe_batchnorm_forward(p, batch, train, x, scale, shift, y, saved, running);
-  double n = (double)batch * p->c * p->hw;
-  sw_mpe_work(floats((train ? 3 : 2) * n), 6 * n);
-}
-
-void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale, const float *dy,
-                            const float *saved, float *dx, bool dx_add, float *dscale, float *dshift) {
-  mpe_batchnorm_backward(p, batch, x, scale, dy, saved, dx, dx_add, dscale, dshift);
-  double n = (double)batch * p->c * p->hw;
-  sw_mpe_work(floats(5 * n), 10 * n);
 }
 
 void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float *scale) {
@@ -112,14 +84,14 @@ void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *co
   sw_mpe_work(floats((2 * n + 1) * e), n * e);
 }
 
-void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
+void sw_mpe_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
                               float *prob, float *loss) {
   mpe_softmax_loss_forward(p, batch, scores, labels, prob, loss);
   double n = (double)batch * p->classes;
   sw_mpe_work(floats(2 * n), 20 * n); /* exp: about 20 operations */
 }
 
-void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
+void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
                                float *dscores, bool dscores_add) {
   mpe_softmax_loss_backward(p, batch, prob, labels, dscores, dscores_add);
   double n = (double)batch * p->classes;
@@ -130,36 +102,4 @@ void swk_accuracy_forward(int classes, int top, int batch, const float *scores, 
                           float *accuracy) {
   mpe_accuracy_forward(classes, top, batch, scores, labels, accuracy);
   sw_mpe_work(floats((double)batch * classes), (double)batch * classes);
-}
-
-static double conv_flops(const SwkConv *p, int batch) {
-  return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
-}
-
-static double conv_bytes(const SwkConv *p, int batch) {
-  return floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo) + (double)p->co * p->ci * p->kh * p->kw);
-}
-
-void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y) {
-  mpe_conv_implicit_forward(p, batch, x, w, b, y);
-  sw_mpe_work(conv_bytes(p, batch), conv_flops(p, batch));
-}
-
-/* The weight gradient's GEMMs run on the CPEs (gemm.c) and are counted there; its packing and
- * the input gradient are MPE work. */
-void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db, float *ws) {
-  mpe_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db, ws);
-  sw_mpe_work(2 * conv_bytes(p, batch), dx ? conv_flops(p, batch) : 0);
-}
-
-void swk_to_rcnb(int c, int h, int w, int batch, const float *x, float *y, bool add) {
-  mpe_to_rcnb(c, h, w, batch, x, y, add);
-  sw_mpe_work(floats((add ? 3.0 : 2.0) * c * h * w * batch), 0);
-}
-
-void swk_to_bnrc(int c, int h, int w, int batch, const float *x, float *y, bool add) {
-  mpe_to_bnrc(c, h, w, batch, x, y, add);
-  sw_mpe_work(floats((add ? 3.0 : 2.0) * c * h * w * batch), 0);
 }

@@ -12,6 +12,12 @@ extern void SLAVE_FUN(sw_gemm)(void *);
 extern void SLAVE_FUN(sw_im2col)(void *);
 extern void SLAVE_FUN(sw_col2im)(void *);
 extern void SLAVE_FUN(sw_stream)(void *);
+extern void SLAVE_FUN(sw_transpose)(void *);
+extern void SLAVE_FUN(sw_conv_implicit)(void *);
+extern void SLAVE_FUN(sw_pool_forward)(void *);
+extern void SLAVE_FUN(sw_pool_backward)(void *);
+extern void SLAVE_FUN(sw_softmax_loss)(void *);
+extern void SLAVE_FUN(sw_batchnorm)(void *);
 
 /* After a join: adds the launch's counters and estimate to the totals (swk_estimate). */
 void sw_launched(void);
@@ -28,5 +34,13 @@ void sw_mpe_work(double bytes, double flops);
 /* The CPE GEMM (args.h) with blocks chosen for the LDM; fills a->bm, bn, bk. */
 void sw_gemm_run(SwGemmArgs *a);
 void sw_stream_run(SwStreamArgs *a);
+/* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
+void sw_transpose_run(int64_t a, int64_t mid, int64_t b, const float *x, float *y, bool add);
+
+/* Shapes the CPE kernels do not take, on the MPE (mpe.c). */
+__typeof__(swk_pool_forward) sw_mpe_pool_forward;
+__typeof__(swk_pool_backward) sw_mpe_pool_backward;
+__typeof__(swk_softmax_loss_forward) sw_mpe_softmax_loss_forward;
+__typeof__(swk_softmax_loss_backward) sw_mpe_softmax_loss_backward;
 
 #endif

@@ -2,10 +2,6 @@
  * MPE: their kernels become mpe_*, which mpe.c wraps to account for their MPE time. */
 #define swk_pool_forward mpe_pool_forward
 #define swk_pool_backward mpe_pool_backward
-#define swk_pool_rcnb_forward mpe_pool_rcnb_forward
-#define swk_pool_rcnb_backward mpe_pool_rcnb_backward
-#define swk_batchnorm_forward mpe_batchnorm_forward
-#define swk_batchnorm_backward mpe_batchnorm_backward
 #define swk_lrn_forward mpe_lrn_forward
 #define swk_lrn_backward mpe_lrn_backward
 #define swk_dropout_forward mpe_dropout_forward
@@ -17,7 +13,3 @@
 #define swk_softmax_loss_forward mpe_softmax_loss_forward
 #define swk_softmax_loss_backward mpe_softmax_loss_backward
 #define swk_accuracy_forward mpe_accuracy_forward
-#define swk_conv_implicit_forward mpe_conv_implicit_forward
-#define swk_conv_implicit_backward mpe_conv_implicit_backward
-#define swk_to_rcnb mpe_to_rcnb
-#define swk_to_bnrc mpe_to_bnrc

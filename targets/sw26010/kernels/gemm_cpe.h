@@ -1,0 +1,143 @@
+/* The register-communication-blocked product on the 8x8 CPE mesh (BRIEF section 2), shared by
+ * the GEMM (gemm_cpe.c) and the implicit convolution (conv_implicit_cpe.c). A C tile of
+ * 8bm x 8bn is spread over the mesh, CPE (i,j) owning block (i,j). To add A B to it (A: m x k,
+ * B: k x n), for each slice of 8bk of the inner dimension CPE (i,j) loads block (i,j) of A's
+ * slice (bm x bk) and of B's (bk x bn); then in step s = 0..7 CPE (i,s) broadcasts its A block
+ * along row i and CPE (s,j) its B block along column j, and every CPE adds A(i,s) B(s,j) to
+ * its C block. Blocks past the matrix edges are zero, so every CPE takes part in every
+ * exchange: all 64 CPEs must make the same sequence of calls. */
+#ifndef SWNC_SW26010_GEMM_CPE_H
+#define SWNC_SW26010_GEMM_CPE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cpe.h"
+
+/* A matrix in main memory: its logical size, stored row-major with leading dimension ld, or
+ * as its transpose (cols x rows) when `transposed`. */
+typedef struct Block {
+  const float *base;
+  int ld, rows, cols;
+  int transposed;
+} Block;
+
+typedef struct Tiles {
+  int bm, bn, bk; /* the blocks each CPE holds: multiples of 4 */
+} Tiles;
+
+typedef struct Ldm {
+  float *a, *b, *ar, *br, *c, *tmp, *bias;
+  int tmp_floats;
+} Ldm;
+
+/* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. */
+static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0, float *tmp) {
+  int r = m->rows - r0 < cap_r ? m->rows - r0 : cap_r, c = m->cols - c0 < cap_c ? m->cols - c0 : cap_c;
+  memset(dst, 0, sizeof(float) * (size_t)cap_r * (size_t)cap_c);
+  if (r <= 0 || c <= 0) return;
+  int lines = m->transposed ? c : r, run = m->transposed ? r : c; /* as stored */
+  const float *src = m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
+  int bytes = 4 * lines * run;
+  if (lines == 1 || run == m->ld) cpe_get(tmp, src, bytes);
+  else cpe_get_strided(tmp, src, bytes, 4 * run, 4 * (m->ld - run));
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < c; j++) dst[i * cap_c + j] = m->transposed ? tmp[j * run + i] : tmp[i * run + j];
+}
+
+/* Writes the valid part (inside rows x cols) of a cap_r x cap_c block at (r0, c0). */
+static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, int c0, const float *blk, int cap_r,
+                              int cap_c, float *tmp) {
+  int r = rows - r0 < cap_r ? rows - r0 : cap_r, c = cols - c0 < cap_c ? cols - c0 : cap_c;
+  if (r <= 0 || c <= 0) return;
+  const float *src = blk;
+  if (c != cap_c) {
+    for (int i = 0; i < r; i++) memcpy(tmp + i * c, blk + i * cap_c, sizeof(float) * (size_t)c);
+    src = tmp;
+  }
+  float *dst = base + (int64_t)r0 * ld + c0;
+  if (r == 1 || c == ld) cpe_put(dst, src, 4 * r * c);
+  else cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
+}
+
+/* c[bm][bn] += a[bm][bk] b[bk][bn] */
+static inline void gemm_multiply(float *restrict c, const float *restrict a, const float *restrict b, int bm, int bn,
+                                 int bk) {
+  for (int i = 0; i < bm; i++)
+    for (int k = 0; k < bk; k++) {
+      float aik = a[i * bk + k];
+      for (int j = 0; j < bn; j++) c[i * bn + j] += aik * b[k * bn + j];
+    }
+}
+
+/* Step s's blocks: this CPE's own if it is the sender, else received. */
+static inline const float *gemm_exchange(const float *mine, float *received, int floats, int sender, int row) {
+  if (sender) {
+    cpe_broadcast(mine, floats, row);
+    return mine;
+  }
+  cpe_receive(received, floats, row);
+  return received;
+}
+
+static inline int gemm_tmp_floats(Tiles t) {
+  int n = t.bm * t.bk > t.bk * t.bn ? t.bm * t.bk : t.bk * t.bn;
+  return t.bm * t.bn > n ? t.bm * t.bn : n;
+}
+
+static inline Ldm gemm_ldm_take(Tiles t) {
+  Ldm l = {.tmp_floats = gemm_tmp_floats(t)};
+  l.a = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bk));
+  l.ar = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bk));
+  l.b = ldm_malloc(sizeof(float) * (size_t)(t.bk * t.bn));
+  l.br = ldm_malloc(sizeof(float) * (size_t)(t.bk * t.bn));
+  l.c = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bn));
+  l.tmp = ldm_malloc(sizeof(float) * (size_t)l.tmp_floats);
+  l.bias = ldm_malloc(sizeof(float) * (size_t)(t.bm > t.bn ? t.bm : t.bn));
+  return l;
+}
+
+static inline void gemm_ldm_give(Tiles t, Ldm *l) {
+  ldm_free(l->bias, sizeof(float) * (size_t)(t.bm > t.bn ? t.bm : t.bn));
+  ldm_free(l->tmp, sizeof(float) * (size_t)l->tmp_floats);
+  ldm_free(l->c, sizeof(float) * (size_t)(t.bm * t.bn));
+  ldm_free(l->br, sizeof(float) * (size_t)(t.bk * t.bn));
+  ldm_free(l->b, sizeof(float) * (size_t)(t.bk * t.bn));
+  ldm_free(l->ar, sizeof(float) * (size_t)(t.bm * t.bk));
+  ldm_free(l->a, sizeof(float) * (size_t)(t.bm * t.bk));
+}
+
+/* This CPE's C block (i0, j0) of c (rows x cols, leading dimension ld) in l->c: beta times
+ * its value (nothing read when beta is 0), plus bias per row (or per column) when given. */
+static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int cols, int i0, int j0, float beta,
+                              const float *bias, int bias_columns, Ldm *l) {
+  if (beta != 0) {
+    Block cb = {c, ld, rows, cols, 0};
+    gemm_load(l->c, t.bm, t.bn, &cb, i0, j0, l->tmp);
+    for (int i = 0; i < t.bm * t.bn; i++) l->c[i] *= beta;
+  } else {
+    memset(l->c, 0, sizeof(float) * (size_t)(t.bm * t.bn));
+  }
+  int r = rows - i0 < t.bm ? rows - i0 : t.bm, n = cols - j0 < t.bn ? cols - j0 : t.bn;
+  if (!bias || r <= 0 || n <= 0) return;
+  cpe_get(l->bias, bias + (bias_columns ? j0 : i0), 4 * (bias_columns ? n : r));
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < n; j++) l->c[i * t.bn + j] += l->bias[bias_columns ? j : i];
+}
+
+/* Adds A B (inner dimension k) to this CPE's block of the C tile at (tile_i, tile_j). */
+static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int tile_i, int tile_j, Ldm *l) {
+  int row = _ROW, col = _COL;
+  for (int k0 = 0; k0 < k; k0 += 8 * t.bk) {
+    gemm_load(l->a, t.bm, t.bk, a, tile_i + row * t.bm, k0 + col * t.bk, l->tmp);
+    gemm_load(l->b, t.bk, t.bn, b, k0 + row * t.bk, tile_j + col * t.bn, l->tmp);
+    for (int s = 0; s < 8; s++) {
+      const float *as = gemm_exchange(l->a, l->ar, t.bm * t.bk, col == s, 1);
+      const float *bs = gemm_exchange(l->b, l->br, t.bk * t.bn, row == s, 0);
+      gemm_multiply(l->c, as, bs, t.bm, t.bn, t.bk);
+    }
+    cpe_count_flops(2LL * 8 * t.bm * t.bn * t.bk);
+  }
+}
+
+#endif

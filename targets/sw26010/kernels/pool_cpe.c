@@ -1,0 +1,177 @@
+/* Max and average pooling on the CPEs, both layouts (args.h), with the host target's semantics:
+ * Caffe's windows (an average divides by the window's extent in the padded input; the first
+ * maximum in window order wins), and backward adds each output's share in output order, so
+ * results match the host's exactly. Backward is a gather: a task owns its input elements. */
+#include "args.h"
+#include "cpe.h"
+
+/* The window of output (oh, ow) clipped to the input, and the divisor of an average: the
+ * definition of targets/host/pool_window.h, which CPE code (athread interface only) cannot include. */
+typedef struct Window {
+  int h0, h1, w0, w1;
+  float area;
+} Window;
+
+static Window window(const SwPoolArgs *p, int oh, int ow) {
+  int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
+  int h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
+  int w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
+  Window win = {h0 < 0 ? 0 : h0, h1 > p->h ? p->h : h1, w0 < 0 ? 0 : w0, w1 > p->w ? p->w : w1,
+                (float)((h1 - h0) * (w1 - w0))};
+  return win;
+}
+
+/* The output rows [*o0, *o1) whose windows can cover input rows [i0, i1) (likewise columns). */
+static void covering(int i0, int i1, int k, int s, int pad, int out, int *o0, int *o1) {
+  int t = i0 + pad - k;
+  *o0 = t < 0 ? 0 : t / s + 1;
+  *o1 = (i1 - 1 + pad) / s + 1;
+  if (*o1 > out) *o1 = out;
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* ------------------------------------------------------------------ (B, N, R, C) */
+
+typedef struct Buffers {
+  float *in, *out;
+  int32_t *am;
+} Buffers;
+
+static void bnrc_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
+  int bands = (p->ho + p->rows - 1) / p->rows, oh0 = (int)(task % bands) * p->rows;
+  int64_t plane = task / bands;
+  int n = min_int(p->rows, p->ho - oh0);
+  int r0 = oh0 * p->sh - p->ph, r1 = min_int(p->h, (oh0 + n - 1) * p->sh - p->ph + p->kh);
+  if (r0 < 0) r0 = 0;
+  if (r1 > r0) cpe_get(b.in, p->x + (plane * p->h + r0) * p->w, 4 * (r1 - r0) * p->w);
+  for (int oh = oh0; oh < oh0 + n; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      Window s = window(p, oh, ow);
+      int o = (oh - oh0) * p->wo + ow, at = s.h0 * p->w + s.w0;
+      float acc = p->max ? b.in[at - r0 * p->w] : 0.0f;
+      for (int ih = s.h0; ih < s.h1; ih++)
+        for (int iw = s.w0; iw < s.w1; iw++) {
+          int i = ih * p->w + iw;
+          float v = b.in[i - r0 * p->w];
+          if (!p->max) acc += v;
+          else if (v > acc) acc = v, at = i;
+        }
+      b.out[o] = p->max ? acc : acc / s.area;
+      b.am[o] = at;
+    }
+  cpe_count_flops((int64_t)n * p->wo * p->kh * p->kw);
+  int64_t first = plane * p->ho * p->wo + (int64_t)oh0 * p->wo;
+  cpe_put(p->y + first, b.out, 4 * n * p->wo);
+  if (p->max) cpe_put(p->argmax + first, b.am, 4 * n * p->wo);
+}
+
+static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
+  int bands = (p->h + p->rows - 1) / p->rows, ih0 = (int)(task % bands) * p->rows;
+  int64_t plane = task / bands;
+  int n = min_int(p->rows, p->h - ih0), o0, o1;
+  float *dx = b.in, *dy = b.out;
+  covering(ih0, ih0 + n, p->kh, p->sh, p->ph, p->ho, &o0, &o1);
+  float *band = p->dx + (plane * p->h + ih0) * p->w;
+  if (p->add) cpe_get(dx, band, 4 * n * p->w);
+  else for (int i = 0; i < n * p->w; i++) dx[i] = 0;
+  if (o1 > o0) {
+    int64_t first = plane * p->ho * p->wo + (int64_t)o0 * p->wo;
+    cpe_get(dy, p->dy + first, 4 * (o1 - o0) * p->wo);
+    if (p->max) cpe_get(b.am, p->argmax + first, 4 * (o1 - o0) * p->wo);
+  }
+  for (int oh = o0; oh < o1; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      int o = (oh - o0) * p->wo + ow;
+      if (p->max) {
+        int at = b.am[o] - ih0 * p->w;
+        if (at >= 0 && at < n * p->w) dx[at] += dy[o];
+        continue;
+      }
+      Window s = window(p, oh, ow);
+      float g = dy[o] / s.area;
+      for (int ih = s.h0 > ih0 ? s.h0 : ih0; ih < min_int(s.h1, ih0 + n); ih++)
+        for (int iw = s.w0; iw < s.w1; iw++) dx[(ih - ih0) * p->w + iw] += g;
+    }
+  cpe_count_flops((int64_t)(o1 - o0) * p->wo * (p->max ? 1 : p->kh * p->kw));
+  cpe_put(band, dx, 4 * n * p->w);
+}
+
+/* ------------------------------------------------------------------ (R, C, N, B) */
+
+static void rcnb_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
+  int64_t lanes = (int64_t)p->c * p->batch, chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
+  int64_t pixel = task / chunks, l0 = task % chunks * SW_STREAM_CHUNK;
+  int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
+  Window s = window(p, (int)(pixel / p->wo), (int)(pixel % p->wo));
+  int first = s.h0 * p->w + s.w0;
+  for (int j = 0; j < n; j++) b.out[j] = 0, b.am[j] = first;
+  for (int ih = s.h0; ih < s.h1; ih++)
+    for (int iw = s.w0; iw < s.w1; iw++) {
+      int at = ih * p->w + iw;
+      cpe_get(b.in, p->x + at * lanes + l0, 4 * n);
+      for (int j = 0; j < n; j++) {
+        if (!p->max) b.out[j] += b.in[j];
+        else if (at == first || b.in[j] > b.out[j]) b.out[j] = b.in[j], b.am[j] = at;
+      }
+    }
+  if (!p->max)
+    for (int j = 0; j < n; j++) b.out[j] /= s.area;
+  cpe_count_flops((int64_t)n * (s.h1 - s.h0) * (s.w1 - s.w0));
+  cpe_put(p->y + pixel * lanes + l0, b.out, 4 * n);
+  if (p->max) cpe_put(p->argmax + pixel * lanes + l0, b.am, 4 * n);
+}
+
+static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, float *dx) {
+  int64_t lanes = (int64_t)p->c * p->batch, chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
+  int64_t pixel = task / chunks, l0 = task % chunks * SW_STREAM_CHUNK;
+  int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
+  int ih = (int)(pixel / p->w), iw = (int)(pixel % p->w), oh0, oh1, ow0, ow1;
+  if (p->add) cpe_get(dx, p->dx + pixel * lanes + l0, 4 * n);
+  else for (int j = 0; j < n; j++) dx[j] = 0;
+  covering(ih, ih + 1, p->kh, p->sh, p->ph, p->ho, &oh0, &oh1);
+  covering(iw, iw + 1, p->kw, p->sw, p->pw, p->wo, &ow0, &ow1);
+  for (int oh = oh0; oh < oh1; oh++)
+    for (int ow = ow0; ow < ow1; ow++) {
+      Window s = window(p, oh, ow);
+      if (ih < s.h0 || ih >= s.h1 || iw < s.w0 || iw >= s.w1) continue;
+      int64_t o = ((int64_t)oh * p->wo + ow) * lanes + l0;
+      cpe_get(b.out, p->dy + o, 4 * n);
+      if (p->max) cpe_get(b.am, p->argmax + o, 4 * n);
+      for (int j = 0; j < n; j++) {
+        if (!p->max) dx[j] += b.out[j] / s.area;
+        else if (b.am[j] == pixel) dx[j] += b.out[j];
+      }
+      cpe_count_flops(n);
+    }
+  cpe_put(p->dx + pixel * lanes + l0, dx, 4 * n);
+}
+
+/* ------------------------------------------------------------------ launches */
+
+static int64_t task_count(const SwPoolArgs *p, int backward) {
+  if (p->rcnb) {
+    int64_t lanes = (int64_t)p->c * p->batch, pixels = backward ? (int64_t)p->h * p->w : (int64_t)p->ho * p->wo;
+    return pixels * ((lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK);
+  }
+  int rows = backward ? p->h : p->ho;
+  return (int64_t)p->batch * p->c * ((rows + p->rows - 1) / p->rows);
+}
+
+static void pool(void *arg, int backward) {
+  SwPoolArgs p;
+  cpe_get(&p, arg, sizeof p);
+  Buffers b = {ldm_malloc(4 * SW_POOL_IN_FLOATS), ldm_malloc(4 * SW_POOL_OUT_FLOATS), ldm_malloc(4 * SW_POOL_OUT_FLOATS)};
+  for (int64_t t = _MYID; t < task_count(&p, backward); t += 64) {
+    if (p.rcnb && backward) rcnb_backward_task(&p, t, b, b.in + SW_STREAM_CHUNK);
+    else if (p.rcnb) rcnb_forward_task(&p, t, b);
+    else if (backward) bnrc_backward_task(&p, t, b);
+    else bnrc_forward_task(&p, t, b);
+  }
+  ldm_free(b.am, 4 * SW_POOL_OUT_FLOATS);
+  ldm_free(b.out, 4 * SW_POOL_OUT_FLOATS);
+  ldm_free(b.in, 4 * SW_POOL_IN_FLOATS);
+}
+
+void sw_pool_forward(void *arg) { pool(arg, 0); }
+void sw_pool_backward(void *arg) { pool(arg, 1); }
