@@ -28,4 +28,4 @@ echo "== vgg16, batch 128: estimated ms per convolution and plan (sw26010 cost m
        /^  chosen:/ { sub(/^  chosen: /, "")
                       printf "%-16s fwd %9s %9s  wgrad %9s %9s  dgrad %9s %9s\n    -> %s\n", name, ex["forward"],
                              im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $0 }'
-echo "(columns: explicit, implicit; implicit runs on the MPE in this kernel set)"
+echo "(columns: explicit, implicit; both on the CPEs)"

@@ -17,6 +17,13 @@ static int ldm_floats(int bm, int bn, int bk) {
   return 2 * bm * bk + 2 * bk * bn + bm * bn + tmp + (bm > bn ? bm : bn);
 }
 
+/* The smallest edge (a multiple of 4) that covers dim in as many steps of 8 edges as `edge` does:
+ * the same number of tiles or slices with less zero padding in the last. */
+static int balanced(int dim, int edge) {
+  int steps = (dim + 8 * edge - 1) / (8 * edge), b = ((dim + 8 * steps - 1) / (8 * steps) + 3) / 4 * 4;
+  return b < 4 ? 4 : b;
+}
+
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
   *bm = block_edge(m, 64), *bn = block_edge(n, 64), *bk = block_edge(k, 64);
   while (ldm_floats(*bm, *bn, *bk) > LDM_FLOATS && *bk > 16) *bk -= 4;
@@ -24,6 +31,7 @@ void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
     if (*bm >= *bn) *bm -= 4;
     else *bn -= 4;
   }
+  *bm = balanced(m, *bm), *bn = balanced(n, *bn), *bk = balanced(k, *bk);
 }
 
 static double ceil_div(double a, double b) { return (double)(long long)((a + b - 1) / b); }

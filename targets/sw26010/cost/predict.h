@@ -8,7 +8,7 @@
 
 /* The blocks gemm_cpe.c uses for an m x n x k product: an eighth of each dimension in whole
  * 4-float words, at most 64, shrunk until A, B (each twice), C, a staging block and the bias
- * fit in 56 KB of LDM. */
+ * fit in 56 KB of LDM, then each evened out over its tiles or slices. */
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk);
 SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared);
 /* The implicit convolution's pass a->pass for the shapes in a (conv_implicit_cpe.c). */
