@@ -31,7 +31,7 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
   SwImplicitArgs a = {.ci = (int)s->ci, .h = (int)s->h, .w = (int)s->w, .co = (int)s->co, .ho = (int)s->ho,
                       .wo = (int)s->wo, .kh = (int)s->kh, .kw = (int)s->kw, .sh = (int)s->sh, .sw = (int)s->sw,
                       .ph = (int)s->ph, .pw = (int)s->pw, .batch = (int)s->batch};
-  double filters = (double)(s->co * s->ci), taps = (double)(s->kh * s->kw);
+  int64_t filters = s->co * s->ci, taps = s->kh * s->kw;
   SwWork w = {0};
   if (c == CONV_WGRAD) {
     a.pass = SW_IMPLICIT_WEIGHTS;
@@ -58,9 +58,8 @@ static double sw_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c)
 
 /* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner axes. */
 static double sw_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to) {
-  double hw = (double)(h * w);
-  if (to == LAYOUT_RCNB) return cpe(sw_transpose_work((double)batch, (double)c, hw, 0));
-  return cpe(sw_transpose_work(hw, (double)c, (double)batch, 0));
+  if (to == LAYOUT_RCNB) return cpe(sw_transpose_work(batch, c, h * w, 0));
+  return cpe(sw_transpose_work(h * w, c, batch, 0));
 }
 
 const Target sw26010_target = {

@@ -85,17 +85,14 @@ SwWork sw_implicit_work(const SwImplicitArgs *a) {
 
 /* transpose_cpe.c: per tile one strided get of its rows and one strided put (and a get when
  * adding) of its columns. */
-SwWork sw_transpose_work(double a, double mid, double b, int add) {
-  double tb = b < 64 ? b : 64, ta = (double)(long long)(SW_TRANSPOSE_FLOATS / tb);
-  if (ta > a) ta = a;
-  tb = (double)(long long)(SW_TRANSPOSE_FLOATS / ta);
-  if (tb > b) tb = b;
-  double tiles = ceil_div(a, ta) * ceil_div(b, tb) * mid, moves = add ? 3 : 2;
+SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
+  SwTransposeTiling t = sw_transpose_tiling(a, b);
+  double tiles = (double)(t.na * t.nb * mid), moves = add ? 3 : 2, elements = (double)a * mid * b;
   SwWork w = {0};
-  w.dma_transfers = tiles * (moves - 1) + tiles;
-  w.dma_blocks = tiles * (ta + tb * (moves - 1));
-  w.dma_bytes = 4 * a * mid * b * moves;
-  w.flops = add ? a * mid * b : 0;
+  w.dma_transfers = tiles * moves;
+  w.dma_blocks = tiles * ((double)t.ta + (double)t.tb * (moves - 1));
+  w.dma_bytes = 4 * elements * moves;
+  w.flops = add ? elements : 0;
   return w;
 }
 

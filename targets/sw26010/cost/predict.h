@@ -4,6 +4,8 @@
 #ifndef SWNC_SW26010_PREDICT_H
 #define SWNC_SW26010_PREDICT_H
 
+#include <stdint.h>
+
 #include "model.h"
 
 /* The blocks gemm_cpe.c uses for an m x n x k product: an eighth of each dimension in whole
@@ -15,7 +17,7 @@ SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared);
 struct SwImplicitArgs;
 SwWork sw_implicit_work(const struct SwImplicitArgs *a);
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
-SwWork sw_transpose_work(double a, double mid, double b, int add);
+SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add);
 SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int back);
 SwWork sw_stream_work(double n, int operands);
 void sw_work_add(SwWork *sum, SwWork w);

@@ -81,6 +81,24 @@ typedef struct SwTransposeArgs {
   float *y;
 } SwTransposeArgs;
 
+/* A transpose task's tile, ta x tb elements (tb up to 64, ta as long as SW_TRANSPOSE_FLOATS
+ * allows, then tb longer where a is short), and the tiles along a and b: the kernel's and the
+ * cost model's (cost/predict.c). */
+typedef struct SwTransposeTiling {
+  int64_t ta, tb, na, nb;
+} SwTransposeTiling;
+
+static inline SwTransposeTiling sw_transpose_tiling(int64_t a, int64_t b) {
+  SwTransposeTiling t;
+  t.tb = b < 64 ? b : 64;
+  t.ta = SW_TRANSPOSE_FLOATS / t.tb;
+  if (t.ta > a) t.ta = a;
+  t.tb = SW_TRANSPOSE_FLOATS / t.ta;
+  if (t.tb > b) t.tb = b;
+  t.na = (a + t.ta - 1) / t.ta, t.nb = (b + t.tb - 1) / t.tb;
+  return t;
+}
+
 /* Pooling (pool_cpe.c) with the semantics of the host target's (Caffe's windows). (B,N,R,C):
  * a task is a band of `rows` output rows (forward) or input rows (backward) of one plane, the
  * input band and the output rows within SW_POOL_IN_FLOATS and SW_POOL_OUT_FLOATS (the MPE runs

@@ -11,8 +11,8 @@ static SwPoolArgs pool_args(const SwkPool *p, int batch, bool rcnb) {
 
 /* Output rows per forward task: a band's input rows and its outputs in the LDM; 0: none fits. */
 static int forward_rows(const SwkPool *p) {
-  int rows = (SW_POOL_IN_FLOATS / p->w - p->kh) / p->sh + 1;
   if (SW_POOL_IN_FLOATS / p->w < p->kh) return 0;
+  int rows = (SW_POOL_IN_FLOATS / p->w - p->kh) / p->sh + 1;
   if (rows > p->ho) rows = p->ho;
   return rows < SW_POOL_OUT_FLOATS / p->wo ? rows : SW_POOL_OUT_FLOATS / p->wo;
 }

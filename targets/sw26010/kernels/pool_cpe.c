@@ -2,6 +2,8 @@
  * Caffe's windows (an average divides by the window's extent in the padded input; the first
  * maximum in window order wins), and backward adds each output's share in output order, so
  * results match the host's exactly. Backward is a gather: a task owns its input elements. */
+#include <string.h>
+
 #include "args.h"
 #include "cpe.h"
 
@@ -74,7 +76,7 @@ static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
   covering(ih0, ih0 + n, p->kh, p->sh, p->ph, p->ho, &o0, &o1);
   float *band = p->dx + (plane * p->h + ih0) * p->w;
   if (p->add) cpe_get(dx, band, 4 * n * p->w);
-  else for (int i = 0; i < n * p->w; i++) dx[i] = 0;
+  else memset(dx, 0, sizeof(float) * (size_t)(n * p->w));
   if (o1 > o0) {
     int64_t first = plane * p->ho * p->wo + (int64_t)o0 * p->wo;
     cpe_get(dy, p->dy + first, 4 * (o1 - o0) * p->wo);
@@ -128,7 +130,7 @@ static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, flo
   int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
   int ih = (int)(pixel / p->w), iw = (int)(pixel % p->w), oh0, oh1, ow0, ow1;
   if (p->add) cpe_get(dx, p->dx + pixel * lanes + l0, 4 * n);
-  else for (int j = 0; j < n; j++) dx[j] = 0;
+  else memset(dx, 0, sizeof(float) * (size_t)n);
   covering(ih, ih + 1, p->kh, p->sh, p->ph, p->ho, &oh0, &oh1);
   covering(iw, iw + 1, p->kw, p->sw, p->pw, p->wo, &ow0, &ow1);
   for (int oh = oh0; oh < oh1; oh++)

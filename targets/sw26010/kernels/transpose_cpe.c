@@ -5,21 +5,6 @@
 #include "args.h"
 #include "cpe.h"
 
-typedef struct Tiling {
-  int64_t ta, tb, na, nb; /* tile edges, tiles along a and b */
-} Tiling;
-
-static Tiling tiling(const SwTransposeArgs *p) {
-  Tiling t;
-  t.tb = p->b < 64 ? p->b : 64;
-  t.ta = SW_TRANSPOSE_FLOATS / t.tb;
-  if (t.ta > p->a) t.ta = p->a;
-  t.tb = SW_TRANSPOSE_FLOATS / t.ta; /* a short a leaves room for a longer b */
-  if (t.tb > p->b) t.tb = p->b;
-  t.na = (p->a + t.ta - 1) / t.ta, t.nb = (p->b + t.tb - 1) / t.tb;
-  return t;
-}
-
 /* rows runs of `run` floats, `ld` floats apart in memory, to or from LDM. */
 static void get_rows(float *ldm, const float *mem, int64_t rows, int64_t run, int64_t ld) {
   if (rows == 1 || run == ld) cpe_get(ldm, mem, (int)(4 * rows * run));
@@ -31,7 +16,7 @@ static void put_rows(float *mem, const float *ldm, int64_t rows, int64_t run, in
   else cpe_put_strided(mem, ldm, (int)(4 * rows * run), (int)(4 * run), (int)(4 * (ld - run)));
 }
 
-static void tile(const SwTransposeArgs *p, const Tiling *t, int64_t task, float *in, float *out) {
+static void tile(const SwTransposeArgs *p, const SwTransposeTiling *t, int64_t task, float *in, float *out) {
   int64_t jb = task % t->nb, ib = task / t->nb % t->na, k = task / t->nb / t->na;
   int64_t i0 = ib * t->ta, j0 = jb * t->tb;
   int64_t ni = p->a - i0 < t->ta ? p->a - i0 : t->ta, nj = p->b - j0 < t->tb ? p->b - j0 : t->tb;
@@ -47,7 +32,7 @@ static void tile(const SwTransposeArgs *p, const Tiling *t, int64_t task, float 
 void sw_transpose(void *arg) {
   SwTransposeArgs p;
   cpe_get(&p, arg, sizeof p);
-  Tiling t = tiling(&p);
+  SwTransposeTiling t = sw_transpose_tiling(p.a, p.b);
   float *in = ldm_malloc(sizeof(float) * SW_TRANSPOSE_FLOATS), *out = ldm_malloc(sizeof(float) * SW_TRANSPOSE_FLOATS);
   for (int64_t task = _MYID; task < t.na * t.nb * p.mid; task += 64) tile(&p, &t, task, in, out);
   ldm_free(out, sizeof(float) * SW_TRANSPOSE_FLOATS);
