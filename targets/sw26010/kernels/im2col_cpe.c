@@ -2,7 +2,8 @@
  * kernel row, kernel column) holds, for each output pixel (oh, ow), input pixel
  * (oh sh - ph + i, ow sw - pw + j), or 0 in the padding.
  *   im2col: a task is (image, channel, kernel row, a run of output rows); its CPE gets each
- *     input row it needs, and puts kw contiguous runs of the column matrix.
+ *     input row it needs, and puts kw contiguous runs of the column matrix (each row's alone
+ *     when one row's kw runs do not fit in the buffer).
  *   col2im: a task is (image, channel, input row); its CPE gathers that row's contributions
  *     from every column row and output row that reads it, so no two CPEs write one row. */
 #include <string.h>
@@ -15,27 +16,36 @@ static int rows_per_task(const SwIm2colArgs *p) {
   return r < 1 ? 1 : r > p->ho ? p->ho : r;
 }
 
+/* Column row (c, i, j)'s wo floats for one output row from its input row (in), or zeros. */
+static void fill(const SwIm2colArgs *p, const float *in, bool inside, int j, float *out) {
+  for (int ow = 0; ow < p->wo; ow++) {
+    int iw = ow * p->sw - p->pw + j;
+    out[ow] = inside && iw >= 0 && iw < p->w ? in[iw] : 0.0f;
+  }
+}
+
 static void im2col_task(const SwIm2colArgs *p, int64_t task, int run, float *in, float *out) {
   int runs = (p->ho + run - 1) / run;
   int oh0 = (int)(task % runs) * run, i = (int)(task / runs % p->kh), c = (int)(task / runs / p->kh % p->channels);
   int64_t image = task / runs / p->kh / p->channels;
   int rows = p->ho - oh0 < run ? p->ho - oh0 : run;
   const float *plane = p->x + image * p->in_image + (int64_t)(p->first_channel + c) * p->h * p->w;
+  float *col = p->col + image * (int64_t)p->ho * p->wo + (int64_t)oh0 * p->wo;
+  /* A wide row's kw runs may not fit the buffer together: then (rows is 1) each is put alone. */
+  bool alone = (int64_t)p->kw * p->wo > SW_IM2COL_OUT_FLOATS;
   for (int r = 0; r < rows; r++) {
     int ih = (oh0 + r) * p->sh - p->ph + i;
     bool inside = ih >= 0 && ih < p->h;
     if (inside) cpe_get(in, plane + (int64_t)ih * p->w, 4 * p->w);
-    for (int j = 0; j < p->kw; j++)
-      for (int ow = 0; ow < p->wo; ow++) {
-        int iw = ow * p->sw - p->pw + j;
-        out[((int64_t)j * rows + r) * p->wo + ow] = inside && iw >= 0 && iw < p->w ? in[iw] : 0.0f;
-      }
+    for (int j = 0; j < p->kw; j++) {
+      int64_t col_row = ((int64_t)c * p->kh + i) * p->kw + j;
+      fill(p, in, inside, j, alone ? out : out + ((int64_t)j * rows + r) * p->wo);
+      if (alone) cpe_put(col + col_row * p->ld, out, 4 * p->wo);
+    }
   }
-  int64_t pixels = (int64_t)p->ho * p->wo;
-  for (int j = 0; j < p->kw; j++) {
+  for (int j = 0; j < p->kw && !alone; j++) {
     int64_t col_row = ((int64_t)c * p->kh + i) * p->kw + j;
-    cpe_put(p->col + col_row * p->ld + image * pixels + (int64_t)oh0 * p->wo, out + (int64_t)j * rows * p->wo,
-            4 * rows * p->wo);
+    cpe_put(col + col_row * p->ld, out + (int64_t)j * rows * p->wo, 4 * rows * p->wo);
   }
 }
 
@@ -68,6 +78,7 @@ static void col2im_row(const SwIm2colArgs *p, int64_t task, float *row, float *s
         int iw = ow * p->sw - p->pw + j;
         if (iw >= 0 && iw < p->w) row[iw] += seg[ow];
       }
+      cpe_count_flops(p->wo);
     }
   }
   cpe_put(dst, row, 4 * p->w);
