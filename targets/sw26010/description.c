@@ -1,8 +1,8 @@
 /* The sw26010 target as the compiler sees it (ir/target.h): the kernels of kernels/ priced by
  * the chip's cost model (cost/), from the work each kernel does for a shape (cost/predict.c).
  * Both plans and the transforms run on the CPEs: explicit as im2col, GEMM and col2im; implicit as
- * a product per (pixel, tap) pair, after reordering the filters. Costs are for the whole batch
- * on one core group. */
+ * products over runs of pixels that share each filter block, after reordering the filters.
+ * Costs are for the whole batch on one core group. */
 #include "../../ir/target.h"
 #include "cost/predict.h"
 #include "kernels/args.h"
@@ -12,19 +12,21 @@ static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
 static double explicit_cost(const ConvShape *s, ConvComputation c) {
   int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups), b = (int)s->batch;
   int k = cig * (int)(s->kh * s->kw), pixels = (int)(s->ho * s->wo);
-  SwWork cols = sw_im2col_work(b, cig, (int)s->h, (int)s->w, (int)s->ho, (int)s->wo, (int)s->kh, (int)s->kw, 0);
-  SwWork w = {0};
-  if (c == CONV_FORWARD || c == CONV_WGRAD) sw_work_add(&w, cols);
-  if (c == CONV_FORWARD) sw_work_add(&w, sw_gemm_work(cog, pixels, k, b, 0));
+  int h = (int)s->h, w = (int)s->w, ho = (int)s->ho, wo = (int)s->wo, kh = (int)s->kh, kw = (int)s->kw;
+  int sh = (int)s->sh, ph = (int)s->ph;
+  SwWork work = {0};
+  if (c == CONV_FORWARD || c == CONV_WGRAD)
+    sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
+  if (c == CONV_FORWARD) sw_work_add(&work, sw_gemm_work(cog, pixels, k, 0, 0, b, 0));
   if (c == CONV_WGRAD) {
-    sw_work_add(&w, sw_gemm_work(cog, k, pixels, b, 1));
-    sw_work_add(&w, sw_stream_work((double)cog * pixels * b, 1));
+    sw_work_add(&work, sw_gemm_work(cog, k, pixels, 0, 1, b, 1));
+    sw_work_add(&work, sw_row_sums_work(cog, pixels, b, 0)); /* db */
   }
   if (c == CONV_DGRAD) {
-    sw_work_add(&w, sw_gemm_work(k, pixels, cog, b, 0));
-    sw_work_add(&w, sw_im2col_work(b, cig, (int)s->h, (int)s->w, (int)s->ho, (int)s->wo, (int)s->kh, (int)s->kw, 1));
+    sw_work_add(&work, sw_gemm_work(k, pixels, cog, 1, 0, b, 0));
+    sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
   }
-  return groups * cpe(w);
+  return groups * cpe(work);
 }
 
 static double implicit_cost(const ConvShape *s, ConvComputation c) {
@@ -36,7 +38,7 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_WGRAD) {
     a.pass = SW_IMPLICIT_WEIGHTS;
     sw_work_add(&w, sw_transpose_work(taps, 1, filters, 0)); /* dW back to (No, Ni, K, K) */
-    sw_work_add(&w, sw_stream_work((double)(s->co * s->ho * s->wo * s->batch), 1)); /* db */
+    sw_work_add(&w, sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
   } else {
     a.pass = c == CONV_FORWARD ? SW_IMPLICIT_FORWARD : SW_IMPLICIT_DATA;
     sw_work_add(&w, sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */

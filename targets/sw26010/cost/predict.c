@@ -11,10 +11,11 @@ static int block_edge(int dim, int cap) {
   return b < 4 ? 4 : b > cap ? cap : b;
 }
 
-static int ldm_floats(int bm, int bn, int bk) {
+/* gemm_cpe.h's buffers (gemm_ldm_take) for a run of `runs` C blocks. */
+static int ldm_floats(int bm, int bn, int bk, int runs) {
   int tmp = bm * bk > bk * bn ? bm * bk : bk * bn;
   if (bm * bn > tmp) tmp = bm * bn;
-  return 2 * bm * bk + 2 * bk * bn + bm * bn + tmp + (bm > bn ? bm : bn);
+  return 2 * bm * bk + (runs + 1) * bk * bn + runs * bm * bn + tmp + (bm > bn ? bm : bn);
 }
 
 /* The smallest edge (a multiple of 4) that covers dim in as many steps of 8 edges as `edge` does:
@@ -26,8 +27,8 @@ static int balanced(int dim, int edge) {
 
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
   *bm = block_edge(m, 64), *bn = block_edge(n, 64), *bk = block_edge(k, 64);
-  while (ldm_floats(*bm, *bn, *bk) > LDM_FLOATS && *bk > 16) *bk -= 4;
-  while (ldm_floats(*bm, *bn, *bk) > LDM_FLOATS) {
+  while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS && *bk > 16) *bk -= 4;
+  while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS) {
     if (*bm >= *bn) *bm -= 4;
     else *bn -= 4;
   }
@@ -41,88 +42,203 @@ void sw_work_add(SwWork *sum, SwWork w) {
   sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
 }
 
-/* Per tile and product, every CPE loads an A and a B block per slice of 8bk (rows of the
- * block are the strided pieces), exchanges 7 of 8 blocks each way, and multiplies 8 pairs;
- * `c_moves` C blocks per tile are written (and read where they start from beta C != 0:
- * kernels here pass 0 or accumulate, so only the writes are counted). */
-static SwWork product_work(int m, int n, int k, double products, double c_moves) {
-  int bm, bn, bk;
-  sw_gemm_blocks(m, n, k, &bm, &bn, &bk);
-  double tiles = ceil_div(m, 8.0 * bm) * ceil_div(n, 8.0 * bn), slices = ceil_div(k, 8.0 * bk);
-  double per_slice = tiles * products * CPES * slices, c = tiles * c_moves * CPES;
+/* Every CPE reads its launch's arguments (the spawn argument) first. */
+static SwWork launch_work(double arg_bytes) {
   SwWork w = {0};
-  w.flops = per_slice * 2.0 * 8 * bm * bn * bk;
-  w.rlc_words = per_slice * 7.0 * (bm * bk + bk * bn) / 4;
-  w.dma_bytes = per_slice * 4.0 * (bm * bk + bk * bn) + c * 4.0 * bm * bn;
-  w.dma_transfers = per_slice * 2 + c;
-  w.dma_blocks = per_slice * (double)(bm + bk) + c * bm;
+  w.dma_transfers = w.dma_blocks = CPES;
+  w.dma_bytes = CPES * arg_bytes;
+  return w;
+}
+
+/* One operand of a product as stored (dense, `rows` lines of `cols` floats), cut into the CPEs'
+ * blocks of br x bc on a grid from (0, 0), moved `times` over: a transfer per block that holds
+ * any of it (blocks past the edges are clipped, or skipped when empty), one contiguous piece per
+ * line unless the block spans whole lines (gemm_load, gemm_store). */
+typedef struct Operand {
+  double rows, cols;
+  int br, bc;
+} Operand;
+
+static Operand stored(int rows, int cols, int br, int bc, int transposed) {
+  return transposed ? (Operand){cols, rows, bc, br} : (Operand){rows, cols, br, bc};
+}
+
+static void operand_moves(SwWork *w, Operand o, double times) {
+  double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc), transfers = row_blocks * col_blocks;
+  w->dma_transfers += times * transfers;
+  w->dma_blocks += times * (col_blocks == 1 ? transfers : o.rows * col_blocks);
+  w->dma_bytes += times * 4 * o.rows * o.cols;
+}
+
+/* The product C (m x n) += A (m x k) B (k x n) of gemm_cpe.h (A or B stored transposed when
+ * ta or tb). Per tile and slice of 8bk, every CPE loads an A block `a_loads` times and a B block
+ * `b_loads` times (once per product; a run's products share A); in each of 8 steps 7 of 8
+ * blocks come by RLC and each product multiplies a pair. Over the tiles, A is read whole once
+ * per tile column and A load, B once per tile row and product. C is moved whole `c_moves` times
+ * (written; read too where the kernel starts from beta C != 0), with `c_bias` bias reads
+ * (per row of C) per C block. Flops and RLC count whole blocks, as the kernels do. */
+typedef struct Product {
+  int m, n, k, ta, tb;
+  double a_loads, b_loads, c_moves, c_bias;
+} Product;
+
+static SwWork product_work(Product p) {
+  int bm, bn, bk;
+  sw_gemm_blocks(p.m, p.n, p.k, &bm, &bn, &bk);
+  double tiles_m = ceil_div(p.m, 8.0 * bm), tiles_n = ceil_div(p.n, 8.0 * bn), slices = ceil_div(p.k, 8.0 * bk);
+  double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads, b = per_slice * p.b_loads;
+  SwWork w = {0};
+  w.flops = b * 2.0 * 8 * bm * bn * bk;
+  w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
+  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads);
+  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads);
+  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_moves);
+  operand_moves(&w, stored(p.m, 1, bm, 1, 0), p.c_bias * ceil_div(p.n, bn)); /* a bias piece per C block */
   return w;
 }
 
 /* C written once per batch item, or once per tile when all items share it. */
-SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared) {
-  return product_work(m, n, k, count, c_shared ? 1 : count);
+SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared) {
+  SwWork w = launch_work(sizeof(SwGemmArgs));
+  Product p = {m, n, k, ta, tb, count, count, c_shared ? 1 : count, 0};
+  sw_work_add(&w, product_work(p));
+  return w;
 }
 
-/* The (output, kernel) position pairs along one axis whose input position is inside the image:
- * validity of a tap factorises over rows and columns. */
-static double inside_pairs(int out, int kernel, int stride, int pad, int in) {
-  double n = 0;
-  for (int o = 0; o < out; o++)
-    for (int k = 0; k < kernel; k++) n += o * stride - pad + k >= 0 && o * stride - pad + k < in;
-  return n;
+/* The implicit pass's product (m x k)(k x n) per (pixel, tap) pair and the longest run of C
+ * blocks sharing A that fits beside the blocks, at most `extent` (the row or filter row). */
+void sw_implicit_plan(SwImplicitArgs *a) {
+  int m = a->pass == SW_IMPLICIT_DATA ? a->ci : a->co, n = a->pass == SW_IMPLICIT_WEIGHTS ? a->ci : a->batch;
+  int k = a->pass == SW_IMPLICIT_FORWARD ? a->ci : a->pass == SW_IMPLICIT_DATA ? a->co : a->batch;
+  int extent = a->pass == SW_IMPLICIT_FORWARD ? a->wo : a->pass == SW_IMPLICIT_DATA ? a->w : a->kw;
+  sw_gemm_blocks(m, n, k, &a->bm, &a->bn, &a->bk);
+  a->run = 1;
+  while (a->run < SW_IMPLICIT_RUN_MAX && a->run < extent && ldm_floats(a->bm, a->bn, a->bk, a->run + 1) <= LDM_FLOATS)
+    a->run++;
 }
 
-/* A product per (pixel, tap) pair inside the image, in every pass (the data gradient's gather
- * visits the same pairs from the input side); C blocks per output pixel (forward), input pixel
+/* One axis of the convolution as a pass's loops walk it: positions (of the output, or of the
+ * input for the data pass's gather) and taps, and which pairs touch the image. */
+typedef struct Axis {
+  int positions, taps, stride, pad, other; /* other: the extent on the far side */
+  int gather;
+} Axis;
+
+static int touches(Axis x, int position, int tap) {
+  return x.gather ? sw_implicit_source(position, tap, x.stride, x.pad, x.other) >= 0
+                  : sw_implicit_input(position, tap, x.stride, x.pad, x.other) >= 0;
+}
+
+/* The touching (position, tap) pairs, and the groups a run of `run` positions (or of taps, when
+ * runs_of_taps) forms with one tap (or position) where at least one pair touches: a product per
+ * pair, an A load per group. Touching factorises over rows and columns. */
+typedef struct AxisCounts {
+  double pairs, groups;
+} AxisCounts;
+
+static AxisCounts axis_counts(Axis x, int run, int runs_of_taps) {
+  AxisCounts c = {0, 0};
+  int outer = runs_of_taps ? x.positions : x.taps, inner = runs_of_taps ? x.taps : x.positions;
+  for (int o = 0; o < outer; o++)
+    for (int first = 0; first < inner; first += run) {
+      int any = 0;
+      for (int r = first; r < inner && r < first + run; r++) {
+        int t = runs_of_taps ? touches(x, o, r) : touches(x, r, o);
+        c.pairs += t, any |= t;
+      }
+      c.groups += any;
+    }
+  return c;
+}
+
+/* Rows are walked one position at a time; columns in runs (of pixels, or of taps for the
+ * weights). C blocks per output pixel (forward, with the bias read at each start), input pixel
  * (data gradient, read too when adding) or tap (weights). */
-SwWork sw_implicit_work(const SwImplicitArgs *a) {
-  double products = inside_pairs(a->ho, a->kh, a->sh, a->ph, a->h) * inside_pairs(a->wo, a->kw, a->sw, a->pw, a->w);
-  if (a->pass == SW_IMPLICIT_FORWARD) return product_work(a->co, a->batch, a->ci, products, (double)a->ho * a->wo);
-  if (a->pass == SW_IMPLICIT_WEIGHTS) return product_work(a->co, a->ci, a->batch, products, (double)a->kh * a->kw);
-  return product_work(a->ci, a->batch, a->co, products, (a->add ? 2.0 : 1.0) * a->h * a->w);
+SwWork sw_implicit_work(const SwImplicitArgs *args) {
+  SwImplicitArgs a = *args;
+  sw_implicit_plan(&a);
+  int gather = a.pass == SW_IMPLICIT_DATA;
+  Axis rows = {gather ? a.h : a.ho, a.kh, a.sh, a.ph, gather ? a.ho : a.h, gather};
+  Axis cols = {gather ? a.w : a.wo, a.kw, a.sw, a.pw, gather ? a.wo : a.w, gather};
+  AxisCounts r = axis_counts(rows, 1, 0), c = axis_counts(cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS);
+  double a_loads = r.pairs * c.groups, b_loads = r.pairs * c.pairs, pixels = (double)a.ho * a.wo;
+  Product p;
+  if (a.pass == SW_IMPLICIT_FORWARD)
+    p = (Product){a.co, a.batch, a.ci, 0, 0, a_loads, b_loads, pixels, a.bias ? pixels : 0};
+  else if (a.pass == SW_IMPLICIT_WEIGHTS)
+    p = (Product){a.co, a.ci, a.batch, 0, 1, a_loads, b_loads, (double)a.kh * a.kw, 0};
+  else
+    p = (Product){a.ci, a.batch, a.co, 1, 0, a_loads, b_loads, (a.add ? 2.0 : 1.0) * a.h * a.w, 0};
+  SwWork w = launch_work(sizeof(SwImplicitArgs));
+  sw_work_add(&w, product_work(p));
+  return w;
 }
 
-/* transpose_cpe.c: per tile one strided get of its rows and one strided put (and a get when
- * adding) of its columns. */
+/* One contiguous piece per line of a get or put of `lines` runs of `run` floats, `ld` apart. */
+static double pieces(int64_t lines, int64_t run, int64_t ld) { return lines == 1 || run == ld ? 1 : (double)lines; }
+
+/* transpose_cpe.c: per tile (ni x nj, clipped at the edges) one strided get of its ni rows and
+ * one strided put (and a get when adding) of its nj columns. */
 SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
   SwTransposeTiling t = sw_transpose_tiling(a, b);
-  double tiles = (double)(t.na * t.nb * mid), moves = add ? 3 : 2, elements = (double)a * mid * b;
-  SwWork w = {0};
-  w.dma_transfers = tiles * moves;
-  w.dma_blocks = tiles * ((double)t.ta + (double)t.tb * (moves - 1));
-  w.dma_bytes = 4 * elements * moves;
+  /* the tiles along each axis: full ones, and the clipped last one */
+  int64_t ni[2] = {t.ta, a % t.ta}, ci[2] = {a / t.ta, a % t.ta != 0};
+  int64_t nj[2] = {t.tb, b % t.tb}, cj[2] = {b / t.tb, b % t.tb != 0};
+  double moves = add ? 3 : 2, elements = (double)a * mid * b;
+  SwWork w = launch_work(sizeof(SwTransposeArgs));
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      double tiles = (double)(ci[i] * cj[j] * mid);
+      w.dma_transfers += tiles * moves;
+      w.dma_blocks += tiles * (pieces(ni[i], nj[j], mid * b) + (moves - 1) * pieces(nj[j], ni[i], mid * a));
+    }
+  w.dma_bytes += 4 * elements * moves;
   w.flops = add ? elements : 0;
   return w;
 }
 
-/* im2col: per (image, channel, kernel row) each output row gets one input row and each run of
- * rows puts kw runs; col2im: per (image, channel, input row) up to kh x kw runs of wo floats in,
- * one row out. */
-SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int back) {
-  SwWork r = {0};
+/* im2col: per (image, channel, kernel row) each output row whose input row is inside the image
+ * gets that row, and each run of output rows puts kw runs; col2im: per (image, channel, input
+ * row) kw segments of wo floats in per kernel row with an output row, the row out (and in first
+ * when adding). The (output row, kernel row) pairs inside the image are counted as the implicit
+ * pass counts them. */
+SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int sh, int ph,
+                      int back, int add) {
+  SwWork r = launch_work(sizeof(SwIm2colArgs));
   double planes = (double)images * channels;
+  double rows_inside = axis_counts((Axis){ho, kh, sh, ph, h, 0}, 1, 0).pairs;
   if (!back) {
     int run = SW_IM2COL_OUT_FLOATS / (kw * wo);
     run = run < 1 ? 1 : run > ho ? ho : run;
-    double gets = planes * kh * ho, puts = planes * kh * ceil_div(ho, run) * kw;
-    r.dma_transfers = r.dma_blocks = gets + puts;
-    r.dma_bytes = 4.0 * (gets * w + planes * kh * kw * ho * wo);
+    double gets = planes * rows_inside, puts = planes * kh * ceil_div(ho, run) * kw;
+    r.dma_transfers += gets + puts, r.dma_blocks += gets + puts;
+    r.dma_bytes += 4.0 * (gets * w + planes * kh * kw * ho * wo);
   } else {
-    double taps = planes * kh * kw * ho; /* every (output row, tap) segment is read once */
-    r.dma_transfers = r.dma_blocks = taps + 2 * planes * h;
-    r.dma_bytes = 4.0 * (taps * wo + 2 * planes * h * w);
-    r.flops = taps * wo;
+    double segments = planes * rows_inside * kw, rows = planes * h * (add ? 2 : 1);
+    r.dma_transfers += segments + rows, r.dma_blocks += segments + rows;
+    r.dma_bytes += 4.0 * (segments * wo + rows * w);
+    r.flops = segments * wo;
   }
   return r;
 }
 
 /* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element. */
 SwWork sw_stream_work(double n, int operands) {
-  SwWork w = {0};
+  SwWork w = launch_work(sizeof(SwStreamArgs));
   double chunks = ceil_div(n, SW_STREAM_CHUNK);
-  w.dma_transfers = w.dma_blocks = chunks * operands;
-  w.dma_bytes = 4 * n * operands;
+  w.dma_transfers += chunks * operands, w.dma_blocks += chunks * operands;
+  w.dma_bytes += 4 * n * operands;
   w.flops = 4 * n;
+  return w;
+}
+
+/* SW_ROW_BIAS_GRAD: per row and image, its columns in chunks; per row one sum out (and the old
+ * one in when adding). */
+SwWork sw_row_sums_work(double rows, double cols, double images, int add) {
+  SwWork w = launch_work(sizeof(SwStreamArgs));
+  double gets = rows * images * ceil_div(cols, SW_STREAM_CHUNK), sums = rows * (add ? 2 : 1);
+  w.dma_transfers += gets + sums, w.dma_blocks += gets + sums;
+  w.dma_bytes += 4 * (rows * images * cols + sums);
+  w.flops = rows * images * cols;
   return w;
 }

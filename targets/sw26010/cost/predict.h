@@ -12,14 +12,23 @@
  * 4-float words, at most 64, shrunk until A, B (each twice), C, a staging block and the bias
  * fit in 56 KB of LDM, then each evened out over its tiles or slices. */
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk);
-SwWork sw_gemm_work(int m, int n, int k, int count, int c_shared);
-/* The implicit convolution's pass a->pass for the shapes in a (conv_implicit_cpe.c). */
+/* The CPE GEMM (gemm_cpe.c) of `count` products m x n x k, A or B stored transposed when ta
+ * or tb, into one C (c_shared) or one each, on dense matrices. */
+SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared);
+/* The implicit convolution (conv_implicit_cpe.c) for the pass and shapes in a: its blocks and
+ * run (fills a->bm, bn, bk, run), and its work. */
 struct SwImplicitArgs;
+void sw_implicit_plan(struct SwImplicitArgs *a);
 SwWork sw_implicit_work(const struct SwImplicitArgs *a);
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
 SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add);
-SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int back);
+/* im2col (col2im when `back`, adding into the image when `add`) of images x channels planes. */
+SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int sh, int ph,
+                      int back, int add);
+/* An element-wise kernel over n floats reading or writing `operands` arrays (stream_cpe.c). */
 SwWork sw_stream_work(double n, int operands);
+/* The bias gradient's row sums (+)= over `images` blocks of rows x cols (stream_cpe.c). */
+SwWork sw_row_sums_work(double rows, double cols, double images, int add);
 void sw_work_add(SwWork *sum, SwWork w);
 
 #endif

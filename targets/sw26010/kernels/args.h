@@ -58,8 +58,10 @@ typedef struct SwStreamArgs {
  *   SW_IMPLICIT_FORWARD  out = y  (ho x wo x co x batch) from x and w (+ bias)
  *   SW_IMPLICIT_DATA     out = dx (h x w x ci x batch) from dy and w, added when `add`
  *   SW_IMPLICIT_WEIGHTS  out = dw (K x K x co x ci) from dy and x
- * bm, bn, bk: the product's blocks (gemm_cpe.h). */
+ * bm, bn, bk: the product's blocks (gemm_cpe.h); run: how many C blocks (output pixels along a
+ * row, input pixels along a row, or taps along a filter row) share each loaded A block. */
 typedef enum { SW_IMPLICIT_FORWARD, SW_IMPLICIT_DATA, SW_IMPLICIT_WEIGHTS } SwImplicitPass;
+enum { SW_IMPLICIT_RUN_MAX = 16 };
 
 typedef struct SwImplicitArgs {
   SwImplicitPass pass;
@@ -67,8 +69,23 @@ typedef struct SwImplicitArgs {
   int batch, add;
   const float *x, *filters, *dy, *bias;
   float *out;
-  int bm, bn, bk;
+  int bm, bn, bk, run;
 } SwImplicitArgs;
+
+/* Along one axis: the input position tap k of output position o reads, or -1 outside the image
+ * (padding is coordinate mapping); and the output position whose tap k reads input position i,
+ * or -1 if there is none. The kernel and the cost model's counts (cost/predict.c) use both. */
+static inline int sw_implicit_input(int o, int k, int stride, int pad, int in) {
+  int i = o * stride - pad + k;
+  return i >= 0 && i < in ? i : -1;
+}
+
+static inline int sw_implicit_source(int i, int k, int stride, int pad, int out) {
+  int t = i + pad - k;
+  if (t < 0 || t % stride) return -1;
+  t /= stride;
+  return t < out ? t : -1;
+}
 
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b: the layout transforms ((B,N,R,C) is
  * (batch, c, hw); (R,C,N,B) is (hw, c, batch)) and the filters' reordering. Tiles of up to

@@ -16,13 +16,11 @@ size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
   return p->filters_kkoi ? 0 : (size_t)weights(p);
 }
 
-/* Fills in the shapes and the product's blocks: (m x k) (k x n) per pixel and tap. */
+/* Fills in the shapes, the product's blocks and the run (sw_implicit_plan), and launches. */
 static void run(const SwkConv *p, int batch, SwImplicitArgs a) {
   a.ci = p->ci, a.h = p->h, a.w = p->w, a.co = p->co, a.ho = p->ho, a.wo = p->wo;
   a.kh = p->kh, a.kw = p->kw, a.sh = p->sh, a.sw = p->sw, a.ph = p->ph, a.pw = p->pw, a.batch = batch;
-  int m = a.pass == SW_IMPLICIT_DATA ? p->ci : p->co, n = a.pass == SW_IMPLICIT_WEIGHTS ? p->ci : batch;
-  int k = a.pass == SW_IMPLICIT_FORWARD ? p->ci : a.pass == SW_IMPLICIT_DATA ? p->co : batch;
-  sw_gemm_blocks(m, n, k, &a.bm, &a.bn, &a.bk);
+  sw_implicit_plan(&a);
   SW_RUN(sw_conv_implicit, &a);
 }
 

@@ -5,7 +5,9 @@
  * slice (bm x bk) and of B's (bk x bn); then in step s = 0..7 CPE (i,s) broadcasts its A block
  * along row i and CPE (s,j) its B block along column j, and every CPE adds A(i,s) B(s,j) to
  * its C block. Blocks past the matrix edges are zero, so every CPE takes part in every
- * exchange: all 64 CPEs must make the same sequence of calls. */
+ * exchange: all 64 CPEs must make the same sequence of calls.
+ * A run keeps several C blocks in LDM that share the A operand (B_r differs): each slice of A
+ * is then loaded and broadcast once for the run, not once per product. */
 #ifndef SWNC_SW26010_GEMM_CPE_H
 #define SWNC_SW26010_GEMM_CPE_H
 
@@ -26,9 +28,10 @@ typedef struct Tiles {
   int bm, bn, bk; /* the blocks each CPE holds: multiples of 4 */
 } Tiles;
 
+/* This CPE's buffers: A and B blocks (own and received), `runs` B and C blocks for a run. */
 typedef struct Ldm {
   float *a, *b, *ar, *br, *c, *tmp, *bias;
-  int tmp_floats;
+  int runs, tmp_floats;
 } Ldm;
 
 /* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. */
@@ -85,58 +88,72 @@ static inline int gemm_tmp_floats(Tiles t) {
   return t.bm * t.bn > n ? t.bm * t.bn : n;
 }
 
-static inline Ldm gemm_ldm_take(Tiles t) {
-  Ldm l = {.tmp_floats = gemm_tmp_floats(t)};
-  l.a = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bk));
-  l.ar = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bk));
-  l.b = ldm_malloc(sizeof(float) * (size_t)(t.bk * t.bn));
-  l.br = ldm_malloc(sizeof(float) * (size_t)(t.bk * t.bn));
-  l.c = ldm_malloc(sizeof(float) * (size_t)(t.bm * t.bn));
-  l.tmp = ldm_malloc(sizeof(float) * (size_t)l.tmp_floats);
-  l.bias = ldm_malloc(sizeof(float) * (size_t)(t.bm > t.bn ? t.bm : t.bn));
+static inline size_t gemm_bytes(int rows, int cols) { return sizeof(float) * (size_t)rows * (size_t)cols; }
+
+static inline Ldm gemm_ldm_take(Tiles t, int runs) {
+  Ldm l = {.runs = runs, .tmp_floats = gemm_tmp_floats(t)};
+  l.a = ldm_malloc(gemm_bytes(t.bm, t.bk));
+  l.ar = ldm_malloc(gemm_bytes(t.bm, t.bk));
+  l.b = ldm_malloc(gemm_bytes(runs * t.bk, t.bn));
+  l.br = ldm_malloc(gemm_bytes(t.bk, t.bn));
+  l.c = ldm_malloc(gemm_bytes(runs * t.bm, t.bn));
+  l.tmp = ldm_malloc(gemm_bytes(l.tmp_floats, 1));
+  l.bias = ldm_malloc(gemm_bytes(t.bm > t.bn ? t.bm : t.bn, 1));
   return l;
 }
 
 static inline void gemm_ldm_give(Tiles t, Ldm *l) {
-  ldm_free(l->bias, sizeof(float) * (size_t)(t.bm > t.bn ? t.bm : t.bn));
-  ldm_free(l->tmp, sizeof(float) * (size_t)l->tmp_floats);
-  ldm_free(l->c, sizeof(float) * (size_t)(t.bm * t.bn));
-  ldm_free(l->br, sizeof(float) * (size_t)(t.bk * t.bn));
-  ldm_free(l->b, sizeof(float) * (size_t)(t.bk * t.bn));
-  ldm_free(l->ar, sizeof(float) * (size_t)(t.bm * t.bk));
-  ldm_free(l->a, sizeof(float) * (size_t)(t.bm * t.bk));
+  ldm_free(l->bias, gemm_bytes(t.bm > t.bn ? t.bm : t.bn, 1));
+  ldm_free(l->tmp, gemm_bytes(l->tmp_floats, 1));
+  ldm_free(l->c, gemm_bytes(l->runs * t.bm, t.bn));
+  ldm_free(l->br, gemm_bytes(t.bk, t.bn));
+  ldm_free(l->b, gemm_bytes(l->runs * t.bk, t.bn));
+  ldm_free(l->ar, gemm_bytes(t.bm, t.bk));
+  ldm_free(l->a, gemm_bytes(t.bm, t.bk));
 }
 
-/* This CPE's C block (i0, j0) of c (rows x cols, leading dimension ld) in l->c: beta times
- * its value (nothing read when beta is 0), plus bias per row (or per column) when given. */
+/* C block r of the run. */
+static inline float *gemm_c(Tiles t, Ldm *l, int r) { return l->c + (size_t)r * (size_t)(t.bm * t.bn); }
+
+/* This CPE's C block (i0, j0) of c (rows x cols, leading dimension ld) into C block r of the
+ * run: beta times its value (nothing read when beta is 0), plus bias per row (or per column)
+ * when given. */
 static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int cols, int i0, int j0, float beta,
-                              const float *bias, int bias_columns, Ldm *l) {
+                              const float *bias, int bias_columns, Ldm *l, int r) {
+  float *blk = gemm_c(t, l, r);
   if (beta != 0) {
     Block cb = {c, ld, rows, cols, 0};
-    gemm_load(l->c, t.bm, t.bn, &cb, i0, j0, l->tmp);
-    for (int i = 0; i < t.bm * t.bn; i++) l->c[i] *= beta;
+    gemm_load(blk, t.bm, t.bn, &cb, i0, j0, l->tmp);
+    for (int i = 0; i < t.bm * t.bn; i++) blk[i] *= beta;
   } else {
-    memset(l->c, 0, sizeof(float) * (size_t)(t.bm * t.bn));
+    memset(blk, 0, gemm_bytes(t.bm, t.bn));
   }
-  int r = rows - i0 < t.bm ? rows - i0 : t.bm, n = cols - j0 < t.bn ? cols - j0 : t.bn;
-  if (!bias || r <= 0 || n <= 0) return;
-  cpe_get(l->bias, bias + (bias_columns ? j0 : i0), 4 * (bias_columns ? n : r));
-  for (int i = 0; i < r; i++)
-    for (int j = 0; j < n; j++) l->c[i * t.bn + j] += l->bias[bias_columns ? j : i];
+  int m = rows - i0 < t.bm ? rows - i0 : t.bm, n = cols - j0 < t.bn ? cols - j0 : t.bn;
+  if (!bias || m <= 0 || n <= 0) return;
+  cpe_get(l->bias, bias + (bias_columns ? j0 : i0), 4 * (bias_columns ? n : m));
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) blk[i * t.bn + j] += l->bias[bias_columns ? j : i];
 }
 
-/* Adds A B (inner dimension k) to this CPE's block of the C tile at (tile_i, tile_j). */
-static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int tile_i, int tile_j, Ldm *l) {
-  int row = _ROW, col = _COL;
+/* Adds A B_r (inner dimension k) to C block r of the run for each r < runs whose b[r].base is
+ * set, in the C tile at (tile_i, tile_j). Per slice, A's block is loaded and broadcast once. */
+static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int runs, int tile_i, int tile_j,
+                                   Ldm *l) {
+  int row = _ROW, col = _COL, b_floats = t.bk * t.bn, products = 0;
+  for (int r = 0; r < runs; r++) products += b[r].base != NULL;
   for (int k0 = 0; k0 < k; k0 += 8 * t.bk) {
     gemm_load(l->a, t.bm, t.bk, a, tile_i + row * t.bm, k0 + col * t.bk, l->tmp);
-    gemm_load(l->b, t.bk, t.bn, b, k0 + row * t.bk, tile_j + col * t.bn, l->tmp);
+    for (int r = 0; r < runs; r++)
+      if (b[r].base) gemm_load(l->b + r * b_floats, t.bk, t.bn, &b[r], k0 + row * t.bk, tile_j + col * t.bn, l->tmp);
     for (int s = 0; s < 8; s++) {
       const float *as = gemm_exchange(l->a, l->ar, t.bm * t.bk, col == s, 1);
-      const float *bs = gemm_exchange(l->b, l->br, t.bk * t.bn, row == s, 0);
-      gemm_multiply(l->c, as, bs, t.bm, t.bn, t.bk);
+      for (int r = 0; r < runs; r++) {
+        if (!b[r].base) continue;
+        const float *bs = gemm_exchange(l->b + r * b_floats, l->br, b_floats, row == s, 0);
+        gemm_multiply(gemm_c(t, l, r), as, bs, t.bm, t.bn, t.bk);
+      }
     }
-    cpe_count_flops(2LL * 8 * t.bm * t.bn * t.bk);
+    cpe_count_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
   }
 }
 
