@@ -1,8 +1,8 @@
 #!/bin/sh
 # The sw26010 target's figures: the emulator's own speed (bench/emulator: launch, RLC, DMA),
 # lenet training speed emulated against the host target on this machine, and the cost model's
-# estimates per convolution and plan for vgg16 at batch 128 (from shapes, as the strategy
-# pass sees them), with the chosen plans' total. Usage: bench/sw26010.sh BUILD_DIR
+# estimates per convolution and plan for vgg16 at batch 128 and 512 (from shapes, as the
+# strategy pass sees them), with the plan chosen. Usage: bench/sw26010.sh BUILD_DIR
 build=${1:-build}
 swnc=$build/driver/swnc root=$(dirname "$0")/..
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
@@ -22,10 +22,13 @@ for groups in 1 4; do
     awk '{ printf "%.0fx", $1 / $2 }') of the host); estimated on the chip: $est images/s"
 done
 
-echo "== vgg16, batch 128: estimated ms per convolution and plan (sw26010 cost model)"
-"$swnc" "$root/examples/vgg16.swn" --target=sw26010 --explain -D batch=128 -o /dev/null 2>&1 |
-  awk '/^conv[0-9]/ { name = $1 } /^  (forward|wgrad|dgrad) / { ex[$1] = $2; im[$1] = $5 }
-       /^  chosen:/ { sub(/^  chosen: /, "")
-                      printf "%-16s fwd %9s %9s  wgrad %9s %9s  dgrad %9s %9s\n    -> %s\n", name, ex["forward"],
-                             im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $0 }'
-echo "(columns: explicit, implicit; both on the CPEs)"
+# The cost model prices each core group's share (a quarter of the batch): 128 is 32 images per
+# group, 512 is 128 per group.
+for batch in 128 512; do
+  echo "== vgg16, batch $batch ($((batch / 4)) per core group): estimated ms per convolution and plan"
+  "$swnc" "$root/examples/vgg16.swn" --target=sw26010 --explain -D batch=$batch -o /dev/null 2>&1 |
+    awk '/^conv[0-9]/ { name = $1 } /^  (forward|wgrad|dgrad) / { ex[$1] = $2; im[$1] = $5 }
+         /^  chosen:/ { printf "%-16s fwd %9s %9s  wgrad %9s %9s  dgrad %9s %9s  -> %s\n", name, ex["forward"],
+                               im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $2 }'
+done
+echo "(columns: explicit, implicit, both on the CPEs; -> the layout chosen: bnrc explicit, rcnb implicit)"

@@ -28,8 +28,9 @@ struct Target {
   /* NULL if `plan` can compute this convolution, else why not (a phrase: "it has 2 groups
    * and the implicit kernels have none") */
   const char *(*conv_illegal)(const ConvShape *s, ConvPlan plan);
-  /* estimated seconds of one computation in one plan (operands already in the plan's layout);
-   * CONV_BACKWARD: both gradients by one call */
+  /* estimated seconds of one computation in one plan (operands already in the plan's layout)
+   * on s->batch images as the target runs them (sw26010: 4 core groups at once, a quarter
+   * each); CONV_BACKWARD: both gradients by one call */
   double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c);
   /* estimated seconds to convert a batch of (c, h, w) images into layout `to` */
   double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to);

@@ -2,7 +2,9 @@
  * the chip's cost model (cost/), from the work each kernel does for a shape (cost/predict.c).
  * Both plans and the transforms run on the CPEs: explicit as im2col, GEMM and col2im; implicit as
  * products over runs of pixels that share each filter block, after reordering the filters.
- * Costs are for the whole batch on one core group. */
+ * A generated program runs one worker per core group, each on its share of the batch, all at
+ * once: costs are for one group's share (the default --core-groups), which is also the chip's
+ * time. Small shares make the implicit plan's products narrow, and the price shows it. */
 #include "../../ir/target.h"
 #include "cost/predict.h"
 #include "kernels/args.h"
@@ -52,14 +54,20 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
   return NULL;
 }
 
-static double sw_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c) {
+/* One core group's share of a batch: the largest, which the others wait for. */
+static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) / SW_CORE_GROUPS; }
+
+static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
   double (*cost)(const ConvShape *, ConvComputation) = plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
-  if (c == CONV_BACKWARD) return cost(s, CONV_WGRAD) + cost(s, CONV_DGRAD);
-  return cost(s, c);
+  ConvShape s = *whole;
+  s.batch = group_share(whole->batch);
+  if (c == CONV_BACKWARD) return cost(&s, CONV_WGRAD) + cost(&s, CONV_DGRAD);
+  return cost(&s, c);
 }
 
 /* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner axes. */
-static double sw_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to) {
+static double sw_transform_cost(int64_t whole, int64_t c, int64_t h, int64_t w, Layout to) {
+  int64_t batch = group_share(whole);
   if (to == LAYOUT_RCNB) return cpe(sw_transpose_work(batch, c, h * w, 0));
   return cpe(sw_transpose_work(h * w, c, batch, 0));
 }

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* Core groups per chip: workers per process (threads.c) and the cost model's batch share. */
+enum { SW_CORE_GROUPS = 4 };
+
 /* C_b = beta C_b + op(A_b) op(B_b) (+ bias[row]) for b < count; a stride of 0 shares that
  * matrix across the batch (a shared C accumulates over it). Row-major; op is a transpose when
  * ta / tb is set. bm, bn, bk: the block of A, B and C each CPE holds (multiples of 4). */

@@ -1,7 +1,8 @@
 /* Threads of the sw26010 kernel set: the MPE is one core; parallelism is the CPE cluster's,
  * and a chip's 4 core groups (BRIEF section 1), one per worker thread. */
+#include "args.h"
 #include "kernels.h"
 
 void swk_set_threads(int threads) { (void)threads; }
 int swk_threads(void) { return 1; }
-int swk_core_groups(void) { return 4; }
+int swk_core_groups(void) { return SW_CORE_GROUPS; }
