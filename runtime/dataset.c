@@ -9,24 +9,23 @@
 
 enum { SYNTHETIC_DEFAULT_SIZE = 1024 };
 
-/* Synthetic images that can be learnt: noise, with the pixels of one residue class (mod the
- * number of classes) brightened according to the label. */
 void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, bool train, SwnDataset *d) {
   d->count = count > 0 ? count : SYNTHETIC_DEFAULT_SIZE;
   d->c = net->in_c, d->h = net->in_h, d->w = net->in_w;
-  int64_t size = (int64_t)d->c * d->h * d->w, classes = net->data.classes;
-  d->pixels = swn_alloc((size_t)(d->count * size));
-  d->labels = swn_alloc(sizeof(int32_t) * (size_t)d->count);
-  uint64_t stream = seed ^ (train ? 0x7261696eull : 0x74657374ull);
-  for (int64_t n = 0; n < d->count; n++) {
-    int32_t label = (int32_t)(swn_hash3(stream, (uint64_t)n, 0) % (uint64_t)classes);
-    d->labels[n] = label;
-    uint8_t *img = d->pixels + n * size;
-    for (int64_t i = 0; i < size; i++) {
-      uint64_t h = swn_hash3(stream, (uint64_t)n, (uint64_t)i + 1);
-      img[i] = (uint8_t)((h & 127) + (i % classes == label ? 128 : 0));
-    }
+  d->synthetic = true;
+  d->stream = seed ^ (train ? 0x7261696eull : 0x74657374ull);
+}
+
+/* Synthetic image n, one that can be learnt: noise, with the pixels of one residue class (mod
+ * the number of classes) brightened according to the label. Returns the label. */
+static int32_t synthetic_image(const SwnDataset *d, int classes, int64_t n, uint8_t *img) {
+  int64_t size = (int64_t)d->c * d->h * d->w;
+  int32_t label = (int32_t)(swn_hash3(d->stream, (uint64_t)n, 0) % (uint64_t)classes);
+  for (int64_t i = 0; i < size; i++) {
+    uint64_t h = swn_hash3(d->stream, (uint64_t)n, (uint64_t)i + 1);
+    img[i] = (uint8_t)((h & 127) + (i % classes == label ? 128 : 0));
   }
+  return label;
 }
 
 static void check_against_network(const SwnNetwork *net, const SwnDataset *d, const char *file) {
@@ -77,13 +76,15 @@ void swn_fill_batch(const SwnNetwork *net, const SwnDataset *d, const int64_t *i
                     int32_t *labels) {
   int64_t plane = (int64_t)d->h * d->w, size = plane * d->c;
   float scale = net->data.scale;
+  uint8_t *made = d->synthetic ? swn_alloc((size_t)size) : NULL;
   for (int b = 0; b < n; b++) {
-    const uint8_t *src = d->pixels + indices[b] * size;
+    const uint8_t *src = made ? made : d->pixels + indices[b] * size;
+    labels[b] = made ? synthetic_image(d, net->data.classes, indices[b], made) : d->labels[indices[b]];
     float *dst = images + (int64_t)b * size;
     for (int c = 0; c < d->c; c++) {
       float mean = net->data.nmean == 0 ? 0 : net->data.mean[net->data.nmean == 1 ? 0 : c];
       for (int64_t i = 0; i < plane; i++) dst[c * plane + i] = ((float)src[c * plane + i] - mean) * scale;
     }
-    labels[b] = d->labels[indices[b]];
   }
+  free(made);
 }
