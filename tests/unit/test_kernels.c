@@ -384,6 +384,15 @@ static void test_accuracy_and_sgd(void) {
   CHECK(fabsf(acc - 2.0f / 3) < 1e-6f);
   swk_accuracy_forward(4, 4, 3, scores, labels, &acc);
   CHECK(acc == 1.0f);
+  /* not a number: the label's own score is wrong at any k; another class's beats the label */
+  scores[1] = NAN;
+  swk_accuracy_forward(4, 4, 3, scores, labels, &acc);
+  CHECK(fabsf(acc - 2.0f / 3) < 1e-6f);
+  scores[1] = 0.9f, scores[5] = NAN;
+  swk_accuracy_forward(4, 1, 3, scores, labels, &acc);
+  CHECK(fabsf(acc - 1.0f / 3) < 1e-6f);
+  swk_accuracy_forward(4, 2, 3, scores, labels, &acc);
+  CHECK(fabsf(acc - 1.0f / 3) < 1e-6f);
   float w[2] = {1, -2}, g[2] = {0.5f, 0.25f}, v[2] = {0.1f, 0};
   swk_sgd_update(2, 0.1f, 0.01f, 0.9f, w, g, v);
   CHECK(fabsf(v[0] - (0.09f + 0.1f * (0.5f + 0.01f))) < 1e-7f);
