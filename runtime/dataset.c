@@ -12,7 +12,7 @@ enum { SYNTHETIC_DEFAULT_SIZE = 1024 };
 void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, bool train, SwnDataset *d) {
   d->count = count > 0 ? count : SYNTHETIC_DEFAULT_SIZE;
   d->c = net->in_c, d->h = net->in_h, d->w = net->in_w;
-  d->synthetic = true;
+  d->pixels = NULL, d->labels = NULL, d->synthetic = true;
   d->stream = seed ^ (train ? 0x7261696eull : 0x74657374ull);
 }
 

@@ -14,7 +14,7 @@ static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fmax(1, fabs
 static void test_synthetic(void) {
   SwnNetwork net = {.in_c = 3, .in_h = 224, .in_w = 224};
   net.data.classes = 1000, net.data.scale = 1.0f;
-  SwnDataset d;
+  SwnDataset d = {.what = "training"};
   swn_load_synthetic(&net, 1281167, 42, true, &d);
   CHECK(d.count == 1281167);
   enum { SIZE = 3 * 224 * 224 };
