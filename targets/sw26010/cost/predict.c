@@ -125,8 +125,7 @@ typedef struct Axis {
 } Axis;
 
 static int touches(Axis x, int position, int tap) {
-  return x.gather ? sw_implicit_source(position, tap, x.stride, x.pad, x.other) >= 0
-                  : sw_implicit_input(position, tap, x.stride, x.pad, x.other) >= 0;
+  return sw_implicit_across(x.gather, position, tap, x.stride, x.pad, x.other) >= 0;
 }
 
 /* The touching (position, tap) pairs, and the groups a run of `run` positions (or of taps, when

@@ -90,6 +90,12 @@ static inline int sw_implicit_source(int i, int k, int stride, int pad, int out)
   return t < out ? t : -1;
 }
 
+/* The position across tap k from position i: the input position it reads, or with `gather` the
+ * output position that reads input position i; -1 if none. */
+static inline int sw_implicit_across(int gather, int i, int k, int stride, int pad, int extent) {
+  return gather ? sw_implicit_source(i, k, stride, pad, extent) : sw_implicit_input(i, k, stride, pad, extent);
+}
+
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b: the layout transforms ((B,N,R,C) is
  * (batch, c, hw); (R,C,N,B) is (hw, c, batch)) and the filters' reordering. Tiles of up to
  * SW_TRANSPOSE_FLOATS. */

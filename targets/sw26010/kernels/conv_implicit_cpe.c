@@ -20,67 +20,49 @@ typedef struct Geometry {
 
 static int shorter(int a, int b) { return a < b ? a : b; }
 
-static void forward(const SwImplicitArgs *p, Geometry g, Tiles t, Ldm *l) {
-  Block x[SW_IMPLICIT_RUN_MAX];
-  for (int ti = 0; ti < p->co; ti += 8 * t.bm)
-    for (int tj = 0; tj < p->batch; tj += 8 * t.bn) {
-      int i0 = ti + _ROW * t.bm, j0 = tj + _COL * t.bn; /* this CPE's C block */
-      for (int oh = 0; oh < p->ho; oh++)
-        for (int ow0 = 0; ow0 < p->wo; ow0 += p->run) {
-          int n = shorter(p->run, p->wo - ow0);
-          float *y = p->out + ((int64_t)oh * p->wo + ow0) * g.y_pixel;
-          for (int r = 0; r < n; r++)
-            gemm_start(t, y + r * g.y_pixel, p->batch, p->co, p->batch, i0, j0, 0.0f, p->bias, 0, l, r);
-          for (int i = 0; i < p->kh; i++) {
-            int ih = sw_implicit_input(oh, i, p->sh, p->ph, p->h);
-            for (int j = 0; j < p->kw && ih >= 0; j++) {
-              int inside = 0;
-              for (int r = 0; r < n; r++) {
-                int iw = sw_implicit_input(ow0 + r, j, p->sw, p->pw, p->w);
-                const float *xr = iw < 0 ? NULL : p->x + ((int64_t)ih * p->w + iw) * g.x_pixel;
-                x[r] = (Block){xr, p->batch, p->ci, p->batch, 0};
-                inside += iw >= 0;
-              }
-              if (!inside) continue;
-              Block w = {p->filters + (i * p->kw + j) * g.tap, p->ci, p->co, p->ci, 0};
-              gemm_accumulate(t, p->ci, &w, x, n, ti, tj, l);
-            }
-          }
-          for (int r = 0; r < n; r++)
-            gemm_store(y + r * g.y_pixel, p->batch, p->co, p->batch, i0, j0, gemm_c(t, l, r), t.bm, t.bn, l->tmp);
-        }
-    }
-}
+/* The forward and data passes are one loop: C is a grid of pixels (the output's, or the
+ * input's for the data gradient's gather), and each pixel's C block is the sum over taps of
+ * A_t B[across(pixel, tap)], where across is the input pixel the tap reads (forward) or the
+ * output pixel whose tap reads this one (gather); A_t is W_t, transposed for the gather. */
+typedef struct PixelPass {
+  int gather;
+  float *c;                   /* c_h x c_w pixels of c_rows x batch */
+  int c_rows, c_h, c_w;
+  const float *b;             /* the other side: b_h x b_w pixels of b_rows x batch */
+  int b_rows, b_h, b_w;
+  float beta;                 /* 1: add to C */
+  const float *bias;          /* per row of C, or NULL */
+} PixelPass;
 
-static void data_gradient(const SwImplicitArgs *p, Geometry g, Tiles t, Ldm *l) {
-  Block dy[SW_IMPLICIT_RUN_MAX];
-  for (int ti = 0; ti < p->ci; ti += 8 * t.bm)
+static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap, Tiles t, Ldm *l) {
+  int64_t c_pixel = (int64_t)s->c_rows * p->batch, b_pixel = (int64_t)s->b_rows * p->batch;
+  Block b[SW_IMPLICIT_RUN_MAX];
+  for (int ti = 0; ti < s->c_rows; ti += 8 * t.bm)
     for (int tj = 0; tj < p->batch; tj += 8 * t.bn) {
       int i0 = ti + _ROW * t.bm, j0 = tj + _COL * t.bn; /* this CPE's C block */
-      for (int ih = 0; ih < p->h; ih++)
-        for (int iw0 = 0; iw0 < p->w; iw0 += p->run) {
-          int n = shorter(p->run, p->w - iw0);
-          float *dx = p->out + ((int64_t)ih * p->w + iw0) * g.x_pixel;
+      for (int y = 0; y < s->c_h; y++)
+        for (int x0 = 0; x0 < s->c_w; x0 += p->run) {
+          int n = shorter(p->run, s->c_w - x0);
+          float *c = s->c + ((int64_t)y * s->c_w + x0) * c_pixel;
           for (int r = 0; r < n; r++)
-            gemm_start(t, dx + r * g.x_pixel, p->batch, p->ci, p->batch, i0, j0, p->add ? 1.0f : 0.0f, NULL, 0,
-                       l, r);
+            gemm_start(t, c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, s->beta, s->bias, 0, l, r);
           for (int i = 0; i < p->kh; i++) {
-            int oh = sw_implicit_source(ih, i, p->sh, p->ph, p->ho);
-            for (int j = 0; j < p->kw && oh >= 0; j++) {
-              int sources = 0;
+            int by = sw_implicit_across(s->gather, y, i, p->sh, p->ph, s->b_h);
+            for (int j = 0; j < p->kw && by >= 0; j++) {
+              int present = 0;
               for (int r = 0; r < n; r++) {
-                int ow = sw_implicit_source(iw0 + r, j, p->sw, p->pw, p->wo);
-                const float *dyr = ow < 0 ? NULL : p->dy + ((int64_t)oh * p->wo + ow) * g.y_pixel;
-                dy[r] = (Block){dyr, p->batch, p->co, p->batch, 0};
-                sources += ow >= 0;
+                int bx = sw_implicit_across(s->gather, x0 + r, j, p->sw, p->pw, s->b_w);
+                const float *br = bx < 0 ? NULL : s->b + ((int64_t)by * s->b_w + bx) * b_pixel;
+                b[r] = (Block){br, p->batch, s->b_rows, p->batch, 0};
+                present += bx >= 0;
               }
-              if (!sources) continue;
-              Block w = {p->filters + (i * p->kw + j) * g.tap, p->ci, p->ci, p->co, 1};
-              gemm_accumulate(t, p->co, &w, dy, n, ti, tj, l);
+              if (!present) continue;
+              Block a = {p->filters + (i * p->kw + j) * tap, p->ci, s->c_rows, s->b_rows, s->gather};
+              gemm_accumulate(t, s->b_rows, &a, b, n, ti, tj, l);
             }
           }
           for (int r = 0; r < n; r++)
-            gemm_store(dx + r * g.x_pixel, p->batch, p->ci, p->batch, i0, j0, gemm_c(t, l, r), t.bm, t.bn, l->tmp);
+            gemm_store(c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, gemm_c(t, l, r), t.bm, t.bn, l->tmp);
         }
     }
 }
@@ -122,8 +104,12 @@ void sw_conv_implicit(void *arg) {
   Geometry g = {(int64_t)p.ci * p.batch, (int64_t)p.co * p.batch, (int64_t)p.co * p.ci};
   Tiles t = {p.bm, p.bn, p.bk};
   Ldm l = gemm_ldm_take(t, p.run);
-  if (p.pass == SW_IMPLICIT_FORWARD) forward(&p, g, t, &l);
-  else if (p.pass == SW_IMPLICIT_DATA) data_gradient(&p, g, t, &l);
-  else weight_gradient(&p, g, t, &l);
+  if (p.pass == SW_IMPLICIT_WEIGHTS) {
+    weight_gradient(&p, g, t, &l);
+  } else {
+    PixelPass forward = {0, p.out, p.co, p.ho, p.wo, p.x, p.ci, p.h, p.w, 0.0f, p.bias};
+    PixelPass data = {1, p.out, p.ci, p.h, p.w, p.dy, p.co, p.ho, p.wo, p.add ? 1.0f : 0.0f, NULL};
+    pixel_pass(&p, p.pass == SW_IMPLICIT_FORWARD ? &forward : &data, g.tap, t, &l);
+  }
   gemm_ldm_give(t, &l);
 }
