@@ -72,7 +72,7 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   double t0 = now();
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
   if (computation == 0 && plan == 0) swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
-  else if (computation == 0) swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y);
+  else if (computation == 0) swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
   else if (plan == 0) swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->ws);
   else swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->implicit_ws);
   return now() - t0;

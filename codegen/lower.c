@@ -1,6 +1,6 @@
-/* Lowering the scheduled, planned IR to kernel calls (see lower.h). One function per op kind
- * and direction maps the op's buffers and parameters onto the kernel interface of
- * runtime/kernels.h. */
+/* Lowering the scheduled, planned IR to kernel calls and constants (see lower.h). Each op's
+ * kernel family (the op table's `family` column) maps its buffers and parameters onto the
+ * kernel interface of runtime/kernels.h; every call is then checked against the contract. */
 #include "lower.h"
 
 #include <limits.h>
@@ -10,7 +10,44 @@ typedef struct Ctx {
   const Module *m;
   Arena *a;
   Lowered *out;
+  const char **objects; /* per op: the global holding its kernel struct, or NULL */
+  bool ok;
 } Ctx;
+
+_Static_assert(SwnStep_fixed == SwnStep_image + REG_FIXED && SwnStep_params == SwnStep_image + REG_PARAMS &&
+                   SwnStep_grads == SwnStep_image + REG_GRADS &&
+                   SwnStep_momentum == SwnStep_image + REG_MOMENTUM && SwnStep_state == SwnStep_image + REG_STATE,
+               "the regions are SwnStep's pointer fields in Region order");
+
+int arg_step_field(ArgKind k) {
+  switch (k) {
+  case ARG_SEED: return SwnStep_seed;
+  case ARG_ITERATION: return SwnStep_iteration;
+  case ARG_FIRST_IMAGE: return SwnStep_first_image;
+  case ARG_WORKSPACE: return SwnStep_ws;
+  case ARG_DECAY: return SwnStep_weight_decay;
+  case ARG_MOMENTUM: return SwnStep_momentum_coef;
+  default: return -1;
+  }
+}
+
+/* How an argument crosses the boundary (checked against the callee's parameter). */
+static AbiCode arg_code(ArgKind k) {
+  switch (k) {
+  case ARG_BATCH:
+  case ARG_INT: return ABI_I32;
+  case ARG_TRAIN:
+  case ARG_BOOL: return ABI_BOOL;
+  case ARG_SEED:
+  case ARG_ITERATION:
+  case ARG_FIRST_IMAGE: return ABI_U64;
+  case ARG_INT64: return ABI_I64;
+  case ARG_LR:
+  case ARG_DECAY:
+  case ARG_MOMENTUM: return ABI_F32;
+  default: return ABI_PTR;
+  }
+}
 
 /* ------------------------------------------------------------------ pointers */
 
@@ -23,10 +60,12 @@ static Ptr buffer_ptr(const Module *m, int buf) {
 static const Op *producer(const Module *m, int value) {
   return &m->graph.ops.data[m->graph.values.data[value].producer];
 }
-static Ptr input(const Module *m, const Op *op, int i) { return buffer_ptr(m, producer(m, op->inputs.data[i])->out_buf); }
+static Ptr input(const Module *m, const Op *op, int i) {
+  return buffer_ptr(m, producer(m, op->inputs.data[i])->out_buf);
+}
 static Ptr output(const Module *m, const Op *op) { return buffer_ptr(m, op->out_buf); }
 static Ptr dy(const Module *m, const Op *op) { return buffer_ptr(m, op->grad_buf); }
-static Ptr saved(const Module *m, const Op *op, int k) { return buffer_ptr(m, k < op->nsaved ? op->saved_buf[k] : -1); }
+static Ptr saved(const Module *m, const Op *op) { return buffer_ptr(m, op->nsaved ? op->saved_buf[0] : -1); }
 
 /* Whether the op works in (R,C,N,B) (kernels that take either layout have a variant for it). */
 static bool in_rcnb(const Module *m, const Op *op) { return m->graph.values.data[op->output].layout == LAYOUT_RCNB; }
@@ -41,7 +80,13 @@ static Ptr state(const Op *op) { return (Ptr){.region = REG_STATE, .offset = op-
 /* ------------------------------------------------------------------ building calls */
 
 static Call *begin(Ctx *c, CallList *list, const char *fn, int op) {
-  Call call = {.fn = fn, .op = op};
+  const AbiFunction *decl = abi_function(fn);
+  if (!decl) {
+    diag_error((SrcLoc){0}, "internal: '%s' is not declared in the contract (runtime/kernels.h, swnc_rt.h)", fn);
+    c->ok = false;
+  }
+  Call call = {.fn = decl, .op = op, .label = op >= 0 ? c->m->graph.ops.data[op].name : NULL,
+               .object = op >= 0 ? c->objects[op] : NULL};
   vec_push(c->a, *list, call);
   return &list->data[list->len - 1];
 }
@@ -55,7 +100,7 @@ static void arg_int(Ctx *c, Call *call, int64_t i) { arg(c, call, (CallArg){.kin
 /* The call's first arguments: the op's struct (if it has one) and the batch. */
 static Call *kernel(Ctx *c, CallList *list, const char *fn, int op) {
   Call *call = begin(c, list, fn, op);
-  if (c->out->structs.data[op].type) arg_kind(c, call, ARG_STRUCT);
+  if (call->object) arg_kind(c, call, ARG_STRUCT);
   arg_kind(c, call, ARG_BATCH);
   return call;
 }
@@ -67,11 +112,38 @@ static void grad_args(Ctx *c, Call *call, const Op *op, const BackwardStep *b, i
   arg_bool(c, call, mode == GRAD_ACCUMULATE);
 }
 
-/* ------------------------------------------------------------------ kernel structs */
+/* Every argument has the type its parameter declares, in number and order. */
+static void check_call(Ctx *c, const Call *call) {
+  if (!call->fn) return;
+  bool fits = call->args.len == call->fn->nparams;
+  for (int i = 0; fits && i < call->args.len; i++) fits = arg_code(call->args.data[i].kind) == call->fn->params[i].code;
+  if (!fits) {
+    diag_error((SrcLoc){0}, "internal: the call of '%s' for '%s' does not match its declaration", call->fn->name,
+               call->label ? call->label : "the network");
+    c->ok = false;
+  }
+}
 
-static void field(Ctx *c, KernelStruct *s, const char *name, FieldKind kind, double value) {
-  StructField f = {name, kind, value};
-  vec_push(c->a, s->fields, f);
+/* ------------------------------------------------------------------ constants */
+
+static Datum d_int(int64_t i) { return (Datum){.kind = DATUM_INT, .i = i}; }
+static Datum d_float(double f) { return (Datum){.kind = DATUM_FLOAT, .f = f}; }
+static Datum d_string(const char *s) { return (Datum){.kind = DATUM_STRING, .s = s}; }
+static Datum d_symbol(const char *s) { return (Datum){.kind = DATUM_SYMBOL, .s = s}; }
+static Datum d_list(Arena *a, int n) {
+  return (Datum){.kind = DATUM_LIST, .items = arena_alloc(a, sizeof(Datum) * (size_t)(n + 1)), .n = n};
+}
+static Datum d_struct(Arena *a, AbiStructId id) { return d_list(a, abi_structs[id].nfields); }
+/* An enum setting: its number, shown with the word the schema gives it. */
+static Datum d_enum(const FieldSpec *specs, const char *key, int value) {
+  Datum d = d_int(value);
+  d.s = field_find(specs, key)->words[value];
+  return d;
+}
+
+static void add_global(Ctx *c, const char *name, AbiStructId type, int length, Datum value, const char *comment) {
+  Global g = {name, {ABI_STRUCT, abi_structs[type].name, name, length}, value, comment};
+  vec_push(c->a, c->out->globals, g);
 }
 
 static uint64_t fnv(uint64_t h, const void *data, size_t n) {
@@ -80,78 +152,87 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
-static KernelStruct make_struct(Ctx *c, const Op *op) {
+/* ------------------------------------------------------------------ kernel structs */
+
+static Datum conv_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
+  Datum s = d_struct(c->a, ABI_SwkConv);
+  int64_t v[] = {[SwkConv_ci] = x.dim[1], [SwkConv_h] = x.dim[2], [SwkConv_w] = x.dim[3], [SwkConv_co] = y.dim[1],
+                 [SwkConv_ho] = y.dim[2], [SwkConv_wo] = y.dim[3], [SwkConv_kh] = a->kernel[0],
+                 [SwkConv_kw] = a->kernel[1], [SwkConv_sh] = a->stride[0], [SwkConv_sw] = a->stride[1],
+                 [SwkConv_ph] = a->pad[0], [SwkConv_pw] = a->pad[1], [SwkConv_groups] = a->groups,
+                 [SwkConv_bias] = a->bias, [SwkConv_filters_kkoi] = 0}; /* the pool keeps (No,Ni,K,K) */
+  for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
+  return s;
+}
+
+static Datum pool_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
+  Datum s = d_struct(c->a, ABI_SwkPool);
+  int64_t v[] = {[SwkPool_c] = x.dim[1], [SwkPool_h] = x.dim[2], [SwkPool_w] = x.dim[3], [SwkPool_ho] = y.dim[2],
+                 [SwkPool_wo] = y.dim[3], [SwkPool_kh] = a->kernel[0], [SwkPool_kw] = a->kernel[1],
+                 [SwkPool_sh] = a->stride[0], [SwkPool_sw] = a->stride[1], [SwkPool_ph] = a->pad[0],
+                 [SwkPool_pw] = a->pad[1], [SwkPool_max] = a->pool == POOL_MAX};
+  for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
+  return s;
+}
+
+/* The op's kernel-parameter struct, or a ZERO datum if its kernels take none. */
+static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
   const Graph *g = &c->m->graph;
   Shape x = op->inputs.len ? g->values.data[op->inputs.data[0]].shape : (Shape){0};
   Shape y = g->values.data[op->output].shape;
   const OpAttrs *a = &op->attr;
-  KernelStruct s = {0};
-  switch (op->kind) {
-  case OP_CONV:
-  case OP_POOL: {
-    bool conv = op->kind == OP_CONV;
-    s.type = conv ? "SwkConv" : "SwkPool";
-    const char *names[] = {"ci", "h", "w", "co", "ho", "wo", "kh", "kw", "sh", "sw", "ph", "pw"};
-    double values[] = {x.dim[1], x.dim[2], x.dim[3], y.dim[1], y.dim[2], y.dim[3], a->kernel[0], a->kernel[1],
-                       a->stride[0], a->stride[1], a->pad[0], a->pad[1]};
-    for (int i = 0; i < 12; i++) {
-      if (!conv && i == 0) field(c, &s, "c", FIELD_INT, values[0]);
-      if (!conv && (i == 0 || i == 3)) continue;
-      field(c, &s, names[i], FIELD_INT, values[i]);
-    }
-    if (conv) {
-      field(c, &s, "groups", FIELD_INT, (double)a->groups), field(c, &s, "bias", FIELD_BOOL, a->bias);
-      field(c, &s, "filters_kkoi", FIELD_BOOL, 0); /* the pool keeps (No,Ni,K,K) for every plan */
-    }
-    else field(c, &s, "max", FIELD_BOOL, a->pool == POOL_MAX);
-    break;
+  Datum s = {0};
+  switch (op_info[op->kind].family) {
+  case FAMILY_CONV: *type = ABI_SwkConv; return conv_struct(c, x, y, a);
+  case FAMILY_POOL: *type = ABI_SwkPool; return pool_struct(c, x, y, a);
+  case FAMILY_FC:
+    s = d_struct(c->a, *type = ABI_SwkFc);
+    s.items[SwkFc_in] = d_int(shape_per_image(x)), s.items[SwkFc_out] = d_int(a->outputs);
+    s.items[SwkFc_bias] = d_int(a->bias);
+    return s;
+  case FAMILY_ACTIVATION:
+    s = d_struct(c->a, *type = ABI_SwkAct);
+    s.items[SwkAct_n] = d_int(shape_per_image(y)), s.items[SwkAct_slope] = d_float(a->slope);
+    return s;
+  case FAMILY_BATCHNORM:
+    s = d_struct(c->a, *type = ABI_SwkBatchNorm);
+    s.items[SwkBatchNorm_c] = d_int(x.dim[1]), s.items[SwkBatchNorm_hw] = d_int(shape_per_image(x) / x.dim[1]);
+    s.items[SwkBatchNorm_eps] = d_float(a->eps), s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
+    s.items[SwkBatchNorm_affine] = d_int(a->affine);
+    return s;
+  case FAMILY_LRN:
+    s = d_struct(c->a, *type = ABI_SwkLrn);
+    s.items[SwkLrn_c] = d_int(x.dim[1]), s.items[SwkLrn_hw] = d_int(x.dim[2] * x.dim[3]);
+    s.items[SwkLrn_size] = d_int(a->local_size), s.items[SwkLrn_alpha] = d_float(a->alpha);
+    s.items[SwkLrn_beta] = d_float(a->beta), s.items[SwkLrn_k] = d_float(a->k);
+    return s;
+  case FAMILY_DROPOUT:
+    s = d_struct(c->a, *type = ABI_SwkDropout);
+    s.items[SwkDropout_n] = d_int(shape_per_image(y)), s.items[SwkDropout_ratio] = d_float(a->ratio);
+    /* a 53-bit salt: the masks stay those of programs built before the salt was 64 bits wide */
+    s.items[SwkDropout_layer] = d_int((int64_t)(fnv(14695981039346656037ull, op->name, strlen(op->name)) >> 11));
+    return s;
+  case FAMILY_LOSS:
+    s = d_struct(c->a, *type = ABI_SwkSoftmaxLoss);
+    s.items[SwkSoftmaxLoss_classes] = d_int(x.dim[1]), s.items[SwkSoftmaxLoss_loss_weight] = d_float(a->loss_weight);
+    return s;
+  default: return s;
   }
-  case OP_FC:
-    s.type = "SwkFc";
-    field(c, &s, "in", FIELD_INT, (double)shape_per_image(x));
-    field(c, &s, "out", FIELD_INT, (double)a->outputs);
-    field(c, &s, "bias", FIELD_BOOL, a->bias);
-    break;
-  case OP_RELU:
-  case OP_SIGMOID:
-  case OP_TANH:
-    s.type = "SwkAct";
-    field(c, &s, "n", FIELD_INT64, (double)shape_per_image(y));
-    field(c, &s, "slope", FIELD_FLOAT, op->kind == OP_RELU ? a->slope : 0);
-    break;
-  case OP_BATCHNORM:
-    s.type = "SwkBatchNorm";
-    field(c, &s, "c", FIELD_INT, (double)x.dim[1]);
-    field(c, &s, "hw", FIELD_INT, (double)(shape_per_image(x) / x.dim[1]));
-    field(c, &s, "eps", FIELD_FLOAT, a->eps);
-    field(c, &s, "momentum", FIELD_FLOAT, a->momentum);
-    field(c, &s, "affine", FIELD_BOOL, a->affine);
-    break;
-  case OP_LRN:
-    s.type = "SwkLrn";
-    field(c, &s, "c", FIELD_INT, (double)x.dim[1]);
-    field(c, &s, "hw", FIELD_INT, (double)(x.dim[2] * x.dim[3]));
-    field(c, &s, "size", FIELD_INT, (double)a->local_size);
-    field(c, &s, "alpha", FIELD_FLOAT, a->alpha);
-    field(c, &s, "beta", FIELD_FLOAT, a->beta);
-    field(c, &s, "k", FIELD_FLOAT, a->k);
-    break;
-  case OP_DROPOUT:
-    s.type = "SwkDropout";
-    field(c, &s, "n", FIELD_INT64, (double)shape_per_image(y));
-    field(c, &s, "ratio", FIELD_FLOAT, a->ratio);
-    /* a 53-bit salt, so that it survives the double in StructField exactly */
-    field(c, &s, "layer", FIELD_UINT64, (double)(fnv(14695981039346656037ull, op->name, strlen(op->name)) >> 11));
-    break;
-  case OP_SOFTMAX_LOSS:
-    s.type = "SwkSoftmaxLoss";
-    field(c, &s, "classes", FIELD_INT, (double)x.dim[1]);
-    field(c, &s, "loss_weight", FIELD_FLOAT, a->loss_weight);
-    break;
-  default: break;
-  }
-  return s;
 }
+
+static void lower_structs(Ctx *c) {
+  const Graph *g = &c->m->graph;
+  c->objects = arena_alloc(c->a, sizeof(const char *) * (size_t)(g->ops.len + 1));
+  for (int i = 0; i < g->ops.len; i++) {
+    AbiStructId type;
+    Datum s = make_struct(c, &g->ops.data[i], &type);
+    if (s.kind == DATUM_ZERO) continue;
+    c->objects[i] = arena_printf(c->a, "L%d", i);
+    add_global(c, c->objects[i], type, 0, s, g->ops.data[i].name);
+  }
+}
+
+/* ------------------------------------------------------------------ calls shared by both directions */
 
 /* The first two arguments of concat and add, both directions: the input count, then the
  * per-image size of each input (concat) or of all of them (add). */
@@ -160,7 +241,8 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
   arg_int(c, k, op->inputs.len);
   if (op->kind == OP_CONCAT) {
     CallArg sizes = {.kind = ARG_SIZES};
-    for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, sizes.sizes, shape_per_image(g->values.data[op->inputs.data[j]].shape));
+    for (int j = 0; j < op->inputs.len; j++)
+      vec_push(c->a, sizes.sizes, shape_per_image(g->values.data[op->inputs.data[j]].shape));
     arg(c, k, sizes);
   } else {
     arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_per_image(g->values.data[op->output].shape)});
@@ -171,16 +253,13 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
  * computation in its plan, converting operands where a plan's layout is not the tensors', and
  * under --autotune times the other plan too. Its first arguments: struct, batch, step, the
  * layer, and the plan word (SWN_CONV_* in swnc_rt.h). */
-enum { WORD_RCNB = 1, WORD_IMPLICIT_LEGAL = 16 }; /* SWN_CONV_RCNB, SWN_CONV_IMPLICIT_LEGAL */
-static int word_implicit(int computation) { return 2 << computation; } /* SWN_CONV_IMPLICIT(c) */
-
 static Call *conv_call(Ctx *c, CallList *list, const char *fn, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   const ConvChoice *ch = &op->conv;
-  int word = in_rcnb(c->m, op) ? WORD_RCNB : 0;
+  int word = in_rcnb(c->m, op) ? SWN_CONV_RCNB : 0;
   for (int k = 0; k < CONV_COMPUTATIONS; k++)
-    if (ch->plan[k] == PLAN_IMPLICIT) word |= word_implicit(k);
-  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= WORD_IMPLICIT_LEGAL;
+    if (ch->plan[k] == PLAN_IMPLICIT) word |= SWN_CONV_IMPLICIT(k);
+  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= SWN_CONV_IMPLICIT_LEGAL;
   Call *k = kernel(c, list, fn, i);
   arg_kind(c, k, ARG_STEP), arg_int(c, k, i), arg_int(c, k, word);
   return k;
@@ -194,6 +273,11 @@ static Call *transform_call(Ctx *c, CallList *list, const Op *op, Layout to) {
   return k;
 }
 
+/* swk_<name>_<direction>, or swk_<name>_rcnb_<direction> for the (R,C,N,B) variant. */
+static const char *kernel_name(Ctx *c, const Op *op, const char *direction) {
+  return arena_printf(c->a, "swk_%s%s_%s", op_info[op->kind].name, in_rcnb(c->m, op) ? "_rcnb" : "", direction);
+}
+
 /* ------------------------------------------------------------------ forward */
 
 static void lower_forward(Ctx *c, int i) {
@@ -201,52 +285,47 @@ static void lower_forward(Ctx *c, int i) {
   const Op *op = &m->graph.ops.data[i];
   CallList *f = &c->out->forward;
   Call *k;
-  switch (op->kind) {
-  case OP_INPUT:
-  case OP_LABEL: return; /* the runtime writes them */
-  case OP_CONV:
+  switch (op_info[op->kind].family) {
+  case FAMILY_NONE: return; /* the runtime writes them */
+  case FAMILY_CONV:
     k = conv_call(c, f, "swn_conv_forward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op));
     return;
-  case OP_TRANSFORM:
+  case FAMILY_TRANSFORM:
     k = transform_call(c, f, op, op->attr.to);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_bool(c, k, false);
     return;
-  case OP_POOL:
-    k = kernel(c, f, in_rcnb(m, op) ? "swk_pool_rcnb_forward" : "swk_pool_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op, 0));
+  case FAMILY_POOL:
+    k = kernel(c, f, kernel_name(c, op, "forward"), i);
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
     return;
-  case OP_FC:
+  case FAMILY_FC:
     k = kernel(c, f, "swk_fc_forward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op));
     return;
-  case OP_RELU:
-  case OP_SIGMOID:
-  case OP_TANH:
-    k = kernel(c, f, op->kind == OP_RELU ? "swk_relu_forward" : op->kind == OP_SIGMOID ? "swk_sigmoid_forward" : "swk_tanh_forward", i);
+  case FAMILY_ACTIVATION: /* one kernel for both layouts: element-wise */
+    k = kernel(c, f, arena_printf(c->a, "swk_%s_forward", op_info[op->kind].name), i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op));
     return;
-  case OP_BATCHNORM:
+  case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_forward", i);
     arg_kind(c, k, ARG_TRAIN), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op, 0));
+    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
     arg_ptr(c, k, state(op));
     return;
-  case OP_LRN:
+  case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op, 0));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
     return;
-  case OP_DROPOUT:
+  case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_forward", i);
     arg_kind(c, k, ARG_TRAIN), arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION);
     arg_kind(c, k, ARG_FIRST_IMAGE), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op));
     return;
-  case OP_CONCAT:
-  case OP_ADD: {
-    bool concat = op->kind == OP_CONCAT;
-    k = begin(c, f, concat ? "swk_concat_forward" : "swk_add_forward", i);
+  case FAMILY_JOIN: {
+    k = begin(c, f, arena_printf(c->a, "swk_%s_forward", op_info[op->kind].name), i);
     join_args(c, k, op);
     arg_kind(c, k, ARG_BATCH);
     CallArg ptrs = {.kind = ARG_INPUTS};
@@ -255,18 +334,17 @@ static void lower_forward(Ctx *c, int i) {
     arg_ptr(c, k, output(m, op));
     return;
   }
-  case OP_SOFTMAX_LOSS:
+  case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1)), arg_ptr(c, k, saved(m, op, 0));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1)), arg_ptr(c, k, saved(m, op));
     arg_ptr(c, k, output(m, op));
     return;
-  case OP_ACCURACY:
+  case FAMILY_ACCURACY:
     k = begin(c, f, "swk_accuracy_forward", i);
     arg_int(c, k, m->graph.values.data[op->inputs.data[0]].shape.dim[1]), arg_int(c, k, op->attr.top);
     arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1));
     arg_ptr(c, k, output(m, op));
     return;
-  case OP_COUNT: return;
   }
 }
 
@@ -278,54 +356,50 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   const Op *op = &m->graph.ops.data[i];
   CallList *f = &c->out->backward;
   Call *k;
-  switch (op->kind) {
-  case OP_CONV:
+  switch (op_info[op->kind].family) {
+  case FAMILY_CONV:
     k = conv_call(c, f, "swn_conv_backward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
     grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     return;
-  case OP_FC:
+  case FAMILY_FC:
     k = kernel(c, f, "swk_fc_backward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
     grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     arg_kind(c, k, ARG_WORKSPACE);
     return;
-  case OP_TRANSFORM: /* the gradient goes back the other way */
+  case FAMILY_TRANSFORM: /* the gradient goes back the other way */
     k = transform_call(c, f, op, op->attr.to == LAYOUT_RCNB ? LAYOUT_BNRC : LAYOUT_RCNB);
     arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
-  case OP_POOL:
-    k = kernel(c, f, in_rcnb(m, op) ? "swk_pool_rcnb_backward" : "swk_pool_backward", i);
-    arg_ptr(c, k, dy(m, op)), arg_ptr(c, k, saved(m, op, 0)), grad_args(c, k, op, b, 0);
+  case FAMILY_POOL:
+    k = kernel(c, f, kernel_name(c, op, "backward"), i);
+    arg_ptr(c, k, dy(m, op)), arg_ptr(c, k, saved(m, op)), grad_args(c, k, op, b, 0);
     return;
-  case OP_RELU:
-  case OP_SIGMOID:
-  case OP_TANH:
-    k = kernel(c, f, op->kind == OP_RELU ? "swk_relu_backward" : op->kind == OP_SIGMOID ? "swk_sigmoid_backward" : "swk_tanh_backward", i);
+  case FAMILY_ACTIVATION:
+    k = kernel(c, f, arena_printf(c->a, "swk_%s_backward", op_info[op->kind].name), i);
     arg_ptr(c, k, output(m, op)), arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
-  case OP_BATCHNORM:
+  case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_backward", i);
     arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
-    arg_ptr(c, k, saved(m, op, 0)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, saved(m, op)), grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_SCALE, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_SHIFT, REG_GRADS));
     return;
-  case OP_LRN:
+  case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op, 0));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
     arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
-  case OP_DROPOUT:
+  case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_backward", i);
     arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION), arg_kind(c, k, ARG_FIRST_IMAGE);
     arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
     return;
-  case OP_CONCAT:
-  case OP_ADD: {
-    bool concat = op->kind == OP_CONCAT;
-    k = begin(c, f, concat ? "swk_concat_backward" : "swk_add_backward", i);
+  case FAMILY_JOIN: {
+    k = begin(c, f, arena_printf(c->a, "swk_%s_backward", op_info[op->kind].name), i);
     join_args(c, k, op);
     arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, dy(m, op));
     CallArg ptrs = {.kind = ARG_OUTPUTS}, adds = {.kind = ARG_BOOLS};
@@ -337,11 +411,12 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg(c, k, ptrs), arg(c, k, adds);
     return;
   }
-  case OP_SOFTMAX_LOSS:
+  case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_backward", i);
-    arg_ptr(c, k, saved(m, op, 0)), arg_ptr(c, k, input(m, op, 1)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, saved(m, op)), arg_ptr(c, k, input(m, op, 1)), grad_args(c, k, op, b, 0);
     return;
-  default: return; /* input, label and accuracy have no backward step */
+  case FAMILY_NONE:
+  case FAMILY_ACCURACY: return; /* no backward step */
   }
 }
 
@@ -372,12 +447,26 @@ static void lower_update(Ctx *c, int i, int *index) {
 
 static void lower_workspace(Ctx *c, int i) {
   const Op *op = &c->m->graph.ops.data[i];
-  if (op->kind != OP_CONV && op->kind != OP_FC) return;
-  Call *k = begin(c, &c->out->workspace, op->kind == OP_CONV ? "swk_conv_workspace" : "swk_fc_workspace", i);
+  OpFamily family = op_info[op->kind].family;
+  if (family != FAMILY_CONV && family != FAMILY_FC) return;
+  Call *k = begin(c, &c->out->workspace, family == FAMILY_CONV ? "swk_conv_workspace" : "swk_fc_workspace", i);
   arg_kind(c, k, ARG_STRUCT);
 }
 
-/* ------------------------------------------------------------------ the module */
+/* Where backward completes a gradient bucket: the runtime may start its allreduce there. */
+static void lower_bucket_marks(Ctx *c, int step) {
+  const Fusion *f = &c->m->fusion;
+  for (int b = 0; b < f->buckets.len; b++)
+    if (f->buckets.data[b].ready_step == step) {
+      const Bucket *bk = &f->buckets.data[b];
+      Call *k = begin(c, &c->out->backward, "swn_gradients_ready", c->m->schedule.backward.data[step].op);
+      arg_kind(c, k, ARG_STEP), arg_int(c, k, b);
+      arg(c, k, (CallArg){.kind = ARG_INT64, .i = bk->offset});
+      arg(c, k, (CallArg){.kind = ARG_INT64, .i = bk->words});
+    }
+}
+
+/* ------------------------------------------------------------------ the runtime's tables */
 
 /* Inputs feeding one output of a weight (for xavier and msra initialisation). */
 static int64_t param_fan_in(const Param *p) {
@@ -400,113 +489,208 @@ static uint64_t network_hash(const Module *m) {
   return fnv(h, &m->plan.state_words, sizeof m->plan.state_words);
 }
 
-/* The runtime feeds one image input and one label input. */
-static bool find_io(const Module *m, Lowered *out) {
-  out->input_op = out->label_op = out->loss_op = -1;
+/* The op of each role the runtime feeds or reads: one image input, one label input, the first
+ * loss. */
+typedef struct Io {
+  int images, labels, loss;
+} Io;
+
+static bool find_io(const Module *m, Io *io) {
+  *io = (Io){-1, -1, -1};
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
-    int *slot = op->kind == OP_INPUT ? &out->input_op : op->kind == OP_LABEL ? &out->label_op
-              : op->kind == OP_SOFTMAX_LOSS ? &out->loss_op : NULL;
+    OpRole role = op_info[op->kind].role;
+    int *slot = role == ROLE_IMAGES ? &io->images : role == ROLE_LABELS ? &io->labels
+              : role == ROLE_LOSS   ? &io->loss
+                                    : NULL;
     if (!slot) continue;
-    if (*slot >= 0 && op->kind != OP_SOFTMAX_LOSS) {
+    if (*slot >= 0 && role != ROLE_LOSS) {
       op_error(op, "the runtime feeds one %s layer, and '%s' is one already", op_info[op->kind].name,
                m->graph.ops.data[*slot].name);
       return false;
     }
     if (*slot < 0) *slot = i;
   }
-  if (out->input_op < 0 || out->label_op < 0) {
+  if (io->images < 0 || io->labels < 0) {
     diag_error(m->loc, "network '%s' needs an input and a label layer to be trained", m->name);
     return false;
   }
   return true;
 }
 
-/* The tables the runtime reads: parameters, state, metrics, and where input and labels go. */
-static void describe(Ctx *c) {
-  const Module *m = c->m;
-  const Graph *g = &m->graph;
-  Lowered *l = c->out;
+/* A table: an array of `n` rows and the zero row that ends it. */
+static Datum table(Ctx *c, int n) {
+  Datum t = d_list(c->a, n + 1);
+  t.items[n] = (Datum){0};
+  return t;
+}
+
+static int lower_param_table(Ctx *c) {
+  const Graph *g = &c->m->graph;
+  int n = 0;
+  for (int i = 0; i < g->ops.len; i++) n += g->ops.data[i].params.len;
+  Datum t = table(c, n);
+  const FieldSpec *init = field_find(op_info[OP_CONV].fields, "weight_init");
+  for (int i = 0, row = 0; i < g->ops.len; i++)
+    for (int k = 0; k < g->ops.data[i].params.len; k++, row++) {
+      const Param *p = &g->ops.data[i].params.data[k];
+      Datum r = d_struct(c->a, ABI_SwnParamInfo), dims = d_list(c->a, p->shape.rank);
+      for (int d = 0; d < p->shape.rank; d++) dims.items[d] = d_int(p->shape.dim[d]);
+      r.items[SwnParamInfo_name] = d_string(p->name), r.items[SwnParamInfo_ndims] = d_int(p->shape.rank);
+      r.items[SwnParamInfo_dims] = dims, r.items[SwnParamInfo_offset] = d_int(p->offset);
+      r.items[SwnParamInfo_count] = d_int(shape_elems(p->shape));
+      r.items[SwnParamInfo_lr_mult] = d_float(p->lr_mult), r.items[SwnParamInfo_decay_mult] = d_float(p->decay_mult);
+      r.items[SwnParamInfo_init] = d_int(p->init), r.items[SwnParamInfo_init].s = init->words[p->init];
+      r.items[SwnParamInfo_init_arg] = d_float(p->init_arg), r.items[SwnParamInfo_fan_in] = d_int(param_fan_in(p));
+      t.items[row] = r;
+    }
+  add_global(c, "params", ABI_SwnParamInfo, t.n, t, NULL);
+  return n;
+}
+
+static int lower_state_table(Ctx *c) {
+  const Graph *g = &c->m->graph;
+  VEC(Datum) rows = {0};
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    for (int k = 0; k < op->params.len; k++) {
-      const Param *p = &op->params.data[k];
-      ParamEntry e = {p->name, p->shape.rank, {0}, p->offset, shape_elems(p->shape), param_fan_in(p),
-                      p->lr_mult, p->decay_mult, p->init_arg, p->init};
-      for (int d = 0; d < p->shape.rank; d++) e.dims[d] = p->shape.dim[d];
-      vec_push(c->a, l->params, e);
-    }
-    if (op->state_words) {
-      int64_t half = op->state_words / 2;
-      StateEntry mean = {arena_printf(c->a, "%s.running_mean", op->name), op->state_offset, half, 0.0};
-      StateEntry var = {arena_printf(c->a, "%s.running_var", op->name), op->state_offset + half, half, 1.0};
-      vec_push(c->a, l->state, mean);
-      vec_push(c->a, l->state, var);
-    }
-    if (op->kind == OP_SOFTMAX_LOSS || op->kind == OP_ACCURACY) {
-      MetricEntry e = {op->name, m->plan.buffers.data[op->out_buf].offset, op->kind == OP_SOFTMAX_LOSS};
-      vec_push(c->a, l->metrics, e);
+    StatePart parts[2];
+    int64_t offset = op->state_offset;
+    for (int k = 0, n = op_state(g, op, parts); k < n; offset += parts[k].words, k++) {
+      Datum r = d_struct(c->a, ABI_SwnStateInfo);
+      r.items[SwnStateInfo_name] = d_string(arena_printf(c->a, "%s.%s", op->name, parts[k].what));
+      r.items[SwnStateInfo_offset] = d_int(offset), r.items[SwnStateInfo_count] = d_int(parts[k].words);
+      r.items[SwnStateInfo_init] = d_float(parts[k].init);
+      vec_push(c->a, rows, r);
     }
   }
-  Shape in = g->values.data[g->ops.data[l->input_op].output].shape;
-  l->in_c = in.dim[1];
-  l->in_h = in.rank == 4 ? in.dim[2] : 1;
-  l->in_w = in.rank == 4 ? in.dim[3] : 1;
-  l->input_offset = m->plan.buffers.data[g->ops.data[l->input_op].out_buf].offset;
-  l->label_offset = m->plan.buffers.data[g->ops.data[l->label_op].out_buf].offset;
-  l->classes = g->values.data[g->ops.data[l->loss_op].inputs.data[0]].shape.dim[1];
+  Datum t = table(c, rows.len);
+  for (int i = 0; i < rows.len; i++) t.items[i] = rows.data[i];
+  add_global(c, "state", ABI_SwnStateInfo, t.n, t, NULL);
+  return rows.len;
 }
 
-/* A relative data path names a file beside the .swn file; made absolute so the program runs
- * from any directory. */
-static const char *resolve_path(Arena *a, const char *source, const char *path) {
-  if (!path[0] || path[0] == '/') return path;
-  const char *slash = strrchr(source, '/');
-  char *dir = slash ? arena_strndup(a, source, (size_t)(slash - source)) : ".";
-  char *real = realpath(dir, NULL);
-  const char *full = arena_printf(a, "%s/%s", real ? real : dir, path);
-  free(real);
-  return full;
+static int lower_metric_table(Ctx *c) {
+  const Module *m = c->m;
+  VEC(Datum) rows = {0};
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    OpRole role = op_info[op->kind].role;
+    if (role != ROLE_LOSS && role != ROLE_METRIC) continue;
+    Datum r = d_struct(c->a, ABI_SwnMetric);
+    r.items[SwnMetric_name] = d_string(op->name);
+    r.items[SwnMetric_offset] = d_int(m->plan.buffers.data[op->out_buf].offset);
+    r.items[SwnMetric_is_loss] = d_int(role == ROLE_LOSS);
+    vec_push(c->a, rows, r);
+  }
+  Datum t = table(c, rows.len);
+  for (int i = 0; i < rows.len; i++) t.items[i] = rows.data[i];
+  add_global(c, "metrics", ABI_SwnMetric, t.n, t, NULL);
+  return rows.len;
 }
 
-static void resolve_files(Arena *a, const char *source, const StrList *in, StrList *out) {
-  *out = *in;
-  for (int i = 0; i < in->n; i++) out->v[i] = resolve_path(a, source, in->v[i]);
+static void lower_layer_names(Ctx *c) {
+  const Graph *g = &c->m->graph;
+  Datum t = d_list(c->a, g->ops.len);
+  for (int i = 0; i < g->ops.len; i++) t.items[i] = d_string(g->ops.data[i].name);
+  Global layers = {"layers", {ABI_PTR, "char *", "layers", g->ops.len}, t, NULL};
+  vec_push(c->a, c->out->globals, layers);
+}
+
+static Datum train_config(Ctx *c) {
+  const TrainConfig *t = &c->m->train;
+  Datum d = d_struct(c->a, ABI_SwnTrainConfig), steps = d_list(c->a, t->steps.n);
+  for (int i = 0; i < t->steps.n; i++) steps.items[i] = d_int(t->steps.v[i]);
+  Datum *f = d.items;
+  f[SwnTrainConfig_batch] = d_int(t->batch), f[SwnTrainConfig_test_batch] = d_int(t->test_batch);
+  f[SwnTrainConfig_epochs] = d_int(t->epochs), f[SwnTrainConfig_iterations] = d_int(t->iterations);
+  f[SwnTrainConfig_lr] = d_float(t->lr), f[SwnTrainConfig_momentum] = d_float(t->momentum);
+  f[SwnTrainConfig_weight_decay] = d_float(t->weight_decay);
+  f[SwnTrainConfig_lr_policy] = d_enum(train_fields, "lr_policy", t->lr_policy);
+  f[SwnTrainConfig_gamma] = d_float(t->gamma), f[SwnTrainConfig_power] = d_float(t->power);
+  f[SwnTrainConfig_step] = d_int(t->step), f[SwnTrainConfig_steps] = steps;
+  f[SwnTrainConfig_nsteps] = d_int(t->steps.n), f[SwnTrainConfig_warmup] = d_int(t->warmup);
+  f[SwnTrainConfig_seed] = d_int(t->seed), f[SwnTrainConfig_eval_interval] = d_int(t->eval_interval);
+  f[SwnTrainConfig_display] = d_int(t->display);
+  f[SwnTrainConfig_optimizer] = d_enum(train_fields, "optimizer", t->optimizer);
+  f[SwnTrainConfig_elastic] = d_float(t->elastic);
+  return d;
+}
+
+static Datum string_list(Ctx *c, const StrList *l) {
+  Datum d = d_list(c->a, l->n);
+  for (int i = 0; i < l->n; i++) d.items[i] = d_string(l->v[i]);
+  return d;
+}
+
+static Datum data_config(Ctx *c) {
+  const DataConfig *s = &c->m->data;
+  Datum d = d_struct(c->a, ABI_SwnDataConfig), mean = d_list(c->a, s->mean.n);
+  for (int i = 0; i < s->mean.n; i++) mean.items[i] = d_float(s->mean.v[i]);
+  Datum *f = d.items;
+  f[SwnDataConfig_source] = d_enum(data_fields, "source", s->source);
+  f[SwnDataConfig_train] = string_list(c, &s->train), f[SwnDataConfig_test] = string_list(c, &s->test);
+  f[SwnDataConfig_ntrain] = d_int(s->train.n), f[SwnDataConfig_ntest] = d_int(s->test.n);
+  f[SwnDataConfig_scale] = d_float(s->scale), f[SwnDataConfig_mean] = mean, f[SwnDataConfig_nmean] = d_int(s->mean.n);
+  f[SwnDataConfig_train_size] = d_int(s->train_size), f[SwnDataConfig_test_size] = d_int(s->test_size);
+  f[SwnDataConfig_classes] = d_int(s->classes);
+  return d;
+}
+
+/* The descriptor tables and the SwnNetwork that names them. */
+static void lower_network(Ctx *c, const Io *io) {
+  const Module *m = c->m;
+  const Graph *g = &m->graph;
+  lower_layer_names(c);
+  int nparams = lower_param_table(c), nstate = lower_state_table(c), nmetrics = lower_metric_table(c);
+  Shape in = g->values.data[g->ops.data[io->images].output].shape;
+  const Op *loss = &g->ops.data[io->loss];
+  Datum d = d_struct(c->a, ABI_SwnNetwork), *f = d.items;
+  f[SwnNetwork_name] = d_string(m->name), f[SwnNetwork_source] = d_string(c->out->source);
+  f[SwnNetwork_hash] = d_int((int64_t)network_hash(m));
+  f[SwnNetwork_image_words] = d_int(m->plan.image_words), f[SwnNetwork_fixed_words] = d_int(m->plan.fixed_words);
+  f[SwnNetwork_param_words] = d_int(m->plan.param_words), f[SwnNetwork_state_words] = d_int(m->plan.state_words);
+  f[SwnNetwork_layers] = d_symbol("layers"), f[SwnNetwork_nlayers] = d_int(g->ops.len);
+  f[SwnNetwork_params] = d_symbol("params"), f[SwnNetwork_nparams] = d_int(nparams);
+  f[SwnNetwork_state] = d_symbol("state"), f[SwnNetwork_nstate] = d_int(nstate);
+  f[SwnNetwork_metrics] = d_symbol("metrics"), f[SwnNetwork_nmetrics] = d_int(nmetrics);
+  f[SwnNetwork_in_c] = d_int(in.dim[1]);
+  f[SwnNetwork_in_h] = d_int(in.rank == 4 ? in.dim[2] : 1), f[SwnNetwork_in_w] = d_int(in.rank == 4 ? in.dim[3] : 1);
+  f[SwnNetwork_input_offset] = d_int(m->plan.buffers.data[g->ops.data[io->images].out_buf].offset);
+  f[SwnNetwork_label_offset] = d_int(m->plan.buffers.data[g->ops.data[io->labels].out_buf].offset);
+  f[SwnNetwork_classes] = d_int(g->values.data[loss->inputs.data[0]].shape.dim[1]);
+  f[SwnNetwork_train] = train_config(c), f[SwnNetwork_data] = data_config(c);
+  f[SwnNetwork_workspace] = d_symbol(LOWERED_WORKSPACE), f[SwnNetwork_forward] = d_symbol(LOWERED_FORWARD);
+  f[SwnNetwork_backward] = d_symbol(LOWERED_BACKWARD), f[SwnNetwork_update] = d_symbol(LOWERED_UPDATE);
+  f[SwnNetwork_nbuckets] = d_int(m->fusion.buckets.len);
+  add_global(c, LOWERED_NETWORK, ABI_SwnNetwork, 0, d, NULL);
+}
+
+/* ------------------------------------------------------------------ the module */
+
+static void check_calls(Ctx *c, const CallList *list) {
+  for (int i = 0; i < list->len; i++) check_call(c, &list->data[i]);
 }
 
 bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
-  *out = (Lowered){.m = m};
-  resolve_files(a, source, &m->data.train, &out->train_files);
-  resolve_files(a, source, &m->data.test, &out->test_files);
-  if (!find_io(m, out)) return false;
-  Ctx c = {m, a, out};
-  for (int i = 0; i < m->graph.ops.len; i++) {
-    KernelStruct s = make_struct(&c, &m->graph.ops.data[i]);
-    vec_push(a, out->structs, s);
+  *out = (Lowered){.name = m->name, .source = source};
+  if (!module_has(m, STAGE_ALL)) {
+    diag_error(m->loc, "internal: lowering '%s' before every pass has run", m->name);
+    return false;
   }
+  Io io;
+  if (!find_io(m, &io)) return false;
+  Ctx c = {m, a, out, NULL, true};
+  lower_structs(&c);
   for (int i = 0; i < m->schedule.forward.len; i++) lower_forward(&c, m->schedule.forward.data[i]);
   for (int i = 0; i < m->schedule.backward.len; i++) {
     lower_backward(&c, &m->schedule.backward.data[i]);
-    for (int b = 0; b < m->fusion.buckets.len; b++) /* buckets this step completes */
-      if (m->fusion.buckets.data[b].ready_step == i) {
-        const Bucket *bk = &m->fusion.buckets.data[b];
-        Call *k = begin(&c, &out->backward, "swn_gradients_ready", m->schedule.backward.data[i].op);
-        arg_kind(&c, k, ARG_STEP), arg_int(&c, k, b);
-        arg(&c, k, (CallArg){.kind = ARG_INT64, .i = bk->offset});
-        arg(&c, k, (CallArg){.kind = ARG_INT64, .i = bk->words});
-      }
+    lower_bucket_marks(&c, i);
   }
-  out->nbuckets = m->fusion.buckets.len;
   int index = 0;
   for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i], &index);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
-  out->hash = network_hash(m);
-  describe(&c);
-  /* what the runtime's fixed-size tables can hold */
-  if (m->data.mean.n > 4 || (m->data.mean.n > 1 && m->data.mean.n != out->in_c)) {
-    diag_error(m->loc, "data.mean has %d values, but the input has %lld channels (give one value or one per channel)",
-               m->data.mean.n, (long long)out->in_c);
-    return false;
-  }
-  return true;
+  lower_network(&c, &io);
+  check_calls(&c, &out->forward), check_calls(&c, &out->backward), check_calls(&c, &out->update);
+  check_calls(&c, &out->workspace);
+  return c.ok;
 }

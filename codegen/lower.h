@@ -1,14 +1,19 @@
-/* The lowered program both backends emit (the C backend prints it, the LLVM backend builds
- * it): for every forward, backward and update step, the kernel calls with their arguments,
- * plus the constant kernel-parameter structs, and the tables the runtime reads. It is derived
- * once from the IR's schedule and memory plan; backends add no decisions of their own. */
+/* The lowered program, the whole of what both backends emit (the C backend prints it, the
+ * LLVM backend builds it; neither reads the IR): the constant data a generated program holds
+ * (kernel-parameter structs, the runtime's descriptor tables, the SwnNetwork) as typed values,
+ * and for every forward, backward and update step the calls with their arguments. Every call
+ * is checked against its declaration in the contract (contract.h) and every constant is typed
+ * by the contract's structs, so the backends add no decisions and no layouts of their own. */
 #ifndef SWNC_LOWER_H
 #define SWNC_LOWER_H
 
 #include "../ir/ir.h"
+#include "contract.h"
 
-/* Where a pointer points: per-image offsets in the image region are scaled by the batch. */
-typedef enum { REG_IMAGE, REG_FIXED, REG_PARAMS, REG_GRADS, REG_MOMENTUM, REG_STATE } Region;
+/* Where a pointer points: per-image offsets in the image region are scaled by the batch. The
+ * regions are SwnStep's pointer fields from `image` on, in this order. */
+typedef enum { REG_IMAGE, REG_FIXED, REG_PARAMS, REG_GRADS, REG_MOMENTUM, REG_STATE, REG_COUNT } Region;
+static inline int region_step_field(Region r) { return SwnStep_image + (int)r; }
 
 typedef struct Ptr {
   bool null;
@@ -20,10 +25,10 @@ typedef struct Ptr {
 typedef enum {
   ARG_BATCH,       /* int: images in this call */
   ARG_TRAIN,       /* bool: training or inference mode */
-  ARG_SEED,        /* uint64_t: the run's seed */
-  ARG_ITERATION,   /* uint64_t */
-  ARG_FIRST_IMAGE, /* uint64_t */
-  ARG_WORKSPACE,   /* float * */
+  ARG_SEED,        /* uint64_t: the run's seed (SwnStep) */
+  ARG_ITERATION,   /* uint64_t (SwnStep) */
+  ARG_FIRST_IMAGE, /* uint64_t (SwnStep) */
+  ARG_WORKSPACE,   /* float * (SwnStep) */
   ARG_STRUCT,      /* const pointer to the op's kernel-parameter struct */
   ARG_PTR,
   ARG_INPUTS,      /* a local array of pointers the kernel reads (concat, add forward) */
@@ -34,10 +39,13 @@ typedef enum {
   ARG_INT,         /* int */
   ARG_INT64,       /* int64_t */
   ARG_LR,          /* float: the step's learning rate times `scale` */
-  ARG_DECAY,       /* float: the weight decay times `scale` */
-  ARG_MOMENTUM,    /* float: the momentum coefficient */
+  ARG_DECAY,       /* float: the weight decay times `scale` (SwnStep) */
+  ARG_MOMENTUM,    /* float: the momentum coefficient (SwnStep) */
   ARG_STEP,        /* SwnStep *: the step itself */
 } ArgKind;
+
+/* The SwnStep field an argument is read from, or -1 if it is not one. */
+int arg_step_field(ArgKind k);
 
 typedef struct CallArg {
   ArgKind kind;
@@ -50,67 +58,53 @@ typedef struct CallArg {
 } CallArg;
 
 typedef struct Call {
-  const char *fn;
-  int op;            /* the op it belongs to, for comments and profiles */
+  const AbiFunction *fn; /* its declaration in the contract */
+  int op;                /* the op it belongs to, for profiles */
+  const char *label;     /* the op's name, for comments */
+  const char *object;    /* ARG_STRUCT: the global that holds the op's kernel struct */
   VEC(CallArg) args;
 } Call;
 
-/* A kernel-parameter struct: the C type name and every field in declaration order. */
-typedef enum { FIELD_INT, FIELD_INT64, FIELD_UINT64, FIELD_FLOAT, FIELD_BOOL } FieldKind;
-typedef struct StructField {
-  const char *name;
-  FieldKind kind;
-  double value;
-} StructField;
-
-typedef struct KernelStruct {
-  const char *type; /* NULL: the op takes no struct */
-  VEC(StructField) fields;
-} KernelStruct;
-
 typedef VEC(Call) CallList;
 
-/* The runtime's descriptor tables (runtime/swnc_rt.h), as values. */
-typedef struct ParamEntry {
-  const char *name;
-  int rank;
-  int64_t dims[4];
-  int64_t offset, count, fan_in;
-  double lr_mult, decay_mult, init_arg;
-  int init;
-} ParamEntry;
+/* A constant of one of the contract's types. A LIST is a struct's fields in declaration order
+ * or an array's elements; missing trailing ones are zero. */
+typedef enum { DATUM_ZERO, DATUM_INT, DATUM_FLOAT, DATUM_STRING, DATUM_SYMBOL, DATUM_LIST } DatumKind;
+typedef struct Datum {
+  DatumKind kind;
+  int64_t i;        /* INT; a U64 field keeps its bits */
+  double f;         /* FLOAT */
+  const char *s;    /* STRING: the text; SYMBOL: a global's or step function's name; INT: a
+                       word the C backend shows beside the number (an enum's name), or NULL */
+  struct Datum *items;
+  int n;            /* LIST */
+} Datum;
 
-typedef struct StateEntry {
+/* A constant global: a struct (type.length 0) or an array of `value.n` elements. */
+typedef struct Global {
   const char *name;
-  int64_t offset, count;
-  double init;
-} StateEntry;
+  AbiField type;       /* code, C type and, for an array, length > 0 */
+  Datum value;
+  const char *comment; /* or NULL */
+} Global;
 
-typedef struct MetricEntry {
-  const char *name;
-  int64_t offset;
-  bool is_loss;
-} MetricEntry;
+/* The step functions a program defines, which the SwnNetwork names as SYMBOLs. */
+#define LOWERED_WORKSPACE "workspace"
+#define LOWERED_FORWARD "forward"
+#define LOWERED_BACKWARD "backward"
+#define LOWERED_UPDATE "update"
+#define LOWERED_NETWORK "network" /* the SwnNetwork global, handed to swn_main */
 
 typedef struct Lowered {
-  const Module *m;
-  VEC(KernelStruct) structs; /* per op */
-  CallList forward, backward, update, workspace; /* workspace: calls returning size_t */
-  int input_op, label_op, loss_op;
-  uint64_t hash;
-  StrList train_files, test_files; /* the data section's, relative ones made absolute */
-  VEC(ParamEntry) params;
-  VEC(StateEntry) state;
-  VEC(MetricEntry) metrics;
-  int64_t in_c, in_h, in_w, input_offset, label_offset, classes;
-  int nbuckets;
+  const char *name, *source;
+  VEC(Global) globals; /* each refers only to globals before it and to the step functions */
+  CallList forward, backward, update;
+  CallList workspace; /* calls returning size_t: the workspace is the largest */
 } Lowered;
 
-/* Lowers `m` (after all passes); `source` is the .swn path, against whose directory relative
- * data paths are resolved. Reports an error and returns false if the runtime cannot run it
- * (e.g. not exactly one input and one label layer). */
+/* Lowers `m` (after all passes); `source` is the .swn path the program names. Reports an error
+ * and returns false if the runtime cannot run it (e.g. not exactly one input and one label
+ * layer). */
 bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out);
-
-
 
 #endif

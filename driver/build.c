@@ -21,10 +21,7 @@ static bool is_file(const char *path) {
 
 char *path_join(const char *dir, const char *suffix) {
   char *path;
-  if (asprintf(&path, "%s/%s", dir, suffix) < 0) {
-    fprintf(stderr, "swnc: out of memory\n");
-    exit(2);
-  }
+  if (asprintf(&path, "%s/%s", dir, suffix) < 0) swnc_out_of_memory("a path");
   return path;
 }
 
@@ -91,7 +88,7 @@ static char *read_flags(const char *dir, const char *target) {
   char *path = path_join(dir, name);
   FILE *f = fopen(path, "r");
   free(path);
-  char *flags = calloc(1, 4096);
+  char *flags = xcalloc(1, 4096, "the kernel set's flags");
   if (f) {
     if (!fgets(flags, 4096, f)) flags[0] = 0;
     fclose(f);

@@ -132,7 +132,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"explain", no_argument, 0, OPT_EXPLAIN},       {"repeat", required_argument, 0, OPT_REPEAT},
       {"limit", required_argument, 0, OPT_LIMIT},
       {0, 0, 0, 0}};
-  o->overrides = calloc((size_t)argc, sizeof *o->overrides);
+  o->overrides = xcalloc((size_t)argc, sizeof *o->overrides, "the options");
   opterr = 0;
   int c;
   if (argc > 1 && !strcmp(argv[1], "tune")) {

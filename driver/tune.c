@@ -15,17 +15,19 @@
 #include "../ir/tuning.h"
 #include "../runtime/kernels.h"
 
+/* The kernels tune times, typed from the contract's rows (runtime/kernels.h). */
+#define TIMED_KERNELS(K)                                                                           \
+  K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward) K(swk_conv_implicit_workspace)   \
+  K(swk_conv_implicit_forward) K(swk_conv_implicit_backward) K(swk_to_rcnb) K(swk_to_bnrc)
+
+#define KERNEL_TYPE(ret, name, params) typedef SWN_C_RETURN_##ret(*name##_fn) params;
+SWK_KERNELS(KERNEL_TYPE, SWN_C_PARAM)
+#undef KERNEL_TYPE
+
 typedef struct Kernels {
-  size_t (*conv_workspace)(const SwkConv *);
-  void (*conv_forward)(const SwkConv *, int, const float *, const float *, const float *, float *, float *);
-  void (*conv_backward)(const SwkConv *, int, const float *, const float *, const float *, float *, bool, float *,
-                        float *, float *);
-  size_t (*implicit_workspace)(const SwkConv *, int);
-  void (*implicit_forward)(const SwkConv *, int, const float *, const float *, const float *, float *);
-  void (*implicit_backward)(const SwkConv *, int, const float *, const float *, const float *, float *, bool,
-                            float *, float *, float *);
-  void (*to_rcnb)(int, int, int, int, const float *, float *, bool);
-  void (*to_bnrc)(int, int, int, int, const float *, float *, bool);
+#define KERNEL_SLOT(name) name##_fn name;
+  TIMED_KERNELS(KERNEL_SLOT)
+#undef KERNEL_SLOT
 } Kernels;
 
 static bool load_kernels(const BuildOptions *build, Kernels *k) {
@@ -38,17 +40,18 @@ static bool load_kernels(const BuildOptions *build, Kernels *k) {
     diag_error((SrcLoc){0}, "cannot load the kernels to time: %s", dlerror());
     return false;
   }
-  static const char *const names[] = {"swk_conv_workspace", "swk_conv_forward", "swk_conv_backward",
-                                      "swk_conv_implicit_workspace", "swk_conv_implicit_forward",
-                                      "swk_conv_implicit_backward", "swk_to_rcnb", "swk_to_bnrc"};
-  void **slots[] = {(void **)&k->conv_workspace, (void **)&k->conv_forward, (void **)&k->conv_backward,
-                    (void **)&k->implicit_workspace, (void **)&k->implicit_forward,
-                    (void **)&k->implicit_backward, (void **)&k->to_rcnb, (void **)&k->to_bnrc};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!(*slots[i] = dlsym(lib, names[i]))) {
-      diag_error((SrcLoc){0}, "'%s' lacks kernel '%s'", path, names[i]);
-      return false;
-    }
+  /* dlsym's object pointer becomes a function pointer through memcpy, as POSIX allows */
+#define KERNEL_LOAD(name)                                                                          \
+  {                                                                                                \
+    void *symbol = dlsym(lib, #name);                                                              \
+    if (!symbol) {                                                                                 \
+      diag_error((SrcLoc){0}, "'%s' lacks kernel '%s'", path, #name);                              \
+      return false;                                                                                \
+    }                                                                                              \
+    memcpy(&k->name, &symbol, sizeof symbol);                                                      \
+  }
+  TIMED_KERNELS(KERNEL_LOAD)
+#undef KERNEL_LOAD
   return true; /* the library stays loaded until exit */
 }
 
@@ -118,7 +121,7 @@ typedef struct Buffers {
 } Buffers;
 
 static float *filled(size_t n) {
-  float *p = malloc(sizeof(float) * (n ? n : 1));
+  float *p = malloc(sizeof(float) * (n ? n : 1)); /* may fail: a shape too large to time here */
   for (size_t i = 0; p && i < n; i++) p[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
   return p;
 }
@@ -126,14 +129,14 @@ static float *filled(size_t n) {
 static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch, const Buffers *b) {
   bool implicit = !strcmp(j->plan, "implicit");
   if (!strcmp(j->what, "forward")) {
-    if (implicit) k->implicit_forward(p, batch, b->x, b->w, b->b, b->y);
-    else k->conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    if (implicit) k->swk_conv_implicit_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    else k->swk_conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
   }
   bool wgrad = !strcmp(j->what, "wgrad"), dgrad = !strcmp(j->what, "dgrad");
   float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
-  if (implicit) k->implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
-  else k->conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+  if (implicit) k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+  else k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
 }
 
 static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkConv *p, int batch) {
@@ -142,7 +145,7 @@ static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkC
     return;
   }
   const Shape *s = &j->tensor;
-  (j->to == LAYOUT_RCNB ? k->to_rcnb : k->to_bnrc)((int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x,
+  (j->to == LAYOUT_RCNB ? k->swk_to_rcnb : k->swk_to_bnrc)((int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x,
                                                   b->y, false);
 }
 
@@ -154,7 +157,7 @@ enum { EVICT_BYTES = 64 << 20 };
 
 static void evict_caches(void) {
   static volatile char *junk;
-  if (!junk) junk = calloc(EVICT_BYTES, 1);
+  if (!junk) junk = xcalloc(EVICT_BYTES, 1, "the cache-eviction buffer");
   for (size_t i = 0; junk && i < EVICT_BYTES; i += 64) junk[i]++;
 }
 
@@ -168,12 +171,12 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   size_t elems = conv ? 0 : (size_t)batch * (size_t)shape_per_image(j->tensor);
   size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems, ny = conv ? (size_t)batch * c->co * c->ho * c->wo : elems;
   size_t nw = conv ? (size_t)(c->co * (c->ci / c->groups) * c->kh * c->kw) : 0;
-  size_t ws = conv ? k->conv_workspace(&p) : 0, iws = conv ? k->implicit_workspace(&p, batch) : 0;
+  size_t ws = conv ? k->swk_conv_workspace(&p) : 0, iws = conv ? k->swk_conv_implicit_workspace(&p, batch) : 0;
   Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny), filled(nx), filled(nw), filled((size_t)c->co),
                filled(ws > iws ? ws : iws)};
   double result = -1;
   if (b.x && b.w && b.b && b.y && b.dx && b.dw && b.db && b.ws) {
-    double *t = malloc(sizeof(double) * (size_t)repeat);
+    double *t = xmalloc(sizeof(double) * (size_t)repeat, "timings");
     run_job(k, j, &b, &p, batch);
     for (int r = 0; r < repeat; r++) {
       evict_caches();

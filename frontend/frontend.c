@@ -107,17 +107,13 @@ Module *frontend_parse_file(const char *path, const Override *overrides, int nov
     return NULL;
   }
   size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
+  char *buf = xmalloc(cap, "the source text");
   size_t n;
-  while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+  while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
     len += n;
-    if (len == cap) {
-      char *bigger = realloc(buf, cap *= 2);
-      if (!bigger) free(buf);
-      buf = bigger;
-    }
+    if (len == cap) buf = xrealloc(buf, cap *= 2, "the source text");
   }
-  bool failed = ferror(f) || !buf;
+  bool failed = ferror(f);
   fclose(f);
   if (failed) {
     free(buf);

@@ -12,16 +12,35 @@ struct ArenaChunk {
 
 enum { CHUNK_MIN = 64 * 1024 };
 
+void swnc_out_of_memory(const char *what) {
+  fprintf(stderr, "swnc: error: out of memory (allocating %s)\n", what);
+  exit(2);
+}
+
+void *xmalloc(size_t size, const char *what) {
+  void *p = malloc(size ? size : 1);
+  if (!p) swnc_out_of_memory(what);
+  return p;
+}
+
+void *xcalloc(size_t count, size_t size, const char *what) {
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) swnc_out_of_memory(what);
+  return p;
+}
+
+void *xrealloc(void *p, size_t size, const char *what) {
+  void *q = realloc(p, size ? size : 1);
+  if (!q) swnc_out_of_memory(what);
+  return q;
+}
+
 void *arena_alloc(Arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
   ArenaChunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t cap = size > CHUNK_MIN ? size : CHUNK_MIN;
-    c = malloc(sizeof *c + cap);
-    if (!c) {
-      fprintf(stderr, "swnc: out of memory\n");
-      exit(2);
-    }
+    c = xmalloc(sizeof *c + cap, "the IR");
     c->used = 0;
     c->size = cap;
     c->next = a->head;

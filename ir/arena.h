@@ -12,6 +12,14 @@ typedef struct Arena {
   size_t bytes; /* total allocated, for --stats and tests */
 } Arena;
 
+/* The compiler's one out-of-memory policy: "swnc: error: out of memory (allocating <what>)"
+ * on stderr and exit status 2. Everything the compiler allocates goes through the arena or
+ * these. */
+_Noreturn void swnc_out_of_memory(const char *what);
+void *xmalloc(size_t size, const char *what);
+void *xcalloc(size_t count, size_t size, const char *what);
+void *xrealloc(void *p, size_t size, const char *what);
+
 void *arena_alloc(Arena *a, size_t size);           /* zeroed, 16-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);

@@ -3,16 +3,14 @@
 #include "ir.h"
 
 static const char *node_color(OpKind k) {
-  switch (k) {
-  case OP_CONV: return "lightblue";
-  case OP_FC: return "lightskyblue";
-  case OP_POOL: return "palegreen";
-  case OP_INPUT:
-  case OP_LABEL: return "lightgrey";
-  case OP_SOFTMAX_LOSS:
-  case OP_ACCURACY: return "salmon";
-  case OP_CONCAT:
-  case OP_ADD: return "khaki";
+  const OpInfo *info = &op_info[k];
+  if (info->role == ROLE_IMAGES || info->role == ROLE_LABELS) return "lightgrey";
+  if (info->role == ROLE_LOSS || info->role == ROLE_METRIC) return "salmon";
+  switch (info->family) {
+  case FAMILY_CONV: return "lightblue";
+  case FAMILY_FC: return "lightskyblue";
+  case FAMILY_POOL: return "palegreen";
+  case FAMILY_JOIN: return "khaki";
   default: return "white";
   }
 }
@@ -24,7 +22,7 @@ void ir_print_dot(FILE *f, const Module *m) {
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     fprintf(f, "  n%d [label=\"%s\\n%s", i, op->name, op_info[op->kind].name);
-    if (m->shaped) fprintf(f, "\\n%s", shape_str(g->values.data[op->output].shape));
+    if (module_has(m, STAGE_SHAPED)) fprintf(f, "\\n%s", shape_str(g->values.data[op->output].shape));
     fprintf(f, "\", fillcolor=%s];\n", node_color(op->kind));
   }
   for (int i = 0; i < g->ops.len; i++) {
@@ -32,7 +30,7 @@ void ir_print_dot(FILE *f, const Module *m) {
     for (int j = 0; j < op->inputs.len; j++) {
       const Value *v = &g->values.data[op->inputs.data[j]];
       fprintf(f, "  n%d -> n%d", v->producer, i);
-      if (m->shaped) fprintf(f, " [label=\"%s\", fontsize=9]", shape_str(v->shape));
+      if (module_has(m, STAGE_SHAPED)) fprintf(f, " [label=\"%s\", fontsize=9]", shape_str(v->shape));
       fputs(";\n", f);
     }
   }

@@ -66,7 +66,7 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
 }
 
 void ir_print_explain(FILE *f, const Module *m) {
-  if (!m->laid_out) return;
+  if (!module_has(m, STAGE_LAID_OUT)) return;
   const Graph *g = &m->graph;
   fprintf(f, "# convolution plans on target '%s'; costs per training step: (m) model, (t) tuning file\n",
           m->options.target->name);

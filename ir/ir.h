@@ -113,7 +113,7 @@ typedef struct OpAttrs {
   double eps, momentum;        /* batchnorm */
   bool affine;                 /* batchnorm: learnable scale and shift */
   double ratio;                /* dropout */
-  double slope;                /* relu: leaky slope */
+  double slope;                /* the activation's parameter: relu's leaky slope, elu's alpha */
   double loss_weight;          /* softmax_loss */
   int64_t top;                 /* accuracy */
   double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
@@ -269,6 +269,11 @@ typedef struct OpInfo {
   bool (*infer)(Module *m, Op *op);
   double (*flops)(const Graph *g, const Op *op);
   int bwd_reads; /* BWD_IN | BWD_OUT */
+  OpRole role;
+  OpFamily family;
+  bool rcnb;     /* the kernel interface also takes it in (R,C,N,B) */
+  SaveRule saved;
+  StateRule state;
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -285,11 +290,15 @@ typedef struct BackwardStep {
 } BackwardStep;
 
 typedef struct Schedule {
-  bool lowered;
   VEC(int) forward;
   VEC(BackwardStep) backward;
   VEC(int) update_ops; /* ops whose parameters the optimizer updates, in backward order */
 } Schedule;
+
+/* Per value: whether some parameter lies upstream of it (a gradient flows back into it). */
+char *graph_params_upstream(Module *m);
+/* Per op: the index of its backward step, or -1 if it has none. */
+int *schedule_backward_index(Module *m);
 
 /* ---------------------------------------------------------------- memory plan */
 
@@ -302,7 +311,16 @@ typedef struct SavedSpec {
 } SavedSpec;
 
 int op_saved(const Graph *g, const Op *op, SavedSpec out[2]); /* returns how many */
-int64_t op_state_words(const Graph *g, const Op *op);         /* non-learned state */
+
+/* Non-learned state an op carries between iterations: named parts, in this order, at the op's
+ * state_offset. */
+typedef struct StatePart {
+  const char *what; /* "running_mean", "running_var" */
+  int64_t words;
+  double init;
+} StatePart;
+int op_state(const Graph *g, const Op *op, StatePart out[2]); /* returns how many */
+int64_t op_state_words(const Graph *g, const Op *op);         /* all parts */
 
 typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED } BufferKind;
 
@@ -321,7 +339,6 @@ typedef struct Buffer {
 } Buffer;
 
 typedef struct MemPlan {
-  bool planned;
   VEC(Buffer) buffers;
   int64_t image_words;       /* the per-image region */
   int64_t fixed_words;       /* the batch-independent region (scalars, per-channel stats) */
@@ -340,7 +357,6 @@ typedef struct Bucket {
 } Bucket;
 
 typedef struct Fusion {
-  bool cut;
   int64_t threshold;      /* bytes; 0: one bucket per tensor; INT64_MAX: one bucket */
   VEC(Bucket) buckets;    /* in the order backward completes them */
 } Fusion;
@@ -366,6 +382,8 @@ typedef struct TrainConfig {
   int64_t eval_interval;       /* evaluate every N epochs */
   int64_t display;             /* a progress line every N iterations */
 } TrainConfig;
+
+enum { DATA_MEAN_MAX = 4 }; /* mean values the runtime holds: one, or one per channel up to 4 */
 
 typedef struct DataConfig {
   int source;                  /* DataSource */
@@ -395,6 +413,21 @@ typedef struct CompileOptions {
 
 /* ---------------------------------------------------------------- graph and module */
 
+/* What a module has been through. Each pass declares the stages it needs and the one it
+ * establishes (passes/pipeline.c checks and sets them); printers and lowering ask. */
+typedef enum {
+  STAGE_ELABORATED = 1 << 0, /* the graph is built */
+  STAGE_SHAPED = 1 << 1,     /* shapes and parameters are inferred */
+  STAGE_VERIFIED = 1 << 2,   /* the IR's invariants hold */
+  STAGE_COSTED = 1 << 3,     /* every convolution's plans are priced */
+  STAGE_LAID_OUT = 1 << 4,   /* every tensor has its layout and every convolution its plans */
+  STAGE_SCHEDULED = 1 << 5,  /* forward, backward and update steps */
+  STAGE_PLANNED = 1 << 6,    /* every buffer is placed */
+  STAGE_CUT = 1 << 7,        /* the gradient pool is cut into buckets */
+  STAGE_ALL = (1 << 8) - 1,
+} Stage;
+
+
 struct Graph {
   VEC(Op) ops;       /* in topological order after elaboration */
   VEC(Value) values;
@@ -408,9 +441,7 @@ struct Module {
   VEC(Setting) settings; /* constants and section entries, as written */
   VEC(Block) blocks;
   Block body;            /* the network's statements */
-  bool elaborated;      /* the graph is built */
-  bool shaped;          /* shapes and parameters are inferred */
-  bool laid_out;        /* the layout pass gave every tensor its layout */
+  unsigned stages;       /* Stage bits: what the passes run so far have established */
   Graph graph;
   TrainConfig train;
   DataConfig data;
@@ -420,6 +451,7 @@ struct Module {
 };
 
 Module *module_new(void);
+static inline bool module_has(const Module *m, unsigned stages) { return (m->stages & stages) == stages; }
 void module_free(Module *m);
 
 int graph_add_value(Module *m, const char *name);

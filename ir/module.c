@@ -5,7 +5,8 @@
 #include "op_impl.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, name, min_in, max_in, fields, infer, flops, bwd) {name, min_in, max_in, fields, infer, flops, bwd},
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state) \
+  {name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state},
     SWNC_OPS(X)
 #undef X
 };
@@ -17,11 +18,7 @@ int op_kind_find(const char *name) {
 }
 
 Module *module_new(void) {
-  Module *m = calloc(1, sizeof *m);
-  if (!m) {
-    fprintf(stderr, "swnc: out of memory\n");
-    exit(2);
-  }
+  Module *m = xcalloc(1, sizeof *m, "a module");
   m->options.fusion_threshold = 4 << 20;
   fields_default(train_fields, &m->train);
   fields_default(data_fields, &m->data);

@@ -4,7 +4,7 @@
 
 #include "ir.h"
 
-#define X(id, name, min_in, max_in, fields, infer, flops, bwd) \
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd, ...) \
   extern const FieldSpec fields[];                        \
   bool infer(Module *m, Op *op);                          \
   double flops(const Graph *g, const Op *op);

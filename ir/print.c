@@ -27,13 +27,13 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
   fputc(')', f);
   print_attrs(f, op);
   const Value *out = &g->values.data[op->output];
-  if (!m->shaped) {
+  if (!module_has(m, STAGE_SHAPED)) {
     fputs(" -> ?\n", f);
     return;
   }
   fprintf(f, " -> %s %s", dtype_name(out->dtype), shape_str(out->shape));
   if (out->shape.rank == 4) fprintf(f, " %s", layout_name(out->layout));
-  if (op->kind == OP_CONV && op->conv.costed)
+  if (op->kind == OP_CONV && op->conv.costed && module_has(m, STAGE_LAID_OUT))
     fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_name(op->conv.plan[CONV_FORWARD]),
             conv_plan_name(op->conv.plan[CONV_WGRAD]), conv_plan_name(op->conv.plan[CONV_DGRAD]));
   if (op->params.len) {
@@ -112,7 +112,7 @@ static void print_fusion(FILE *f, const Module *m) {
   /* parameters in pool order, to name each bucket's tensors */
   int count = 0;
   for (int k = 0; k < m->schedule.update_ops.len; k++) count += m->graph.ops.data[m->schedule.update_ops.data[k]].params.len;
-  const Param **order = calloc((size_t)count + 1, sizeof *order);
+  const Param **order = xcalloc((size_t)count + 1, sizeof *order, "the IR text");
   int n = 0;
   for (int k = 0; k < m->schedule.update_ops.len; k++) {
     const Op *op = &m->graph.ops.data[m->schedule.update_ops.data[k]];
@@ -136,7 +136,7 @@ void ir_print(FILE *f, const Module *m) {
   fputs("}\n", f);
   print_section(f, "train", train_fields, &m->train);
   print_section(f, "data", data_fields, &m->data);
-  if (m->schedule.lowered) print_schedule(f, m);
-  if (m->plan.planned) print_plan(f, m);
-  if (m->fusion.cut) print_fusion(f, m);
+  if (module_has(m, STAGE_SCHEDULED)) print_schedule(f, m);
+  if (module_has(m, STAGE_PLANNED)) print_plan(f, m);
+  if (module_has(m, STAGE_CUT)) print_fusion(f, m);
 }

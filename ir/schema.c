@@ -60,6 +60,8 @@ const FieldSpec fc_fields[] = {
 
 /* slope >= 0: backward tells the sides apart by the sign of the output */
 const FieldSpec relu_fields[] = {A("slope", F_FLOAT, slope, 0, 0, BIG), {0}};
+/* alpha >= 0 likewise: y > 0 exactly where x > 0, and dy/dx = y + alpha below */
+const FieldSpec elu_fields[] = {A("alpha", F_FLOAT, slope, 1, 0, BIG), {0}};
 
 const FieldSpec batchnorm_fields[] = {
     A("eps", F_FLOAT, eps, 1e-5, 1e-30, 1),

@@ -41,7 +41,7 @@ void ir_print_stats(FILE *f, const Module *m) {
   fprintf(f, "forward FLOPs        %s per batch, %s per image\n", grouped(flops), grouped(flops / batch));
   fprintf(f, "activations          %s bytes (%.2f MiB) per batch\n", grouped(act), act / (1 << 20));
   const MemPlan *p = &m->plan;
-  if (!p->planned) return;
+  if (!module_has(m, STAGE_PLANNED)) return;
   double image = (double)p->image_words * 4, naive = (double)p->naive_image_words * 4;
   fprintf(f, "memory plan          %s bytes per image (%.2f MiB per batch; %.0f%% of %.2f MiB without reuse)\n",
           grouped(image), image * batch / (1 << 20), 100 * image / (naive ? naive : 1), naive * batch / (1 << 20));

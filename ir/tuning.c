@@ -16,10 +16,10 @@ static const SrcFile *read_whole(Arena *a, const char *path, bool may_be_missing
     return NULL;
   }
   size_t cap = 4096, len = 0;
-  char *text = malloc(cap);
+  char *text = xmalloc(cap, "a tuning file");
   size_t n;
-  while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0)
-    if ((len += n) + 1 == cap) text = realloc(text, cap *= 2);
+  while ((n = fread(text + len, 1, cap - len - 1, f)) > 0)
+    if ((len += n) + 1 == cap) text = xrealloc(text, cap *= 2, "a tuning file");
   fclose(f);
   SrcFile *file = arena_alloc(a, sizeof *file);
   file->name = arena_strdup(a, path);

@@ -35,7 +35,7 @@ static bool verify_op(const Module *m, int i, SymTab *names) {
       ok = fail("op '%s' reads '%s' before it is produced (not in topological order)", op->name,
                 g->values.data[v].name);
   }
-  if (m->shaped) {
+  if (module_has(m, STAGE_SHAPED)) {
     const Value *out = &g->values.data[op->output];
     for (int d = 0; d < out->shape.rank; d++)
       if (out->shape.dim[d] < 1) ok = fail("value '%s' has a non-positive dimension", out->name);
@@ -54,7 +54,7 @@ static bool verify_schedule(const Module *m) {
   for (int i = 0; i < s->forward.len && ok; i++)
     if (s->forward.data[i] != i) ok = fail("the forward schedule is out of order");
   int prev = g->ops.len;
-  char *written = calloc((size_t)g->values.len + 1, 1);
+  char *written = xcalloc((size_t)g->values.len + 1, 1, "the verifier");
   for (int i = 0; i < s->backward.len; i++) {
     const BackwardStep *b = &s->backward.data[i];
     if (b->op < 0 || b->op >= prev) {
@@ -159,7 +159,7 @@ static bool verify_layouts(const Module *m) {
 }
 
 bool ir_verify(const Module *m) {
-  if (!m->elaborated) return true;
+  if (!module_has(m, STAGE_ELABORATED)) return true;
   Arena scratch = {0};
   SymTab names;
   symtab_init(&names, &scratch);
@@ -170,10 +170,10 @@ bool ir_verify(const Module *m) {
     if (p < 0 || p >= m->graph.ops.len || m->graph.ops.data[p].output != v)
       ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
   }
-  if (ok && m->laid_out) ok &= verify_layouts(m); /* it follows value ids: only once they are sound */
-  if (m->schedule.lowered) ok &= verify_schedule(m);
-  if (m->plan.planned) ok &= verify_plan(m);
-  if (m->fusion.cut) ok &= verify_fusion(m);
+  if (ok && module_has(m, STAGE_LAID_OUT)) ok &= verify_layouts(m); /* it follows value ids: only once they are sound */
+  if (module_has(m, STAGE_SCHEDULED)) ok &= verify_schedule(m);
+  if (module_has(m, STAGE_PLANNED)) ok &= verify_plan(m);
+  if (module_has(m, STAGE_CUT)) ok &= verify_fusion(m);
   arena_free(&scratch);
   return ok;
 }

@@ -39,9 +39,7 @@ static bool cost_conv(Module *m, Op *op) {
              shape_str(m->graph.values.data[op->output].shape), ch->illegal[forced]);
     return false;
   }
-  for (int c = 0; c < CONV_COMPUTATIONS; c++)
-    ch->plan[c] = ch->cost[c][PLAN_IMPLICIT] < ch->cost[c][PLAN_EXPLICIT] ? PLAN_IMPLICIT : PLAN_EXPLICIT;
-  return true;
+  return true; /* the layout pass chooses the plans, with the transforms each would need */
 }
 
 /* ------------------------------------------------------------------ tuning-file hygiene */

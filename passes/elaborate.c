@@ -3,9 +3,11 @@
  * - instantiates blocks, naming each inner layer `instance/name`, binding arguments;
  * - resolves input names, decodes attributes through the op kind's schema;
  * - orders the graph topologically, reporting cycles, a missing loss, unused layers. */
+#include <stdlib.h>
 #include <strings.h>
 
 #include "../ir/symtab.h"
+
 #include "passes.h"
 
 /* Generous bounds (ResNet-1001 has about 3,000 layers) that keep hostile input, such as blocks
@@ -526,14 +528,14 @@ static bool topological_order(Module *m) {
   return true;
 }
 
-static bool is_sink(OpKind k) { return k == OP_SOFTMAX_LOSS || k == OP_ACCURACY; }
+static bool is_sink(OpKind k) { return op_info[k].role == ROLE_LOSS || op_info[k].role == ROLE_METRIC; }
 
 static void check_graph(Module *m) {
   const Graph *g = &m->graph;
   bool has_loss = false;
   char *used = arena_alloc(&m->arena, (size_t)g->values.len + 1);
   for (int i = 0; i < g->ops.len; i++) {
-    has_loss |= g->ops.data[i].kind == OP_SOFTMAX_LOSS;
+    has_loss |= op_info[g->ops.data[i].kind].role == ROLE_LOSS;
     for (int j = 0; j < g->ops.data[i].inputs.len; j++) used[g->ops.data[i].inputs.data[j]] = 1;
   }
   if (!has_loss)
@@ -544,12 +546,32 @@ static void check_graph(Module *m) {
   }
 }
 
+/* A relative data path names a file beside the .swn file; made absolute here, so that the
+ * program runs from any directory. */
+static const char *resolve_path(Arena *a, const char *source, const char *path) {
+  if (!path[0] || path[0] == '/') return path;
+  const char *slash = strrchr(source, '/');
+  char *dir = slash ? arena_strndup(a, source, (size_t)(slash - source)) : ".";
+  char *real = realpath(dir, NULL);
+  const char *full = arena_printf(a, "%s/%s", real ? real : dir, path);
+  free(real);
+  return full;
+}
+
+static void resolve_data_paths(Module *m) {
+  const char *source = m->loc.file ? m->loc.file->name : ".";
+  StrList *lists[] = {&m->data.train, &m->data.test};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < lists[l]->n; i++) lists[l]->v[i] = resolve_path(&m->arena, source, lists[l]->v[i]);
+}
+
 bool pass_elaborate(Module *m) {
   Elab e = {.m = m};
   symtab_init(&e.consts, &m->arena);
   symtab_init(&e.blocks, &m->arena);
   int errors = diag_error_count();
   eval_settings(&e);
+  resolve_data_paths(m);
   check_blocks(&e);
   Scope top = {.prefix = ""};
   init_scope(&e, &top, &m->body);
@@ -558,6 +580,5 @@ bool pass_elaborate(Module *m) {
   compact_values(&e);
   if (!topological_order(m)) return false;
   check_graph(m);
-  m->elaborated = true;
   return diag_error_count() == errors;
 }

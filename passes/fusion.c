@@ -10,17 +10,11 @@
 
 #include "passes.h"
 
-/* The backward step of each op, or -1. */
-static int step_of(const Module *m, int op) {
-  for (int j = 0; j < m->schedule.backward.len; j++)
-    if (m->schedule.backward.data[j].op == op) return j;
-  return -1;
-}
-
 bool pass_fusion(Module *m) {
   Fusion *f = &m->fusion;
   *f = (Fusion){.threshold = m->options.fusion_threshold};
   const Graph *g = &m->graph;
+  const int *backward_index = schedule_backward_index(m);
   int index = 0;
   Bucket open = {.first_param = 0, .ready_step = -1};
   int64_t expected = 0; /* the pool is contiguous in update order: check as we go */
@@ -38,7 +32,7 @@ bool pass_fusion(Module *m) {
       if (open.nparams == 0) open.offset = q->offset, open.first_param = index;
       open.words += words;
       open.nparams++;
-      open.ready_step = step_of(m, op);
+      open.ready_step = backward_index[op];
       if (f->threshold == 0 || open.words * 4 >= f->threshold) {
         vec_push(&m->arena, f->buckets, open);
         open = (Bucket){.first_param = index + 1};
@@ -46,6 +40,5 @@ bool pass_fusion(Module *m) {
     }
   }
   if (open.nparams) vec_push(&m->arena, f->buckets, open);
-  f->cut = true;
   return true;
 }

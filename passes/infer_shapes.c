@@ -28,6 +28,22 @@ static bool infer_op(Module *m, Op *op) {
   return true;
 }
 
+/* data.mean: one value, or one per channel of the image input (the runtime holds up to 4). */
+static bool check_mean(const Module *m) {
+  const FloatList *mean = &m->data.mean;
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    if (op_info[op->kind].role != ROLE_IMAGES) continue;
+    int64_t channels = m->graph.values.data[op->output].shape.dim[1];
+    if (mean->n > DATA_MEAN_MAX || (mean->n > 1 && mean->n != channels)) {
+      diag_error(m->loc, "data.mean has %d values, but the input has %lld channels (give one value or one per channel)",
+                 mean->n, (long long)channels);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool pass_infer_shapes(Module *m) {
   Graph *g = &m->graph;
   char *failed = arena_alloc(&m->arena, (size_t)g->values.len + 1);
@@ -41,6 +57,5 @@ bool pass_infer_shapes(Module *m) {
       ok = false;
     }
   }
-  m->shaped = ok;
-  return ok;
+  return ok && check_mean(m);
 }

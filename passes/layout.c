@@ -27,19 +27,6 @@ static int64_t to_units(double seconds) {
   return (int64_t)llround(seconds * PICOSECONDS);
 }
 
-/* upstream[v]: some parameter lies upstream of value v, so its gradient is computed. */
-static char *gradient_flows(Module *m) {
-  const Graph *g = &m->graph;
-  char *up = arena_alloc(&m->arena, (size_t)g->values.len + 1);
-  for (int i = 0; i < g->ops.len; i++) {
-    const Op *op = &g->ops.data[i];
-    bool any = op->params.len > 0;
-    for (int j = 0; j < op->inputs.len; j++) any |= up[op->inputs.data[j]];
-    up[op->output] = any;
-  }
-  return up;
-}
-
 static Shape value_shape(const Module *m, int v) { return m->graph.values.data[v].shape; }
 static Layout other(Layout l) { return l == LAYOUT_BNRC ? LAYOUT_RCNB : LAYOUT_BNRC; }
 
@@ -202,7 +189,7 @@ bool pass_layout(Module *m) {
     diag_error((SrcLoc){0}, "internal: no target to lay tensors out for");
     return false;
   }
-  char *upstream = gradient_flows(m);
+  char *upstream = graph_params_upstream(m);
   char *label = solve(m, upstream);
   Graph *g = &m->graph;
   for (int i = 0; i < g->ops.len; i++) {
@@ -212,6 +199,5 @@ bool pass_layout(Module *m) {
     if (op->kind == OP_CONV) conv_in_layout(m, op, out->layout, upstream[op->inputs.data[0]], op->conv.plan);
   }
   insert_transforms(m);
-  m->laid_out = true;
   return true;
 }

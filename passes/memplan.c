@@ -27,12 +27,11 @@ static int add_buffer(Module *m, BufferKind kind, const char *name, int op, int6
 
 static int extend(int last, int step) { return step > last ? step : last; }
 
-/* Step of each op's backward step, or -1. */
+/* Per op: the step of its backward on the timeline (ops + backward index), or -1. */
 static int *backward_steps(Module *m) {
-  int n = m->graph.ops.len;
-  int *bstep = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) bstep[i] = -1;
-  for (int j = 0; j < m->schedule.backward.len; j++) bstep[m->schedule.backward.data[j].op] = n + j;
+  int *bstep = schedule_backward_index(m);
+  for (int i = 0; i < m->graph.ops.len; i++)
+    if (bstep[i] >= 0) bstep[i] += m->graph.ops.len;
   return bstep;
 }
 
@@ -43,8 +42,9 @@ static void create_buffers(Module *m, const int *bstep) {
     Op *op = &g->ops.data[i];
     const Value *v = &g->values.data[op->output];
     bool scalar = v->shape.rank == 0;
-    bool external = op->kind == OP_INPUT || op->kind == OP_LABEL; /* written before forward */
-    bool metric = op->kind == OP_SOFTMAX_LOSS || op->kind == OP_ACCURACY; /* read after it */
+    OpRole role = op_info[op->kind].role;
+    bool external = role == ROLE_IMAGES || role == ROLE_LABELS;  /* written before forward */
+    bool metric = role == ROLE_LOSS || role == ROLE_METRIC;      /* read after it */
     int last = metric ? INT_MAX : i;
     if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
     op->out_buf = add_buffer(m, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
@@ -163,6 +163,5 @@ bool pass_memplan(Module *m) {
   m->plan.image_words = place_region(m, true);
   m->plan.fixed_words = place_region(m, false);
   place_parameters(m);
-  m->plan.planned = true;
   return true;
 }

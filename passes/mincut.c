@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "../ir/arena.h"
+
 typedef struct Edge {
   int to, next;
   int64_t cap; /* residual */
@@ -15,19 +17,13 @@ struct MinCut {
   Edge *edges;
 };
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) abort();
-  return p;
-}
-
 MinCut *mincut_new(int nodes) {
-  MinCut *g = xcalloc(1, sizeof *g);
+  MinCut *g = xcalloc(1, sizeof *g, "the layout cut");
   g->n = nodes;
-  g->head = xcalloc((size_t)nodes, sizeof(int));
-  g->level = xcalloc((size_t)nodes, sizeof(int));
-  g->iter = xcalloc((size_t)nodes, sizeof(int));
-  g->queue = xcalloc((size_t)nodes, sizeof(int));
+  g->head = xcalloc((size_t)nodes, sizeof(int), "the layout cut");
+  g->level = xcalloc((size_t)nodes, sizeof(int), "the layout cut");
+  g->iter = xcalloc((size_t)nodes, sizeof(int), "the layout cut");
+  g->queue = xcalloc((size_t)nodes, sizeof(int), "the layout cut");
   for (int i = 0; i < nodes; i++) g->head[i] = -1;
   return g;
 }
@@ -40,8 +36,7 @@ void mincut_free(MinCut *g) {
 static void add_arc(MinCut *g, int from, int to, int64_t cap) {
   if (g->nedges == g->cap_edges) {
     g->cap_edges = g->cap_edges ? 2 * g->cap_edges : 64;
-    g->edges = realloc(g->edges, sizeof(Edge) * (size_t)g->cap_edges);
-    if (!g->edges) abort();
+    g->edges = xrealloc(g->edges, sizeof(Edge) * (size_t)g->cap_edges, "the layout cut");
   }
   g->edges[g->nedges] = (Edge){to, g->head[from], cap};
   g->head[from] = g->nedges++;
@@ -98,7 +93,7 @@ static int64_t augment(MinCut *g, int s, int t, int *path) {
 
 int64_t mincut_solve(MinCut *g, int source, int sink) {
   int64_t flow = 0;
-  int *path = xcalloc((size_t)g->n + 1, sizeof(int));
+  int *path = xcalloc((size_t)g->n + 1, sizeof(int), "the layout cut");
   while (levels(g, source, sink)) {
     for (int i = 0; i < g->n; i++) g->iter[i] = g->head[i];
     int64_t got;

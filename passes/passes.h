@@ -8,6 +8,8 @@ typedef struct Pass {
   const char *name;
   const char *summary;
   bool (*run)(Module *m);
+  unsigned needs;    /* Stage bits the module must have */
+  unsigned provides; /* the Stage bit it establishes */
 } Pass;
 
 typedef struct PipelineOptions {
@@ -19,7 +21,8 @@ typedef struct PipelineOptions {
 
 const Pass *pipeline_passes(int *count);
 const Pass *pipeline_find(const char *name);
-/* Runs every pass in order; stops after the first that reports an error. */
+/* Runs every pass in order; stops after the first that reports an error. A pass runs only on a
+ * module with the stages it needs. */
 bool pipeline_run(Module *m, const PipelineOptions *opts);
 
 bool pass_elaborate(Module *m);

@@ -1,15 +1,26 @@
 /* The ordered pass list and the driver loop, with -print-after and -verify-each. */
 #include "passes.h"
 
+enum {
+  GRAPH = STAGE_ELABORATED | STAGE_SHAPED | STAGE_VERIFIED,
+};
+
 static const Pass passes[] = {
-    {"elaborate", "instantiate blocks, resolve names, decode attributes, order the graph", pass_elaborate},
-    {"infer-shapes", "infer every tensor's shape and create the learnable parameters", pass_infer_shapes},
-    {"verify", "check the IR's invariants", pass_verify},
-    {"conv-strategy", "cost each convolution's computations in each plan (model or tuning file)", pass_conv_strategy},
-    {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms", pass_layout},
-    {"schedule", "lower training into forward, backward and update steps", pass_schedule},
-    {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan},
-    {"fusion", "cut the gradient pool into buckets and mark where backward completes each", pass_fusion},
+    {"elaborate", "instantiate blocks, resolve names, decode attributes, order the graph", pass_elaborate, 0,
+     STAGE_ELABORATED},
+    {"infer-shapes", "infer every tensor's shape and create the learnable parameters", pass_infer_shapes,
+     STAGE_ELABORATED, STAGE_SHAPED},
+    {"verify", "check the IR's invariants", pass_verify, STAGE_ELABORATED | STAGE_SHAPED, STAGE_VERIFIED},
+    {"conv-strategy", "cost each convolution's computations in each plan (model or tuning file)",
+     pass_conv_strategy, GRAPH, STAGE_COSTED},
+    {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms", pass_layout,
+     GRAPH | STAGE_COSTED, STAGE_LAID_OUT},
+    {"schedule", "lower training into forward, backward and update steps", pass_schedule, GRAPH | STAGE_LAID_OUT,
+     STAGE_SCHEDULED},
+    {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan,
+     GRAPH | STAGE_SCHEDULED, STAGE_PLANNED},
+    {"fusion", "cut the gradient pool into buckets and mark where backward completes each", pass_fusion,
+     GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
 };
 
 const Pass *pipeline_passes(int *count) {
@@ -26,9 +37,14 @@ const Pass *pipeline_find(const char *name) {
 bool pipeline_run(Module *m, const PipelineOptions *opts) {
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     const Pass *p = &passes[i];
+    if (!module_has(m, p->needs)) {
+      diag_error((SrcLoc){0}, "internal: pass '%s' runs before the stages it needs", p->name);
+      return false;
+    }
     int errors = diag_error_count();
     bool ok = p->run(m) && diag_error_count() == errors;
     if (!ok) return false;
+    m->stages |= p->provides;
     if (opts->verify_each && !ir_verify(m)) {
       diag_error((SrcLoc){0}, "internal: the IR is invalid after pass '%s'", p->name);
       return false;

@@ -6,37 +6,32 @@
  * update:   the ops with parameters, in the order backward completes their gradients. */
 #include "passes.h"
 
-/* needs_grad[v]: some parameter lies upstream of v.  to_loss[v]: a loss lies downstream. */
-static void mark_paths(const Graph *g, char *needs_grad, char *to_loss) {
-  for (int i = 0; i < g->ops.len; i++) {
-    const Op *op = &g->ops.data[i];
-    bool need = op->params.len > 0;
-    for (int j = 0; j < op->inputs.len; j++) need |= needs_grad[op->inputs.data[j]];
-    needs_grad[op->output] = need;
-  }
+static bool is_loss(const Op *op) { return op_info[op->kind].role == ROLE_LOSS; }
+
+/* to_loss[v]: a loss lies downstream of v (metrics pass no gradient). */
+static char *mark_loss_paths(Module *m) {
+  const Graph *g = &m->graph;
+  char *to_loss = arena_alloc(&m->arena, (size_t)g->values.len + 1);
   for (int i = g->ops.len - 1; i >= 0; i--) {
     const Op *op = &g->ops.data[i];
-    bool reaches = op->kind == OP_SOFTMAX_LOSS || to_loss[op->output];
-    if (op->kind == OP_ACCURACY) reaches = false;
-    if (!reaches) continue;
+    if (op_info[op->kind].role == ROLE_METRIC || !(is_loss(op) || to_loss[op->output])) continue;
     for (int j = 0; j < op->inputs.len; j++) to_loss[op->inputs.data[j]] = 1;
   }
+  return to_loss;
 }
 
 bool pass_schedule(Module *m) {
   Graph *g = &m->graph;
   Schedule *s = &m->schedule;
   *s = (Schedule){0};
-  char *needs_grad = arena_alloc(&m->arena, (size_t)g->values.len + 1);
-  char *to_loss = arena_alloc(&m->arena, (size_t)g->values.len + 1);
+  char *needs_grad = graph_params_upstream(m), *to_loss = mark_loss_paths(m);
   char *grad_written = arena_alloc(&m->arena, (size_t)g->values.len + 1);
-  mark_paths(g, needs_grad, to_loss);
 
   for (int i = 0; i < g->ops.len; i++) vec_push(&m->arena, s->forward, i);
 
   for (int i = g->ops.len - 1; i >= 0; i--) {
     const Op *op = &g->ops.data[i];
-    bool on_path = op->kind == OP_SOFTMAX_LOSS || to_loss[op->output];
+    bool on_path = is_loss(op) || to_loss[op->output];
     if (!on_path || !needs_grad[op->output]) continue;
     BackwardStep step = {.op = i, .param_grads = op->params.len > 0};
     for (int j = 0; j < op->inputs.len; j++) {
@@ -49,6 +44,5 @@ bool pass_schedule(Module *m) {
     vec_push(&m->arena, s->backward, step);
     if (step.param_grads) vec_push(&m->arena, s->update_ops, i);
   }
-  s->lowered = true;
   return true;
 }

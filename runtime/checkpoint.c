@@ -36,7 +36,7 @@ static void put_floats(Writer *w, const float *v, int64_t n) {
 void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params, const float *momentum,
                          const float *state, int64_t iteration, uint64_t seed) {
   size_t len = strlen(path);
-  char *tmp = malloc(len + 16);
+  char *tmp = swn_alloc(len + 16);
   snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
   Writer w = {fopen(tmp, "wb"), 14695981039346656037ull, path};
   if (!w.f) swn_fatal_at(path, "cannot write a checkpoint: %s", strerror(errno));

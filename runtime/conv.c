@@ -81,7 +81,7 @@ static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws,
     convert(plan == 1, p->ci, p->h, p->w, batch, x, xt, false);
     xp = xt, yp = scratch(c, SLOT_Y, (size_t)batch * p->co * p->ho * p->wo);
   }
-  if (plan == 1) swk_conv_implicit_forward(p, batch, xp, w, b, yp);
+  if (plan == 1) swk_conv_implicit_forward(p, batch, xp, w, b, yp, scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
   else swk_conv_forward(p, batch, xp, w, b, yp, ws);
   if (!native) convert(rcnb, p->co, p->ho, p->wo, batch, yp, y, false);
 }

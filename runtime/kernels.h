@@ -4,13 +4,17 @@
  * kernel writes each requested gradient, or adds to it where `*_add` is set (a value that fans
  * out to several layers); a NULL gradient pointer means it is not needed. Parameter gradients
  * are always written. Kernels use up to swk_threads() threads and a workspace of the size
- * their *_workspace function asks for, which they may use freely during the call. */
+ * their *_workspace function asks for, which they may use freely during the call; they allocate
+ * nothing and never exit. Structs and the calls generated code makes are declared as rows
+ * (contract.h): the *_FIELDS lists and SWK_KERNELS below. */
 #ifndef SWNC_KERNELS_H
 #define SWNC_KERNELS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "contract.h"
 
 void swk_set_threads(int threads);
 int swk_threads(void);
@@ -33,155 +37,200 @@ typedef struct SwkEstimate {
 } SwkEstimate;
 bool swk_estimate(SwkEstimate *totals);
 
+/* The contract's rows keep their own line breaks. */
+/* clang-format off */
 /* ------------------------------------------------------------- convolution */
-typedef struct SwkConv {
-  int ci, h, w;      /* input channels, height, width */
-  int co, ho, wo;    /* output */
-  int kh, kw, sh, sw, ph, pw;
-  int groups;
-  bool bias;
-  bool filters_kkoi; /* implicit plan only: filters in (K,K,No,Ni) order, not (No,Ni,K,K) */
-} SwkConv;
-
-/* Explicit GEMM (im2col) on the (B, N, R, C) layout with (No, Ni/groups, K, K) filters.
- * Backward computes the weight gradient (dw and db) unless dw is NULL and the input gradient
- * unless dx is NULL, so the two can run with different plans. */
-size_t swk_conv_workspace(const SwkConv *p); /* floats */
-void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b, float *y,
-                      float *ws);
-void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                       float *dx, bool dx_add, float *dw, float *db, float *ws);
-
-/* Implicit-GEMM convolution (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
- * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall
- * outside the image are skipped. The same SwkConv describes it, and backward skips dw or dx
- * when NULL as above. */
-void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y);
-size_t swk_conv_implicit_workspace(const SwkConv *p, int batch); /* floats, for backward */
-void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db, float *ws);
-
-/* Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back. The
- * backward of one is the other, applied to the gradient (written or added). */
-void swk_to_rcnb(int c, int h, int w, int batch, const float *x, float *y, bool add);
-void swk_to_bnrc(int c, int h, int w, int batch, const float *x, float *y, bool add);
+#define SwkConv_FIELDS(F, A)                                                                       \
+  F(I32, int, ci) F(I32, int, h) F(I32, int, w)    /* input channels, height, width */             \
+  F(I32, int, co) F(I32, int, ho) F(I32, int, wo)  /* output */                                    \
+  F(I32, int, kh) F(I32, int, kw) F(I32, int, sh) F(I32, int, sw) F(I32, int, ph) F(I32, int, pw) \
+  F(I32, int, groups)                                                                              \
+  F(BOOL, bool, bias)                                                                              \
+  F(BOOL, bool, filters_kkoi) /* implicit plan only: filters in (K,K,No,Ni), not (No,Ni,K,K) */
 
 /* ------------------------------------------------------------- pooling */
-typedef struct SwkPool {
-  int c, h, w, ho, wo;
-  int kh, kw, sh, sw, ph, pw;
-  bool max; /* else average (over the window clipped to the padded input, as Caffe) */
-} SwkPool;
-
-void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax);
-void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add);
-/* The same on the (R, C, N, B) layout; argmax also holds input pixels (ih * w + iw). */
-void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax);
-void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
-                            bool dx_add);
+#define SwkPool_FIELDS(F, A)                                                                       \
+  F(I32, int, c) F(I32, int, h) F(I32, int, w) F(I32, int, ho) F(I32, int, wo)                     \
+  F(I32, int, kh) F(I32, int, kw) F(I32, int, sh) F(I32, int, sw) F(I32, int, ph) F(I32, int, pw) \
+  F(BOOL, bool, max) /* else average (over the window clipped to the padded input, as Caffe) */
 
 /* ------------------------------------------------------------- fully connected */
-typedef struct SwkFc {
-  int in, out;
-  bool bias;
-} SwkFc;
-
-size_t swk_fc_workspace(const SwkFc *p);
-void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b, float *y);
-void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy, float *dx,
-                     bool dx_add, float *dw, float *db, float *ws);
+#define SwkFc_FIELDS(F, A) F(I32, int, in) F(I32, int, out) F(BOOL, bool, bias)
 
 /* ------------------------------------------------------------- element-wise activations */
-typedef struct SwkAct {
-  int64_t n;   /* elements per image */
-  float slope; /* relu: leaky slope */
-} SwkAct;
-
-void swk_relu_forward(const SwkAct *p, int batch, const float *x, float *y);
-void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
-void swk_sigmoid_forward(const SwkAct *p, int batch, const float *x, float *y);
-void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
-void swk_tanh_forward(const SwkAct *p, int batch, const float *x, float *y);
-void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add);
+#define SwkAct_FIELDS(F, A)                                                                        \
+  F(I64, int64_t, n)   /* elements per image */                                                   \
+  F(F32, float, slope) /* the op's parameter: relu's leaky slope, elu's alpha */
 
 /* ------------------------------------------------------------- batch normalisation */
-typedef struct SwkBatchNorm {
-  int c, hw;
-  float eps, momentum; /* running = momentum * running + (1 - momentum) * batch statistic */
-  bool affine;
-} SwkBatchNorm;
-
-/* Training mode normalises with the batch statistics, saves mean and 1/std (2c floats) and
- * updates the running statistics (2c floats: mean, unbiased variance); inference mode uses
- * the running statistics. */
-void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x, const float *scale,
-                           const float *shift, float *y, float *saved, float *running);
-void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
-                            const float *dy, const float *saved, float *dx, bool dx_add, float *dscale,
-                            float *dshift);
+#define SwkBatchNorm_FIELDS(F, A)                                                                  \
+  F(I32, int, c) F(I32, int, hw)                                                                   \
+  F(F32, float, eps)                                                                               \
+  F(F32, float, momentum) /* running = momentum * running + (1 - momentum) * batch statistic */    \
+  F(BOOL, bool, affine)
 
 /* ------------------------------------------------------------- local response normalisation */
-typedef struct SwkLrn {
-  int c, hw, size;
-  float alpha, beta, k; /* y = x / (k + alpha / size * sum of x^2 over `size` channels)^beta */
-} SwkLrn;
-
-void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float *scale);
-void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y, const float *scale,
-                      const float *dy, float *dx, bool dx_add);
+/* y = x / (k + alpha / size * sum of x^2 over `size` channels)^beta */
+#define SwkLrn_FIELDS(F, A)                                                                        \
+  F(I32, int, c) F(I32, int, hw) F(I32, int, size) F(F32, float, alpha) F(F32, float, beta)        \
+  F(F32, float, k)
 
 /* ------------------------------------------------------------- dropout */
-/* The mask is a hash of (seed, layer, iteration, image index, element): reproducible, independent of
- * threads and of how the batch is split, and recomputed in backward instead of stored. Kept
- * elements are scaled by 1 / (1 - ratio). */
-typedef struct SwkDropout {
-  int64_t n;
-  float ratio;
-  uint64_t layer; /* distinguishes the masks of different dropout layers */
-} SwkDropout;
+/* The mask is a hash of (seed, layer, iteration, image index, element): reproducible,
+ * independent of threads and of how the batch is split, and recomputed in backward instead of
+ * stored. Kept elements are scaled by 1 / (1 - ratio). */
+#define SwkDropout_FIELDS(F, A)                                                                    \
+  F(I64, int64_t, n)                                                                               \
+  F(F32, float, ratio)                                                                             \
+  F(U64, uint64_t, layer) /* distinguishes the masks of different dropout layers */
 
+/* ------------------------------------------------------------- loss */
+#define SwkSoftmaxLoss_FIELDS(F, A) F(I32, int, classes) F(F32, float, loss_weight)
+
+/* Every kernel-parameter struct, in the order the compiler's tables list them. */
+#define SWK_STRUCTS(S) S(SwkConv) S(SwkPool) S(SwkFc) S(SwkAct) S(SwkBatchNorm) S(SwkLrn) \
+  S(SwkDropout) S(SwkSoftmaxLoss)
+SWK_STRUCTS(SWN_C_STRUCT)
+
+/* ------------------------------------------------------------- the kernels generated code calls
+ * Convolution, explicit GEMM (im2col) on the (B, N, R, C) layout with (No, Ni/groups, K, K)
+ * filters. Backward computes the weight gradient (dw and db) unless dw is NULL and the input
+ * gradient unless dx is NULL, so the two can run with different plans.
+ * Convolution, implicit GEMM (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
+ * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall outside
+ * the image are skipped. Its workspace serves forward and backward.
+ * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back. The backward
+ * of one is the other, applied to the gradient (written or added).
+ * Pooling on either layout; argmax holds input pixels (ih * w + iw).
+ * Batch norm: training mode normalises with the batch statistics, saves mean and 1/std (2c
+ * floats) and updates the running statistics (2c floats: mean, unbiased variance); inference
+ * mode uses the running statistics.
+ * Concatenation along channels: input i contributes `sizes[i]` elements per image.
+ * Softmax loss: mean cross-entropy over the batch, times loss_weight; `prob` keeps the softmax.
+ * Labels must be in [0, classes): the data loader checks them.
+ * Accuracy: the fraction of images whose label is among the `top` highest scores (ties count
+ * against; a score that is not a number beats the label's).
+ * SGD (Caffe's): v = momentum * v + lr * (g + decay * w); w -= v. */
+#define SWK_ACT(FN, P, name, fwd, bwd)                                                             \
+  FN(VOID, fwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, x),          \
+                 P(PTR, float *, y)))                                                              \
+  FN(VOID, bwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, y),          \
+                 P(PTR, const float *, dy), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
+#define SWK_POOL(FN, P, fwd, bwd)                                                                  \
+  FN(VOID, fwd, (P(PTR, const SwkPool *, p), P(I32, int, batch), P(PTR, const float *, x),         \
+                 P(PTR, float *, y), P(PTR, int32_t *, argmax)))                                   \
+  FN(VOID, bwd, (P(PTR, const SwkPool *, p), P(I32, int, batch), P(PTR, const float *, dy),        \
+                 P(PTR, const int32_t *, argmax), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
+#define SWK_TRANSFORM(FN, P, name)                                                                 \
+  FN(VOID, name, (P(I32, int, c), P(I32, int, h), P(I32, int, w), P(I32, int, batch),              \
+                  P(PTR, const float *, x), P(PTR, float *, y), P(BOOL, bool, add)))
+
+#define SWK_KERNELS(FN, P)                                                                         \
+  FN(SIZE, swk_conv_workspace, (P(PTR, const SwkConv *, p)))                                       \
+  FN(VOID, swk_conv_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                      \
+                              P(PTR, const float *, x), P(PTR, const float *, w),                  \
+                              P(PTR, const float *, b), P(PTR, float *, y), P(PTR, float *, ws)))  \
+  FN(VOID, swk_conv_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                     \
+                               P(PTR, const float *, x), P(PTR, const float *, w),                 \
+                               P(PTR, const float *, dy), P(PTR, float *, dx),                     \
+                               P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),    \
+                               P(PTR, float *, ws)))                                               \
+  FN(SIZE, swk_conv_implicit_workspace, (P(PTR, const SwkConv *, p), P(I32, int, batch)))          \
+  FN(VOID, swk_conv_implicit_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),             \
+                                       P(PTR, const float *, x), P(PTR, const float *, w),         \
+                                       P(PTR, const float *, b), P(PTR, float *, y),               \
+                                       P(PTR, float *, ws)))                                       \
+  FN(VOID, swk_conv_implicit_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),            \
+                                        P(PTR, const float *, x), P(PTR, const float *, w),        \
+                                        P(PTR, const float *, dy), P(PTR, float *, dx),            \
+                                        P(BOOL, bool, dx_add), P(PTR, float *, dw),                \
+                                        P(PTR, float *, db), P(PTR, float *, ws)))                 \
+  SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
+  SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
+  SWK_POOL(FN, P, swk_pool_forward, swk_pool_backward)                                             \
+  SWK_POOL(FN, P, swk_pool_rcnb_forward, swk_pool_rcnb_backward)                                   \
+  FN(SIZE, swk_fc_workspace, (P(PTR, const SwkFc *, p)))                                           \
+  FN(VOID, swk_fc_forward, (P(PTR, const SwkFc *, p), P(I32, int, batch),                          \
+                            P(PTR, const float *, x), P(PTR, const float *, w),                    \
+                            P(PTR, const float *, b), P(PTR, float *, y)))                         \
+  FN(VOID, swk_fc_backward, (P(PTR, const SwkFc *, p), P(I32, int, batch),                         \
+                             P(PTR, const float *, x), P(PTR, const float *, w),                   \
+                             P(PTR, const float *, dy), P(PTR, float *, dx),                       \
+                             P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),      \
+                             P(PTR, float *, ws)))                                                 \
+  SWK_ACTIVATIONS(SWK_ACT, FN, P)                                                                  \
+  FN(VOID, swk_batchnorm_forward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),            \
+                                   P(BOOL, bool, train), P(PTR, const float *, x),                 \
+                                   P(PTR, const float *, scale), P(PTR, const float *, shift),     \
+                                   P(PTR, float *, y), P(PTR, float *, saved),                     \
+                                   P(PTR, float *, running)))                                      \
+  FN(VOID, swk_batchnorm_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
+                                    P(PTR, const float *, x), P(PTR, const float *, scale),        \
+                                    P(PTR, const float *, dy), P(PTR, const float *, saved),       \
+                                    P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \
+                                    P(PTR, float *, dscale), P(PTR, float *, dshift)))             \
+  FN(VOID, swk_lrn_forward, (P(PTR, const SwkLrn *, p), P(I32, int, batch),                        \
+                             P(PTR, const float *, x), P(PTR, float *, y),                         \
+                             P(PTR, float *, scale)))                                              \
+  FN(VOID, swk_lrn_backward, (P(PTR, const SwkLrn *, p), P(I32, int, batch),                       \
+                              P(PTR, const float *, x), P(PTR, const float *, y),                  \
+                              P(PTR, const float *, scale), P(PTR, const float *, dy),             \
+                              P(PTR, float *, dx), P(BOOL, bool, dx_add)))                         \
+  FN(VOID, swk_dropout_forward, (P(PTR, const SwkDropout *, p), P(I32, int, batch),                \
+                                 P(BOOL, bool, train), P(U64, uint64_t, seed),                     \
+                                 P(U64, uint64_t, iteration), P(U64, uint64_t, first_image),       \
+                                 P(PTR, const float *, x), P(PTR, float *, y)))                    \
+  FN(VOID, swk_dropout_backward, (P(PTR, const SwkDropout *, p), P(I32, int, batch),               \
+                                  P(U64, uint64_t, seed), P(U64, uint64_t, iteration),             \
+                                  P(U64, uint64_t, first_image), P(PTR, const float *, dy),        \
+                                  P(PTR, float *, dx), P(BOOL, bool, dx_add)))                     \
+  FN(VOID, swk_concat_forward, (P(I32, int, n), P(PTR, const int64_t *, sizes),                    \
+                                P(I32, int, batch), P(PTR, const float *const *, x),               \
+                                P(PTR, float *, y)))                                               \
+  FN(VOID, swk_concat_backward, (P(I32, int, n), P(PTR, const int64_t *, sizes),                   \
+                                 P(I32, int, batch), P(PTR, const float *, dy),                    \
+                                 P(PTR, float *const *, dx), P(PTR, const bool *, dx_add)))        \
+  FN(VOID, swk_add_forward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),            \
+                             P(PTR, const float *const *, x), P(PTR, float *, y)))                 \
+  FN(VOID, swk_add_backward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),           \
+                              P(PTR, const float *, dy), P(PTR, float *const *, dx),               \
+                              P(PTR, const bool *, dx_add)))                                       \
+  FN(VOID, swk_softmax_loss_forward, (P(PTR, const SwkSoftmaxLoss *, p), P(I32, int, batch),       \
+                                      P(PTR, const float *, scores),                               \
+                                      P(PTR, const int32_t *, labels), P(PTR, float *, prob),      \
+                                      P(PTR, float *, loss)))                                      \
+  FN(VOID, swk_softmax_loss_backward, (P(PTR, const SwkSoftmaxLoss *, p), P(I32, int, batch),      \
+                                       P(PTR, const float *, prob),                                \
+                                       P(PTR, const int32_t *, labels),                            \
+                                       P(PTR, float *, dscores), P(BOOL, bool, dscores_add)))      \
+  FN(VOID, swk_accuracy_forward, (P(I32, int, classes), P(I32, int, top), P(I32, int, batch),      \
+                                  P(PTR, const float *, scores),                                   \
+                                  P(PTR, const int32_t *, labels), P(PTR, float *, accuracy)))     \
+  FN(VOID, swk_sgd_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),           \
+                            P(F32, float, momentum), P(PTR, float *, w), P(PTR, const float *, g), \
+                            P(PTR, float *, v)))
+
+/* The element-wise activations: one row each, SwkAct and the same two kernels (x -> y forward;
+ * y, dy -> dx backward). The op table (ir/ops.h) names the same rows. */
+#define SWK_ACTIVATIONS(ROW, FN, P)                                                                \
+  ROW(FN, P, relu, swk_relu_forward, swk_relu_backward)                                            \
+  ROW(FN, P, sigmoid, swk_sigmoid_forward, swk_sigmoid_backward)                                   \
+  ROW(FN, P, tanh, swk_tanh_forward, swk_tanh_backward)                                            \
+  ROW(FN, P, elu, swk_elu_forward, swk_elu_backward)
+
+/* clang-format on */
+SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
+
+/* ------------------------------------------------------------- called by the runtime only */
+/* The mask swk_dropout_forward applies: whether element `element` of image `image` is kept. */
 bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image, int64_t element);
-void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed, uint64_t iteration,
-                         uint64_t first_image, const float *x, float *y);
-void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration, uint64_t first_image,
-                          const float *dy, float *dx, bool dx_add);
 
-/* ------------------------------------------------------------- concat and add */
-/* Concatenation along channels: input i contributes `sizes[i]` elements per image. */
-void swk_concat_forward(int n, const int64_t *sizes, int batch, const float *const *x, float *y);
-void swk_concat_backward(int n, const int64_t *sizes, int batch, const float *dy, float *const *dx,
-                         const bool *dx_add);
-void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y);
-void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx, const bool *dx_add);
-
-/* ------------------------------------------------------------- loss and accuracy */
-typedef struct SwkSoftmaxLoss {
-  int classes;
-  float loss_weight;
-} SwkSoftmaxLoss;
-
-/* Mean cross-entropy over the batch, times loss_weight; `prob` keeps the softmax. Labels
- * must be in [0, classes): the data loader checks them. */
-void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
-                              float *prob, float *loss);
-void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
-                               float *dscores, bool dscores_add);
-/* The fraction of images whose label is among the `top` highest scores (ties count against). */
-void swk_accuracy_forward(int classes, int top, int batch, const float *scores, const int32_t *labels,
-                          float *accuracy);
-
-/* ------------------------------------------------------------- optimizer */
-/* Caffe's SGD: v = momentum * v + lr * (g + decay * w); w -= v. */
-void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g, float *v);
-
-/* Synchronous EASGD's elastic step (BRIEF section 6), before the SGD update: with `sum` the
- * sum over all `ranks` of their weights w, adds the elastic force rho (w - center) to the
- * gradient g, and moves the center by eta rho (sum - ranks x center). */
+/* Synchronous EASGD's elastic step (the EASGD study of You, Buluc and Demmel), before the SGD
+ * update: with `sum` the sum over all `ranks` of their weights w, adds the elastic force
+ * rho (w - center) to the gradient g, and moves the center by eta rho (sum - ranks x center). */
 void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum, float *center,
                        float *g);
 
-/* ------------------------------------------------------------- collectives */
 /* y[i] += x[i] and y[i] *= a: the arithmetic of the allreduce, on the caller's thread only
  * (the communication thread runs it beside the compute threads). */
 void swk_sum_into(int64_t n, float *y, const float *x);

@@ -11,129 +11,146 @@
 
 #include "kernels.h"
 
-enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16 };
+enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16, SWN_MAX_MEAN = 4 };
 
 typedef enum { SWN_INIT_XAVIER, SWN_INIT_MSRA, SWN_INIT_GAUSSIAN, SWN_INIT_UNIFORM, SWN_INIT_CONSTANT } SwnInit;
 typedef enum { SWN_LR_FIXED, SWN_LR_STEP, SWN_LR_MULTISTEP, SWN_LR_INV, SWN_LR_POLY } SwnLrPolicy;
 typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
 
-typedef struct SwnParamInfo {
-  const char *name;
-  int ndims;
-  int64_t dims[4];
-  int64_t offset, count;      /* in the parameter pool, floats */
-  float lr_mult, decay_mult;
-  int init;                   /* SwnInit */
-  float init_arg;
-  int64_t fan_in;             /* inputs feeding one output: for xavier and msra */
-} SwnParamInfo;
+/* The contract's rows keep their own line breaks. */
+/* clang-format off */
+/* The descriptor tables and settings generated code hands the runtime, as rows (contract.h). */
+#define SwnParamInfo_FIELDS(F, A)                                                                  \
+  F(PTR, const char *, name)                                                                       \
+  F(I32, int, ndims)                                                                               \
+  A(I64, int64_t, dims, 4)                                                                         \
+  F(I64, int64_t, offset) F(I64, int64_t, count) /* in the parameter pool, floats */              \
+  F(F32, float, lr_mult) F(F32, float, decay_mult)                                                 \
+  F(I32, int, init) /* SwnInit */                                                                  \
+  F(F32, float, init_arg)                                                                          \
+  F(I64, int64_t, fan_in) /* inputs feeding one output: for xavier and msra */
 
 /* Non-learned state (batch-norm running statistics) and its initial value. */
-typedef struct SwnStateInfo {
-  const char *name;
-  int64_t offset, count;
-  float init;
-} SwnStateInfo;
+#define SwnStateInfo_FIELDS(F, A)                                                                  \
+  F(PTR, const char *, name) F(I64, int64_t, offset) F(I64, int64_t, count) F(F32, float, init)
 
 /* A scalar the forward pass computes: a loss or an accuracy, in the fixed region. */
-typedef struct SwnMetric {
-  const char *name;
-  int64_t offset;
-  bool is_loss;
-} SwnMetric;
+#define SwnMetric_FIELDS(F, A) F(PTR, const char *, name) F(I64, int64_t, offset) F(BOOL, bool, is_loss)
 
-typedef struct SwnTrainConfig {
-  int64_t batch, test_batch, epochs, iterations;
-  float lr, momentum, weight_decay;
-  int lr_policy;              /* SwnLrPolicy */
-  float gamma, power;
-  int64_t step;
-  int64_t steps[SWN_MAX_STEPS];
-  int nsteps;
-  int64_t warmup, seed, eval_interval, display;
-  int optimizer;              /* SwnOptimizer */
-  float elastic;              /* easgd's rho */
-} SwnTrainConfig;
+#define SwnTrainConfig_FIELDS(F, A)                                                                \
+  F(I64, int64_t, batch) F(I64, int64_t, test_batch) F(I64, int64_t, epochs)                       \
+  F(I64, int64_t, iterations)                                                                      \
+  F(F32, float, lr) F(F32, float, momentum) F(F32, float, weight_decay)                            \
+  F(I32, int, lr_policy) /* SwnLrPolicy */                                                         \
+  F(F32, float, gamma) F(F32, float, power)                                                        \
+  F(I64, int64_t, step)                                                                            \
+  A(I64, int64_t, steps, SWN_MAX_STEPS)                                                            \
+  F(I32, int, nsteps)                                                                              \
+  F(I64, int64_t, warmup) F(I64, int64_t, seed) F(I64, int64_t, eval_interval)                     \
+  F(I64, int64_t, display)                                                                         \
+  F(I32, int, optimizer) /* SwnOptimizer */                                                        \
+  F(F32, float, elastic) /* easgd's rho */
 
-typedef struct SwnDataConfig {
-  int source;                 /* SwnDataSource */
-  const char *train[SWN_MAX_FILES], *test[SWN_MAX_FILES];
-  int ntrain, ntest;
-  float scale;
-  float mean[4];
-  int nmean;
-  int64_t train_size, test_size, classes;
-} SwnDataConfig;
+#define SwnDataConfig_FIELDS(F, A)                                                                 \
+  F(I32, int, source) /* SwnDataSource */                                                          \
+  A(PTR, const char *, train, SWN_MAX_FILES) A(PTR, const char *, test, SWN_MAX_FILES)            \
+  F(I32, int, ntrain) F(I32, int, ntest)                                                           \
+  F(F32, float, scale)                                                                             \
+  A(F32, float, mean, SWN_MAX_MEAN)                                                                \
+  F(I32, int, nmean)                                                                               \
+  F(I64, int64_t, train_size) F(I64, int64_t, test_size) F(I64, int64_t, classes)
 
-/* Per-layer timing (--profile): generated code marks where each layer's calls begin. */
+SWN_C_STRUCT(SwnParamInfo)
+SWN_C_STRUCT(SwnStateInfo)
+SWN_C_STRUCT(SwnMetric)
+SWN_C_STRUCT(SwnTrainConfig)
+SWN_C_STRUCT(SwnDataConfig)
+
+/* Per-layer timing (--profile): generated code marks where each layer's calls begin (op -1
+ * ends the phase). */
 typedef struct SwnProfile SwnProfile;
-void swn_profile_mark(SwnProfile *p, int op, int phase); /* op -1 ends the phase */
 enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
 
-/* Convolution dispatch (runtime/conv.c): generated code calls these for every convolution with
- * a plan word: SWN_CONV_RCNB if its tensors are in (R,C,N,B), SWN_CONV_IMPLICIT(c) for each
- * computation (0 forward, 1 weight gradient, 2 input gradient) the compiler gave the implicit
- * plan, SWN_CONV_IMPLICIT_LEGAL if the implicit plan can run it at all (for --autotune). */
+/* Convolution dispatch (runtime/conv.c): generated code calls swn_conv_forward and
+ * swn_conv_backward for every convolution with a plan word: SWN_CONV_RCNB if its tensors are in
+ * (R,C,N,B), SWN_CONV_IMPLICIT(c) for each computation (0 forward, 1 weight gradient, 2 input
+ * gradient) the compiler gave the implicit plan, SWN_CONV_IMPLICIT_LEGAL if the implicit plan
+ * can run it at all (for --autotune). */
 #define SWN_CONV_RCNB 1
 #define SWN_CONV_IMPLICIT(c) (2 << (c))
 #define SWN_CONV_IMPLICIT_LEGAL 16
 typedef struct SwnConvState SwnConvState;
-struct SwnStep;
-void swn_conv_forward(const SwkConv *p, int batch, struct SwnStep *s, int layer, int plans, const float *x,
-                      const float *w, const float *b, float *y);
-void swn_conv_backward(const SwkConv *p, int batch, struct SwnStep *s, int layer, int plans, const float *x,
-                       const float *w, const float *dy, float *dx, bool dx_add, float *dw, float *db);
 
 /* What forward, backward and update work on. Per-image buffers live in `image` at
  * offset x batch; the rest in fixed-size pools. */
-typedef struct SwnStep {
-  SwnProfile *profile;        /* NULL unless --profile */
-  int batch;
-  float *image, *fixed;
-  float *params, *grads, *momentum, *state;
-  float *ws;
-  uint64_t seed;              /* the run's seed: dropout masks hash it with the layer */
-  uint64_t iteration;         /* and the iteration */
-  uint64_t first_image;       /* and the global index of the image */
-  float momentum_coef, weight_decay;
-  int buckets_ready;          /* gradient buckets completed in this backward pass */
-  SwnConvState *conv;         /* the dispatcher's scratch memory and --autotune timings */
-  struct SwnDistributed *dist; /* the ranks' gradient allreduce (runtime/distributed.c) */
-  struct SwnWorkers *workers; /* the process's workers, one per core group (runtime/workers.c) */
-} SwnStep;
+#define SwnStep_FIELDS(F, A)                                                                       \
+  F(PTR, SwnProfile *, profile) /* NULL unless --profile */                                        \
+  F(I32, int, batch)                                                                               \
+  F(PTR, float *, image) F(PTR, float *, fixed) /* the regions, in codegen/lower.h's order */      \
+  F(PTR, float *, params) F(PTR, float *, grads) F(PTR, float *, momentum) F(PTR, float *, state)  \
+  F(PTR, float *, ws)                                                                              \
+  F(U64, uint64_t, seed)        /* the run's seed: dropout masks hash it with the layer */         \
+  F(U64, uint64_t, iteration)   /* and the iteration */                                            \
+  F(U64, uint64_t, first_image) /* and the global index of the image */                            \
+  F(F32, float, momentum_coef) F(F32, float, weight_decay)                                         \
+  F(I32, int, buckets_ready)      /* gradient buckets completed in this backward pass */           \
+  F(PTR, SwnConvState *, conv)    /* the dispatcher's scratch memory and --autotune timings */     \
+  F(PTR, struct SwnDistributed *, dist) /* the ranks' gradient allreduce (runtime/distributed.c) */ \
+  F(PTR, struct SwnWorkers *, workers)  /* the process's workers, one per core group */
+SWN_C_STRUCT(SwnStep)
 
-/* Called by backward where a gradient bucket (a span of the gradient pool, docs/ir.md) becomes
- * complete: with several ranks, the bucket's allreduce starts here and runs while backward goes
- * on. Update calls swn_gradients_wait before it touches a bucket's parameters. */
-void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words);
-void swn_gradients_wait(SwnStep *s, int bucket);
+typedef size_t SwnWorkspaceFn(void);         /* floats, for the current thread count */
+typedef void SwnForwardFn(SwnStep *s, bool train);
+typedef void SwnBackwardFn(SwnStep *s);
+typedef void SwnUpdateFn(SwnStep *s, float lr);
 
-typedef struct SwnNetwork {
-  const char *name, *source;
-  uint64_t hash;              /* of the parameter table: checkpoints of another net are refused */
-  int64_t image_words, fixed_words, param_words, state_words;
-  const char *const *layers;  /* op names, for profiles */
-  int nlayers;
-  const SwnParamInfo *params;
-  int nparams;
-  const SwnStateInfo *state;
-  int nstate;
-  const SwnMetric *metrics;
-  int nmetrics;
-  int in_c, in_h, in_w;       /* the input layer's image shape (h = w = 1 for a vector) */
-  int64_t input_offset, label_offset; /* per-image offsets of the input and label buffers */
-  int classes;                /* of the first loss layer */
-  SwnTrainConfig train;
-  SwnDataConfig data;
-  size_t (*workspace)(void);  /* floats, for the current thread count */
-  void (*forward)(SwnStep *s, bool train);
-  void (*backward)(SwnStep *s);
-  void (*update)(SwnStep *s, float lr);
-  int nbuckets;               /* gradient buckets per backward pass */
-} SwnNetwork;
+#define SwnNetwork_FIELDS(F, A)                                                                    \
+  F(PTR, const char *, name) F(PTR, const char *, source)                                          \
+  F(U64, uint64_t, hash) /* of the parameter table: checkpoints of another net are refused */     \
+  F(I64, int64_t, image_words) F(I64, int64_t, fixed_words) F(I64, int64_t, param_words)           \
+  F(I64, int64_t, state_words)                                                                     \
+  F(PTR, const char *const *, layers) /* op names, for profiles */                                 \
+  F(I32, int, nlayers)                                                                             \
+  F(PTR, const SwnParamInfo *, params) F(I32, int, nparams)                                        \
+  F(PTR, const SwnStateInfo *, state) F(I32, int, nstate)                                          \
+  F(PTR, const SwnMetric *, metrics) F(I32, int, nmetrics)                                         \
+  F(I32, int, in_c) F(I32, int, in_h) F(I32, int, in_w) /* the input's image shape (h = w = 1 for a vector) */ \
+  F(I64, int64_t, input_offset) F(I64, int64_t, label_offset) /* per-image offsets */              \
+  F(I32, int, classes) /* of the first loss layer */                                               \
+  F(STRUCT, SwnTrainConfig, train)                                                                 \
+  F(STRUCT, SwnDataConfig, data)                                                                   \
+  F(PTR, SwnWorkspaceFn *, workspace) F(PTR, SwnForwardFn *, forward)                              \
+  F(PTR, SwnBackwardFn *, backward) F(PTR, SwnUpdateFn *, update)                                  \
+  F(I32, int, nbuckets) /* gradient buckets per backward pass */
+SWN_C_STRUCT(SwnNetwork)
 
-/* The generated program's main: parses the command line and trains or evaluates. */
-int swn_main(const SwnNetwork *net, int argc, char **argv);
+/* Every struct of the contract (kernels.h's and these), in the order the compiler lists them. */
+#define SWN_STRUCTS(S) SWK_STRUCTS(S) S(SwnParamInfo) S(SwnStateInfo) S(SwnMetric) \
+  S(SwnTrainConfig) S(SwnDataConfig) S(SwnStep) S(SwnNetwork)
+
+/* The runtime's functions generated code calls, as rows (contract.h).
+ * swn_gradients_ready is called by backward where a gradient bucket (a span of the gradient
+ * pool, docs/ir.md) becomes complete: with several ranks, the bucket's allreduce starts there and
+ * runs while backward goes on; update calls swn_gradients_wait before it touches a bucket's
+ * parameters. swn_main is the generated program's main: it parses the command line and trains
+ * or evaluates. */
+#define SWN_CALLS(FN, P)                                                                           \
+  FN(VOID, swn_profile_mark, (P(PTR, SwnProfile *, p), P(I32, int, op), P(I32, int, phase)))       \
+  FN(VOID, swn_conv_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                      \
+                              P(PTR, SwnStep *, s), P(I32, int, layer), P(I32, int, plans),        \
+                              P(PTR, const float *, x), P(PTR, const float *, w),                  \
+                              P(PTR, const float *, b), P(PTR, float *, y)))                       \
+  FN(VOID, swn_conv_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                     \
+                               P(PTR, SwnStep *, s), P(I32, int, layer), P(I32, int, plans),       \
+                               P(PTR, const float *, x), P(PTR, const float *, w),                 \
+                               P(PTR, const float *, dy), P(PTR, float *, dx),                     \
+                               P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db)))   \
+  FN(VOID, swn_gradients_ready, (P(PTR, SwnStep *, s), P(I32, int, bucket),                        \
+                                 P(I64, int64_t, offset), P(I64, int64_t, words)))                 \
+  FN(VOID, swn_gradients_wait, (P(PTR, SwnStep *, s), P(I32, int, bucket)))                        \
+  FN(I32, swn_main, (P(PTR, const SwnNetwork *, net), P(I32, int, argc), P(PTR, char **, argv)))
+/* clang-format on */
+SWN_CALLS(SWN_C_FUNCTION, SWN_C_PARAM)
 
 #endif

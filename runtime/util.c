@@ -44,10 +44,10 @@ void swn_fatal_at(const char *where, const char *fmt, ...) {
   stop();
 }
 
-void *swn_alloc(size_t bytes) {
+void *swn_alloc_for(size_t bytes, const char *what) {
   size_t rounded = (bytes + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, rounded ? rounded : 64);
-  if (!p) swn_fatal("out of memory (%zu bytes)", bytes);
+  void *p = rounded >= bytes ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
+  if (!p) swn_fatal("out of memory allocating %zu bytes (%s)", bytes, what);
   memset(p, 0, rounded);
   return p;
 }

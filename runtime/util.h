@@ -16,7 +16,10 @@ _Noreturn void swn_fatal_at(const char *where, const char *fmt, ...) __attribute
  * not return) to stop every rank instead of leaving the others waiting for this one. */
 void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void));
 
-void *swn_alloc(size_t bytes);            /* zeroed, 64-byte aligned; exits on failure */
+/* Zeroed, 64-byte aligned memory. The runtime's one out-of-memory policy: a failed allocation
+ * is a fatal error naming what was being allocated and its size, and stops every rank. */
+void *swn_alloc_for(size_t bytes, const char *what);
+#define swn_alloc(bytes) swn_alloc_for((bytes), __func__)
 double swn_now(void);                      /* seconds, monotonic */
 const char *swn_duration(double seconds);  /* "1h02m", "3m05s", "12s" (static buffer) */
 

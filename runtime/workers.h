@@ -4,7 +4,7 @@
  * worker, their gradients are combined into worker 0's, weighted by their shares (so they are
  * the mean over the whole batch, as with one worker), and only then handed to the allreduce.
  * Worker 0 is the trainer's own step on the main thread; it alone updates and evaluates.
- * swCaffe's Algorithm 1 (BRIEF section 3); docs/runtime.md, "Core groups". */
+ * swCaffe's Algorithm 1 (swCaffe, section 5); docs/runtime.md, "Core groups". */
 #ifndef SWNC_RT_WORKERS_H
 #define SWNC_RT_WORKERS_H
 

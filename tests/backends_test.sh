@@ -25,6 +25,24 @@ for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/
   if [ "$(losses "$name-c.json")" = "$(losses "$name-jit.json")" ]; then pass; else fail "$name: swnc run's losses differ"; fi
 done
 
+# A concat of N inputs (70 and 1000: more than any fixed array of arguments would hold) builds
+# and trains through both backends with the same losses.
+wide_concat() { # N
+  printf 'train {\n  batch = 4\n  lr = 0.0001\n  seed = 1\n}\ndata {\n  source = synthetic\n  classes = 3\n}\n'
+  printf 'network wide%s {\n  data = input(shape=[1, 4, 4])\n  label = label()\n' "$1"
+  i=0; while [ $i -lt "$1" ]; do printf '  c%d = conv(data, outputs=1, kernel=1)\n' $i; i=$((i + 1)); done
+  printf '  cat = concat('; i=0; while [ $i -lt "$1" ]; do printf '%sc%d' "$([ $i -gt 0 ] && echo ', ')" $i; i=$((i + 1)); done
+  printf ')\n  out = fc(cat, outputs=3)\n  loss = softmax_loss(out, label)\n}\n'
+}
+for n in 70 1000; do
+  wide_concat $n > wide$n.swn
+  "$swnc" wide$n.swn -o wide$n-c && "$swnc" wide$n.swn --backend=llvm -o wide$n-llvm || { fail "concat of $n: build"; continue; }
+  ./wide$n-c --iterations 3 --threads 1 --display 1 --train-size 16 --test-size 4 --quiet --log wide$n-c.json >/dev/null
+  ./wide$n-llvm --iterations 3 --threads 1 --display 1 --train-size 16 --test-size 4 --quiet --log wide$n-llvm.json >/dev/null
+  if [ "$(losses wide$n-c.json | wc -l)" -eq 3 ] && [ "$(losses wide$n-c.json)" = "$(losses wide$n-llvm.json)" ]; then pass
+  else fail "concat of $n: the backends' losses differ or are missing"; fi
+done
+
 if command -v opt-14 >/dev/null; then
   for net in "$root"/examples/*.swn; do
     "$swnc" --emit=llvm -o x.ll "$net" && opt-14 -verify -disable-output x.ll && pass || fail "opt -verify $(basename "$net")"

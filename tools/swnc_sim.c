@@ -1,6 +1,6 @@
 /* swnc-sim: the network simulator's command line (docs/runtime.md, "Network simulator").
  * Replays the allreduce schedules the runtime runs on a modelled machine (default: Sunway
- * TaihuLight's network, BRIEF section 3) for 1..1024 nodes, either for one message size or for
+ * TaihuLight's network, swCaffe, section 5) for 1..1024 nodes, either for one message size or for
  * a training iteration profiled by a generated program's --comm-profile. */
 #include <errno.h>
 #include <getopt.h>

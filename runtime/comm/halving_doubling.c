@@ -2,7 +2,7 @@
  *
  * With the round-robin map, virtual ranks v and v ^ d share a group while d >= the number of
  * groups, so the first halving steps and the last doubling steps (the large messages) stay
- * inside groups and only the small ones cross (BRIEF section 3). A non-power-of-two count p
+ * inside groups and only the small ones cross (swCaffe, section 5). A non-power-of-two count p
  * folds first: virtual rank v >= p' (the largest power of two <= p) sends its vector to
  * v - p', which sums it, and gets the result back at the end (MPICH's scheme; with the
  * round-robin map the pair shares a group whenever the group count divides p'). */
@@ -51,8 +51,7 @@ static void doubling(const int *order, int p2, int v, int64_t count, SwnSchedule
 
 void swn_schedule_halving_doubling(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s) {
   int p = t->size, p2 = power_of_two_below(p);
-  int *order = malloc(sizeof(int) * (size_t)p);
-  if (!order) swn_fatal("out of memory");
+  int *order = swn_alloc(sizeof(int) * (size_t)p);
   swn_topology_order(t, t->map, order);
   int v = 0;
   while (order[v] != rank) v++;

@@ -1,4 +1,4 @@
-/* Hierarchical allreduce (S-Caffe, GradientFlow; BRIEF sections 4-5).
+/* Hierarchical allreduce (S-Caffe; GradientFlow).
  *
  * Each group's ranks are cut into chains of at most `chain` ranks. (1) Every chain reduces to
  * its head in pipelined chunks: the tail sends chunk k while the next rank sums chunk k - 1 and
@@ -21,10 +21,9 @@ typedef struct Chains {
 } Chains;
 
 static void cut_chains(const SwnTopology *t, Chains *c) {
-  c->members = malloc(sizeof(int) * (size_t)t->size);
-  c->start = malloc(sizeof(int) * (size_t)(t->size + 1));
-  c->heads = malloc(sizeof(int) * (size_t)t->size);
-  if (!c->members || !c->start || !c->heads) swn_fatal("out of memory");
+  c->members = swn_alloc(sizeof(int) * (size_t)t->size);
+  c->start = swn_alloc(sizeof(int) * (size_t)(t->size + 1));
+  c->heads = swn_alloc(sizeof(int) * (size_t)t->size);
   swn_topology_order(t, SWN_MAP_CONTIGUOUS, c->members);
   c->nchains = 0;
   for (int i = 0, run = 0; i < t->size; i++) {

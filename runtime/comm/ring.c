@@ -1,4 +1,4 @@
-/* Ring allreduce (GradientFlow, BRIEF section 5): n chunks; n - 1 steps of reduce-scatter, in
+/* Ring allreduce (GradientFlow): n chunks; n - 1 steps of reduce-scatter, in
  * which position i sends chunk i - s to its successor and sums chunk i - s - 1 from its
  * predecessor, then n - 1 steps of allgather passing the finished chunks on. */
 #include "schedule.h"

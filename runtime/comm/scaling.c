@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
 #include "sim.h"
 
 void swn_profile_write(const SwnIterationProfile *p, FILE *f) {
@@ -43,8 +44,8 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
     else if (!strncmp(line, "buckets ", 8)) {
       ok = !p->bucket_bytes && sscanf(line, "buckets %d", &p->nbuckets) == 1 && p->nbuckets >= 0 && p->nbuckets < 1000000;
       if (ok) {
-        p->bucket_bytes = calloc((size_t)p->nbuckets + 1, sizeof(double));
-        p->bucket_ready = calloc((size_t)p->nbuckets + 1, sizeof(double));
+        p->bucket_bytes = swn_alloc(sizeof(double) * ((size_t)p->nbuckets + 1));
+        p->bucket_ready = swn_alloc(sizeof(double) * ((size_t)p->nbuckets + 1));
       }
     } else if (!strncmp(line, "bucket ", 7))
       ok = p->bucket_bytes && sscanf(line, "bucket %d bytes %lf ready %lf", &index, &bytes, &ready) == 3 &&

@@ -41,8 +41,7 @@ void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, i
   if (t->size <= 1 || count <= 0) return;
   switch (algorithm) {
   case SWN_ALLREDUCE_RING: {
-    int *order = malloc(sizeof(int) * (size_t)t->size);
-    if (!order) swn_fatal("out of memory");
+    int *order = swn_alloc(sizeof(int) * (size_t)t->size);
     swn_topology_order(t, SWN_MAP_CONTIGUOUS, order); /* neighbours share a group where they can */
     swn_schedule_ring(order, t->size, rank, 0, count, s);
     free(order);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
+
 typedef struct Message {
   int src, dst, ordinal, step;
   int64_t count;
@@ -27,12 +29,7 @@ typedef struct Sim {
 } Sim;
 
 static void *grab(size_t bytes) {
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (!p) {
-    fprintf(stderr, "swnc: out of memory in the simulator\n");
-    exit(2);
-  }
-  return p;
+  return swn_alloc_for(bytes, "the network simulator");
 }
 
 /* Lists sends or receives with their per-pair ordinal, sorted so the k-th of each pair align. */

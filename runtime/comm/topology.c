@@ -1,4 +1,4 @@
-/* Virtual rank numbering over groups (supernodes): BRIEF section 3's topology-aware mapping. */
+/* Virtual rank numbering over groups (supernodes): swCaffe's (section 5) topology-aware mapping. */
 #include <stdlib.h>
 
 #include "../util.h"
@@ -17,9 +17,8 @@ static int by_key(const void *a, const void *b) {
 
 /* Sorted by (group, index in group) for contiguous, (index in group, group) for round robin. */
 void swn_topology_order(const SwnTopology *t, SwnRankMap map, int *out) {
-  Key *keys = malloc(sizeof(Key) * (size_t)t->size);
-  int *seen = calloc((size_t)t->ngroups, sizeof(int));
-  if (!keys || !seen) swn_fatal("out of memory");
+  Key *keys = swn_alloc(sizeof(Key) * (size_t)t->size);
+  int *seen = swn_alloc(sizeof(int) * (size_t)t->ngroups);
   for (int r = 0; r < t->size; r++) {
     int g = t->group[r], index = seen[g]++;
     keys[r] = map == SWN_MAP_CONTIGUOUS ? (Key){g, index, r} : (Key){index, g, r};

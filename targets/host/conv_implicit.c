@@ -10,7 +10,6 @@
  * (SwkConv.filters_kkoi); the broadcast loads of the micro-kernel absorb the stride. */
 #include <cblas.h>
 #include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -133,12 +132,18 @@ static void pixel(const Tap *taps, int ntaps, const float *data, const float *fi
     }
 }
 
+/* Each thread's list of taps: kh x kw of them, in its slice of the workspace. */
+static size_t tap_floats(const SwkConv *p) { return (sizeof(Tap) * (size_t)p->kh * p->kw + 15) / 16 * 4; }
+static Tap *thread_taps(const SwkConv *p, float *ws) {
+  return (Tap *)(ws + tap_floats(p) * (size_t)omp_get_thread_num());
+}
+
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y) {
+                               float *y, float *ws) {
   Strides st = filter_strides(p);
-#pragma omp parallel
+#pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
-    Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
+    Tap *taps = thread_taps(p, ws);
 #pragma omp for schedule(static)
     for (int oh = 0; oh < p->ho; oh++)
       for (int ow = 0; ow < p->wo; ow++) {
@@ -146,7 +151,6 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
         pixel(taps, n, x, w, p->co, p->ci, st.ci, st.co, batch, p->bias ? b : NULL,
               y + ((size_t)oh * p->wo + ow) * p->co * batch, false);
       }
-    free(taps);
   }
 }
 
@@ -154,11 +158,12 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
 
 /* A gather: each input pixel sums what its output pixels send back, so no two threads write
  * the same element. */
-static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add) {
+static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add,
+                           float *ws) {
   Strides st = filter_strides(p);
-#pragma omp parallel
+#pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
-    Tap *taps = malloc(sizeof(Tap) * (size_t)p->kh * (size_t)p->kw);
+    Tap *taps = thread_taps(p, ws);
 #pragma omp for schedule(static)
     for (int ih = 0; ih < p->h; ih++)
       for (int iw = 0; iw < p->w; iw++) {
@@ -166,7 +171,6 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
         pixel(taps, n, dy, w, p->ci, p->co, st.co, st.ci, batch, NULL,
               dx + ((size_t)ih * p->w + iw) * p->ci * batch, dx_add);
       }
-    free(taps);
   }
 }
 
@@ -188,7 +192,8 @@ static size_t implicit_thread_floats(const SwkConv *p, int batch) {
 }
 
 size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
-  return implicit_thread_floats(p, batch) * (size_t)swk_threads();
+  size_t weights = implicit_thread_floats(p, batch), taps = tap_floats(p);
+  return (weights > taps ? weights : taps) * (size_t)swk_threads();
 }
 
 /* Adds the block of output pixels [first, first + n) to sums (tap, co, ci). */
@@ -251,7 +256,7 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                                 float *dx, bool dx_add, float *dw, float *db, float *ws) {
   if (dw) weight_gradient(p, batch, x, dy, dw, db, ws);
-  if (dx) input_gradient(p, batch, w, dy, dx, dx_add);
+  if (dx) input_gradient(p, batch, w, dy, dx, dx_add, ws);
 }
 
 /* ------------------------------------------------------------------ layout transforms */

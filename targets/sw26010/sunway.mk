@@ -25,7 +25,7 @@ LIBS     = -lz -lpthread -lm
 
 # The chip. sw5cc -host needs MPI's headers for the runtime: set MPI_INCLUDE to the machine's.
 # A process driving all 4 core groups (--core-groups 4, the default) needs the job system's
-# shared mode (BRIEF section 8: link with -allshare, run with -cross); with --core-groups 1,
+# shared mode (the Sunway toolchain: link with -allshare, run with -cross); with --core-groups 1,
 # run 4 processes per node instead.
 MPE_CC      = sw5cc -host
 CPE_CC      = sw5cc -slave -msimd

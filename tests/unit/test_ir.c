@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../codegen/lower.h"
 #include "../../frontend/frontend.h"
 #include "../../ir/symtab.h"
 #include "../../ir/target.h"
@@ -374,6 +375,51 @@ static void test_layout_is_optimal(void) {
   options.target = host;
 }
 
+/* A network with every op kind of the table (transforms come from the layout pass, here by
+ * forcing the implicit plan) lowers to calls that all match their declarations in the contract,
+ * and every kind with a kernel family gets calls. */
+static void test_every_op_lowers_to_declared_calls(void) {
+  static const char *const src =
+      "data { source = synthetic\n classes = 4 }\n"
+      "network t {\n image = input(shape=[3, 8, 8])\n label = label()\n"
+      " c = conv(image, outputs=4, kernel=3, pad=1)\n r = relu(c)\n s = sigmoid(r)\n h = tanh(s)\n"
+      " e = elu(h, alpha=0.5)\n b = batchnorm(e)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
+      " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n f = fc(a, outputs=4)\n"
+      " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n";
+  for (int force = CONV_AUTO; force <= CONV_FORCE_IMPLICIT; force += CONV_FORCE_IMPLICIT - CONV_AUTO) {
+    options.conv = force;
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    options.conv = CONV_AUTO;
+    CHECK(ok);
+    if (!ok) {
+      fprintf(stderr, "%s", diag_text);
+      module_free(m);
+      return;
+    }
+    Arena a = {0};
+    Lowered l;
+    CHECK(lower_module(m, "t.swn", &a, &l));
+    bool called[OP_COUNT] = {0}, present[OP_COUNT] = {0};
+    const CallList *lists[] = {&l.forward, &l.backward, &l.update};
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < lists[k]->len; i++) {
+        const Call *c = &lists[k]->data[i];
+        CHECK(c->fn != NULL && c->fn->nparams == c->args.len);
+        called[m->graph.ops.data[c->op].kind] = true;
+      }
+    for (int i = 0; i < m->graph.ops.len; i++) present[m->graph.ops.data[i].kind] = true;
+    for (int k = 0; k < OP_COUNT; k++)
+      if (op_info[k].family != FAMILY_NONE && k != OP_TRANSFORM) {
+        if (!present[k] || !called[k]) fprintf(stderr, "op kind %s: present %d, called %d\n", op_info[k].name, present[k], called[k]);
+        CHECK(present[k] && called[k]);
+      }
+    if (force == CONV_FORCE_IMPLICIT) CHECK(present[OP_TRANSFORM] && called[OP_TRANSFORM]);
+    arena_free(&a);
+    module_free(m);
+  }
+}
+
 int main(void) {
   options = (CompileOptions){.target = target_find("host"), .fusion_threshold = 4 << 20};
   test_symtab_and_suggest();
@@ -387,5 +433,6 @@ int main(void) {
   test_fusion_buckets();
   test_layout_minimal_transforms();
   test_layout_is_optimal();
+  test_every_op_lowers_to_declared_calls();
   return check_report();
 }

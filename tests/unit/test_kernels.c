@@ -407,7 +407,11 @@ static void test_accuracy_and_sgd(void) {
 /* ---------------------------------------------------------------------------------------- */
 /* Implicit-GEMM convolution on (R,C,N,B): against the explicit plan and finite differences. */
 
-static void implicit_fwd(Case *c) { swk_conv_implicit_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
+static void implicit_fwd(Case *c) {
+  float *own = zeros((int64_t)swk_conv_implicit_workspace(c->p, c->batch));
+  swk_conv_implicit_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y, own);
+  free(own);
+}
 
 static void implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy, float *dx,
                               bool dx_add, float *dw, float *db, float *ws) {
@@ -433,7 +437,9 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   swk_to_rcnb(p.co, p.ho, p.wo, batch, dy, dyr, false);
   if (kkoi) filters_to_kkoi(&p, w, wr, false);
   else memcpy(wr, w, sizeof(float) * (size_t)nw);
-  swk_conv_implicit_forward(&p, batch, xr, wr, b, yr);
+  float *iws = zeros((int64_t)swk_conv_implicit_workspace(&p, batch));
+  swk_conv_implicit_forward(&p, batch, xr, wr, b, yr, iws);
+  free(iws);
   swk_to_bnrc(p.co, p.ho, p.wo, batch, yr, back, false);
   check_close("implicit forward vs explicit", back, y, ny);
   implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr, NULL);
@@ -493,6 +499,8 @@ int main(void) {
     test_activation("relu", swk_relu_forward, swk_relu_backward, 0);
     test_activation("leaky relu", swk_relu_forward, swk_relu_backward, 0.1f);
     test_activation("sigmoid", swk_sigmoid_forward, swk_sigmoid_backward, 0);
+    test_activation("elu", swk_elu_forward, swk_elu_backward, 1.0f);
+    test_activation("elu alpha 0.3", swk_elu_forward, swk_elu_backward, 0.3f);
     test_activation("tanh", swk_tanh_forward, swk_tanh_backward, 0);
     test_batchnorm();
     test_lrn();

@@ -1,4 +1,4 @@
-/* The network simulator against the closed forms of BRIEF sections 3-4, on the schedules the
+/* The network simulator against the closed forms of swCaffe (section 5) and S-Caffe, on the schedules the
  * MPI executor runs: recursive halving/doubling with contiguous and round-robin numbering at
  * p = 1024, q = 256 (time and bytes crossing supernodes), the ring, the pipelined chain, every
  * algorithm deadlock-free at awkward sizes, and the training-scaling prediction. */

@@ -18,7 +18,7 @@
 REF(conv_workspace) REF(conv_forward) REF(conv_backward) REF(conv_implicit_forward) REF(conv_implicit_backward)
 REF(conv_implicit_workspace) REF(to_rcnb) REF(to_bnrc) REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward)
 REF(pool_rcnb_backward) REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
-REF(sigmoid_forward) REF(sigmoid_backward) REF(tanh_forward) REF(tanh_backward) REF(batchnorm_forward)
+REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward) REF(tanh_backward) REF(batchnorm_forward)
 REF(batchnorm_backward) REF(softmax_loss_forward) REF(softmax_loss_backward) REF(sgd_update) REF(easgd_elastic)
 REF(sum_into) REF(scale)
 
@@ -90,8 +90,8 @@ static void conv_implicit(SwkConv p, int batch) {
   swk_to_rcnb(p.ci, p.h, p.w, batch, x, xr[0], false);
   ref_to_rcnb(p.ci, p.h, p.w, batch, x, xr[1], false);
   agree("to_rcnb", xr[0], xr[1], nx, EXACT);
-  swk_conv_implicit_forward(&p, batch, xr[0], w, b, y[0]);
-  ref_conv_implicit_forward(&p, batch, xr[1], w, b, y[1]);
+  swk_conv_implicit_forward(&p, batch, xr[0], w, b, y[0], ws[0]);
+  ref_conv_implicit_forward(&p, batch, xr[1], w, b, y[1], ws[1]);
   agree("implicit conv y", y[0], y[1], ny, PRODUCT);
   swk_conv_implicit_backward(&p, batch, xr[0], w, dy, dx[0], false, dw[0], db[0], ws[0]);
   ref_conv_implicit_backward(&p, batch, xr[1], w, dy, dx[1], false, dw[1], db[1], ws[1]);
@@ -259,6 +259,7 @@ int main(void) {
   fc((SwkFc){.in = 300, .out = 70, .bias = true}, 40);
   activation("relu", LAST_PLACE, swk_relu_forward, ref_relu_forward, swk_relu_backward, ref_relu_backward);
   activation("sigmoid", LAST_PLACE, swk_sigmoid_forward, ref_sigmoid_forward, swk_sigmoid_backward, ref_sigmoid_backward);
+  activation("elu", LAST_PLACE, swk_elu_forward, ref_elu_forward, swk_elu_backward, ref_elu_backward);
   activation("tanh", LAST_PLACE, swk_tanh_forward, ref_tanh_forward, swk_tanh_backward, ref_tanh_backward);
   /* a plane in several pieces; many images per strided piece, more channels than CPEs */
   batchnorm((SwkBatchNorm){.c = 5, .hw = 1500, .eps = 1e-5f, .momentum = 0.9f, .affine = true}, 3);

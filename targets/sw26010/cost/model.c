@@ -1,5 +1,5 @@
 /* The SW26010 cost model (model.h). Per core group:
- *   compute = flops / 742.4 GFLOPS                      (CPE cluster peak, BRIEF section 1)
+ *   compute = flops / 742.4 GFLOPS                      (CPE cluster peak, the SW26010 as swCaffe describes it)
  *   dma     = (bytes / (28 GB/s / 64) + transfers * L + blocks * B) / 64
  *             each CPE's requests in turn at its 1/64 share of the 28 GB/s saturated DMA
  *             bandwidth, plus a latency L per request (hundreds of cycles: 500 / 1.45 GHz) and a

@@ -1,7 +1,7 @@
 /* The cost model of the SW26010 (docs/targets.md "sw26010 cost model"): estimated seconds on
  * the real chip of a CPE-cluster launch, from what it did (the emulator's counters or the
  * same counts predicted from shapes), and of work left on the MPE. Constants come from the
- * published hardware facts (BRIEF section 1), never from measured layer timings. Used by the
+ * published hardware facts (the SW26010 as swCaffe describes it), never from measured layer timings. Used by the
  * kernel set (--profile) and by the target description (the strategy pass), so both agree. */
 #ifndef SWNC_SW26010_MODEL_H
 #define SWNC_SW26010_MODEL_H

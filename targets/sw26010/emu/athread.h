@@ -1,4 +1,4 @@
-/* The athread interface of the Sunway SW26010 toolchain (BRIEF section 8), as the emulator
+/* The athread interface of the Sunway SW26010 toolchain (the Sunway toolchain's, as public SW26010 code uses it), as the emulator
  * provides it: MPE side (init / spawn / join / halt) and CPE side (id, DMA, reply counters,
  * descriptors, synchronisation, LDM, register communication). Kernels written against these
  * names build for the real machine unchanged; here each of the 64 CPEs of a core group is a

@@ -40,7 +40,7 @@ typedef struct SwIm2colArgs {
 
 /* Element-wise kernels over n floats: y = f(a, b, c), with op-specific scalars. */
 typedef enum {
-  SW_RELU, SW_RELU_GRAD, SW_SIGMOID, SW_SIGMOID_GRAD, SW_TANH, SW_TANH_GRAD, SW_SUM_INTO, SW_SCALE, SW_SGD,
+  SW_RELU, SW_RELU_GRAD, SW_SIGMOID, SW_SIGMOID_GRAD, SW_TANH, SW_TANH_GRAD, SW_ELU, SW_ELU_GRAD, SW_SUM_INTO, SW_SCALE, SW_SGD,
   SW_EASGD, SW_ROW_BIAS_GRAD
 } SwStreamOp;
 

@@ -1,4 +1,4 @@
-/* Explicit-GEMM convolution on the CPEs, per group g (BRIEF section 2):
+/* Explicit-GEMM convolution on the CPEs, per group g (swCaffe, section 4):
  *   forward: col = im2col(x) for up to nb images (im2col_cpe.c), then one batched GEMM launch
  *            Y_i = W_g col_i (+ bias) over those images (gemm_cpe.c);
  *   dW_g = sum_i dY_i col_i^T, accumulated over the images in the CPEs' LDM;

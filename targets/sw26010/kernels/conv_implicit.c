@@ -1,11 +1,7 @@
 /* Implicit-GEMM convolution on the CPEs (conv_implicit_cpe.c), which read the filters in swDNN's
  * (K, K, No, Ni) order: filters kept in (No, Ni, K, K) order (the parameter pool's, whatever
- * the plan) are reordered on the CPEs first, into the workspace in backward and into a
- * temporary block in forward (which has no workspace); the weight gradient is computed in
+ * the plan) are reordered on the CPEs first, into the workspace; the weight gradient is computed in
  * (K, K, No, Ni) order and reordered back. The bias gradient is the CPEs' row sums of dY. */
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "../cost/predict.h"
 #include "mpe.h"
 
@@ -32,16 +28,10 @@ static const float *kkoi(const SwkConv *p, const float *w, float *into) {
 }
 
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y) {
-  float *packed = NULL;
-  if (!p->filters_kkoi && !(packed = aligned_alloc(64, (size_t)(weights(p) + 16) / 16 * 64))) {
-    fprintf(stderr, "sw26010 kernels: out of memory reordering the filters of a convolution\n");
-    exit(1);
-  }
-  SwImplicitArgs a = {.pass = SW_IMPLICIT_FORWARD, .x = x, .filters = kkoi(p, w, packed), .bias = p->bias ? b : NULL,
+                               float *y, float *ws) {
+  SwImplicitArgs a = {.pass = SW_IMPLICIT_FORWARD, .x = x, .filters = kkoi(p, w, ws), .bias = p->bias ? b : NULL,
                       .out = y};
   run(p, batch, a);
-  free(packed);
 }
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,

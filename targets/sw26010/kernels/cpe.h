@@ -1,6 +1,6 @@
 /* CPE-side helpers shared by the kernels: blocking DMA of a contiguous or strided region (the
  * reply counter lives on the CPE's stack, which is LDM on the chip), and the widening of floats
- * to the 256-bit double words that register communication carries (BRIEF section 1). */
+ * to the 256-bit double words that register communication carries (the SW26010 as swCaffe describes it). */
 #ifndef SWNC_SW26010_CPE_H
 #define SWNC_SW26010_CPE_H
 

@@ -29,6 +29,12 @@ void swk_tanh_forward(const SwkAct *p, int batch, const float *x, float *y) {
 void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
   map(SW_TANH_GRAD, p->n * batch, y, dy, dx, dx_add, 0);
 }
+void swk_elu_forward(const SwkAct *p, int batch, const float *x, float *y) {
+  map(SW_ELU, p->n * batch, x, NULL, y, false, p->slope);
+}
+void swk_elu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+  map(SW_ELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
+}
 void swk_sum_into(int64_t n, float *y, const float *x) { map(SW_SUM_INTO, n, x, NULL, y, false, 0); }
 void swk_scale(int64_t n, float *y, float a) { map(SW_SCALE, n, NULL, NULL, y, false, a); }
 

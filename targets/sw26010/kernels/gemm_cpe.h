@@ -1,4 +1,4 @@
-/* The register-communication-blocked product on the 8x8 CPE mesh (BRIEF section 2), shared by
+/* The register-communication-blocked product on the 8x8 CPE mesh (swCaffe, section 4), shared by
  * the GEMM (gemm_cpe.c) and the implicit convolution (conv_implicit_cpe.c). A C tile of
  * 8bm x 8bn is spread over the mesh, CPE (i,j) owning block (i,j). To add A B to it (A: m x k,
  * B: k x n), for each slice of 8bk of the inner dimension CPE (i,j) loads block (i,j) of A's

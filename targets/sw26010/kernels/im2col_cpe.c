@@ -1,4 +1,4 @@
-/* im2col and col2im on the CPEs with DMA (BRIEF section 2). Column row (c, i, j) (channel,
+/* im2col and col2im on the CPEs with DMA (swCaffe, section 4). Column row (c, i, j) (channel,
  * kernel row, kernel column) holds, for each output pixel (oh, ow), input pixel
  * (oh sh - ph + i, ow sw - pw + j), or 0 in the padding.
  *   im2col: a task is (image, channel, kernel row, a run of output rows); its CPE gets each

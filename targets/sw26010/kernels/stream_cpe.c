@@ -16,7 +16,7 @@ static bool reads_y(const SwStreamArgs *p) {
   return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD || p->op == SW_EASGD;
 }
 static bool has_b(SwStreamOp op) {
-  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_EASGD;
+  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD || op == SW_EASGD;
 }
 static bool has_a(SwStreamOp op) { return op != SW_SCALE; }
 static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_EASGD; }
@@ -25,6 +25,7 @@ static float gradient(const SwStreamArgs *p, float y, float dy) {
   switch (p->op) {
   case SW_RELU_GRAD: return y > 0 ? dy : p->s0 * dy;
   case SW_SIGMOID_GRAD: return dy * y * (1.0f - y);
+  case SW_ELU_GRAD: return y > 0 ? dy : dy * (y + p->s0);
   default: return dy * (1.0f - y * y); /* SW_TANH_GRAD */
   }
 }
@@ -36,6 +37,7 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
     case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
     case SW_SIGMOID: y[i] = 1.0f / (1.0f + expf(-a[i])); break;
     case SW_TANH: y[i] = tanhf(a[i]); break;
+    case SW_ELU: y[i] = a[i] > 0 ? a[i] : p->s0 * expm1f(a[i]); break;
     case SW_SUM_INTO: y[i] += a[i]; break;
     case SW_SCALE: y[i] *= p->s0; break;
     case SW_SGD: /* y: w, a: g, z: v; s0 lr, s1 decay, s2 momentum */

@@ -1,5 +1,5 @@
 /* Threads of the sw26010 kernel set: the MPE is one core; parallelism is the CPE cluster's,
- * and a chip's 4 core groups (BRIEF section 1), one per worker thread. */
+ * and a chip's 4 core groups (the SW26010 as swCaffe describes it), one per worker thread. */
 #include "args.h"
 #include "kernels.h"
 
