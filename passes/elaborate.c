@@ -12,7 +12,9 @@
 
 /* Generous bounds (ResNet-1001 has about 3,000 layers) that keep hostile input, such as blocks
  * instantiating each other exponentially, from exhausting time or memory. */
-enum { MAX_OPS = 1 << 16, MAX_DEPTH = 64 };
+/* Each block instance costs its own scope: a cap on instances keeps nested blocks that call
+ * each other twice per level (2^depth instances) from taking minutes and gigabytes. */
+enum { MAX_OPS = 1 << 16, MAX_DEPTH = 64, MAX_INSTANCES = 1 << 14 };
 
 typedef struct Scope {
   const Block *block;
@@ -32,6 +34,7 @@ typedef struct Elab {
   VEC(Const) const_values;
   SymTab blocks;             /* block name -> index */
   VEC(int) alias;            /* value id -> the value it stands for (block results), or -1 */
+  int instances;             /* block instances made so far */
   bool too_big;
 } Elab;
 
@@ -370,6 +373,11 @@ static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int place
   const Block *b = &e->m->blocks.data[bi];
   if (on_call_stack(s, b) || scope_depth(s) >= MAX_DEPTH) {
     diag_error(st->callee_loc, "block '%s' instantiates itself (directly or through other blocks)", b->name);
+    return;
+  }
+  if (++e->instances > MAX_INSTANCES) {
+    diag_error(st->callee_loc, "the network has more than %d block instances after elaboration", MAX_INSTANCES);
+    e->too_big = true;
     return;
   }
   Scope inner = {.caller = s};

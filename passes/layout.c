@@ -23,7 +23,7 @@
 static const double PICOSECONDS = 1e12; /* costs as integers for the cut */
 
 static int64_t to_units(double seconds) {
-  if (!(seconds < MINCUT_INFINITE / PICOSECONDS)) return MINCUT_INFINITE;
+  if (!(seconds < (double)MINCUT_INFINITE / PICOSECONDS)) return MINCUT_INFINITE;
   return (int64_t)llround(seconds * PICOSECONDS);
 }
 

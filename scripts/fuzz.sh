@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-1800}
 "$root/scripts/install-deps.sh"
 build=$root/build-fuzz
-CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSWNC_FUZZ=ON -DSWNC_NATIVE=OFF >/dev/null
+CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSWNC_FUZZ=ON -DSWNC_NATIVE=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_compile fuzz_readers
 mkdir -p "$build/corpus-compile" "$build/corpus-readers" "$build/crashes"
 cp "$root"/examples/*.swn "$root"/tests/nets/*.swn "$root"/tests/errors/*.swn "$build/corpus-compile/"
