@@ -12,8 +12,8 @@
 #include "comm/comm.h"
 
 enum { ROUNDS = 3 };
-static const SwnAllreduceAlgorithm algorithms[] = {SWN_ALLREDUCE_MPI, SWN_ALLREDUCE_TOPO, SWN_ALLREDUCE_RING,
-                                                   SWN_ALLREDUCE_HIER};
+static const SwnAllreduceAlgorithm algorithms[] = {SWN_ALLREDUCE_MPI, SWN_ALLREDUCE_TOPO,
+                                                   SWN_ALLREDUCE_RING, SWN_ALLREDUCE_HIER};
 enum { NALG = sizeof algorithms / sizeof *algorithms };
 
 static int iterations_for(int64_t bytes) {
@@ -22,7 +22,8 @@ static int iterations_for(int64_t bytes) {
 }
 
 /* The slowest rank's average seconds per call. */
-static double time_calls(SwnComm *c, SwnAllreduceAlgorithm a, float *buf, int64_t count, int iterations) {
+static double time_calls(SwnComm *c, SwnAllreduceAlgorithm a, float *buf, int64_t count,
+                         int iterations) {
   MPI_Barrier(c->comm);
   double start = MPI_Wtime();
   for (int i = 0; i < iterations; i++) swn_allreduce(c, buf, count, a);
@@ -34,13 +35,15 @@ static double time_calls(SwnComm *c, SwnAllreduceAlgorithm a, float *buf, int64_
 /* One OSU-style table: size, average latency, bus bandwidth, and the same for MPI_Allreduce. */
 static void print_block(SwnAllreduceAlgorithm a, int size, int nsizes, const int64_t *sizes,
                         double (*best)[NALG], int column) {
-  printf("\n# %s%s\n", swn_allreduce_names[a], a == SWN_ALLREDUCE_MPI ? " (MPI_Allreduce itself)" : "");
-  printf("# %-10s %16s %12s %16s %12s %10s\n", "Size", "Avg Latency(us)", "BusBW(GB/s)", "MPI Latency(us)",
-         "MPI BusBW", "BusBW/MPI");
+  printf("\n# %s%s\n", swn_allreduce_names[a],
+         a == SWN_ALLREDUCE_MPI ? " (MPI_Allreduce itself)" : "");
+  printf("# %-10s %16s %12s %16s %12s %10s\n", "Size", "Avg Latency(us)", "BusBW(GB/s)",
+         "MPI Latency(us)", "MPI BusBW", "BusBW/MPI");
   for (int i = 0; i < nsizes; i++) {
-    double factor = 2.0 * (size - 1) / size * (double)sizes[i] / 1e9, t = best[i][column], mpi = best[i][0];
-    printf("%-12lld %16.2f %12.3f %16.2f %12.3f %10.2f\n", (long long)sizes[i], t * 1e6, factor / t, mpi * 1e6,
-           factor / mpi, mpi / t);
+    double factor = 2.0 * (size - 1) / size * (double)sizes[i] / 1e9, t = best[i][column],
+           mpi = best[i][0];
+    printf("%-12lld %16.2f %12.3f %16.2f %12.3f %10.2f\n", (long long)sizes[i], t * 1e6, factor / t,
+           mpi * 1e6, factor / mpi, mpi / t);
   }
 }
 
@@ -52,12 +55,15 @@ static int64_t option(int argc, char **argv, const char *name, int64_t fallback)
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int64_t min_bytes = option(argc, argv, "--min-size", 4), max_bytes = option(argc, argv, "--max-size", 1 << 28);
+  int64_t min_bytes = option(argc, argv, "--min-size", 4),
+          max_bytes = option(argc, argv, "--max-size", 1 << 28);
   SwnComm c;
   swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, (int)option(argc, argv, "--group-size", 0),
                 (int)option(argc, argv, "--chain", 0));
-  swn_comm_set_segments(&c, option(argc, argv, "--segment", 0), (int)option(argc, argv, "--window", 0));
-  float *buf = calloc((size_t)(max_bytes / 4 + 1), sizeof(float)); /* zeros: no overflow, no denormals */
+  swn_comm_set_segments(&c, option(argc, argv, "--segment", 0),
+                        (int)option(argc, argv, "--window", 0));
+  float *buf =
+      calloc((size_t)(max_bytes / 4 + 1), sizeof(float)); /* zeros: no overflow, no denormals */
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len;
   MPI_Get_library_version(version, &len);
@@ -79,7 +85,8 @@ int main(int argc, char **argv) {
       }
   }
   if (c.rank == 0) {
-    printf("# swnc allreduce benchmark: %d ranks in %d group(s), chains of %d, segments of %lld floats (%d ahead)\n"
+    printf("# swnc allreduce benchmark: %d ranks in %d group(s), chains of %d, segments of %lld "
+           "floats (%d ahead)\n"
            "# baseline: MPI_Allreduce (%s), measured in alternation with each algorithm\n",
            c.size, c.topo.ngroups, c.topo.chain, (long long)c.segment, c.window, version);
     for (int a = 0; a < NALG; a++) print_block(algorithms[a], c.size, nsizes, sizes, best, a);

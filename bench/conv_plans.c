@@ -49,13 +49,20 @@ typedef struct Shape {
 } Shape;
 
 static const Shape shapes[] = {
-    {"cifar10_quick", "conv1", 3, 32, 32, 32, 5, 1, 2},   {"cifar10_quick", "conv2", 32, 16, 16, 32, 5, 1, 2},
-    {"cifar10_quick", "conv3", 32, 8, 8, 64, 5, 1, 2},    {"vgg16", "conv1_2", 64, 224, 224, 64, 3, 1, 1},
-    {"vgg16", "conv2_2", 128, 112, 112, 128, 3, 1, 1},    {"vgg16", "conv3_2", 256, 56, 56, 256, 3, 1, 1},
-    {"vgg16", "conv4_2", 512, 28, 28, 512, 3, 1, 1},      {"vgg16", "conv5_2", 512, 14, 14, 512, 3, 1, 1},
-    {"resnet50", "conv1", 3, 224, 224, 64, 7, 2, 3},      {"resnet50", "res2 1x1", 256, 56, 56, 64, 1, 1, 0},
-    {"resnet50", "res2 3x3", 64, 56, 56, 64, 3, 1, 1},    {"resnet50", "res3 3x3", 128, 28, 28, 128, 3, 1, 1},
-    {"resnet50", "res4 3x3", 256, 14, 14, 256, 3, 1, 1},  {"resnet50", "res5 3x3", 512, 7, 7, 512, 3, 1, 1},
+    {"cifar10_quick", "conv1", 3, 32, 32, 32, 5, 1, 2},
+    {"cifar10_quick", "conv2", 32, 16, 16, 32, 5, 1, 2},
+    {"cifar10_quick", "conv3", 32, 8, 8, 64, 5, 1, 2},
+    {"vgg16", "conv1_2", 64, 224, 224, 64, 3, 1, 1},
+    {"vgg16", "conv2_2", 128, 112, 112, 128, 3, 1, 1},
+    {"vgg16", "conv3_2", 256, 56, 56, 256, 3, 1, 1},
+    {"vgg16", "conv4_2", 512, 28, 28, 512, 3, 1, 1},
+    {"vgg16", "conv5_2", 512, 14, 14, 512, 3, 1, 1},
+    {"resnet50", "conv1", 3, 224, 224, 64, 7, 2, 3},
+    {"resnet50", "res2 1x1", 256, 56, 56, 64, 1, 1, 0},
+    {"resnet50", "res2 3x3", 64, 56, 56, 64, 3, 1, 1},
+    {"resnet50", "res3 3x3", 128, 28, 28, 128, 3, 1, 1},
+    {"resnet50", "res4 3x3", 256, 14, 14, 256, 3, 1, 1},
+    {"resnet50", "res5 3x3", 512, 7, 7, 512, 3, 1, 1},
     {"resnet50", "res5 1x1", 512, 7, 7, 2048, 1, 1, 0},
 };
 
@@ -71,32 +78,45 @@ typedef struct Buffers {
 static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
   double t0 = now();
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
-  if (computation == 0 && plan == 0) swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
-  else if (computation == 0) swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
-  else if (plan == 0) swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->ws);
-  else swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->implicit_ws);
+  if (computation == 0 && plan == 0)
+    swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
+  else if (computation == 0)
+    swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
+  else if (plan == 0)
+    swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->ws);
+  else
+    swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->implicit_ws);
   return now() - t0;
 }
 
 int main(int argc, char **argv) {
-  int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(), batch = argc > 2 ? atoi(argv[2]) : 8;
+  int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(),
+      batch = argc > 2 ? atoi(argv[2]) : 8;
   const char *filter = argc > 3 ? argv[3] : NULL;
   swk_set_threads(threads);
   double peak = fma_peak(threads);
-  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n", batch,
-         threads, peak, getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
-  printf("%-14s %-10s %-8s %10s %8s %10s %8s  %s\n", "network", "layer", "compute", "explicit", "of peak",
-         "implicit", "of peak", "faster");
+  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
+         batch, threads, peak,
+         getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
+  printf("%-14s %-10s %-8s %10s %8s %10s %8s  %s\n", "network", "layer", "compute", "explicit",
+         "of peak", "implicit", "of peak", "faster");
   static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const Shape *s = &shapes[i];
     if (filter && !strstr(s->net, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
-    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo, s->k, s->k, s->s, s->s, s->p, s->p, 1, true, false};
+    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k, s->k,
+                 s->s,  s->s, s->p, s->p,  1,  true, false};
     size_t nx = (size_t)batch * s->ci * s->h * s->w, ny = (size_t)batch * s->co * ho * wo;
     size_t nw = (size_t)s->co * s->ci * s->k * s->k;
-    Buffers m = {calloc(nx, 4), calloc(ny, 4), calloc(nw, 4), calloc((size_t)s->co, 4), calloc(nx, 4),
-                 calloc(nw, 4), calloc((size_t)s->co, 4), calloc(swk_conv_workspace(&p) + 16, 4),
+    Buffers m = {calloc(nx, 4),
+                 calloc(ny, 4),
+                 calloc(nw, 4),
+                 calloc((size_t)s->co, 4),
+                 calloc(nx, 4),
+                 calloc(nw, 4),
+                 calloc((size_t)s->co, 4),
+                 calloc(swk_conv_workspace(&p) + 16, 4),
                  calloc(swk_conv_implicit_workspace(&p, batch), 4)};
     for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
     double flops = 2.0 * ny * s->ci * s->k * s->k;
@@ -107,10 +127,12 @@ int main(int argc, char **argv) {
         for (int rep = 0; rep < 3; rep++) t[rep] = run(&p, batch, plan, c, &m);
         rate[plan] = flops / median3(t[0], t[1], t[2]) / 1e9;
       }
-      printf("%-14s %-10s %-8s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name, computations[c], rate[0],
-             100 * rate[0] / peak, rate[1], 100 * rate[1] / peak, rate[0] >= rate[1] ? "explicit" : "implicit");
+      printf("%-14s %-10s %-8s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name,
+             computations[c], rate[0], 100 * rate[0] / peak, rate[1], 100 * rate[1] / peak,
+             rate[0] >= rate[1] ? "explicit" : "implicit");
     }
-    free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws), free(m.implicit_ws);
+    free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
+        free(m.implicit_ws);
   }
   return 0;
 }

@@ -17,12 +17,14 @@ const AbiStruct abi_structs[ABI_STRUCT_COUNT] = {
 #undef STRUCT_ROW
 };
 
-#define PARAM_ROW(code, ctype, name) {ABI_##code, #ctype, #name, 0}
+#define PARAM_ROW(code, ctype, name)                                                               \
+  { ABI_##code, #ctype, #name, 0 }
 #define UNPAREN(...) __VA_ARGS__
 #define PARAMS(params) ((const AbiField[]){UNPAREN params})
 #define FUNCTION_ROW(ret, name, params)                                                            \
   {#name, ABI_##ret, PARAMS(params), (int)(sizeof PARAMS(params) / sizeof(AbiField))},
-static const AbiFunction functions[] = {SWK_KERNELS(FUNCTION_ROW, PARAM_ROW) SWN_CALLS(FUNCTION_ROW, PARAM_ROW)};
+static const AbiFunction functions[] = {SWK_KERNELS(FUNCTION_ROW, PARAM_ROW)
+                                            SWN_CALLS(FUNCTION_ROW, PARAM_ROW)};
 
 const AbiStruct *abi_struct_named(const char *name) {
   for (int i = 0; i < ABI_STRUCT_COUNT; i++)
@@ -38,15 +40,21 @@ const AbiFunction *abi_function(const char *name) {
 
 /* The IR's enums that lowering passes to the runtime as numbers. */
 #define SAME(ir, runtime) ((int)(ir) == (int)(runtime))
-_Static_assert(SAME(INIT_XAVIER, SWN_INIT_XAVIER) && SAME(INIT_MSRA, SWN_INIT_MSRA) && SAME(INIT_GAUSSIAN, SWN_INIT_GAUSSIAN) &&
-                   SAME(INIT_UNIFORM, SWN_INIT_UNIFORM) && SAME(INIT_CONSTANT, SWN_INIT_CONSTANT),
+_Static_assert(SAME(INIT_XAVIER, SWN_INIT_XAVIER) && SAME(INIT_MSRA, SWN_INIT_MSRA) &&
+                   SAME(INIT_GAUSSIAN, SWN_INIT_GAUSSIAN) && SAME(INIT_UNIFORM, SWN_INIT_UNIFORM) &&
+                   SAME(INIT_CONSTANT, SWN_INIT_CONSTANT),
                "InitKind follows SwnInit");
-_Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) && SAME(LR_MULTISTEP, SWN_LR_MULTISTEP) &&
-                   SAME(LR_INV, SWN_LR_INV) && SAME(LR_POLY, SWN_LR_POLY),
+_Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) &&
+                   SAME(LR_MULTISTEP, SWN_LR_MULTISTEP) && SAME(LR_INV, SWN_LR_INV) &&
+                   SAME(LR_POLY, SWN_LR_POLY),
                "LrPolicy follows SwnLrPolicy");
-_Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD), "OptimizerKind follows SwnOptimizer");
-_Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) && SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC),
+_Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD),
+               "OptimizerKind follows SwnOptimizer");
+_Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) &&
+                   SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC),
                "DataSource follows SwnDataSource");
-_Static_assert(CONV_FORWARD == 0 && CONV_WGRAD == 1 && CONV_DGRAD == 2, "SWN_CONV_IMPLICIT(c) numbers computations so");
+_Static_assert(CONV_FORWARD == 0 && CONV_WGRAD == 1 && CONV_DGRAD == 2,
+               "SWN_CONV_IMPLICIT(c) numbers computations so");
 _Static_assert(SAME(DATA_MEAN_MAX, SWN_MAX_MEAN), "data.mean's bound is the runtime's");
-_Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS, "a setting's list fits the runtime's arrays");
+_Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS,
+               "a setting's list fits the runtime's arrays");

@@ -7,7 +7,17 @@
 
 #include "../runtime/swnc_rt.h"
 
-typedef enum { ABI_VOID, ABI_I32, ABI_I64, ABI_U64, ABI_SIZE, ABI_F32, ABI_BOOL, ABI_PTR, ABI_STRUCT } AbiCode;
+typedef enum {
+  ABI_VOID,
+  ABI_I32,
+  ABI_I64,
+  ABI_U64,
+  ABI_SIZE,
+  ABI_F32,
+  ABI_BOOL,
+  ABI_PTR,
+  ABI_STRUCT
+} AbiCode;
 
 /* A struct field or a function parameter: how it crosses, its C type (for ABI_STRUCT, the
  * struct's name) and its name; `length` > 0 for an array field. */
@@ -34,7 +44,7 @@ typedef enum {
 #define ABI_ID(T) ABI_##T,
   SWN_STRUCTS(ABI_ID)
 #undef ABI_ID
-  ABI_STRUCT_COUNT
+      ABI_STRUCT_COUNT
 } AbiStructId;
 
 extern const AbiStruct abi_structs[ABI_STRUCT_COUNT];

@@ -14,9 +14,11 @@ typedef struct Ctx {
   bool ok;
 } Ctx;
 
-_Static_assert(SwnStep_fixed == SwnStep_image + REG_FIXED && SwnStep_params == SwnStep_image + REG_PARAMS &&
+_Static_assert(SwnStep_fixed == SwnStep_image + REG_FIXED &&
+                   SwnStep_params == SwnStep_image + REG_PARAMS &&
                    SwnStep_grads == SwnStep_image + REG_GRADS &&
-                   SwnStep_momentum == SwnStep_image + REG_MOMENTUM && SwnStep_state == SwnStep_image + REG_STATE,
+                   SwnStep_momentum == SwnStep_image + REG_MOMENTUM &&
+                   SwnStep_state == SwnStep_image + REG_STATE,
                "the regions are SwnStep's pointer fields in Region order");
 
 int arg_step_field(ArgKind k) {
@@ -54,7 +56,9 @@ static AbiCode arg_code(ArgKind k) {
 static Ptr buffer_ptr(const Module *m, int buf) {
   if (buf < 0) return (Ptr){.null = true};
   const Buffer *b = &m->plan.buffers.data[buf];
-  return (Ptr){.region = b->per_image ? REG_IMAGE : REG_FIXED, .offset = b->offset, .i32 = b->dtype == DT_I32};
+  return (Ptr){.region = b->per_image ? REG_IMAGE : REG_FIXED,
+               .offset = b->offset,
+               .i32 = b->dtype == DT_I32};
 }
 
 static const Op *producer(const Module *m, int value) {
@@ -65,14 +69,19 @@ static Ptr input(const Module *m, const Op *op, int i) {
 }
 static Ptr output(const Module *m, const Op *op) { return buffer_ptr(m, op->out_buf); }
 static Ptr dy(const Module *m, const Op *op) { return buffer_ptr(m, op->grad_buf); }
-static Ptr saved(const Module *m, const Op *op) { return buffer_ptr(m, op->nsaved ? op->saved_buf[0] : -1); }
+static Ptr saved(const Module *m, const Op *op) {
+  return buffer_ptr(m, op->nsaved ? op->saved_buf[0] : -1);
+}
 
 /* Whether the op works in (R,C,N,B) (kernels that take either layout have a variant for it). */
-static bool in_rcnb(const Module *m, const Op *op) { return m->graph.values.data[op->output].layout == LAYOUT_RCNB; }
+static bool in_rcnb(const Module *m, const Op *op) {
+  return m->graph.values.data[op->output].layout == LAYOUT_RCNB;
+}
 
 static Ptr param(const Op *op, ParamRole role, Region region) {
   for (int i = 0; i < op->params.len; i++)
-    if (op->params.data[i].role == role) return (Ptr){.region = region, .offset = op->params.data[i].offset};
+    if (op->params.data[i].role == role)
+      return (Ptr){.region = region, .offset = op->params.data[i].offset};
   return (Ptr){.null = true};
 }
 static Ptr state(const Op *op) { return (Ptr){.region = REG_STATE, .offset = op->state_offset}; }
@@ -82,10 +91,13 @@ static Ptr state(const Op *op) { return (Ptr){.region = REG_STATE, .offset = op-
 static Call *begin(Ctx *c, CallList *list, const char *fn, int op) {
   const AbiFunction *decl = abi_function(fn);
   if (!decl) {
-    diag_error((SrcLoc){0}, "internal: '%s' is not declared in the contract (runtime/kernels.h, swnc_rt.h)", fn);
+    diag_error((SrcLoc){0},
+               "internal: '%s' is not declared in the contract (runtime/kernels.h, swnc_rt.h)", fn);
     c->ok = false;
   }
-  Call call = {.fn = decl, .op = op, .label = op >= 0 ? c->m->graph.ops.data[op].name : NULL,
+  Call call = {.fn = decl,
+               .op = op,
+               .label = op >= 0 ? c->m->graph.ops.data[op].name : NULL,
                .object = op >= 0 ? c->objects[op] : NULL};
   vec_push(c->a, *list, call);
   return &list->data[list->len - 1];
@@ -93,9 +105,15 @@ static Call *begin(Ctx *c, CallList *list, const char *fn, int op) {
 
 static void arg(Ctx *c, Call *call, CallArg a) { vec_push(c->a, call->args, a); }
 static void arg_kind(Ctx *c, Call *call, ArgKind k) { arg(c, call, (CallArg){.kind = k}); }
-static void arg_ptr(Ctx *c, Call *call, Ptr p) { arg(c, call, (CallArg){.kind = ARG_PTR, .ptr = p}); }
-static void arg_bool(Ctx *c, Call *call, bool b) { arg(c, call, (CallArg){.kind = ARG_BOOL, .i = b}); }
-static void arg_int(Ctx *c, Call *call, int64_t i) { arg(c, call, (CallArg){.kind = ARG_INT, .i = i}); }
+static void arg_ptr(Ctx *c, Call *call, Ptr p) {
+  arg(c, call, (CallArg){.kind = ARG_PTR, .ptr = p});
+}
+static void arg_bool(Ctx *c, Call *call, bool b) {
+  arg(c, call, (CallArg){.kind = ARG_BOOL, .i = b});
+}
+static void arg_int(Ctx *c, Call *call, int64_t i) {
+  arg(c, call, (CallArg){.kind = ARG_INT, .i = i});
+}
 
 /* The call's first arguments: the op's struct (if it has one) and the batch. */
 static Call *kernel(Ctx *c, CallList *list, const char *fn, int op) {
@@ -108,7 +126,8 @@ static Call *kernel(Ctx *c, CallList *list, const char *fn, int op) {
 /* The gradient destination of input i in backward step b: pointer (or NULL) and add flag. */
 static void grad_args(Ctx *c, Call *call, const Op *op, const BackwardStep *b, int i) {
   GradMode mode = b->input_grad.data[i];
-  arg_ptr(c, call, mode == GRAD_NONE ? (Ptr){.null = true} : dy(c->m, producer(c->m, op->inputs.data[i])));
+  arg_ptr(c, call,
+          mode == GRAD_NONE ? (Ptr){.null = true} : dy(c->m, producer(c->m, op->inputs.data[i])));
   arg_bool(c, call, mode == GRAD_ACCUMULATE);
 }
 
@@ -116,10 +135,11 @@ static void grad_args(Ctx *c, Call *call, const Op *op, const BackwardStep *b, i
 static void check_call(Ctx *c, const Call *call) {
   if (!call->fn) return;
   bool fits = call->args.len == call->fn->nparams;
-  for (int i = 0; fits && i < call->args.len; i++) fits = arg_code(call->args.data[i].kind) == call->fn->params[i].code;
+  for (int i = 0; fits && i < call->args.len; i++)
+    fits = arg_code(call->args.data[i].kind) == call->fn->params[i].code;
   if (!fits) {
-    diag_error((SrcLoc){0}, "internal: the call of '%s' for '%s' does not match its declaration", call->fn->name,
-               call->label ? call->label : "the network");
+    diag_error((SrcLoc){0}, "internal: the call of '%s' for '%s' does not match its declaration",
+               call->fn->name, call->label ? call->label : "the network");
     c->ok = false;
   }
 }
@@ -131,7 +151,8 @@ static Datum d_float(double f) { return (Datum){.kind = DATUM_FLOAT, .f = f}; }
 static Datum d_string(const char *s) { return (Datum){.kind = DATUM_STRING, .s = s}; }
 static Datum d_symbol(const char *s) { return (Datum){.kind = DATUM_SYMBOL, .s = s}; }
 static Datum d_list(Arena *a, int n) {
-  return (Datum){.kind = DATUM_LIST, .items = arena_alloc(a, sizeof(Datum) * (size_t)(n + 1)), .n = n};
+  return (Datum){
+      .kind = DATUM_LIST, .items = arena_alloc(a, sizeof(Datum) * (size_t)(n + 1)), .n = n};
 }
 static Datum d_struct(Arena *a, AbiStructId id) { return d_list(a, abi_structs[id].nfields); }
 /* An enum setting: its number, shown with the word the schema gives it. */
@@ -141,7 +162,8 @@ static Datum d_enum(const FieldSpec *specs, const char *key, int value) {
   return d;
 }
 
-static void add_global(Ctx *c, const char *name, AbiStructId type, int length, Datum value, const char *comment) {
+static void add_global(Ctx *c, const char *name, AbiStructId type, int length, Datum value,
+                       const char *comment) {
   Global g = {name, {ABI_STRUCT, abi_structs[type].name, name, length}, value, comment};
   vec_push(c->a, c->out->globals, g);
 }
@@ -156,21 +178,26 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 
 static Datum conv_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
   Datum s = d_struct(c->a, ABI_SwkConv);
-  int64_t v[] = {[SwkConv_ci] = x.dim[1], [SwkConv_h] = x.dim[2], [SwkConv_w] = x.dim[3], [SwkConv_co] = y.dim[1],
-                 [SwkConv_ho] = y.dim[2], [SwkConv_wo] = y.dim[3], [SwkConv_kh] = a->kernel[0],
-                 [SwkConv_kw] = a->kernel[1], [SwkConv_sh] = a->stride[0], [SwkConv_sw] = a->stride[1],
-                 [SwkConv_ph] = a->pad[0], [SwkConv_pw] = a->pad[1], [SwkConv_groups] = a->groups,
-                 [SwkConv_bias] = a->bias, [SwkConv_filters_kkoi] = 0}; /* the pool keeps (No,Ni,K,K) */
+  int64_t v[] = {[SwkConv_ci] = x.dim[1],      [SwkConv_h] = x.dim[2],
+                 [SwkConv_w] = x.dim[3],       [SwkConv_co] = y.dim[1],
+                 [SwkConv_ho] = y.dim[2],      [SwkConv_wo] = y.dim[3],
+                 [SwkConv_kh] = a->kernel[0],  [SwkConv_kw] = a->kernel[1],
+                 [SwkConv_sh] = a->stride[0],  [SwkConv_sw] = a->stride[1],
+                 [SwkConv_ph] = a->pad[0],     [SwkConv_pw] = a->pad[1],
+                 [SwkConv_groups] = a->groups, [SwkConv_bias] = a->bias,
+                 [SwkConv_filters_kkoi] = 0}; /* the pool keeps (No,Ni,K,K) */
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   return s;
 }
 
 static Datum pool_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
   Datum s = d_struct(c->a, ABI_SwkPool);
-  int64_t v[] = {[SwkPool_c] = x.dim[1], [SwkPool_h] = x.dim[2], [SwkPool_w] = x.dim[3], [SwkPool_ho] = y.dim[2],
-                 [SwkPool_wo] = y.dim[3], [SwkPool_kh] = a->kernel[0], [SwkPool_kw] = a->kernel[1],
-                 [SwkPool_sh] = a->stride[0], [SwkPool_sw] = a->stride[1], [SwkPool_ph] = a->pad[0],
-                 [SwkPool_pw] = a->pad[1], [SwkPool_max] = a->pool == POOL_MAX};
+  int64_t v[] = {[SwkPool_c] = x.dim[1],      [SwkPool_h] = x.dim[2],
+                 [SwkPool_w] = x.dim[3],      [SwkPool_ho] = y.dim[2],
+                 [SwkPool_wo] = y.dim[3],     [SwkPool_kh] = a->kernel[0],
+                 [SwkPool_kw] = a->kernel[1], [SwkPool_sh] = a->stride[0],
+                 [SwkPool_sw] = a->stride[1], [SwkPool_ph] = a->pad[0],
+                 [SwkPool_pw] = a->pad[1],    [SwkPool_max] = a->pool == POOL_MAX};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   return s;
 }
@@ -196,8 +223,10 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     return s;
   case FAMILY_BATCHNORM:
     s = d_struct(c->a, *type = ABI_SwkBatchNorm);
-    s.items[SwkBatchNorm_c] = d_int(x.dim[1]), s.items[SwkBatchNorm_hw] = d_int(shape_per_image(x) / x.dim[1]);
-    s.items[SwkBatchNorm_eps] = d_float(a->eps), s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
+    s.items[SwkBatchNorm_c] = d_int(x.dim[1]),
+    s.items[SwkBatchNorm_hw] = d_int(shape_per_image(x) / x.dim[1]);
+    s.items[SwkBatchNorm_eps] = d_float(a->eps),
+    s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
     s.items[SwkBatchNorm_affine] = d_int(a->affine);
     return s;
   case FAMILY_LRN:
@@ -208,13 +237,16 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     return s;
   case FAMILY_DROPOUT:
     s = d_struct(c->a, *type = ABI_SwkDropout);
-    s.items[SwkDropout_n] = d_int(shape_per_image(y)), s.items[SwkDropout_ratio] = d_float(a->ratio);
+    s.items[SwkDropout_n] = d_int(shape_per_image(y)),
+    s.items[SwkDropout_ratio] = d_float(a->ratio);
     /* a 53-bit salt: the masks stay those of programs built before the salt was 64 bits wide */
-    s.items[SwkDropout_layer] = d_int((int64_t)(fnv(14695981039346656037ull, op->name, strlen(op->name)) >> 11));
+    s.items[SwkDropout_layer] =
+        d_int((int64_t)(fnv(14695981039346656037ull, op->name, strlen(op->name)) >> 11));
     return s;
   case FAMILY_LOSS:
     s = d_struct(c->a, *type = ABI_SwkSoftmaxLoss);
-    s.items[SwkSoftmaxLoss_classes] = d_int(x.dim[1]), s.items[SwkSoftmaxLoss_loss_weight] = d_float(a->loss_weight);
+    s.items[SwkSoftmaxLoss_classes] = d_int(x.dim[1]),
+    s.items[SwkSoftmaxLoss_loss_weight] = d_float(a->loss_weight);
     return s;
   default: return s;
   }
@@ -268,14 +300,17 @@ static Call *conv_call(Ctx *c, CallList *list, const char *fn, int i) {
 /* swk_to_rcnb or swk_to_bnrc (c, h, w, batch, from, to, add) of the op's tensor shape. */
 static Call *transform_call(Ctx *c, CallList *list, const Op *op, Layout to) {
   Shape s = c->m->graph.values.data[op->output].shape;
-  Call *k = begin(c, list, to == LAYOUT_RCNB ? "swk_to_rcnb" : "swk_to_bnrc", (int)(op - c->m->graph.ops.data));
-  arg_int(c, k, s.dim[1]), arg_int(c, k, s.dim[2]), arg_int(c, k, s.dim[3]), arg_kind(c, k, ARG_BATCH);
+  Call *k = begin(c, list, to == LAYOUT_RCNB ? "swk_to_rcnb" : "swk_to_bnrc",
+                  (int)(op - c->m->graph.ops.data));
+  arg_int(c, k, s.dim[1]), arg_int(c, k, s.dim[2]), arg_int(c, k, s.dim[3]),
+      arg_kind(c, k, ARG_BATCH);
   return k;
 }
 
 /* swk_<name>_<direction>, or swk_<name>_rcnb_<direction> for the (R,C,N,B) variant. */
 static const char *kernel_name(Ctx *c, const Op *op, const char *direction) {
-  return arena_printf(c->a, "swk_%s%s_%s", op_info[op->kind].name, in_rcnb(c->m, op) ? "_rcnb" : "", direction);
+  return arena_printf(c->a, "swk_%s%s_%s", op_info[op->kind].name, in_rcnb(c->m, op) ? "_rcnb" : "",
+                      direction);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -311,8 +346,10 @@ static void lower_forward(Ctx *c, int i) {
     return;
   case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_forward", i);
-    arg_kind(c, k, ARG_TRAIN), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
+    arg_kind(c, k, ARG_TRAIN), arg_ptr(c, k, input(m, op, 0)),
+        arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
+    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(m, op)),
+        arg_ptr(c, k, saved(m, op));
     arg_ptr(c, k, state(op));
     return;
   case FAMILY_LRN:
@@ -341,7 +378,8 @@ static void lower_forward(Ctx *c, int i) {
     return;
   case FAMILY_ACCURACY:
     k = begin(c, f, "swk_accuracy_forward", i);
-    arg_int(c, k, m->graph.values.data[op->inputs.data[0]].shape.dim[1]), arg_int(c, k, op->attr.top);
+    arg_int(c, k, m->graph.values.data[op->inputs.data[0]].shape.dim[1]),
+        arg_int(c, k, op->attr.top);
     arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1));
     arg_ptr(c, k, output(m, op));
     return;
@@ -359,15 +397,19 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   switch (op_info[op->kind].family) {
   case FAMILY_CONV:
     k = conv_call(c, f, "swn_conv_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
+        arg_ptr(c, k, dy(m, op));
     grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
+    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
+        arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     return;
   case FAMILY_FC:
     k = kernel(c, f, "swk_fc_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
+        arg_ptr(c, k, dy(m, op));
     grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
+    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
+        arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     arg_kind(c, k, ARG_WORKSPACE);
     return;
   case FAMILY_TRANSFORM: /* the gradient goes back the other way */
@@ -384,9 +426,11 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     return;
   case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)), arg_ptr(c, k, dy(m, op));
+    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)),
+        arg_ptr(c, k, dy(m, op));
     arg_ptr(c, k, saved(m, op)), grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_SCALE, REG_GRADS)), arg_ptr(c, k, param(op, PARAM_SHIFT, REG_GRADS));
+    arg_ptr(c, k, param(op, PARAM_SCALE, REG_GRADS)),
+        arg_ptr(c, k, param(op, PARAM_SHIFT, REG_GRADS));
     return;
   case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_backward", i);
@@ -405,7 +449,8 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     CallArg ptrs = {.kind = ARG_OUTPUTS}, adds = {.kind = ARG_BOOLS};
     for (int j = 0; j < op->inputs.len; j++) {
       GradMode mode = b->input_grad.data[j];
-      vec_push(c->a, ptrs.ptrs, mode == GRAD_NONE ? (Ptr){.null = true} : dy(m, producer(m, op->inputs.data[j])));
+      vec_push(c->a, ptrs.ptrs,
+               mode == GRAD_NONE ? (Ptr){.null = true} : dy(m, producer(m, op->inputs.data[j])));
       vec_push(c->a, adds.bools, mode == GRAD_ACCUMULATE);
     }
     arg(c, k, ptrs), arg(c, k, adds);
@@ -449,7 +494,8 @@ static void lower_workspace(Ctx *c, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   OpFamily family = op_info[op->kind].family;
   if (family != FAMILY_CONV && family != FAMILY_FC) return;
-  Call *k = begin(c, &c->out->workspace, family == FAMILY_CONV ? "swk_conv_workspace" : "swk_fc_workspace", i);
+  Call *k = begin(c, &c->out->workspace,
+                  family == FAMILY_CONV ? "swk_conv_workspace" : "swk_fc_workspace", i);
   arg_kind(c, k, ARG_STRUCT);
 }
 
@@ -459,7 +505,8 @@ static void lower_bucket_marks(Ctx *c, int step) {
   for (int b = 0; b < f->buckets.len; b++)
     if (f->buckets.data[b].ready_step == step) {
       const Bucket *bk = &f->buckets.data[b];
-      Call *k = begin(c, &c->out->backward, "swn_gradients_ready", c->m->schedule.backward.data[step].op);
+      Call *k =
+          begin(c, &c->out->backward, "swn_gradients_ready", c->m->schedule.backward.data[step].op);
       arg_kind(c, k, ARG_STEP), arg_int(c, k, b);
       arg(c, k, (CallArg){.kind = ARG_INT64, .i = bk->offset});
       arg(c, k, (CallArg){.kind = ARG_INT64, .i = bk->words});
@@ -500,13 +547,14 @@ static bool find_io(const Module *m, Io *io) {
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
     OpRole role = op_info[op->kind].role;
-    int *slot = role == ROLE_IMAGES ? &io->images : role == ROLE_LABELS ? &io->labels
-              : role == ROLE_LOSS   ? &io->loss
-                                    : NULL;
+    int *slot = role == ROLE_IMAGES   ? &io->images
+                : role == ROLE_LABELS ? &io->labels
+                : role == ROLE_LOSS   ? &io->loss
+                                      : NULL;
     if (!slot) continue;
     if (*slot >= 0 && role != ROLE_LOSS) {
-      op_error(op, "the runtime feeds one %s layer, and '%s' is one already", op_info[op->kind].name,
-               m->graph.ops.data[*slot].name);
+      op_error(op, "the runtime feeds one %s layer, and '%s' is one already",
+               op_info[op->kind].name, m->graph.ops.data[*slot].name);
       return false;
     }
     if (*slot < 0) *slot = i;
@@ -536,12 +584,16 @@ static int lower_param_table(Ctx *c) {
       const Param *p = &g->ops.data[i].params.data[k];
       Datum r = d_struct(c->a, ABI_SwnParamInfo), dims = d_list(c->a, p->shape.rank);
       for (int d = 0; d < p->shape.rank; d++) dims.items[d] = d_int(p->shape.dim[d]);
-      r.items[SwnParamInfo_name] = d_string(p->name), r.items[SwnParamInfo_ndims] = d_int(p->shape.rank);
+      r.items[SwnParamInfo_name] = d_string(p->name),
+      r.items[SwnParamInfo_ndims] = d_int(p->shape.rank);
       r.items[SwnParamInfo_dims] = dims, r.items[SwnParamInfo_offset] = d_int(p->offset);
       r.items[SwnParamInfo_count] = d_int(shape_elems(p->shape));
-      r.items[SwnParamInfo_lr_mult] = d_float(p->lr_mult), r.items[SwnParamInfo_decay_mult] = d_float(p->decay_mult);
-      r.items[SwnParamInfo_init] = d_int(p->init), r.items[SwnParamInfo_init].s = init->words[p->init];
-      r.items[SwnParamInfo_init_arg] = d_float(p->init_arg), r.items[SwnParamInfo_fan_in] = d_int(param_fan_in(p));
+      r.items[SwnParamInfo_lr_mult] = d_float(p->lr_mult),
+      r.items[SwnParamInfo_decay_mult] = d_float(p->decay_mult);
+      r.items[SwnParamInfo_init] = d_int(p->init),
+      r.items[SwnParamInfo_init].s = init->words[p->init];
+      r.items[SwnParamInfo_init_arg] = d_float(p->init_arg),
+      r.items[SwnParamInfo_fan_in] = d_int(param_fan_in(p));
       t.items[row] = r;
     }
   add_global(c, "params", ABI_SwnParamInfo, t.n, t, NULL);
@@ -558,7 +610,8 @@ static int lower_state_table(Ctx *c) {
     for (int k = 0, n = op_state(g, op, parts); k < n; offset += parts[k].words, k++) {
       Datum r = d_struct(c->a, ABI_SwnStateInfo);
       r.items[SwnStateInfo_name] = d_string(arena_printf(c->a, "%s.%s", op->name, parts[k].what));
-      r.items[SwnStateInfo_offset] = d_int(offset), r.items[SwnStateInfo_count] = d_int(parts[k].words);
+      r.items[SwnStateInfo_offset] = d_int(offset),
+      r.items[SwnStateInfo_count] = d_int(parts[k].words);
       r.items[SwnStateInfo_init] = d_float(parts[k].init);
       vec_push(c->a, rows, r);
     }
@@ -609,7 +662,8 @@ static Datum train_config(Ctx *c) {
   f[SwnTrainConfig_gamma] = d_float(t->gamma), f[SwnTrainConfig_power] = d_float(t->power);
   f[SwnTrainConfig_step] = d_int(t->step), f[SwnTrainConfig_steps] = steps;
   f[SwnTrainConfig_nsteps] = d_int(t->steps.n), f[SwnTrainConfig_warmup] = d_int(t->warmup);
-  f[SwnTrainConfig_seed] = d_int(t->seed), f[SwnTrainConfig_eval_interval] = d_int(t->eval_interval);
+  f[SwnTrainConfig_seed] = d_int(t->seed),
+  f[SwnTrainConfig_eval_interval] = d_int(t->eval_interval);
   f[SwnTrainConfig_display] = d_int(t->display);
   f[SwnTrainConfig_optimizer] = d_enum(train_fields, "optimizer", t->optimizer);
   f[SwnTrainConfig_elastic] = d_float(t->elastic);
@@ -628,10 +682,13 @@ static Datum data_config(Ctx *c) {
   for (int i = 0; i < s->mean.n; i++) mean.items[i] = d_float(s->mean.v[i]);
   Datum *f = d.items;
   f[SwnDataConfig_source] = d_enum(data_fields, "source", s->source);
-  f[SwnDataConfig_train] = string_list(c, &s->train), f[SwnDataConfig_test] = string_list(c, &s->test);
+  f[SwnDataConfig_train] = string_list(c, &s->train),
+  f[SwnDataConfig_test] = string_list(c, &s->test);
   f[SwnDataConfig_ntrain] = d_int(s->train.n), f[SwnDataConfig_ntest] = d_int(s->test.n);
-  f[SwnDataConfig_scale] = d_float(s->scale), f[SwnDataConfig_mean] = mean, f[SwnDataConfig_nmean] = d_int(s->mean.n);
-  f[SwnDataConfig_train_size] = d_int(s->train_size), f[SwnDataConfig_test_size] = d_int(s->test_size);
+  f[SwnDataConfig_scale] = d_float(s->scale), f[SwnDataConfig_mean] = mean,
+  f[SwnDataConfig_nmean] = d_int(s->mean.n);
+  f[SwnDataConfig_train_size] = d_int(s->train_size),
+  f[SwnDataConfig_test_size] = d_int(s->test_size);
   f[SwnDataConfig_classes] = d_int(s->classes);
   return d;
 }
@@ -641,26 +698,32 @@ static void lower_network(Ctx *c, const Io *io) {
   const Module *m = c->m;
   const Graph *g = &m->graph;
   lower_layer_names(c);
-  int nparams = lower_param_table(c), nstate = lower_state_table(c), nmetrics = lower_metric_table(c);
+  int nparams = lower_param_table(c), nstate = lower_state_table(c),
+      nmetrics = lower_metric_table(c);
   Shape in = g->values.data[g->ops.data[io->images].output].shape;
   const Op *loss = &g->ops.data[io->loss];
   Datum d = d_struct(c->a, ABI_SwnNetwork), *f = d.items;
   f[SwnNetwork_name] = d_string(m->name), f[SwnNetwork_source] = d_string(c->out->source);
   f[SwnNetwork_hash] = d_int((int64_t)network_hash(m));
-  f[SwnNetwork_image_words] = d_int(m->plan.image_words), f[SwnNetwork_fixed_words] = d_int(m->plan.fixed_words);
-  f[SwnNetwork_param_words] = d_int(m->plan.param_words), f[SwnNetwork_state_words] = d_int(m->plan.state_words);
+  f[SwnNetwork_image_words] = d_int(m->plan.image_words),
+  f[SwnNetwork_fixed_words] = d_int(m->plan.fixed_words);
+  f[SwnNetwork_param_words] = d_int(m->plan.param_words),
+  f[SwnNetwork_state_words] = d_int(m->plan.state_words);
   f[SwnNetwork_layers] = d_symbol("layers"), f[SwnNetwork_nlayers] = d_int(g->ops.len);
   f[SwnNetwork_params] = d_symbol("params"), f[SwnNetwork_nparams] = d_int(nparams);
   f[SwnNetwork_state] = d_symbol("state"), f[SwnNetwork_nstate] = d_int(nstate);
   f[SwnNetwork_metrics] = d_symbol("metrics"), f[SwnNetwork_nmetrics] = d_int(nmetrics);
   f[SwnNetwork_in_c] = d_int(in.dim[1]);
-  f[SwnNetwork_in_h] = d_int(in.rank == 4 ? in.dim[2] : 1), f[SwnNetwork_in_w] = d_int(in.rank == 4 ? in.dim[3] : 1);
+  f[SwnNetwork_in_h] = d_int(in.rank == 4 ? in.dim[2] : 1),
+  f[SwnNetwork_in_w] = d_int(in.rank == 4 ? in.dim[3] : 1);
   f[SwnNetwork_input_offset] = d_int(m->plan.buffers.data[g->ops.data[io->images].out_buf].offset);
   f[SwnNetwork_label_offset] = d_int(m->plan.buffers.data[g->ops.data[io->labels].out_buf].offset);
   f[SwnNetwork_classes] = d_int(g->values.data[loss->inputs.data[0]].shape.dim[1]);
   f[SwnNetwork_train] = train_config(c), f[SwnNetwork_data] = data_config(c);
-  f[SwnNetwork_workspace] = d_symbol(LOWERED_WORKSPACE), f[SwnNetwork_forward] = d_symbol(LOWERED_FORWARD);
-  f[SwnNetwork_backward] = d_symbol(LOWERED_BACKWARD), f[SwnNetwork_update] = d_symbol(LOWERED_UPDATE);
+  f[SwnNetwork_workspace] = d_symbol(LOWERED_WORKSPACE),
+  f[SwnNetwork_forward] = d_symbol(LOWERED_FORWARD);
+  f[SwnNetwork_backward] = d_symbol(LOWERED_BACKWARD),
+  f[SwnNetwork_update] = d_symbol(LOWERED_UPDATE);
   f[SwnNetwork_nbuckets] = d_int(m->fusion.buckets.len);
   add_global(c, LOWERED_NETWORK, ABI_SwnNetwork, 0, d, NULL);
 }
@@ -687,7 +750,8 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
     lower_bucket_marks(&c, i);
   }
   int index = 0;
-  for (int i = 0; i < m->schedule.update_ops.len; i++) lower_update(&c, m->schedule.update_ops.data[i], &index);
+  for (int i = 0; i < m->schedule.update_ops.len; i++)
+    lower_update(&c, m->schedule.update_ops.data[i], &index);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   lower_network(&c, &io);
   check_calls(&c, &out->forward), check_calls(&c, &out->backward), check_calls(&c, &out->update);

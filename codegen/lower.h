@@ -12,7 +12,15 @@
 
 /* Where a pointer points: per-image offsets in the image region are scaled by the batch. The
  * regions are SwnStep's pointer fields from `image` on, in this order. */
-typedef enum { REG_IMAGE, REG_FIXED, REG_PARAMS, REG_GRADS, REG_MOMENTUM, REG_STATE, REG_COUNT } Region;
+typedef enum {
+  REG_IMAGE,
+  REG_FIXED,
+  REG_PARAMS,
+  REG_GRADS,
+  REG_MOMENTUM,
+  REG_STATE,
+  REG_COUNT
+} Region;
 static inline int region_step_field(Region r) { return SwnStep_image + (int)r; }
 
 typedef struct Ptr {
@@ -31,17 +39,17 @@ typedef enum {
   ARG_WORKSPACE,   /* float * (SwnStep) */
   ARG_STRUCT,      /* const pointer to the op's kernel-parameter struct */
   ARG_PTR,
-  ARG_INPUTS,      /* a local array of pointers the kernel reads (concat, add forward) */
-  ARG_OUTPUTS,     /* a local array of pointers it writes (their backward) */
-  ARG_BOOLS,       /* a local array of bools */
-  ARG_SIZES,       /* a constant array of int64_t */
+  ARG_INPUTS,  /* a local array of pointers the kernel reads (concat, add forward) */
+  ARG_OUTPUTS, /* a local array of pointers it writes (their backward) */
+  ARG_BOOLS,   /* a local array of bools */
+  ARG_SIZES,   /* a constant array of int64_t */
   ARG_BOOL,
-  ARG_INT,         /* int */
-  ARG_INT64,       /* int64_t */
-  ARG_LR,          /* float: the step's learning rate times `scale` */
-  ARG_DECAY,       /* float: the weight decay times `scale` (SwnStep) */
-  ARG_MOMENTUM,    /* float: the momentum coefficient (SwnStep) */
-  ARG_STEP,        /* SwnStep *: the step itself */
+  ARG_INT,      /* int */
+  ARG_INT64,    /* int64_t */
+  ARG_LR,       /* float: the step's learning rate times `scale` */
+  ARG_DECAY,    /* float: the weight decay times `scale` (SwnStep) */
+  ARG_MOMENTUM, /* float: the momentum coefficient (SwnStep) */
+  ARG_STEP,     /* SwnStep *: the step itself */
 } ArgKind;
 
 /* The SwnStep field an argument is read from, or -1 if it is not one. */
@@ -69,21 +77,28 @@ typedef VEC(Call) CallList;
 
 /* A constant of one of the contract's types. A LIST is a struct's fields in declaration order
  * or an array's elements; missing trailing ones are zero. */
-typedef enum { DATUM_ZERO, DATUM_INT, DATUM_FLOAT, DATUM_STRING, DATUM_SYMBOL, DATUM_LIST } DatumKind;
+typedef enum {
+  DATUM_ZERO,
+  DATUM_INT,
+  DATUM_FLOAT,
+  DATUM_STRING,
+  DATUM_SYMBOL,
+  DATUM_LIST
+} DatumKind;
 typedef struct Datum {
   DatumKind kind;
-  int64_t i;        /* INT; a U64 field keeps its bits */
-  double f;         /* FLOAT */
-  const char *s;    /* STRING: the text; SYMBOL: a global's or step function's name; INT: a
+  int64_t i;     /* INT; a U64 field keeps its bits */
+  double f;      /* FLOAT */
+  const char *s; /* STRING: the text; SYMBOL: a global's or step function's name; INT: a
                        word the C backend shows beside the number (an enum's name), or NULL */
   struct Datum *items;
-  int n;            /* LIST */
+  int n; /* LIST */
 } Datum;
 
 /* A constant global: a struct (type.length 0) or an array of `value.n` elements. */
 typedef struct Global {
   const char *name;
-  AbiField type;       /* code, C type and, for an array, length > 0 */
+  AbiField type; /* code, C type and, for an array, length > 0 */
   Datum value;
   const char *comment; /* or NULL */
 } Global;

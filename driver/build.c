@@ -36,20 +36,23 @@ static bool has_file(const char *dir, const char *suffix) {
 static bool holds_runtime(const char *dir, const char *target) {
   char lib[64];
   snprintf(lib, sizeof lib, "lib/libswnc_%.32s.a", target);
-  return has_file(dir, "include/swnc_rt.h") && has_file(dir, "lib/libswnc_rt.a") && has_file(dir, lib);
+  return has_file(dir, "include/swnc_rt.h") && has_file(dir, "lib/libswnc_rt.a") &&
+         has_file(dir, lib);
 }
 
 /* The candidates of the documented search order; NULL-terminated, malloc'd strings. */
 static void candidates(const BuildOptions *o, char *out[3]) {
   int n = 0;
-  if (o->runtime_dir) out[n++] = strdup(o->runtime_dir);
-  else if (getenv("SWNC_RUNTIME_DIR")) out[n++] = strdup(getenv("SWNC_RUNTIME_DIR"));
+  if (o->runtime_dir)
+    out[n++] = strdup(o->runtime_dir);
+  else if (getenv("SWNC_RUNTIME_DIR"))
+    out[n++] = strdup(getenv("SWNC_RUNTIME_DIR"));
   else {
     char *exe = realpath("/proc/self/exe", NULL);
     char *slash = exe ? strrchr(exe, '/') : NULL;
     if (slash) {
       *slash = 0;
-      out[n++] = path_join(exe, "../lib/swnc");    /* installed */
+      out[n++] = path_join(exe, "../lib/swnc");     /* installed */
       out[n++] = path_join(exe, "../swnc-runtime"); /* build tree */
     }
     free(exe);
@@ -66,9 +69,12 @@ const char *find_runtime(const BuildOptions *o, const char *target) {
     if (holds_runtime(tried[i], target) && realpath(tried[i], found)) result = found;
   if (!result) {
     char list[1024] = "";
-    for (int i = 0; tried[i]; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", tried[i]);
-    diag_error((SrcLoc){0}, "cannot find the swnc runtime for target '%s' (looked in: %s); build it, or name it "
-                            "with --runtime-dir or SWNC_RUNTIME_DIR", target, list);
+    for (int i = 0; tried[i]; i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", tried[i]);
+    diag_error((SrcLoc){0},
+               "cannot find the swnc runtime for target '%s' (looked in: %s); build it, or name it "
+               "with --runtime-dir or SWNC_RUNTIME_DIR",
+               target, list);
   }
   for (int i = 0; tried[i]; i++) free(tried[i]);
   return result;
@@ -77,7 +83,8 @@ const char *find_runtime(const BuildOptions *o, const char *target) {
 /* Splits `text` at spaces into argv (words point into a copy the caller frees). */
 static int split_words(char *text, char **argv, int max) {
   int n = 0;
-  for (char *save = NULL, *w = strtok_r(text, " \t", &save); w && n < max; w = strtok_r(NULL, " \t", &save))
+  for (char *save = NULL, *w = strtok_r(text, " \t", &save); w && n < max;
+       w = strtok_r(NULL, " \t", &save))
     argv[n++] = w;
   return n;
 }
@@ -112,7 +119,8 @@ static bool run(char **argv, bool verbose) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return false;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  diag_error((SrcLoc){0}, "the C compiler '%s' failed (%s %d)", argv[0], WIFEXITED(status) ? "exit status" : "signal",
+  diag_error((SrcLoc){0}, "the C compiler '%s' failed (%s %d)", argv[0],
+             WIFEXITED(status) ? "exit status" : "signal",
              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
   return false;
 }
@@ -140,7 +148,8 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
   if (ok) {
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     const char *cflags = getenv("CFLAGS") ? getenv("CFLAGS") : "-O2";
-    char *cc_words = strdup(cc), *flag_words = strdup(cflags), *link_words = read_flags(dir, o->target);
+    char *cc_words = strdup(cc), *flag_words = strdup(cflags),
+         *link_words = read_flags(dir, o->target);
     char lib[64];
     snprintf(lib, sizeof lib, "lib/libswnc_%.32s.a", o->target);
     char *include_dir = path_join(dir, "include"), *target_lib = path_join(dir, lib);
@@ -151,7 +160,7 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     int n = split_words(cc_words, argv, 8);
     n += split_words(flag_words, argv + n, 40);
     /* the runtime calls the kernels: it goes first */
-  char *fixed[] = {"-std=gnu11", include, program, "-o", (char *)o->output, rt_lib, target_lib};
+    char *fixed[] = {"-std=gnu11", include, program, "-o", (char *)o->output, rt_lib, target_lib};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) argv[n++] = fixed[i];
     n += split_words(link_words, argv + n, 60);
     argv[n] = NULL;
@@ -159,12 +168,15 @@ bool build_executable(const Module *m, const char *source, const BuildOptions *o
     free(cc_words), free(flag_words), free(link_words);
     free(include_dir), free(include), free(target_lib), free(rt_lib);
   }
-  if (ok || o->llvm) unlink(program);
-  else fprintf(stderr, "swnc: note: the generated C is kept in %s\n", program);
+  if (ok || o->llvm)
+    unlink(program);
+  else
+    fprintf(stderr, "swnc: note: the generated C is kept in %s\n", program);
   return ok;
 }
 
-bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int argc, char **argv, int *status) {
+bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int argc, char **argv,
+                int *status) {
   const char *dir = find_runtime(o, o->target);
   if (!dir) return false;
   char lib[64];

@@ -6,11 +6,11 @@
 #include "../codegen/llvm/output.h"
 
 typedef struct BuildOptions {
-  const char *target;       /* "host" */
-  const char *runtime_dir;  /* --runtime-dir, or NULL to search */
+  const char *target;      /* "host" */
+  const char *runtime_dir; /* --runtime-dir, or NULL to search */
   const char *output;
-  bool verbose;             /* print the compiler command */
-  bool llvm;                /* --backend=llvm: an object from LLVM instead of C */
+  bool verbose; /* print the compiler command */
+  bool llvm;    /* --backend=llvm: an object from LLVM instead of C */
   LlvmOptions llvm_options;
 } BuildOptions;
 
@@ -24,6 +24,7 @@ const char *find_runtime(const BuildOptions *o, const char *target);
 bool build_executable(const Module *m, const char *source, const BuildOptions *o);
 
 /* swnc run: JIT-compiles and runs the program with argv (argv[0] is the program's name). */
-bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int argc, char **argv, int *status);
+bool run_in_jit(const Module *m, const char *source, const BuildOptions *o, int argc, char **argv,
+                int *status);
 
 #endif

@@ -72,9 +72,12 @@ static bool copy_tree(const char *from, const char *to) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     char *src = path_join(from, e->d_name), *dst = path_join(to, e->d_name);
     struct stat st;
-    if (stat(src, &st) != 0) ok = false, diag_error((SrcLoc){0}, "cannot read '%s': %s", src, strerror(errno));
-    else if (S_ISDIR(st.st_mode)) ok = copy_tree(src, dst);
-    else if (S_ISREG(st.st_mode)) ok = copy_file(src, dst);
+    if (stat(src, &st) != 0)
+      ok = false, diag_error((SrcLoc){0}, "cannot read '%s': %s", src, strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+      ok = copy_tree(src, dst);
+    else if (S_ISREG(st.st_mode))
+      ok = copy_file(src, dst);
     free(src), free(dst);
   }
   closedir(d);
@@ -86,18 +89,21 @@ static bool write_network(const Module *m, const char *source, const char *path)
   return f && finish(f, path, emit_c(m, source, f));
 }
 
-static bool write_makefile(const Module *m, const char *source, const char *target, const char *rules,
-                           const char *path) {
+static bool write_makefile(const Module *m, const char *source, const char *target,
+                           const char *rules, const char *path) {
   FILE *f = create(path);
   if (!f) return false;
-  fprintf(f, "# %s, written by swnc from %s for target %s; the target's rules follow.\nNET = %s\n\n", m->name,
-          source, target, m->name);
+  fprintf(f,
+          "# %s, written by swnc from %s for target %s; the target's rules follow.\nNET = %s\n\n",
+          m->name, source, target, m->name);
   return finish(f, path, append_file(rules, f));
 }
 
 bool emit_source_tree(const Module *m, const char *source, const BuildOptions *o) {
   if (!o->output) {
-    diag_error((SrcLoc){0}, "--emit=c for target '%s' writes a directory of sources and a Makefile: name it with -o DIR",
+    diag_error((SrcLoc){0},
+               "--emit=c for target '%s' writes a directory of sources and a Makefile: name it "
+               "with -o DIR",
                o->target);
     return false;
   }
@@ -108,8 +114,9 @@ bool emit_source_tree(const Module *m, const char *source, const BuildOptions *o
   char *copy = path_join(o->output, "swnc"), *makefile = path_join(o->output, "Makefile");
   char *network = path_join(o->output, m->name), *network_c = NULL;
   bool ok = asprintf(&network_c, "%s.c", network) >= 0;
-  ok = ok && make_dir(o->output) && copy_tree(sources, copy) && write_network(m, source, network_c) &&
-       write_makefile(m, source, o->target, rules, makefile);
-  free(src), free(tree), free(rules), free(sources), free(copy), free(makefile), free(network), free(network_c);
+  ok = ok && make_dir(o->output) && copy_tree(sources, copy) &&
+       write_network(m, source, network_c) && write_makefile(m, source, o->target, rules, makefile);
+  free(src), free(tree), free(rules), free(sources), free(copy), free(makefile), free(network),
+      free(network_c);
   return ok;
 }

@@ -18,7 +18,17 @@
 #define SWNC_VERSION "unknown"
 #endif
 
-typedef enum { EMIT_NONE, EMIT_IR, EMIT_DOT, EMIT_C, EMIT_LLVM, EMIT_BC, EMIT_ASM, EMIT_OBJ, EMIT_EXE } EmitKind;
+typedef enum {
+  EMIT_NONE,
+  EMIT_IR,
+  EMIT_DOT,
+  EMIT_C,
+  EMIT_LLVM,
+  EMIT_BC,
+  EMIT_ASM,
+  EMIT_OBJ,
+  EMIT_EXE
+} EmitKind;
 
 typedef struct Options {
   const char *input;
@@ -33,65 +43,68 @@ typedef struct Options {
   CompileOptions compile;
   const char *tune_file; /* --tune */
   bool explain;
-  bool tune;         /* swnc tune: measure plans and write a tuning file */
+  bool tune; /* swnc tune: measure plans and write a tuning file */
   TuneOptions tuning;
-  bool run;          /* swnc run: compile in memory and run now */
-  int program_argc;  /* for run: the arguments after -- */
+  bool run;         /* swnc run: compile in memory and run now */
+  int program_argc; /* for run: the arguments after -- */
   char **program_argv;
 } Options;
 
 static void usage(FILE *f) {
-  fputs("usage: swnc [options] FILE.swn\n"
-        "       swnc run [options] FILE.swn [-- PROGRAM OPTIONS]\n"
-        "       swnc tune [options] FILE.swn -o FILE.tune\n"
-        "\n"
-        "Compiles a network description into a training program (docs/language.md, docs/runtime.md).\n"
-        "'swnc run' compiles it in memory with LLVM and runs it now, passing the options after --.\n"
-        "'swnc tune' times every convolution plan and layout transform of the network on the target\n"
-        "and appends the measurements to FILE.tune (an interrupted tune continues where it stopped).\n"
-        "\n"
-        "options:\n"
-        "  -o FILE              write the output to FILE; without --emit, build the training\n"
-        "                       program FILE (an executable)\n"
-        "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
-        "                       passes), dot (Graphviz), c (the training program's C source;\n"
-        "                       for sw26010, -o DIR: MPE and CPE sources and a Makefile for the\n"
-        "                       Sunway toolchain),\n"
-        "                       llvm (LLVM IR), bc (LLVM bitcode), asm, obj (needs -o)\n"
-        "  --backend=NAME       how -o builds the program: c (default: C and $CC) or llvm (an\n"
-        "                       object from LLVM, linked with $CC)\n"
-        "  --triple=TRIPLE      LLVM target triple for llvm, bc, asm and obj (default: the host)\n"
-        "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
-        "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
-        "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
-        "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
-        "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
-        "                       estimates chip time)\n"
-        "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
-        "                       explicit (im2col + GEMM) or implicit (implicit GEMM) for all\n"
-        "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
-        "  --explain            print each convolution's candidate plans, costs and choice\n"
-        "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
-        "  --limit=N            swnc tune: stop after N new measurements (run again to go on)\n"
-        "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
-        "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
-        "  -v                   print the C compiler command\n"
-        "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
-        "                       a bare KEY is a constant if the file defines one, else a train,\n"
-        "                       else a data setting\n"
-        "  --stats              print per-layer shapes, parameters, FLOPs and activation sizes\n"
-        "  --passes             list the passes in pipeline order and exit\n"
-        "  --print-after=PASS   print the IR after PASS to standard error\n"
-        "  --print-after-all    print the IR after every pass to standard error\n"
-        "  --verify-each        run the IR verifier after every pass (default in debug builds)\n"
-        "  --no-verify-each     do not\n"
-        "  -h, --help           show this help\n"
-        "  --version            show the version\n"
-        "\n"
-        "\n"
-        "Building an executable runs $CC (default cc) with $CFLAGS (default -O2).\n"
-        "exit status: 0 success, 1 errors in the input, 2 bad usage\n",
-        f);
+  fputs(
+      "usage: swnc [options] FILE.swn\n"
+      "       swnc run [options] FILE.swn [-- PROGRAM OPTIONS]\n"
+      "       swnc tune [options] FILE.swn -o FILE.tune\n"
+      "\n"
+      "Compiles a network description into a training program (docs/language.md, "
+      "docs/runtime.md).\n"
+      "'swnc run' compiles it in memory with LLVM and runs it now, passing the options after --.\n"
+      "'swnc tune' times every convolution plan and layout transform of the network on the target\n"
+      "and appends the measurements to FILE.tune (an interrupted tune continues where it "
+      "stopped).\n"
+      "\n"
+      "options:\n"
+      "  -o FILE              write the output to FILE; without --emit, build the training\n"
+      "                       program FILE (an executable)\n"
+      "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
+      "                       passes), dot (Graphviz), c (the training program's C source;\n"
+      "                       for sw26010, -o DIR: MPE and CPE sources and a Makefile for the\n"
+      "                       Sunway toolchain),\n"
+      "                       llvm (LLVM IR), bc (LLVM bitcode), asm, obj (needs -o)\n"
+      "  --backend=NAME       how -o builds the program: c (default: C and $CC) or llvm (an\n"
+      "                       object from LLVM, linked with $CC)\n"
+      "  --triple=TRIPLE      LLVM target triple for llvm, bc, asm and obj (default: the host)\n"
+      "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
+      "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
+      "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
+      "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
+      "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
+      "                       estimates chip time)\n"
+      "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
+      "                       explicit (im2col + GEMM) or implicit (implicit GEMM) for all\n"
+      "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
+      "  --explain            print each convolution's candidate plans, costs and choice\n"
+      "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
+      "  --limit=N            swnc tune: stop after N new measurements (run again to go on)\n"
+      "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
+      "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
+      "  -v                   print the C compiler command\n"
+      "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
+      "                       a bare KEY is a constant if the file defines one, else a train,\n"
+      "                       else a data setting\n"
+      "  --stats              print per-layer shapes, parameters, FLOPs and activation sizes\n"
+      "  --passes             list the passes in pipeline order and exit\n"
+      "  --print-after=PASS   print the IR after PASS to standard error\n"
+      "  --print-after-all    print the IR after every pass to standard error\n"
+      "  --verify-each        run the IR verifier after every pass (default in debug builds)\n"
+      "  --no-verify-each     do not\n"
+      "  -h, --help           show this help\n"
+      "  --version            show the version\n"
+      "\n"
+      "\n"
+      "Building an executable runs $CC (default cc) with $CFLAGS (default -O2).\n"
+      "exit status: 0 success, 1 errors in the input, 2 bad usage\n",
+      f);
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -101,9 +114,26 @@ static int usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
-enum { OPT_EMIT = 256, OPT_STATS, OPT_PASSES, OPT_PRINT_AFTER, OPT_PRINT_AFTER_ALL, OPT_VERIFY,
-       OPT_NO_VERIFY, OPT_VERSION, OPT_TARGET, OPT_RUNTIME_DIR, OPT_BACKEND, OPT_TRIPLE, OPT_FUSION,
-       OPT_CONV, OPT_TUNE, OPT_EXPLAIN, OPT_REPEAT, OPT_LIMIT };
+enum {
+  OPT_EMIT = 256,
+  OPT_STATS,
+  OPT_PASSES,
+  OPT_PRINT_AFTER,
+  OPT_PRINT_AFTER_ALL,
+  OPT_VERIFY,
+  OPT_NO_VERIFY,
+  OPT_VERSION,
+  OPT_TARGET,
+  OPT_RUNTIME_DIR,
+  OPT_BACKEND,
+  OPT_TRIPLE,
+  OPT_FUSION,
+  OPT_CONV,
+  OPT_TUNE,
+  OPT_EXPLAIN,
+  OPT_REPEAT,
+  OPT_LIMIT
+};
 
 /* "4M", "65536", "0", "inf" -> bytes; -1 if malformed. */
 static int64_t parse_bytes(const char *text) {
@@ -119,19 +149,26 @@ static int64_t parse_bytes(const char *text) {
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, Options *o) {
-  static const struct option longs[] = {
-      {"emit", required_argument, 0, OPT_EMIT},       {"stats", no_argument, 0, OPT_STATS},
-      {"passes", no_argument, 0, OPT_PASSES},         {"print-after", required_argument, 0, OPT_PRINT_AFTER},
-      {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
-      {"verify-each", no_argument, 0, OPT_VERIFY},    {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
-      {"help", no_argument, 0, 'h'},                  {"version", no_argument, 0, OPT_VERSION},
-      {"target", required_argument, 0, OPT_TARGET},   {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
-      {"backend", required_argument, 0, OPT_BACKEND}, {"triple", required_argument, 0, OPT_TRIPLE},
-      {"fusion-threshold", required_argument, 0, OPT_FUSION},
-      {"conv", required_argument, 0, OPT_CONV},       {"tune", required_argument, 0, OPT_TUNE},
-      {"explain", no_argument, 0, OPT_EXPLAIN},       {"repeat", required_argument, 0, OPT_REPEAT},
-      {"limit", required_argument, 0, OPT_LIMIT},
-      {0, 0, 0, 0}};
+  static const struct option longs[] = {{"emit", required_argument, 0, OPT_EMIT},
+                                        {"stats", no_argument, 0, OPT_STATS},
+                                        {"passes", no_argument, 0, OPT_PASSES},
+                                        {"print-after", required_argument, 0, OPT_PRINT_AFTER},
+                                        {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
+                                        {"verify-each", no_argument, 0, OPT_VERIFY},
+                                        {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
+                                        {"help", no_argument, 0, 'h'},
+                                        {"version", no_argument, 0, OPT_VERSION},
+                                        {"target", required_argument, 0, OPT_TARGET},
+                                        {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
+                                        {"backend", required_argument, 0, OPT_BACKEND},
+                                        {"triple", required_argument, 0, OPT_TRIPLE},
+                                        {"fusion-threshold", required_argument, 0, OPT_FUSION},
+                                        {"conv", required_argument, 0, OPT_CONV},
+                                        {"tune", required_argument, 0, OPT_TUNE},
+                                        {"explain", no_argument, 0, OPT_EXPLAIN},
+                                        {"repeat", required_argument, 0, OPT_REPEAT},
+                                        {"limit", required_argument, 0, OPT_LIMIT},
+                                        {0, 0, 0, 0}};
   o->overrides = xcalloc((size_t)argc, sizeof *o->overrides, "the options");
   opterr = 0;
   int c;
@@ -159,14 +196,22 @@ static int parse_options(int argc, char **argv, Options *o) {
     case 'h': usage(stdout); return 0;
     case OPT_VERSION: printf("swnc %s\n", SWNC_VERSION); return 0;
     case OPT_EMIT:
-      if (!strcmp(optarg, "ir")) o->emit = EMIT_IR;
-      else if (!strcmp(optarg, "dot")) o->emit = EMIT_DOT;
-      else if (!strcmp(optarg, "c")) o->emit = EMIT_C;
-      else if (!strcmp(optarg, "llvm")) o->emit = EMIT_LLVM;
-      else if (!strcmp(optarg, "bc")) o->emit = EMIT_BC;
-      else if (!strcmp(optarg, "asm")) o->emit = EMIT_ASM;
-      else if (!strcmp(optarg, "obj")) o->emit = EMIT_OBJ;
-      else return usage_error("unknown --emit kind '%s' (ir, dot, c, llvm, bc, asm, obj)", optarg);
+      if (!strcmp(optarg, "ir"))
+        o->emit = EMIT_IR;
+      else if (!strcmp(optarg, "dot"))
+        o->emit = EMIT_DOT;
+      else if (!strcmp(optarg, "c"))
+        o->emit = EMIT_C;
+      else if (!strcmp(optarg, "llvm"))
+        o->emit = EMIT_LLVM;
+      else if (!strcmp(optarg, "bc"))
+        o->emit = EMIT_BC;
+      else if (!strcmp(optarg, "asm"))
+        o->emit = EMIT_ASM;
+      else if (!strcmp(optarg, "obj"))
+        o->emit = EMIT_OBJ;
+      else
+        return usage_error("unknown --emit kind '%s' (ir, dot, c, llvm, bc, asm, obj)", optarg);
       break;
     case OPT_STATS: o->stats = true; break;
     case OPT_PASSES: o->list_passes = true; break;
@@ -179,16 +224,21 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_NO_VERIFY: o->pipeline.verify_each = false; break;
     case OPT_TARGET:
       if (!target_find(optarg)) {
-        fprintf(stderr, "swnc: error: unknown target '%s' (%s)\nTry 'swnc --help'.\n", optarg, target_names());
+        fprintf(stderr, "swnc: error: unknown target '%s' (%s)\nTry 'swnc --help'.\n", optarg,
+                target_names());
         return 2;
       }
       o->build.target = optarg;
       break;
     case OPT_CONV:
-      if (!strcmp(optarg, "auto")) o->compile.conv = CONV_AUTO;
-      else if (!strcmp(optarg, "explicit")) o->compile.conv = CONV_FORCE_EXPLICIT;
-      else if (!strcmp(optarg, "implicit")) o->compile.conv = CONV_FORCE_IMPLICIT;
-      else return usage_error("--conv takes auto, explicit or implicit, not '%s'", optarg);
+      if (!strcmp(optarg, "auto"))
+        o->compile.conv = CONV_AUTO;
+      else if (!strcmp(optarg, "explicit"))
+        o->compile.conv = CONV_FORCE_EXPLICIT;
+      else if (!strcmp(optarg, "implicit"))
+        o->compile.conv = CONV_FORCE_IMPLICIT;
+      else
+        return usage_error("--conv takes auto, explicit or implicit, not '%s'", optarg);
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;
@@ -197,23 +247,30 @@ static int parse_options(int argc, char **argv, Options *o) {
       char *end;
       long v = strtol(optarg, &end, 10);
       if (*end || end == optarg || v < 1 || v > 1000000)
-        return usage_error(c == OPT_REPEAT ? "--repeat takes a count from 1, not '%s'" : "--limit takes a count from 1, not '%s'", optarg);
-      if (c == OPT_REPEAT) o->tuning.repeat = (int)v;
-      else o->tuning.limit = (int)v;
+        return usage_error(c == OPT_REPEAT ? "--repeat takes a count from 1, not '%s'"
+                                           : "--limit takes a count from 1, not '%s'",
+                           optarg);
+      if (c == OPT_REPEAT)
+        o->tuning.repeat = (int)v;
+      else
+        o->tuning.limit = (int)v;
       break;
     }
     case OPT_RUNTIME_DIR: o->build.runtime_dir = optarg; break;
     case OPT_BACKEND:
-      if (strcmp(optarg, "c") && strcmp(optarg, "llvm")) return usage_error("unknown backend '%s' (c, llvm)", optarg);
+      if (strcmp(optarg, "c") && strcmp(optarg, "llvm"))
+        return usage_error("unknown backend '%s' (c, llvm)", optarg);
       o->build.llvm = !strcmp(optarg, "llvm");
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
-        return usage_error("--fusion-threshold takes bytes (4194304, 64K, 4M, 1G), 0 or inf, not '%s'", optarg);
+        return usage_error(
+            "--fusion-threshold takes bytes (4194304, 64K, 4M, 1G), 0 or inf, not '%s'", optarg);
       break;
     case 'O':
-      if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') return usage_error("-O takes 0 to 3, not '%s'", optarg);
+      if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3')
+        return usage_error("-O takes 0 to 3, not '%s'", optarg);
       o->build.llvm_options.opt_level = optarg[0] - '0';
       break;
     case 'v': o->build.verbose = true; break;
@@ -233,12 +290,14 @@ static int parse_options(int argc, char **argv, Options *o) {
   }
   if (o->tune) {
     if (!o->output) return usage_error("swnc tune needs -o FILE.tune%s", "");
-    if (o->emit != EMIT_NONE) return usage_error("swnc tune writes a tuning file, not --emit output%s", "");
+    if (o->emit != EMIT_NONE)
+      return usage_error("swnc tune writes a tuning file, not --emit output%s", "");
     o->tuning.output = o->output;
     return -1;
   }
   if (o->emit == EMIT_NONE && o->output) o->emit = EMIT_EXE;
-  if ((o->emit == EMIT_OBJ || o->emit == EMIT_BC) && !o->output) return usage_error("--emit=%s needs -o FILE", o->emit == EMIT_OBJ ? "obj" : "bc");
+  if ((o->emit == EMIT_OBJ || o->emit == EMIT_BC) && !o->output)
+    return usage_error("--emit=%s needs -o FILE", o->emit == EMIT_OBJ ? "obj" : "bc");
   o->build.output = o->output;
   return -1;
 }
@@ -250,7 +309,9 @@ static void list_passes(void) {
 }
 
 static bool write_llvm(const Options *o, const Module *m) {
-  static const LlvmOutput kinds[] = {[EMIT_LLVM] = LLVM_IR, [EMIT_BC] = LLVM_BITCODE, [EMIT_ASM] = LLVM_ASSEMBLY,
+  static const LlvmOutput kinds[] = {[EMIT_LLVM] = LLVM_IR,
+                                     [EMIT_BC] = LLVM_BITCODE,
+                                     [EMIT_ASM] = LLVM_ASSEMBLY,
                                      [EMIT_OBJ] = LLVM_OBJECT};
   const char *path = o->output ? o->output : "/dev/stdout";
   return llvm_write(m, o->input, &o->build.llvm_options, kinds[o->emit], path);
@@ -260,20 +321,27 @@ static bool write_output(const Options *o, const Module *m) {
   if (o->emit == EMIT_NONE) return true;
   if (o->emit == EMIT_EXE) return build_executable(m, o->input, &o->build);
   if (o->emit >= EMIT_LLVM && o->emit <= EMIT_OBJ) return write_llvm(o, m);
-  if (o->emit == EMIT_C && m->options.target->emits_source_tree) return emit_source_tree(m, o->input, &o->build);
+  if (o->emit == EMIT_C && m->options.target->emits_source_tree)
+    return emit_source_tree(m, o->input, &o->build);
   FILE *f = o->output ? fopen(o->output, "w") : stdout;
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write '%s': %s", o->output, strerror(errno));
     return false;
   }
   bool ok = true;
-  if (o->emit == EMIT_IR) ir_print(f, m);
-  else if (o->emit == EMIT_DOT) ir_print_dot(f, m);
-  else ok = emit_c(m, o->input, f);
+  if (o->emit == EMIT_IR)
+    ir_print(f, m);
+  else if (o->emit == EMIT_DOT)
+    ir_print_dot(f, m);
+  else
+    ok = emit_c(m, o->input, f);
   ok &= !ferror(f);
-  if (f != stdout) ok &= fclose(f) == 0;
-  else ok &= fflush(f) == 0;
-  if (!ok && !diag_error_count()) diag_error((SrcLoc){0}, "cannot write '%s'", o->output ? o->output : "standard output");
+  if (f != stdout)
+    ok &= fclose(f) == 0;
+  else
+    ok &= fflush(f) == 0;
+  if (!ok && !diag_error_count())
+    diag_error((SrcLoc){0}, "cannot write '%s'", o->output ? o->output : "standard output");
   return ok;
 }
 
@@ -290,8 +358,10 @@ static bool set_compile_options(Options *o, Module *m) {
 }
 
 int main(int argc, char **argv) {
-  Options o = {.pipeline = {.dump = stderr}, .build = {.target = "host", .llvm_options = {.opt_level = 2}},
-               .compile = {.fusion_threshold = 4 << 20}, .tuning = {.repeat = 3}};
+  Options o = {.pipeline = {.dump = stderr},
+               .build = {.target = "host", .llvm_options = {.opt_level = 2}},
+               .compile = {.fusion_threshold = 4 << 20},
+               .tuning = {.repeat = 3}};
 #ifndef NDEBUG
   o.pipeline.verify_each = true;
 #endif
@@ -305,7 +375,8 @@ int main(int argc, char **argv) {
     return status;
   }
   Module *m = frontend_parse_file(o.input, o.overrides, o.noverrides);
-  bool ok = m && diag_error_count() == 0 && set_compile_options(&o, m) && pipeline_run(m, &o.pipeline);
+  bool ok =
+      m && diag_error_count() == 0 && set_compile_options(&o, m) && pipeline_run(m, &o.pipeline);
   if (ok && o.stats) ir_print_stats(stdout, m);
   if (ok && o.explain) ir_print_explain(stdout, m);
   if (ok && o.tune) {

@@ -16,9 +16,12 @@
 #include "../runtime/kernels.h"
 
 /* The kernels tune times, typed from the contract's rows (runtime/kernels.h). */
-#define TIMED_KERNELS(K)                                                                           \
-  K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward) K(swk_conv_implicit_workspace)   \
-  K(swk_conv_implicit_forward) K(swk_conv_implicit_backward) K(swk_to_rcnb) K(swk_to_bnrc)
+/* clang-format off */
+#define TIMED_KERNELS(K)                                                                          \
+  K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward)                                  \
+  K(swk_conv_implicit_workspace) K(swk_conv_implicit_forward) K(swk_conv_implicit_backward)       \
+  K(swk_to_rcnb) K(swk_to_bnrc)
+/* clang-format on */
 
 #define KERNEL_TYPE(ret, name, params) typedef SWN_C_RETURN_##ret(*name##_fn) params;
 SWK_KERNELS(KERNEL_TYPE, SWN_C_PARAM)
@@ -70,8 +73,8 @@ static int by_value(const void *a, const void *b) {
 
 typedef struct Job {
   const char *kind, *key, *what, *plan;
-  ConvShape conv;  /* conv */
-  Shape tensor;    /* transform */
+  ConvShape conv; /* conv */
+  Shape tensor;   /* transform */
   Layout to;
 } Job;
 
@@ -95,8 +98,13 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     for (int p = 0; p < PLAN_COUNT; p++) {
       if (m->options.target->conv_illegal(&s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
-        Job j = {"conv", arena_strdup(a, key), conv_computation_name((ConvComputation)c),
-                 conv_plan_name((ConvPlan)p), s, {0}, LAYOUT_BNRC};
+        Job j = {"conv",
+                 arena_strdup(a, key),
+                 conv_computation_name((ConvComputation)c),
+                 conv_plan_name((ConvPlan)p),
+                 s,
+                 {0},
+                 LAYOUT_BNRC};
         vec_push(a, *jobs, j);
       }
     }
@@ -108,7 +116,8 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     transform_key(m->train.batch, s, key);
     if (listed(jobs, key)) continue;
     for (int to = 0; to < 2; to++) {
-      Job j = {"transform", arena_strdup(a, key), to ? "to_rcnb" : "to_bnrc", "-", {0}, s, (Layout)to};
+      Job j = {"transform", arena_strdup(a, key), to ? "to_rcnb" : "to_bnrc", "-", {0}, s,
+               (Layout)to};
       vec_push(a, *jobs, j);
     }
   }
@@ -126,17 +135,22 @@ static float *filled(size_t n) {
   return p;
 }
 
-static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch, const Buffers *b) {
+static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch,
+                     const Buffers *b) {
   bool implicit = !strcmp(j->plan, "implicit");
   if (!strcmp(j->what, "forward")) {
-    if (implicit) k->swk_conv_implicit_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
-    else k->swk_conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    if (implicit)
+      k->swk_conv_implicit_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    else
+      k->swk_conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
   }
   bool wgrad = !strcmp(j->what, "wgrad"), dgrad = !strcmp(j->what, "dgrad");
   float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
-  if (implicit) k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
-  else k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+  if (implicit)
+    k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+  else
+    k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
 }
 
 static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkConv *p, int batch) {
@@ -145,8 +159,8 @@ static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkC
     return;
   }
   const Shape *s = &j->tensor;
-  (j->to == LAYOUT_RCNB ? k->swk_to_rcnb : k->swk_to_bnrc)((int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x,
-                                                  b->y, false);
+  (j->to == LAYOUT_RCNB ? k->swk_to_rcnb : k->swk_to_bnrc)(
+      (int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x, b->y, false);
 }
 
 /* In the training step a kernel finds its operands out of cache (the layers between evict
@@ -165,15 +179,18 @@ static void evict_caches(void) {
  * ran out. */
 static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   const ConvShape *c = &j->conv;
-  SwkConv p = {(int)c->ci, (int)c->h, (int)c->w, (int)c->co, (int)c->ho, (int)c->wo, (int)c->kh, (int)c->kw,
-               (int)c->sh, (int)c->sw, (int)c->ph, (int)c->pw, (int)c->groups, true, false};
+  SwkConv p = {(int)c->ci, (int)c->h,  (int)c->w,      (int)c->co, (int)c->ho,
+               (int)c->wo, (int)c->kh, (int)c->kw,     (int)c->sh, (int)c->sw,
+               (int)c->ph, (int)c->pw, (int)c->groups, true,       false};
   bool conv = !strcmp(j->kind, "conv");
   size_t elems = conv ? 0 : (size_t)batch * (size_t)shape_per_image(j->tensor);
-  size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems, ny = conv ? (size_t)batch * c->co * c->ho * c->wo : elems;
+  size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems,
+         ny = conv ? (size_t)batch * c->co * c->ho * c->wo : elems;
   size_t nw = conv ? (size_t)(c->co * (c->ci / c->groups) * c->kh * c->kw) : 0;
-  size_t ws = conv ? k->swk_conv_workspace(&p) : 0, iws = conv ? k->swk_conv_implicit_workspace(&p, batch) : 0;
-  Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny), filled(nx), filled(nw), filled((size_t)c->co),
-               filled(ws > iws ? ws : iws)};
+  size_t ws = conv ? k->swk_conv_workspace(&p) : 0,
+         iws = conv ? k->swk_conv_implicit_workspace(&p, batch) : 0;
+  Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny),
+               filled(nx), filled(nw), filled((size_t)c->co), filled(ws > iws ? ws : iws)};
   double result = -1;
   if (b.x && b.w && b.b && b.y && b.dx && b.dw && b.db && b.ws) {
     double *t = xmalloc(sizeof(double) * (size_t)repeat, "timings");
@@ -217,7 +234,9 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
     diag_error((SrcLoc){0}, "cannot write tuning file '%s'", o->output);
     goto out;
   }
-  if (!done.entries.len) fprintf(f, "# swnc tuning file (ir/tuning.h): kind target key computation plan seconds date machine\n");
+  if (!done.entries.len)
+    fprintf(f, "# swnc tuning file (ir/tuning.h): kind target key computation plan seconds date "
+               "machine\n");
   int measured = 0, skipped = 0;
   for (int i = 0; i < jobs.len; i++) {
     const Job *j = &jobs.data[i];
@@ -226,20 +245,24 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
       continue;
     }
     if (o->limit && measured == o->limit) {
-      fprintf(stderr, "swnc tune: stopped after %d measurements (--limit); run again to continue\n", measured);
+      fprintf(stderr, "swnc tune: stopped after %d measurements (--limit); run again to continue\n",
+              measured);
       break;
     }
     double seconds = measure(&k, j, (int)m->train.batch, o->repeat);
     if (seconds < 0) {
-      diag_error((SrcLoc){0}, "out of memory measuring %s %s at batch %lld", j->kind, j->key, (long long)m->train.batch);
+      diag_error((SrcLoc){0}, "out of memory measuring %s %s at batch %lld", j->kind, j->key,
+                 (long long)m->train.batch);
       break;
     }
-    TuningEntry e = {j->kind, build->target, j->key, j->what, j->plan, seconds > 1e-9 ? seconds : 1e-9, utc_now(&a),
-                     machine, {0}};
+    TuningEntry e = {j->kind,     build->target, j->key,
+                     j->what,     j->plan,       seconds > 1e-9 ? seconds : 1e-9,
+                     utc_now(&a), machine,       {0}};
     tuning_write(f, &e);
     fflush(f);
     measured++;
-    fprintf(stderr, "[%d/%d] %s %s %s %s: %.3f ms\n", i + 1, jobs.len, j->kind, j->key, j->what, j->plan, 1e3 * seconds);
+    fprintf(stderr, "[%d/%d] %s %s %s %s: %.3f ms\n", i + 1, jobs.len, j->kind, j->key, j->what,
+            j->plan, 1e3 * seconds);
   }
   ok = fclose(f) == 0 && diag_error_count() == 0;
   fprintf(stderr, "swnc tune: %d measured, %d already in '%s'\n", measured, skipped, o->output);

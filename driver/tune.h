@@ -6,9 +6,10 @@
 #include "build.h"
 
 typedef struct TuneOptions {
-  const char *output; /* the tuning file: read first (what it has is not measured again), then appended */
-  int repeat;         /* timed runs per measurement; the median is kept */
-  int limit;          /* stop after this many new measurements; 0: no limit */
+  const char
+      *output; /* the tuning file: read first (what it has is not measured again), then appended */
+  int repeat;  /* timed runs per measurement; the median is kept */
+  int limit;   /* stop after this many new measurements; 0: no limit */
 } TuneOptions;
 
 bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions *o);

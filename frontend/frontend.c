@@ -23,7 +23,8 @@ static const SrcFile *new_source(Module *m, const char *name, const char *text, 
 /* Runs the grammar from `start_token` over `file` from byte `offset` (at that column);
  * returns the parsed value for START_VALUE. */
 static Expr *run_parser(Module *m, const SrcFile *file, size_t offset, int start_token) {
-  ParseCtx ctx = {.m = m, .file = file, .start_token = start_token, .first_column = (int)offset + 1};
+  ParseCtx ctx = {
+      .m = m, .file = file, .start_token = start_token, .first_column = (int)offset + 1};
   yyscan_t scanner;
   swnlex_init_extra(&ctx, &scanner);
   YY_BUFFER_STATE buf = swn_scan_bytes(file->text + offset, (int)(file->len - offset), scanner);
@@ -59,10 +60,14 @@ static bool resolve_override_key(Module *m, const char *key, const char **sectio
     return true;
   }
   *name = key;
-  if (find_setting(m, NULL, key)) *section = NULL;
-  else if (field_find(train_fields, key)) *section = "train";
-  else if (field_find(data_fields, key)) *section = "data";
-  else return false;
+  if (find_setting(m, NULL, key))
+    *section = NULL;
+  else if (field_find(train_fields, key))
+    *section = "train";
+  else if (field_find(data_fields, key))
+    *section = "data";
+  else
+    return false;
   return true;
 }
 

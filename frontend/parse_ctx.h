@@ -12,7 +12,7 @@ typedef struct ParseCtx {
   Block *block;        /* the block whose statements are being read */
   const char *section; /* the settings section being read */
   bool seen_network;
-  Expr *value;         /* the result when parsing a -D value */
+  Expr *value; /* the result when parsing a -D value */
 } ParseCtx;
 
 SrcLoc ctx_loc(const ParseCtx *ctx, int line, int col);

@@ -17,12 +17,15 @@ static const char *node_color(OpKind k) {
 
 void ir_print_dot(FILE *f, const Module *m) {
   const Graph *g = &m->graph;
-  fprintf(f, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n",
+  fprintf(f,
+          "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
+          "fontname=\"Helvetica\"];\n",
           m->name ? m->name : "network");
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     fprintf(f, "  n%d [label=\"%s\\n%s", i, op->name, op_info[op->kind].name);
-    if (module_has(m, STAGE_SHAPED)) fprintf(f, "\\n%s", shape_str(g->values.data[op->output].shape));
+    if (module_has(m, STAGE_SHAPED))
+      fprintf(f, "\\n%s", shape_str(g->values.data[op->output].shape));
     fprintf(f, "\", fillcolor=%s];\n", node_color(op->kind));
   }
   for (int i = 0; i < g->ops.len; i++) {
@@ -30,7 +33,8 @@ void ir_print_dot(FILE *f, const Module *m) {
     for (int j = 0; j < op->inputs.len; j++) {
       const Value *v = &g->values.data[op->inputs.data[j]];
       fprintf(f, "  n%d -> n%d", v->producer, i);
-      if (module_has(m, STAGE_SHAPED)) fprintf(f, " [label=\"%s\", fontsize=9]", shape_str(v->shape));
+      if (module_has(m, STAGE_SHAPED))
+        fprintf(f, " [label=\"%s\", fontsize=9]", shape_str(v->shape));
       fputs(";\n", f);
     }
   }

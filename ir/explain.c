@@ -6,14 +6,16 @@
 #include "target.h"
 
 static void print_cost(FILE *f, double seconds, bool tuned) {
-  if (isinf(seconds)) fprintf(f, "%16s", "-");
-  else fprintf(f, "%10.3f ms %s", 1e3 * seconds, tuned ? "(t)" : "(m)");
+  if (isinf(seconds))
+    fprintf(f, "%16s", "-");
+  else
+    fprintf(f, "%10.3f ms %s", 1e3 * seconds, tuned ? "(t)" : "(m)");
 }
 
 static const char *plans_text(const ConvPlan plan[3]) {
   static char buf[96];
-  snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s", conv_plan_name(plan[0]), conv_plan_name(plan[1]),
-           conv_plan_name(plan[2]));
+  snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s", conv_plan_name(plan[0]),
+           conv_plan_name(plan[1]), conv_plan_name(plan[2]));
   return buf;
 }
 
@@ -24,12 +26,13 @@ static const char *reason(const Module *m, const Op *op, Layout chosen) {
   if (m->options.conv != CONV_AUTO) return "forced by --conv";
   if (isinf(ch->in_layout[rejected])) {
     const char *why = ch->illegal[rejected == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
-    snprintf(buf, sizeof buf, "the %s plan is illegal: %s", rejected == LAYOUT_RCNB ? "implicit" : "explicit",
-             why ? why : "excluded");
+    snprintf(buf, sizeof buf, "the %s plan is illegal: %s",
+             rejected == LAYOUT_RCNB ? "implicit" : "explicit", why ? why : "excluded");
     return buf;
   }
   if (ch->in_layout[chosen] <= ch->in_layout[rejected]) return "the cheaper layout for this layer";
-  snprintf(buf, sizeof buf, "%s alone would save %.3f ms here, but costs more in transforms with its neighbours",
+  snprintf(buf, sizeof buf,
+           "%s alone would save %.3f ms here, but costs more in transforms with its neighbours",
            layout_name(rejected), 1e3 * (ch->in_layout[chosen] - ch->in_layout[rejected]));
   return buf;
 }
@@ -38,10 +41,12 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
   const ConvChoice *ch = &op->conv;
   const Graph *g = &m->graph;
   Layout chosen = g->values.data[op->output].layout;
-  fprintf(f, "%s: conv %s -> %s, batch %lld\n", op->name, shape_str(g->values.data[op->inputs.data[0]].shape),
+  fprintf(f, "%s: conv %s -> %s, batch %lld\n", op->name,
+          shape_str(g->values.data[op->inputs.data[0]].shape),
           shape_str(g->values.data[op->output].shape), (long long)m->train.batch);
   for (int p = 0; p < PLAN_COUNT; p++)
-    if (ch->illegal[p]) fprintf(f, "  %s plan illegal: %s\n", conv_plan_name((ConvPlan)p), ch->illegal[p]);
+    if (ch->illegal[p])
+      fprintf(f, "  %s plan illegal: %s\n", conv_plan_name((ConvPlan)p), ch->illegal[p]);
   fprintf(f, "  %-8s %16s %16s\n", "", "explicit", "implicit");
   for (int c = 0; c < CONV_COMPUTATIONS; c++) {
     fprintf(f, "  %-8s ", conv_computation_name((ConvComputation)c));
@@ -59,17 +64,22 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
   fputs(" (wgrad and dgrad in one call)\n", f);
   for (int l = 0; l < 2; l++) {
     fprintf(f, "  in %s: ", layout_name((Layout)l));
-    if (isinf(ch->in_layout[l])) fputs("-\n", f);
-    else fprintf(f, "%.3f ms\n", 1e3 * ch->in_layout[l]);
+    if (isinf(ch->in_layout[l]))
+      fputs("-\n", f);
+    else
+      fprintf(f, "%.3f ms\n", 1e3 * ch->in_layout[l]);
   }
-  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(ch->plan), reason(m, op, chosen));
+  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(ch->plan),
+          reason(m, op, chosen));
 }
 
 void ir_print_explain(FILE *f, const Module *m) {
   if (!module_has(m, STAGE_LAID_OUT)) return;
   const Graph *g = &m->graph;
-  fprintf(f, "# convolution plans on target '%s'; costs per training step: (m) model, (t) tuning file\n",
-          m->options.target->name);
+  fprintf(
+      f,
+      "# convolution plans on target '%s'; costs per training step: (m) model, (t) tuning file\n",
+      m->options.target->name);
   int transforms = 0;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
@@ -81,7 +91,8 @@ void ir_print_explain(FILE *f, const Module *m) {
     const Op *op = &g->ops.data[i];
     if (op->kind != OP_TRANSFORM) continue;
     Shape s = g->values.data[op->output].shape;
-    fprintf(f, "  %s (%s to %s): %.3f ms forward\n", op->name, shape_str(s), layout_name((Layout)op->attr.to),
+    fprintf(f, "  %s (%s to %s): %.3f ms forward\n", op->name, shape_str(s),
+            layout_name((Layout)op->attr.to),
             1e3 * module_transform_cost(m, s, (Layout)op->attr.to));
   }
 }

@@ -24,8 +24,10 @@ static bool int_arith(char op, int64_t a, int64_t b, int64_t *r, SrcLoc loc) {
       diag_error(loc, "division by zero");
       return false;
     }
-    if (a == INT64_MIN && b == -1) overflow = true;
-    else *r = a / b;
+    if (a == INT64_MIN && b == -1)
+      overflow = true;
+    else
+      *r = a / b;
     break;
   }
   if (overflow) diag_error(loc, "integer overflow in '%c'", op);
@@ -73,8 +75,8 @@ static bool eval_binary(Arena *a, const Expr *e, NameLookup lookup, void *ctx, C
   *out = (Const){.loc = e->loc};
   /* Integers stay integers, except a division that is not exact: 1/255 is a real number,
    * never a silent 0. */
-  bool inexact_division = e->op == '/' && l.kind == V_INT && r.kind == V_INT && r.i != 0 &&
-                          r.i != -1 && l.i % r.i != 0;
+  bool inexact_division =
+      e->op == '/' && l.kind == V_INT && r.kind == V_INT && r.i != 0 && r.i != -1 && l.i % r.i != 0;
   if (l.kind == V_INT && r.kind == V_INT && !inexact_division) {
     out->kind = V_INT;
     return int_arith(e->op, l.i, r.i, &out->i, e->loc);
@@ -86,10 +88,22 @@ static bool eval_binary(Arena *a, const Expr *e, NameLookup lookup, void *ctx, C
 bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out) {
   *out = (Const){.loc = e->loc};
   switch (e->kind) {
-  case EX_INT: out->kind = V_INT; out->i = e->i; return true;
-  case EX_FLOAT: out->kind = V_FLOAT; out->f = e->f; return true;
-  case EX_BOOL: out->kind = V_BOOL; out->i = e->i; return true;
-  case EX_STR: out->kind = V_STR; out->s = e->s; return true;
+  case EX_INT:
+    out->kind = V_INT;
+    out->i = e->i;
+    return true;
+  case EX_FLOAT:
+    out->kind = V_FLOAT;
+    out->f = e->f;
+    return true;
+  case EX_BOOL:
+    out->kind = V_BOOL;
+    out->i = e->i;
+    return true;
+  case EX_STR:
+    out->kind = V_STR;
+    out->s = e->s;
+    return true;
   case EX_NAME:
     if (lookup && lookup(ctx, e->s, out)) {
       out->loc = e->loc;
@@ -115,11 +129,13 @@ bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out
     }
     *out = v;
     out->loc = e->loc;
-    if (v.kind == V_FLOAT) out->f = -v.f;
+    if (v.kind == V_FLOAT)
+      out->f = -v.f;
     else if (v.i == INT64_MIN) {
       diag_error(e->loc, "integer overflow in '-'");
       return false;
-    } else out->i = -v.i;
+    } else
+      out->i = -v.i;
     return true;
   }
   case EX_BINARY: return eval_binary(a, e, lookup, ctx, out);

@@ -61,10 +61,14 @@ static void type_error(const FieldSpec *s, const Const *v, const char *what) {
 static bool check_range(const FieldSpec *s, double x, const Const *v, const char *what) {
   if (x >= s->min && x <= s->max) return true;
   char got[64];
-  if (v->kind == V_INT) snprintf(got, sizeof got, "%lld", (long long)v->i);
-  else snprintf(got, sizeof got, "%g", v->f);
-  if (x < s->min) diag_error(v->loc, "%s: '%s' must be at least %.15g, but is %s", what, s->key, s->min, got);
-  else diag_error(v->loc, "%s: '%s' must be at most %.15g, but is %s", what, s->key, s->max, got);
+  if (v->kind == V_INT)
+    snprintf(got, sizeof got, "%lld", (long long)v->i);
+  else
+    snprintf(got, sizeof got, "%g", v->f);
+  if (x < s->min)
+    diag_error(v->loc, "%s: '%s' must be at least %.15g, but is %s", what, s->key, s->min, got);
+  else
+    diag_error(v->loc, "%s: '%s' must be at most %.15g, but is %s", what, s->key, s->max, got);
   return false;
 }
 
@@ -137,8 +141,8 @@ static bool decode_enum(const FieldSpec *s, const Const *v, int *out, const char
   return false;
 }
 
-bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_loc,
-               const Const *v, const char *what, const char *noun) {
+bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_loc, const Const *v,
+               const char *what, const char *noun) {
   const FieldSpec *s = field_find(specs, key);
   if (!s) {
     const char *keys[64];
@@ -146,8 +150,10 @@ bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_lo
     for (const FieldSpec *p = specs; p->key && n < 63; p++) keys[n++] = p->key;
     keys[n] = NULL;
     const char *near = diag_suggest(key, keys);
-    if (near) diag_error(key_loc, "%s has no %s '%s'; did you mean '%s'?", what, noun, key, near);
-    else diag_error(key_loc, "%s has no %s '%s'", what, noun, key);
+    if (near)
+      diag_error(key_loc, "%s has no %s '%s'; did you mean '%s'?", what, noun, key, near);
+    else
+      diag_error(key_loc, "%s has no %s '%s'", what, noun, key);
     return false;
   }
   switch (s->type) {
@@ -196,7 +202,8 @@ bool field_is_default(const FieldSpec *s, const void *obj) {
     return v == s->def_str || (v && s->def_str && !strcmp(v, s->def_str));
   }
   case F_PAIR:
-    return CFIELD(int64_t, obj, s)[0] == (int64_t)s->def && CFIELD(int64_t, obj, s)[1] == (int64_t)s->def;
+    return CFIELD(int64_t, obj, s)[0] == (int64_t)s->def &&
+           CFIELD(int64_t, obj, s)[1] == (int64_t)s->def;
   case F_INTS: return CFIELD(IntList, obj, s)->n == 0;
   case F_FLOATS: return CFIELD(FloatList, obj, s)->n == 0;
   case F_STRS: return CFIELD(StrList, obj, s)->n == 0;
@@ -214,8 +221,10 @@ void field_print(FILE *f, const FieldSpec *s, const void *obj) {
   case F_STR: fprintf(f, "\"%s\"", *CFIELD(CStr, obj, s) ? *CFIELD(CStr, obj, s) : ""); break;
   case F_PAIR: {
     const int64_t *p = CFIELD(int64_t, obj, s);
-    if (p[0] == p[1]) fprintf(f, "%lld", (long long)p[0]);
-    else fprintf(f, "[%lld, %lld]", (long long)p[0], (long long)p[1]);
+    if (p[0] == p[1])
+      fprintf(f, "%lld", (long long)p[0]);
+    else
+      fprintf(f, "[%lld, %lld]", (long long)p[0], (long long)p[1]);
     break;
   }
   case F_INTS: {

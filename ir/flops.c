@@ -9,17 +9,22 @@ static double out_elems(const Graph *g, const Op *op) {
   return (double)shape_elems(g->values.data[op->output].shape);
 }
 
-double flops_zero(const Graph *g, const Op *op) { (void)g, (void)op; return 0; }
+double flops_zero(const Graph *g, const Op *op) {
+  (void)g, (void)op;
+  return 0;
+}
 double flops_elementwise(const Graph *g, const Op *op) { return out_elems(g, op); }
 
 double flops_conv(const Graph *g, const Op *op) {
   const OpAttrs *a = &op->attr;
-  double per_out = 2.0 * (double)(in_shape(g, op, 0).dim[1] / a->groups) * (double)a->kernel[0] * (double)a->kernel[1];
+  double per_out = 2.0 * (double)(in_shape(g, op, 0).dim[1] / a->groups) * (double)a->kernel[0] *
+                   (double)a->kernel[1];
   return out_elems(g, op) * (per_out + (a->bias ? 1 : 0));
 }
 
 double flops_fc(const Graph *g, const Op *op) {
-  return out_elems(g, op) * (2.0 * (double)shape_per_image(in_shape(g, op, 0)) + (op->attr.bias ? 1 : 0));
+  return out_elems(g, op) *
+         (2.0 * (double)shape_per_image(in_shape(g, op, 0)) + (op->attr.bias ? 1 : 0));
 }
 
 double flops_pool(const Graph *g, const Op *op) {
@@ -37,6 +42,8 @@ double flops_lrn(const Graph *g, const Op *op) {
 double flops_add(const Graph *g, const Op *op) { return out_elems(g, op) * (op->inputs.len - 1); }
 
 /* max, exp, sum, log per score */
-double flops_softmax(const Graph *g, const Op *op) { return 4.0 * (double)shape_elems(in_shape(g, op, 0)); }
+double flops_softmax(const Graph *g, const Op *op) {
+  return 4.0 * (double)shape_elems(in_shape(g, op, 0));
+}
 
 double op_flops(const Graph *g, const Op *op) { return op_info[op->kind].flops(g, op); }

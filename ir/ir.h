@@ -19,10 +19,10 @@ typedef enum { EX_INT, EX_FLOAT, EX_BOOL, EX_STR, EX_NAME, EX_LIST, EX_NEG, EX_B
 typedef struct Expr {
   ExprKind kind;
   SrcLoc loc;
-  int64_t i;        /* EX_INT, EX_BOOL */
-  double f;         /* EX_FLOAT */
-  const char *s;    /* EX_STR, EX_NAME */
-  char op;          /* EX_BINARY: + - * / */
+  int64_t i;     /* EX_INT, EX_BOOL */
+  double f;      /* EX_FLOAT */
+  const char *s; /* EX_STR, EX_NAME */
+  char op;       /* EX_BINARY: + - * / */
   struct Expr *lhs, *rhs;
   VEC(struct Expr *) items; /* EX_LIST */
 } Expr;
@@ -53,32 +53,41 @@ bool expr_eval(Arena *a, const Expr *e, NameLookup lookup, void *ctx, Const *out
 /* One schema drives the decoding of layer attributes and of settings: key, type, where
  * it goes, its default and its bounds. */
 typedef enum {
-  F_INT,      /* int64_t */
-  F_FLOAT,    /* double */
-  F_BOOL,     /* bool */
-  F_ENUM,     /* int, index into `words` */
-  F_STR,      /* const char * */
-  F_PAIR,     /* int64_t[2]: `5` means [5, 5]; `[3, 5]` means height 3, width 5 */
-  F_INTS,     /* IntList: an int or a list of ints */
-  F_FLOATS,   /* FloatList: a number or a list of numbers */
-  F_STRS,     /* StrList: a string or a list of strings */
+  F_INT,    /* int64_t */
+  F_FLOAT,  /* double */
+  F_BOOL,   /* bool */
+  F_ENUM,   /* int, index into `words` */
+  F_STR,    /* const char * */
+  F_PAIR,   /* int64_t[2]: `5` means [5, 5]; `[3, 5]` means height 3, width 5 */
+  F_INTS,   /* IntList: an int or a list of ints */
+  F_FLOATS, /* FloatList: a number or a list of numbers */
+  F_STRS,   /* StrList: a string or a list of strings */
 } FieldType;
 
 enum { LIST_MAX = 16 };
-typedef struct { int n; int64_t v[LIST_MAX]; } IntList;
-typedef struct { int n; double v[LIST_MAX]; } FloatList;
-typedef struct { int n; const char *v[LIST_MAX]; } StrList;
+typedef struct {
+  int n;
+  int64_t v[LIST_MAX];
+} IntList;
+typedef struct {
+  int n;
+  double v[LIST_MAX];
+} FloatList;
+typedef struct {
+  int n;
+  const char *v[LIST_MAX];
+} StrList;
 
 typedef struct FieldSpec {
   const char *key;
   FieldType type;
   size_t offset;
-  double def;                /* default of a number, bool or enum (its index); a pair's both */
-  const char *def_str;       /* default of a string */
-  double min, max;           /* inclusive bounds for numbers and list items */
-  const char *const *words;  /* F_ENUM: NULL-terminated */
+  double def;               /* default of a number, bool or enum (its index); a pair's both */
+  const char *def_str;      /* default of a string */
+  double min, max;          /* inclusive bounds for numbers and list items */
+  const char *const *words; /* F_ENUM: NULL-terminated */
   bool required;
-  bool shown;                /* always printed in the IR text, even at its default */
+  bool shown; /* always printed in the IR text, even at its default */
 } FieldSpec;
 
 /* Sets every field of `dst` to its default. */
@@ -100,26 +109,26 @@ typedef enum { INIT_XAVIER, INIT_MSRA, INIT_GAUSSIAN, INIT_UNIFORM, INIT_CONSTAN
 /* All attributes of all op kinds, Darknet-style in one flat struct; the kind's schema says
  * which ones apply. */
 typedef struct OpAttrs {
-  IntList shape;               /* input: [channels] or [channels, height, width] */
-  int64_t outputs;             /* conv, fc */
+  IntList shape;   /* input: [channels] or [channels, height, width] */
+  int64_t outputs; /* conv, fc */
   int64_t kernel[2], stride[2], pad[2];
   int64_t groups;
   bool bias;
-  int pool;                    /* PoolMode */
-  bool global;                 /* pool over the whole image */
-  bool ceil;                   /* pool: Caffe's ceil-mode output size */
-  int64_t local_size;          /* lrn */
-  double alpha, beta, k;       /* lrn */
-  double eps, momentum;        /* batchnorm */
-  bool affine;                 /* batchnorm: learnable scale and shift */
-  double ratio;                /* dropout */
-  double slope;                /* the activation's parameter: relu's leaky slope, elu's alpha */
-  double loss_weight;          /* softmax_loss */
-  int64_t top;                 /* accuracy */
+  int pool;              /* PoolMode */
+  bool global;           /* pool over the whole image */
+  bool ceil;             /* pool: Caffe's ceil-mode output size */
+  int64_t local_size;    /* lrn */
+  double alpha, beta, k; /* lrn */
+  double eps, momentum;  /* batchnorm */
+  bool affine;           /* batchnorm: learnable scale and shift */
+  double ratio;          /* dropout */
+  double slope;          /* the activation's parameter: relu's leaky slope, elu's alpha */
+  double loss_weight;    /* softmax_loss */
+  int64_t top;           /* accuracy */
   double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
-  int weight_init, bias_init;  /* InitKind */
+  int weight_init, bias_init; /* InitKind */
   double weight_std, bias_value;
-  int to;                      /* transform: the Layout it produces */
+  int to; /* transform: the Layout it produces */
 } OpAttrs;
 
 /* ---------------------------------------------------------------- unelaborated program */
@@ -177,7 +186,7 @@ typedef struct Shape {
 
 int64_t shape_elems(Shape s);
 int64_t shape_per_image(Shape s); /* elements per batch item (all but dim 0) */
-const char *shape_str(Shape s); /* in one of 8 rotating static buffers */
+const char *shape_str(Shape s);   /* in one of 8 rotating static buffers */
 
 typedef struct Value {
   const char *name;
@@ -194,9 +203,9 @@ typedef struct Param {
   ParamRole role;
   Shape shape;
   double lr_mult, decay_mult;
-  int init;         /* InitKind */
-  double init_arg;  /* std for gaussian, bound for uniform, value for constant */
-  int64_t offset;   /* in the parameter pool (and the gradient and momentum pools), words */
+  int init;        /* InitKind */
+  double init_arg; /* std for gaussian, bound for uniform, value for constant */
+  int64_t offset;  /* in the parameter pool (and the gradient and momentum pools), words */
 } Param;
 
 /* ---------------------------------------------------------------- convolution plans */
@@ -206,7 +215,13 @@ typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_COUNT } ConvPlan;
 /* The three computations of a convolution, each with its own plan; CONV_BACKWARD names the
  * weight and input gradients computed by one call of one plan (cheaper than apart: they share
  * work), for costs only. */
-typedef enum { CONV_FORWARD, CONV_WGRAD, CONV_DGRAD, CONV_COMPUTATIONS, CONV_BACKWARD = CONV_COMPUTATIONS } ConvComputation;
+typedef enum {
+  CONV_FORWARD,
+  CONV_WGRAD,
+  CONV_DGRAD,
+  CONV_COMPUTATIONS,
+  CONV_BACKWARD = CONV_COMPUTATIONS
+} ConvComputation;
 
 const char *conv_plan_name(ConvPlan p);
 const char *conv_computation_name(ConvComputation c);
@@ -214,15 +229,15 @@ Layout conv_plan_layout(ConvPlan p);
 
 /* What the conv-strategy pass found for one convolution and what the layout pass chose. */
 typedef struct ConvChoice {
-  bool costed;                                   /* conv-strategy ran on it */
-  double cost[CONV_COMPUTATIONS][PLAN_COUNT];    /* seconds; INFINITY: not a candidate
+  bool costed;                                /* conv-strategy ran on it */
+  double cost[CONV_COMPUTATIONS][PLAN_COUNT]; /* seconds; INFINITY: not a candidate
                                                     (illegal, or excluded by --conv) */
-  bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];     /* the cost is a measurement from --tune */
-  double joint[PLAN_COUNT];                      /* CONV_BACKWARD: both gradients in one call */
+  bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];  /* the cost is a measurement from --tune */
+  double joint[PLAN_COUNT];                   /* CONV_BACKWARD: both gradients in one call */
   bool joint_tuned[PLAN_COUNT];
-  const char *illegal[PLAN_COUNT];               /* the target's reason a plan cannot run, or NULL */
-  ConvPlan plan[CONV_COMPUTATIONS];              /* the choice */
-  double in_layout[2];    /* the least cost of all three with the tensors in each Layout,
+  const char *illegal[PLAN_COUNT];  /* the target's reason a plan cannot run, or NULL */
+  ConvPlan plan[CONV_COMPUTATIONS]; /* the choice */
+  double in_layout[2];              /* the least cost of all three with the tensors in each Layout,
                              operand transforms of the backward computations included */
 } ConvChoice;
 
@@ -238,7 +253,7 @@ typedef enum {
 #define X(id, ...) OP_##id,
   SWNC_OPS(X)
 #undef X
-  OP_COUNT
+      OP_COUNT
 } OpKind;
 
 typedef struct Op {
@@ -250,7 +265,7 @@ typedef struct Op {
   int output;      /* value id */
   OpAttrs attr;
   VEC(Param) params;
-  ConvChoice conv;  /* conv only */
+  ConvChoice conv; /* conv only */
   /* set by the memory plan: buffer indices (-1: none) and the offset of non-learned state */
   int out_buf, grad_buf;
   int saved_buf[2], nsaved;
@@ -271,13 +286,13 @@ typedef struct OpInfo {
   int bwd_reads; /* BWD_IN | BWD_OUT */
   OpRole role;
   OpFamily family;
-  bool rcnb;     /* the kernel interface also takes it in (R,C,N,B) */
+  bool rcnb; /* the kernel interface also takes it in (R,C,N,B) */
   SaveRule saved;
   StateRule state;
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
-int op_kind_find(const char *name);     /* -1 if none */
+int op_kind_find(const char *name); /* -1 if none */
 
 /* ---------------------------------------------------------------- training schedule */
 
@@ -304,7 +319,7 @@ int *schedule_backward_index(Module *m);
 
 /* What an op keeps from forward for its backward pass, beyond its inputs and output. */
 typedef struct SavedSpec {
-  const char *what;  /* "argmax", "mean_invstd", ... */
+  const char *what; /* "argmax", "mean_invstd", ... */
   int64_t elems;
   bool per_image;
   DType dtype;
@@ -328,14 +343,14 @@ typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED } BufferKind;
  * region for a batch of B is B times the per-image region, buffer at offset x B. */
 typedef struct Buffer {
   BufferKind kind;
-  const char *name;   /* "conv1", "d(conv1)", "pool1.argmax" */
-  int op;             /* the op that produces it */
-  int64_t elems;      /* per image if per_image */
+  const char *name; /* "conv1", "d(conv1)", "pool1.argmax" */
+  int op;           /* the op that produces it */
+  int64_t elems;    /* per image if per_image */
   bool per_image;
   DType dtype;
-  int first, last;    /* live interval on the step timeline: forward op i is step i,
+  int first, last; /* live interval on the step timeline: forward op i is step i,
                          backward step j is step (number of ops) + j */
-  int64_t offset;     /* in 4-byte words; per image if per_image */
+  int64_t offset;  /* in 4-byte words; per image if per_image */
 } Buffer;
 
 typedef struct MemPlan {
@@ -351,14 +366,14 @@ typedef struct MemPlan {
 
 /* A contiguous span of the gradient pool that is communicated as one message. */
 typedef struct Bucket {
-  int64_t offset, words;  /* in the gradient pool */
+  int64_t offset, words;    /* in the gradient pool */
   int first_param, nparams; /* in pool order: the parameters of update_ops, in turn */
-  int ready_step;         /* the backward step after which every gradient in it is final */
+  int ready_step;           /* the backward step after which every gradient in it is final */
 } Bucket;
 
 typedef struct Fusion {
-  int64_t threshold;      /* bytes; 0: one bucket per tensor; INT64_MAX: one bucket */
-  VEC(Bucket) buckets;    /* in the order backward completes them */
+  int64_t threshold;   /* bytes; 0: one bucket per tensor; INT64_MAX: one bucket */
+  VEC(Bucket) buckets; /* in the order backward completes them */
 } Fusion;
 
 /* ---------------------------------------------------------------- settings */
@@ -369,29 +384,29 @@ typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC } DataSource;
 
 typedef struct TrainConfig {
   int64_t batch, test_batch;
-  int64_t epochs, iterations;  /* iterations > 0 overrides epochs */
-  int optimizer;               /* OptimizerKind */
+  int64_t epochs, iterations; /* iterations > 0 overrides epochs */
+  int optimizer;              /* OptimizerKind */
   double lr, momentum, weight_decay;
-  double elastic;              /* easgd: rho, the pull between each rank's weights and the center */
-  int lr_policy;               /* LrPolicy */
+  double elastic; /* easgd: rho, the pull between each rank's weights and the center */
+  int lr_policy;  /* LrPolicy */
   double gamma, power;
-  int64_t step;                /* step policy: iterations per step */
-  IntList steps;               /* multistep: iterations where lr *= gamma */
-  int64_t warmup;              /* iterations of linear warm-up */
+  int64_t step;   /* step policy: iterations per step */
+  IntList steps;  /* multistep: iterations where lr *= gamma */
+  int64_t warmup; /* iterations of linear warm-up */
   int64_t seed;
-  int64_t eval_interval;       /* evaluate every N epochs */
-  int64_t display;             /* a progress line every N iterations */
+  int64_t eval_interval; /* evaluate every N epochs */
+  int64_t display;       /* a progress line every N iterations */
 } TrainConfig;
 
 enum { DATA_MEAN_MAX = 4 }; /* mean values the runtime holds: one, or one per channel up to 4 */
 
 typedef struct DataConfig {
-  int source;                  /* DataSource */
-  StrList train, test;         /* idx: images then labels; cifar: batch files */
+  int source;          /* DataSource */
+  StrList train, test; /* idx: images then labels; cifar: batch files */
   double scale;
-  FloatList mean;              /* one value, or one per channel */
+  FloatList mean;                /* one value, or one per channel */
   int64_t train_size, test_size; /* synthetic source; 0: all of a file source */
-  int64_t classes;             /* synthetic source */
+  int64_t classes;               /* synthetic source */
 } DataConfig;
 
 extern const FieldSpec train_fields[];
@@ -403,10 +418,10 @@ typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT, CONV_FORCE_IMPLICIT } ConvForce;
 
 /* What the driver tells the passes (docs/ir.md lists the flags). */
 typedef struct CompileOptions {
-  const Target *target;    /* the kernel set's description (ir/target.h) */
-  int conv;                /* ConvForce: --conv */
-  const Tuning *tuning;    /* --tune: measured costs, or NULL */
-  const char *machine;     /* this machine as tuning files name it (with --tune) */
+  const Target *target;     /* the kernel set's description (ir/target.h) */
+  int conv;                 /* ConvForce: --conv */
+  const Tuning *tuning;     /* --tune: measured costs, or NULL */
+  const char *machine;      /* this machine as tuning files name it (with --tune) */
   int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
                                per tensor; INT64_MAX: one bucket */
 } CompileOptions;
@@ -427,9 +442,8 @@ typedef enum {
   STAGE_ALL = (1 << 8) - 1,
 } Stage;
 
-
 struct Graph {
-  VEC(Op) ops;       /* in topological order after elaboration */
+  VEC(Op) ops; /* in topological order after elaboration */
   VEC(Value) values;
 };
 
@@ -440,8 +454,8 @@ struct Module {
   SrcLoc loc;
   VEC(Setting) settings; /* constants and section entries, as written */
   VEC(Block) blocks;
-  Block body;            /* the network's statements */
-  unsigned stages;       /* Stage bits: what the passes run so far have established */
+  Block body;      /* the network's statements */
+  unsigned stages; /* Stage bits: what the passes run so far have established */
   Graph graph;
   TrainConfig train;
   DataConfig data;
@@ -451,7 +465,9 @@ struct Module {
 };
 
 Module *module_new(void);
-static inline bool module_has(const Module *m, unsigned stages) { return (m->stages & stages) == stages; }
+static inline bool module_has(const Module *m, unsigned stages) {
+  return (m->stages & stages) == stages;
+}
 void module_free(Module *m);
 
 int graph_add_value(Module *m, const char *name);
@@ -470,8 +486,8 @@ const char *op_describe(Module *m, const Op *op);
 
 /* ---------------------------------------------------------------- whole-IR functions */
 
-bool ir_verify(const Module *m);          /* reports violated invariants; true if none */
-void ir_print(FILE *f, const Module *m);  /* the text form */
+bool ir_verify(const Module *m);         /* reports violated invariants; true if none */
+void ir_print(FILE *f, const Module *m); /* the text form */
 void ir_print_dot(FILE *f, const Module *m);
 void ir_print_stats(FILE *f, const Module *m);
 void ir_print_explain(FILE *f, const Module *m); /* --explain: every conv's candidates and choice */

@@ -5,7 +5,7 @@
 #include "op_impl.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state) \
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state)   \
   {name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state},
     SWNC_OPS(X)
 #undef X

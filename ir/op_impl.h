@@ -4,9 +4,9 @@
 
 #include "ir.h"
 
-#define X(id, name, min_in, max_in, fields, infer, flops, bwd, ...) \
-  extern const FieldSpec fields[];                        \
-  bool infer(Module *m, Op *op);                          \
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd, ...)                                \
+  extern const FieldSpec fields[];                                                                 \
+  bool infer(Module *m, Op *op);                                                                   \
   double flops(const Graph *g, const Op *op);
 SWNC_OPS(X)
 #undef X

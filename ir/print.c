@@ -70,12 +70,14 @@ static void print_schedule(FILE *f, const Module *m) {
     fprintf(f, "  backward %s:", op->name);
     for (int j = 0; j < b->input_grad.len; j++)
       if (b->input_grad.data[j] != GRAD_NONE)
-        fprintf(f, " d(%s) %s", g->values.data[op->inputs.data[j]].name, grad_mode_text(b->input_grad.data[j]));
+        fprintf(f, " d(%s) %s", g->values.data[op->inputs.data[j]].name,
+                grad_mode_text(b->input_grad.data[j]));
     if (b->param_grads) fputs(" d(params) =", f);
     fputc('\n', f);
   }
   fputs("  update", f);
-  for (int i = 0; i < s->update_ops.len; i++) fprintf(f, " %s", g->ops.data[s->update_ops.data[i]].name);
+  for (int i = 0; i < s->update_ops.len; i++)
+    fprintf(f, " %s", g->ops.data[s->update_ops.data[i]].name);
   fputs("\n}\n", f);
 }
 
@@ -83,22 +85,30 @@ static const char *const buffer_kinds[] = {"act", "grad", "saved"};
 
 static void print_plan(FILE *f, const Module *m) {
   const MemPlan *p = &m->plan;
-  fprintf(f, "memory {\n  per-image %lld words (without reuse %lld), fixed %lld words, parameters %lld words, state %lld words\n",
+  fprintf(f,
+          "memory {\n  per-image %lld words (without reuse %lld), fixed %lld words, parameters "
+          "%lld words, state %lld words\n",
           (long long)p->image_words, (long long)p->naive_image_words, (long long)p->fixed_words,
           (long long)p->param_words, (long long)p->state_words);
   for (int i = 0; i < p->buffers.len; i++) {
     const Buffer *b = &p->buffers.data[i];
-    fprintf(f, "  %s %s @ %lld +%lld%s %s [%d, ", buffer_kinds[b->kind], b->name, (long long)b->offset,
-            (long long)b->elems, b->per_image ? "/image" : "", dtype_name(b->dtype), b->first);
-    if (b->last == INT_MAX) fputs("end]\n", f);
-    else fprintf(f, "%d]\n", b->last);
+    fprintf(f, "  %s %s @ %lld +%lld%s %s [%d, ", buffer_kinds[b->kind], b->name,
+            (long long)b->offset, (long long)b->elems, b->per_image ? "/image" : "",
+            dtype_name(b->dtype), b->first);
+    if (b->last == INT_MAX)
+      fputs("end]\n", f);
+    else
+      fprintf(f, "%d]\n", b->last);
   }
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
     for (int k = 0; k < op->params.len; k++)
-      fprintf(f, "  param %s @ %lld +%lld\n", op->params.data[k].name, (long long)op->params.data[k].offset,
+      fprintf(f, "  param %s @ %lld +%lld\n", op->params.data[k].name,
+              (long long)op->params.data[k].offset,
               (long long)shape_elems(op->params.data[k].shape));
-    if (op->state_words) fprintf(f, "  state %s @ %lld +%lld\n", op->name, (long long)op->state_offset, (long long)op->state_words);
+    if (op->state_words)
+      fprintf(f, "  state %s @ %lld +%lld\n", op->name, (long long)op->state_offset,
+              (long long)op->state_words);
   }
   fputs("}\n", f);
 }
@@ -106,12 +116,15 @@ static void print_plan(FILE *f, const Module *m) {
 static void print_fusion(FILE *f, const Module *m) {
   const Fusion *fu = &m->fusion;
   fputs("fusion {\n  threshold ", f);
-  if (fu->threshold == INT64_MAX) fputs("inf", f);
-  else fprintf(f, "%lld bytes", (long long)fu->threshold);
+  if (fu->threshold == INT64_MAX)
+    fputs("inf", f);
+  else
+    fprintf(f, "%lld bytes", (long long)fu->threshold);
   fprintf(f, ", %d bucket%s\n", fu->buckets.len, fu->buckets.len == 1 ? "" : "s");
   /* parameters in pool order, to name each bucket's tensors */
   int count = 0;
-  for (int k = 0; k < m->schedule.update_ops.len; k++) count += m->graph.ops.data[m->schedule.update_ops.data[k]].params.len;
+  for (int k = 0; k < m->schedule.update_ops.len; k++)
+    count += m->graph.ops.data[m->schedule.update_ops.data[k]].params.len;
   const Param **order = xcalloc((size_t)count + 1, sizeof *order, "the IR text");
   int n = 0;
   for (int k = 0; k < m->schedule.update_ops.len; k++) {
@@ -121,8 +134,9 @@ static void print_fusion(FILE *f, const Module *m) {
   for (int b = 0; b < fu->buckets.len; b++) {
     const Bucket *bk = &fu->buckets.data[b];
     const BackwardStep *ready = &m->schedule.backward.data[bk->ready_step];
-    fprintf(f, "  bucket %d @ %lld +%lld (%lld bytes) ready after backward %s:", b, (long long)bk->offset,
-            (long long)bk->words, (long long)bk->words * 4, m->graph.ops.data[ready->op].name);
+    fprintf(f, "  bucket %d @ %lld +%lld (%lld bytes) ready after backward %s:", b,
+            (long long)bk->offset, (long long)bk->words, (long long)bk->words * 4,
+            m->graph.ops.data[ready->op].name);
     for (int p = 0; p < bk->nparams; p++) fprintf(f, " %s", order[bk->first_param + p]->name);
     fputc('\n', f);
   }

@@ -14,7 +14,9 @@ int op_saved(const Graph *g, const Op *op, SavedSpec out[2]) {
     if (op->attr.pool != POOL_MAX) return 0; /* average pooling needs nothing */
     out[0] = (SavedSpec){"argmax", shape_per_image(y), true, DT_I32};
     return 1;
-  case SAVE_CHANNEL_STATS: out[0] = (SavedSpec){"mean_invstd", 2 * in.dim[1], false, DT_F32}; return 1;
+  case SAVE_CHANNEL_STATS:
+    out[0] = (SavedSpec){"mean_invstd", 2 * in.dim[1], false, DT_F32};
+    return 1;
   case SAVE_OUT_SIZED: out[0] = (SavedSpec){"scale", shape_per_image(y), true, DT_F32}; return 1;
   case SAVE_IN_SIZED: out[0] = (SavedSpec){"prob", shape_per_image(in), true, DT_F32}; return 1;
   }

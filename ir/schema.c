@@ -5,9 +5,11 @@
 #include "ir.h"
 
 #define BIG 1e18
-#define NUM(T, k, type_, field, d, lo, hi, ...)                                            \
-  {.key = k, .type = type_, .offset = offsetof(T, field), .def = d, .min = lo, .max = hi, \
-   __VA_ARGS__}
+#define NUM(T, k, type_, field, d, lo, hi, ...)                                                    \
+  {                                                                                                \
+    .key = k, .type = type_, .offset = offsetof(T, field), .def = d, .min = lo, .max = hi,         \
+    __VA_ARGS__                                                                                    \
+  }
 
 /* ------------------------------------------------------------------ layers */
 
@@ -16,20 +18,19 @@
 static const char *const pool_words[] = {"max", "avg", NULL};
 static const char *const init_words[] = {"xavier", "msra", "gaussian", "uniform", "constant", NULL};
 
-#define LEARNING_FIELDS                                                                    \
-  A("lr_mult", F_FLOAT, lr_mult, 1, 0, BIG), A("decay_mult", F_FLOAT, decay_mult, 1, 0, BIG), \
-      A("bias_lr_mult", F_FLOAT, bias_lr_mult, 1, 0, BIG),                                 \
-      A("bias_decay_mult", F_FLOAT, bias_decay_mult, 1, 0, BIG),                           \
-      A("weight_init", F_ENUM, weight_init, INIT_XAVIER, 0, 0, .words = init_words),       \
-      A("weight_std", F_FLOAT, weight_std, 0.01, 0, BIG),                                  \
-      A("bias_init", F_ENUM, bias_init, INIT_CONSTANT, 0, 0, .words = init_words),         \
+#define LEARNING_FIELDS                                                                            \
+  A("lr_mult", F_FLOAT, lr_mult, 1, 0, BIG), A("decay_mult", F_FLOAT, decay_mult, 1, 0, BIG),      \
+      A("bias_lr_mult", F_FLOAT, bias_lr_mult, 1, 0, BIG),                                         \
+      A("bias_decay_mult", F_FLOAT, bias_decay_mult, 1, 0, BIG),                                   \
+      A("weight_init", F_ENUM, weight_init, INIT_XAVIER, 0, 0, .words = init_words),               \
+      A("weight_std", F_FLOAT, weight_std, 0.01, 0, BIG),                                          \
+      A("bias_init", F_ENUM, bias_init, INIT_CONSTANT, 0, 0, .words = init_words),                 \
       A("bias_value", F_FLOAT, bias_value, 0, -BIG, BIG)
 
 const FieldSpec no_fields[] = {{0}};
 
 const FieldSpec input_fields[] = {
-    A("shape", F_INTS, shape, 0, 1, 1 << 24, .required = true, .shown = true),
-    {0}};
+    A("shape", F_INTS, shape, 0, 1, 1 << 24, .required = true, .shown = true), {0}};
 
 const FieldSpec label_fields[] = {{0}};
 
@@ -63,30 +64,30 @@ const FieldSpec relu_fields[] = {A("slope", F_FLOAT, slope, 0, 0, BIG), {0}};
 /* alpha >= 0 likewise: y > 0 exactly where x > 0, and dy/dx = y + alpha below */
 const FieldSpec elu_fields[] = {A("alpha", F_FLOAT, slope, 1, 0, BIG), {0}};
 
-const FieldSpec batchnorm_fields[] = {
-    A("eps", F_FLOAT, eps, 1e-5, 1e-30, 1),
-    A("momentum", F_FLOAT, momentum, 0.9, 0, 1),
-    A("affine", F_BOOL, affine, 1, 0, 0),
-    A("lr_mult", F_FLOAT, lr_mult, 1, 0, BIG),
-    A("decay_mult", F_FLOAT, decay_mult, 1, 0, BIG),
-    A("bias_lr_mult", F_FLOAT, bias_lr_mult, 1, 0, BIG),
-    A("bias_decay_mult", F_FLOAT, bias_decay_mult, 1, 0, BIG),
-    {0}};
+const FieldSpec batchnorm_fields[] = {A("eps", F_FLOAT, eps, 1e-5, 1e-30, 1),
+                                      A("momentum", F_FLOAT, momentum, 0.9, 0, 1),
+                                      A("affine", F_BOOL, affine, 1, 0, 0),
+                                      A("lr_mult", F_FLOAT, lr_mult, 1, 0, BIG),
+                                      A("decay_mult", F_FLOAT, decay_mult, 1, 0, BIG),
+                                      A("bias_lr_mult", F_FLOAT, bias_lr_mult, 1, 0, BIG),
+                                      A("bias_decay_mult", F_FLOAT, bias_decay_mult, 1, 0, BIG),
+                                      {0}};
 
-const FieldSpec lrn_fields[] = {
-    A("local_size", F_INT, local_size, 5, 1, 1 << 16, .shown = true),
-    A("alpha", F_FLOAT, alpha, 1e-4, 0, BIG),
-    A("beta", F_FLOAT, beta, 0.75, 0, BIG),
-    A("k", F_FLOAT, k, 1, 1e-30, BIG),
-    {0}};
+const FieldSpec lrn_fields[] = {A("local_size", F_INT, local_size, 5, 1, 1 << 16, .shown = true),
+                                A("alpha", F_FLOAT, alpha, 1e-4, 0, BIG),
+                                A("beta", F_FLOAT, beta, 0.75, 0, BIG),
+                                A("k", F_FLOAT, k, 1, 1e-30, BIG),
+                                {0}};
 
-const FieldSpec dropout_fields[] = {A("ratio", F_FLOAT, ratio, 0.5, 0, 0.999999, .shown = true), {0}};
+const FieldSpec dropout_fields[] = {A("ratio", F_FLOAT, ratio, 0.5, 0, 0.999999, .shown = true),
+                                    {0}};
 const FieldSpec loss_fields[] = {A("loss_weight", F_FLOAT, loss_weight, 1, 0, BIG), {0}};
 const FieldSpec accuracy_fields[] = {A("top", F_INT, top, 1, 1, 1 << 24, .shown = true), {0}};
 
 /* inserted by the layout pass, never written */
 static const char *const layout_words[] = {"bnrc", "rcnb", NULL};
-const FieldSpec transform_fields[] = {A("to", F_ENUM, to, LAYOUT_BNRC, 0, 0, .words = layout_words, .shown = true), {0}};
+const FieldSpec transform_fields[] = {
+    A("to", F_ENUM, to, LAYOUT_BNRC, 0, 0, .words = layout_words, .shown = true), {0}};
 
 #undef A
 

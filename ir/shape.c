@@ -8,9 +8,7 @@ static Value *in_value(Module *m, const Op *op, int i) {
 }
 static Value *out_value(Module *m, const Op *op) { return &m->graph.values.data[op->output]; }
 
-static Shape shape4(int64_t b, int64_t c, int64_t h, int64_t w) {
-  return (Shape){4, {b, c, h, w}};
-}
+static Shape shape4(int64_t b, int64_t c, int64_t h, int64_t w) { return (Shape){4, {b, c, h, w}}; }
 static Shape shape2(int64_t b, int64_t c) { return (Shape){2, {b, c, 1, 1}}; }
 static Shape shape1(int64_t n) { return (Shape){1, {n, 1, 1, 1}}; }
 
@@ -26,7 +24,8 @@ static bool require_image(Module *m, const Op *op, int i) {
   if (!require_f32(m, op, i)) return false;
   Value *v = in_value(m, op, i);
   if (v->shape.rank == 4) return true;
-  op_error(op, "input '%s' is %s; this layer needs an image tensor (batch x channels x height x width)",
+  op_error(op,
+           "input '%s' is %s; this layer needs an image tensor (batch x channels x height x width)",
            v->name, shape_str(v->shape));
   return false;
 }
@@ -56,8 +55,10 @@ static void add_bias(Module *m, Op *op, ParamRole role, int64_t n) {
 
 bool infer_input(Module *m, Op *op) {
   const IntList *s = &op->attr.shape;
-  if (s->n == 1) set_output(m, op, shape2(m->train.batch, s->v[0]), DT_F32);
-  else if (s->n == 3) set_output(m, op, shape4(m->train.batch, s->v[0], s->v[1], s->v[2]), DT_F32);
+  if (s->n == 1)
+    set_output(m, op, shape2(m->train.batch, s->v[0]), DT_F32);
+  else if (s->n == 3)
+    set_output(m, op, shape4(m->train.batch, s->v[0], s->v[1], s->v[2]), DT_F32);
   else {
     op_error(op, "'shape' must be [channels] or [channels, height, width], but has %d items", s->n);
     return false;
@@ -76,7 +77,8 @@ static bool window_out(const Op *op, const char *what, Shape in, const int64_t k
   for (int d = 0; d < 2; d++) {
     int64_t padded = in.dim[2 + d] + 2 * p[d];
     if (padded < k[d]) {
-      op_error(op, "%s %lldx%lld is larger than the padded input %lldx%lld (input %s, pad %lldx%lld)",
+      op_error(op,
+               "%s %lldx%lld is larger than the padded input %lldx%lld (input %s, pad %lldx%lld)",
                what, (long long)k[0], (long long)k[1], (long long)(in.dim[2] + 2 * p[0]),
                (long long)(in.dim[3] + 2 * p[1]), shape_str(in), (long long)p[0], (long long)p[1]);
       return false;
@@ -92,7 +94,9 @@ bool infer_conv(Module *m, Op *op) {
   Shape in = in_value(m, op, 0)->shape;
   int64_t ci = in.dim[1];
   if (ci % a->groups || a->outputs % a->groups) {
-    op_error(op, "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); input is %s",
+    op_error(op,
+             "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); "
+             "input is %s",
              (long long)ci, (long long)a->outputs, (long long)a->groups, shape_str(in));
     return false;
   }
@@ -118,7 +122,8 @@ bool infer_pool(Module *m, Op *op) {
   }
   for (int d = 0; d < 2; d++)
     if (a->pad[d] >= a->kernel[d]) {
-      op_error(op, "pad %lld must be smaller than the kernel %lld", (long long)a->pad[d], (long long)a->kernel[d]);
+      op_error(op, "pad %lld must be smaller than the kernel %lld", (long long)a->pad[d],
+               (long long)a->kernel[d]);
       return false;
     }
   int64_t hw[2];
@@ -138,7 +143,8 @@ bool infer_fc(Module *m, Op *op) {
   if (!require_f32(m, op, 0)) return false;
   Shape in = in_value(m, op, 0)->shape;
   if (in.rank < 2) {
-    op_error(op, "input '%s' is %s; needs a batch of features", in_value(m, op, 0)->name, shape_str(in));
+    op_error(op, "input '%s' is %s; needs a batch of features", in_value(m, op, 0)->name,
+             shape_str(in));
     return false;
   }
   int64_t features = shape_per_image(in);
@@ -158,8 +164,8 @@ bool infer_batchnorm(Module *m, Op *op) {
   if (!require_f32(m, op, 0)) return false;
   Shape in = in_value(m, op, 0)->shape;
   if (in.rank != 4 && in.rank != 2) {
-    op_error(op, "input '%s' is %s; needs batch x channels [x height x width]", in_value(m, op, 0)->name,
-             shape_str(in));
+    op_error(op, "input '%s' is %s; needs batch x channels [x height x width]",
+             in_value(m, op, 0)->name, shape_str(in));
     return false;
   }
   set_output(m, op, in, DT_F32);
@@ -232,11 +238,13 @@ static bool check_scores_labels(Module *m, const Op *op) {
   if (!require_f32(m, op, 0)) return false;
   Value *scores = in_value(m, op, 0), *labels = in_value(m, op, 1);
   if (scores->shape.rank < 2 || shape_per_image(scores->shape) != scores->shape.dim[1]) {
-    op_error(op, "scores '%s' are %s; need batch x classes", scores->name, shape_str(scores->shape));
+    op_error(op, "scores '%s' are %s; need batch x classes", scores->name,
+             shape_str(scores->shape));
     return false;
   }
   if (labels->dtype != DT_I32) {
-    op_error(op, "second input '%s' (%s) must be a label tensor", labels->name, shape_str(labels->shape));
+    op_error(op, "second input '%s' (%s) must be a label tensor", labels->name,
+             shape_str(labels->shape));
     return false;
   }
   if (labels->shape.dim[0] != scores->shape.dim[0]) {

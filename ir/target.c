@@ -8,31 +8,34 @@
 ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch) {
   Shape x = g->values.data[op->inputs.data[0]].shape, y = g->values.data[op->output].shape;
   const OpAttrs *a = &op->attr;
-  return (ConvShape){batch,        x.dim[1],     x.dim[2],  x.dim[3],  y.dim[1],  y.dim[2],  y.dim[3],
-                     a->kernel[0], a->kernel[1], a->stride[0], a->stride[1], a->pad[0], a->pad[1], a->groups};
+  return (ConvShape){batch,        x.dim[1],  x.dim[2],     x.dim[3],     y.dim[1],
+                     y.dim[2],     y.dim[3],  a->kernel[0], a->kernel[1], a->stride[0],
+                     a->stride[1], a->pad[0], a->pad[1],    a->groups};
 }
 
 void conv_shape_key(const ConvShape *s, char key[KEY_MAX]) {
-  snprintf(key, KEY_MAX, "b%lld:c%lldx%lldx%lld:o%lldx%lldx%lld:k%lldx%lld:s%lldx%lld:p%lldx%lld:g%lld",
-                      (long long)s->batch, (long long)s->ci, (long long)s->h, (long long)s->w, (long long)s->co,
-                      (long long)s->ho, (long long)s->wo, (long long)s->kh, (long long)s->kw, (long long)s->sh,
-                      (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->groups);
+  snprintf(
+      key, KEY_MAX, "b%lld:c%lldx%lldx%lld:o%lldx%lldx%lld:k%lldx%lld:s%lldx%lld:p%lldx%lld:g%lld",
+      (long long)s->batch, (long long)s->ci, (long long)s->h, (long long)s->w, (long long)s->co,
+      (long long)s->ho, (long long)s->wo, (long long)s->kh, (long long)s->kw, (long long)s->sh,
+      (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->groups);
 }
 
 void transform_key(int64_t batch, Shape s, char key[KEY_MAX]) {
-  snprintf(key, KEY_MAX, "b%lld:c%lldx%lldx%lld", (long long)batch, (long long)s.dim[1], (long long)s.dim[2],
-           (long long)s.dim[3]);
+  snprintf(key, KEY_MAX, "b%lld:c%lldx%lldx%lld", (long long)batch, (long long)s.dim[1],
+           (long long)s.dim[2], (long long)s.dim[3]);
 }
 
 /* The tuning file's entry for this target and machine, or NULL. */
-static const TuningEntry *measured(const Module *m, const char *kind, const char *key, const char *what,
-                                   const char *plan) {
+static const TuningEntry *measured(const Module *m, const char *kind, const char *key,
+                                   const char *what, const char *plan) {
   const Tuning *t = m->options.tuning;
   if (!t) return NULL;
   return tuning_find(t, kind, m->options.target->name, key, what, plan, m->options.machine);
 }
 
-double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c, bool *tuned) {
+double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        bool *tuned) {
   char key[KEY_MAX];
   conv_shape_key(s, key);
   const TuningEntry *e = measured(m, "conv", key, conv_computation_name(c), conv_plan_name(plan));
@@ -43,6 +46,8 @@ double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, Conv
 double module_transform_cost(const Module *m, Shape s, Layout to) {
   char key[KEY_MAX];
   transform_key(m->train.batch, s, key);
-  const TuningEntry *e = measured(m, "transform", key, to == LAYOUT_RCNB ? "to_rcnb" : "to_bnrc", "-");
-  return e ? e->seconds : m->options.target->transform_cost(m->train.batch, s.dim[1], s.dim[2], s.dim[3], to);
+  const TuningEntry *e =
+      measured(m, "transform", key, to == LAYOUT_RCNB ? "to_rcnb" : "to_bnrc", "-");
+  return e ? e->seconds
+           : m->options.target->transform_cost(m->train.batch, s.dim[1], s.dim[2], s.dim[3], to);
 }

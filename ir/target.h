@@ -48,7 +48,8 @@ struct Target {
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's
  * target and this machine if it has one (then *tuned is set), else the target's model. */
-double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c, bool *tuned);
+double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        bool *tuned);
 double module_transform_cost(const Module *m, Shape s, Layout to);
 
 /* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:

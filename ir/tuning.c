@@ -47,8 +47,14 @@ static bool parse_line(Arena *a, const char *line, TuningEntry *e) {
   double seconds = strtod(fields[5], &end);
   if (*end || !(seconds > 0) || seconds > 1e6 || !*p) return false;
   if (strcmp(fields[0], "conv") && strcmp(fields[0], "transform")) return false;
-  *e = (TuningEntry){.kind = fields[0], .target = fields[1], .key = fields[2], .what = fields[3], .plan = fields[4],
-                    .seconds = seconds, .date = fields[6], .machine = arena_strdup(a, p)};
+  *e = (TuningEntry){.kind = fields[0],
+                     .target = fields[1],
+                     .key = fields[2],
+                     .what = fields[3],
+                     .plan = fields[4],
+                     .seconds = seconds,
+                     .date = fields[6],
+                     .machine = arena_strdup(a, p)};
   return true;
 }
 
@@ -70,8 +76,9 @@ bool tuning_load(Arena *a, const char *path, bool may_be_missing, Tuning *t) {
         e.loc = (SrcLoc){file, number, 1};
         vec_push(a, t->entries, e);
       } else {
-        diag_warning((SrcLoc){file, number, 1},
-                     "not a tuning entry (kind target key computation plan seconds date machine); ignored");
+        diag_warning(
+            (SrcLoc){file, number, 1},
+            "not a tuning entry (kind target key computation plan seconds date machine); ignored");
       }
     }
     line += len + (nl != NULL);
@@ -79,20 +86,21 @@ bool tuning_load(Arena *a, const char *path, bool may_be_missing, Tuning *t) {
   return true;
 }
 
-const TuningEntry *tuning_find(const Tuning *t, const char *kind, const char *target, const char *key,
-                               const char *what, const char *plan, const char *machine) {
+const TuningEntry *tuning_find(const Tuning *t, const char *kind, const char *target,
+                               const char *key, const char *what, const char *plan,
+                               const char *machine) {
   for (int i = t->entries.len - 1; i >= 0; i--) {
     const TuningEntry *e = &t->entries.data[i];
-    if (!strcmp(e->kind, kind) && !strcmp(e->target, target) && !strcmp(e->key, key) && !strcmp(e->what, what) &&
-        !strcmp(e->plan, plan) && !strcmp(e->machine, machine))
+    if (!strcmp(e->kind, kind) && !strcmp(e->target, target) && !strcmp(e->key, key) &&
+        !strcmp(e->what, what) && !strcmp(e->plan, plan) && !strcmp(e->machine, machine))
       return e;
   }
   return NULL;
 }
 
 void tuning_write(FILE *f, const TuningEntry *e) {
-  fprintf(f, "%s %s %s %s %s %.6g %s %s\n", e->kind, e->target, e->key, e->what, e->plan, e->seconds, e->date,
-          e->machine);
+  fprintf(f, "%s %s %s %s %s %.6g %s %s\n", e->kind, e->target, e->key, e->what, e->plan,
+          e->seconds, e->date, e->machine);
 }
 
 const char *tuning_machine(Arena *a) {

@@ -31,8 +31,9 @@ struct Tuning {
 bool tuning_load(Arena *a, const char *path, bool may_be_missing, Tuning *t);
 /* The last entry with these fields measured on `machine`, or NULL: an entry from another machine
  * later in the file does not hide this machine's. */
-const TuningEntry *tuning_find(const Tuning *t, const char *kind, const char *target, const char *key,
-                               const char *what, const char *plan, const char *machine);
+const TuningEntry *tuning_find(const Tuning *t, const char *kind, const char *target,
+                               const char *key, const char *what, const char *plan,
+                               const char *machine);
 /* Writes one entry as a line. */
 void tuning_write(FILE *f, const TuningEntry *e);
 /* This machine as tuning files name it: the CPU model and the number of online CPUs. */

@@ -30,7 +30,8 @@ static bool verify_op(const Module *m, int i, SymTab *names) {
     ok = fail("op '%s' (%s) has a wrong number of inputs", op->name, info->name);
   for (int j = 0; j < n; j++) {
     int v = op->inputs.data[j];
-    if (v < 0 || v >= g->values.len) ok = fail("op '%s' reads a value that does not exist", op->name);
+    if (v < 0 || v >= g->values.len)
+      ok = fail("op '%s' reads a value that does not exist", op->name);
     else if (g->values.data[v].producer >= i)
       ok = fail("op '%s' reads '%s' before it is produced (not in topological order)", op->name,
                 g->values.data[v].name);
@@ -63,14 +64,16 @@ static bool verify_schedule(const Module *m) {
     }
     prev = b->op;
     const Op *op = &g->ops.data[b->op];
-    if (b->input_grad.len != op->inputs.len) ok = fail("backward step '%s' has a wrong input count", op->name);
+    if (b->input_grad.len != op->inputs.len)
+      ok = fail("backward step '%s' has a wrong input count", op->name);
     for (int j = 0; j < b->input_grad.len && j < op->inputs.len; j++) {
       int v = op->inputs.data[j];
       if (b->input_grad.data[j] == GRAD_ACCUMULATE && !written[v])
         ok = fail("backward step '%s' adds to the gradient of '%s' before it is written", op->name,
                   g->values.data[v].name);
       if (b->input_grad.data[j] == GRAD_WRITE && written[v])
-        ok = fail("backward step '%s' overwrites the gradient of '%s'", op->name, g->values.data[v].name);
+        ok = fail("backward step '%s' overwrites the gradient of '%s'", op->name,
+                  g->values.data[v].name);
       if (b->input_grad.data[j] != GRAD_NONE) written[v] = 1;
     }
   }
@@ -87,13 +90,16 @@ static bool verify_plan(const Module *m) {
   for (int i = 0; i < p->buffers.len && ok; i++) {
     const Buffer *a = &p->buffers.data[i];
     int64_t limit = a->per_image ? p->image_words : p->fixed_words;
-    if (a->offset < 0 || a->offset + a->elems > limit) ok = fail("buffer '%s' lies outside its region", a->name);
+    if (a->offset < 0 || a->offset + a->elems > limit)
+      ok = fail("buffer '%s' lies outside its region", a->name);
     for (int j = i + 1; j < p->buffers.len && ok; j++) {
       const Buffer *b = &p->buffers.data[j];
       bool same_time = a->first <= b->last && b->first <= a->last;
-      bool same_memory = a->offset < b->offset + padded(b->elems) && b->offset < a->offset + padded(a->elems);
+      bool same_memory =
+          a->offset < b->offset + padded(b->elems) && b->offset < a->offset + padded(a->elems);
       if (a->per_image == b->per_image && same_time && same_memory)
-        ok = fail("buffers '%s' and '%s' are live at the same time in the same memory", a->name, b->name);
+        ok = fail("buffers '%s' and '%s' are live at the same time in the same memory", a->name,
+                  b->name);
     }
   }
   int64_t covered = 0;
@@ -106,7 +112,8 @@ static bool verify_plan(const Module *m) {
         ok = fail("parameter '%s' lies outside the parameter pool", q->name);
     }
   }
-  if (covered != p->param_words) ok = fail("the parameter pool is not tiled exactly by the parameters");
+  if (covered != p->param_words)
+    ok = fail("the parameter pool is not tiled exactly by the parameters");
   return ok;
 }
 
@@ -118,8 +125,10 @@ static bool verify_fusion(const Module *m) {
   int64_t at = 0;
   for (int b = 0; b < f->buckets.len; b++) {
     const Bucket *bk = &f->buckets.data[b];
-    if (bk->offset != at || bk->words <= 0) ok = fail("gradient bucket %d does not continue the pool", b);
-    if (bk->ready_step < 0 || bk->ready_step >= m->schedule.backward.len) ok = fail("gradient bucket %d has no step", b);
+    if (bk->offset != at || bk->words <= 0)
+      ok = fail("gradient bucket %d does not continue the pool", b);
+    if (bk->ready_step < 0 || bk->ready_step >= m->schedule.backward.len)
+      ok = fail("gradient bucket %d has no step", b);
     if (b > 0 && bk->ready_step < f->buckets.data[b - 1].ready_step)
       ok = fail("gradient bucket %d is completed before bucket %d", b, b - 1);
     if (b + 1 < f->buckets.len && bk->words * 4 < f->threshold && f->threshold > 0)
@@ -127,8 +136,10 @@ static bool verify_fusion(const Module *m) {
     at += bk->words;
   }
   int64_t updated = 0;
-  for (int k = 0; k < m->schedule.update_ops.len; k++) updated += op_param_count(&m->graph.ops.data[m->schedule.update_ops.data[k]]);
-  if (at != updated) ok = fail("the gradient buckets cover %lld of %lld words", (long long)at, (long long)updated);
+  for (int k = 0; k < m->schedule.update_ops.len; k++)
+    updated += op_param_count(&m->graph.ops.data[m->schedule.update_ops.data[k]]);
+  if (at != updated)
+    ok = fail("the gradient buckets cover %lld of %lld words", (long long)at, (long long)updated);
   return ok;
 }
 
@@ -141,19 +152,22 @@ static bool verify_layouts(const Module *m) {
     const Op *op = &g->ops.data[i];
     const Value *out = &g->values.data[op->output];
     Layout works = out->shape.rank == 4 ? out->layout : LAYOUT_BNRC;
-    if (out->shape.rank != 4 && out->layout != LAYOUT_BNRC) ok = fail("value '%s' is not 4-D but in rcnb", out->name);
+    if (out->shape.rank != 4 && out->layout != LAYOUT_BNRC)
+      ok = fail("value '%s' is not 4-D but in rcnb", out->name);
     for (int j = 0; j < op->inputs.len; j++) {
       const Value *in = &g->values.data[op->inputs.data[j]];
       if (in->shape.rank != 4) continue;
       bool want_other = op->kind == OP_TRANSFORM;
       if ((in->layout != works) != want_other)
-        ok = fail("op '%s' works in %s but reads '%s' in %s", op->name, layout_name(works), in->name,
-                  layout_name(in->layout));
+        ok = fail("op '%s' works in %s but reads '%s' in %s", op->name, layout_name(works),
+                  in->name, layout_name(in->layout));
     }
     if (op->kind == OP_TRANSFORM && (int)out->layout != op->attr.to)
       ok = fail("transform '%s' does not produce the layout it names", op->name);
-    if (op->kind == OP_CONV && op->conv.costed && conv_plan_layout(op->conv.plan[CONV_FORWARD]) != works)
-      ok = fail("conv '%s' works in %s with a forward plan for the other layout", op->name, layout_name(works));
+    if (op->kind == OP_CONV && op->conv.costed &&
+        conv_plan_layout(op->conv.plan[CONV_FORWARD]) != works)
+      ok = fail("conv '%s' works in %s with a forward plan for the other layout", op->name,
+                layout_name(works));
   }
   return ok;
 }
@@ -170,7 +184,8 @@ bool ir_verify(const Module *m) {
     if (p < 0 || p >= m->graph.ops.len || m->graph.ops.data[p].output != v)
       ok = fail("value '%s' has no producer", m->graph.values.data[v].name);
   }
-  if (ok && module_has(m, STAGE_LAID_OUT)) ok &= verify_layouts(m); /* it follows value ids: only once they are sound */
+  if (ok && module_has(m, STAGE_LAID_OUT))
+    ok &= verify_layouts(m); /* it follows value ids: only once they are sound */
   if (module_has(m, STAGE_SCHEDULED)) ok &= verify_schedule(m);
   if (module_has(m, STAGE_PLANNED)) ok &= verify_plan(m);
   if (module_has(m, STAGE_CUT)) ok &= verify_fusion(m);

@@ -27,15 +27,18 @@ static bool cost_conv(Module *m, Op *op) {
     ch->illegal[plan] = m->options.target->conv_illegal(&s, (ConvPlan)plan);
     bool candidate = !ch->illegal[plan] && !excluded_by_option(m, (ConvPlan)plan);
     for (int c = 0; c < CONV_COMPUTATIONS; c++)
-      ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c, &ch->tuned[c][plan])
+      ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c,
+                                                       &ch->tuned[c][plan])
                                     : INFINITY;
-    ch->joint[plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
-                                : INFINITY;
+    ch->joint[plan] =
+        candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
+                  : INFINITY;
   }
   ConvPlan forced = m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT : PLAN_EXPLICIT;
   if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {
-    op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s", conv_plan_name(forced),
-             conv_plan_name(forced), m->options.target->name, shape_str(m->graph.values.data[op->inputs.data[0]].shape),
+    op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s",
+             conv_plan_name(forced), conv_plan_name(forced), m->options.target->name,
+             shape_str(m->graph.values.data[op->inputs.data[0]].shape),
              shape_str(m->graph.values.data[op->output].shape), ch->illegal[forced]);
     return false;
   }
@@ -75,18 +78,22 @@ static void check_tuning(const Module *m) {
     } else if (strcmp(e->machine, m->options.machine)) {
       if (!foreign_machine++) first_machine = e;
     } else if (!key_in_network(m, e)) {
-      diag_warning(e->loc, "tuning entry for %s %s matches no %s of network '%s' at batch %lld (stale?); ignored",
-                   e->kind, e->key, !strcmp(e->kind, "conv") ? "convolution" : "tensor", m->name,
-                   (long long)m->train.batch);
+      diag_warning(
+          e->loc,
+          "tuning entry for %s %s matches no %s of network '%s' at batch %lld (stale?); ignored",
+          e->kind, e->key, !strcmp(e->kind, "conv") ? "convolution" : "tensor", m->name,
+          (long long)m->train.batch);
     }
   }
   if (foreign_target)
-    diag_warning(first_target->loc, "%d tuning entr%s for target '%s', not '%s'; ignored", foreign_target,
-                 foreign_target == 1 ? "y is" : "ies are", first_target->target, m->options.target->name);
+    diag_warning(first_target->loc, "%d tuning entr%s for target '%s', not '%s'; ignored",
+                 foreign_target, foreign_target == 1 ? "y is" : "ies are", first_target->target,
+                 m->options.target->name);
   if (foreign_machine)
-    diag_warning(first_machine->loc, "%d tuning entr%s measured on '%s', not on this machine ('%s'); ignored",
-                 foreign_machine, foreign_machine == 1 ? "y was" : "ies were", first_machine->machine,
-                 m->options.machine);
+    diag_warning(first_machine->loc,
+                 "%d tuning entr%s measured on '%s', not on this machine ('%s'); ignored",
+                 foreign_machine, foreign_machine == 1 ? "y was" : "ies were",
+                 first_machine->machine, m->options.machine);
 }
 
 bool pass_conv_strategy(Module *m) {

@@ -18,23 +18,23 @@ enum { MAX_OPS = 1 << 16, MAX_DEPTH = 64, MAX_INSTANCES = 1 << 14 };
 
 typedef struct Scope {
   const Block *block;
-  const char *prefix;        /* "" at top level, "res2a/" inside instance res2a */
-  SymTab names;              /* statement name -> statement index */
-  int *values;               /* statement index -> value id (-1: failed) */
-  SymTab params;             /* parameter name -> index */
-  Const *bindings;           /* parameter index -> value */
-  bool *bound;               /* parameter index -> has a value yet */
+  const char *prefix; /* "" at top level, "res2a/" inside instance res2a */
+  SymTab names;       /* statement name -> statement index */
+  int *values;        /* statement index -> value id (-1: failed) */
+  SymTab params;      /* parameter name -> index */
+  Const *bindings;    /* parameter index -> value */
+  bool *bound;        /* parameter index -> has a value yet */
   const CallSite *site;
   const struct Scope *caller;
 } Scope;
 
 typedef struct Elab {
   Module *m;
-  SymTab consts;             /* constant name -> index into const_values */
+  SymTab consts; /* constant name -> index into const_values */
   VEC(Const) const_values;
-  SymTab blocks;             /* block name -> index */
-  VEC(int) alias;            /* value id -> the value it stands for (block results), or -1 */
-  int instances;             /* block instances made so far */
+  SymTab blocks;  /* block name -> index */
+  VEC(int) alias; /* value id -> the value it stands for (block results), or -1 */
+  int instances;  /* block instances made so far */
   bool too_big;
 } Elab;
 
@@ -95,13 +95,17 @@ static void eval_setting(Elab *e, const Setting *s, SymTab *seen, SymTab *bad_se
   static const char *const sections[] = {"train", "data", NULL};
   const FieldSpec *specs;
   void *dst;
-  if (!strcmp(s->section, "train")) specs = train_fields, dst = &e->m->train;
-  else if (!strcmp(s->section, "data")) specs = data_fields, dst = &e->m->data;
+  if (!strcmp(s->section, "train"))
+    specs = train_fields, dst = &e->m->train;
+  else if (!strcmp(s->section, "data"))
+    specs = data_fields, dst = &e->m->data;
   else {
     if (symtab_put(bad_sections, s->section, 0) >= 0) return;
     const char *near = diag_suggest(s->section, sections);
-    if (near) diag_error(s->loc, "unknown section '%s'; did you mean '%s'?", s->section, near);
-    else diag_error(s->loc, "unknown section '%s' (sections are 'train' and 'data')", s->section);
+    if (near)
+      diag_error(s->loc, "unknown section '%s'; did you mean '%s'?", s->section, near);
+    else
+      diag_error(s->loc, "unknown section '%s' (sections are 'train' and 'data')", s->section);
     return;
   }
   const char *full = arena_printf(&e->m->arena, "%s.%s", s->section, s->key);
@@ -155,11 +159,14 @@ static void check_statements(Elab *e, const Block *b) {
     }
     for (int p = 0; p < b->params.len; p++)
       if (!strcmp(b->params.data[p].name, st->name))
-        diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name, b->name);
-    if (op_kind_find(st->callee) < 0 && symtab_get(&e->blocks, st->callee) < 0) unknown_callee(e, st);
+        diag_error(st->loc, "'%s' is a parameter of block '%s' and cannot be redefined", st->name,
+                   b->name);
+    if (op_kind_find(st->callee) < 0 && symtab_get(&e->blocks, st->callee) < 0)
+      unknown_callee(e, st);
     if (op_kind_find(st->callee) == OP_TRANSFORM)
-      diag_error(st->callee_loc, "'transform' layers are inserted by the compiler (the layout pass); a network "
-                                 "does not name layouts");
+      diag_error(st->callee_loc,
+                 "'transform' layers are inserted by the compiler (the layout pass); a network "
+                 "does not name layouts");
   }
 }
 
@@ -192,7 +199,8 @@ static void check_blocks(Elab *e) {
 static void elab_scope(Elab *e, Scope *s);
 
 static const char *const *scope_names(Elab *e, const Scope *s) {
-  const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(s->block->body.len + s->block->params.len + 1));
+  const char **names = arena_alloc(
+      &e->m->arena, sizeof *names * (size_t)(s->block->body.len + s->block->params.len + 1));
   int n = 0;
   for (int i = 0; i < s->block->body.len; i++) names[n++] = s->block->body.data[i].name;
   for (int i = 0; i < s->block->params.len; i++) names[n++] = s->block->params.data[i].name;
@@ -201,8 +209,10 @@ static const char *const *scope_names(Elab *e, const Scope *s) {
 
 static void undefined_name(Elab *e, const Scope *s, const Const *v) {
   const char *near = diag_suggest(v->s, scope_names(e, s));
-  if (near) diag_error(v->loc, "undefined name '%s'; did you mean '%s'?", v->s, near);
-  else diag_error(v->loc, "undefined name '%s'", v->s);
+  if (near)
+    diag_error(v->loc, "undefined name '%s'; did you mean '%s'?", v->s, near);
+  else
+    diag_error(v->loc, "undefined name '%s'", v->s);
 }
 
 /* A name of this scope whose statement failed: its error is already reported. */
@@ -270,7 +280,8 @@ static void elab_layer(Elab *e, const Scope *s, const Stmt *st, int op_index) {
   int n = op->inputs.len;
   if (n < info->min_inputs || (info->max_inputs >= 0 && n > info->max_inputs)) {
     if (info->min_inputs == info->max_inputs)
-      op_error(op, "takes %d input%s, but has %d", info->min_inputs, info->min_inputs == 1 ? "" : "s", n);
+      op_error(op, "takes %d input%s, but has %d", info->min_inputs,
+               info->min_inputs == 1 ? "" : "s", n);
     else if (info->max_inputs < 0)
       op_error(op, "takes at least %d inputs, but has %d", info->min_inputs, n);
     else
@@ -295,19 +306,23 @@ static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *
       const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(b->params.len + 1));
       for (int k = 0; k < b->params.len; k++) names[k] = b->params.data[k].name;
       const char *near = diag_suggest(arg->key, names);
-      if (near) diag_error(arg->loc, "block '%s' has no parameter '%s'; did you mean '%s'?", b->name, arg->key, near);
-      else diag_error(arg->loc, "block '%s' has no parameter '%s'", b->name, arg->key);
+      if (near)
+        diag_error(arg->loc, "block '%s' has no parameter '%s'; did you mean '%s'?", b->name,
+                   arg->key, near);
+      else
+        diag_error(arg->loc, "block '%s' has no parameter '%s'", b->name, arg->key);
       ok = false;
       continue;
     }
     if (p >= b->params.len) {
-      diag_error(arg->loc, "block '%s' takes %d argument%s, but is given more", b->name, b->params.len,
-                 b->params.len == 1 ? "" : "s");
+      diag_error(arg->loc, "block '%s' takes %d argument%s, but is given more", b->name,
+                 b->params.len, b->params.len == 1 ? "" : "s");
       diag_note(b->loc, "'%s' is defined here", b->name);
       return false;
     }
     if (inner->bound[p]) {
-      diag_error(arg->loc, "block '%s': parameter '%s' is given twice", b->name, b->params.data[p].name);
+      diag_error(arg->loc, "block '%s': parameter '%s' is given twice", b->name,
+                 b->params.data[p].name);
       ok = false;
       continue;
     }
@@ -329,7 +344,8 @@ static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *
     if (inner->bound[p]) continue;
     const BlockParam *bp = &b->params.data[p];
     if (!bp->deflt) {
-      diag_error(st->loc, "instance '%s' of block '%s' is missing argument '%s'", st->name, b->name, bp->name);
+      diag_error(st->loc, "instance '%s' of block '%s' is missing argument '%s'", st->name, b->name,
+                 bp->name);
       diag_note(bp->loc, "parameter '%s' is declared here", bp->name);
       ok = false;
       continue;
@@ -372,11 +388,13 @@ static void init_scope(Elab *e, Scope *s, const Block *b) {
 static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int placeholder) {
   const Block *b = &e->m->blocks.data[bi];
   if (on_call_stack(s, b) || scope_depth(s) >= MAX_DEPTH) {
-    diag_error(st->callee_loc, "block '%s' instantiates itself (directly or through other blocks)", b->name);
+    diag_error(st->callee_loc, "block '%s' instantiates itself (directly or through other blocks)",
+               b->name);
     return;
   }
   if (++e->instances > MAX_INSTANCES) {
-    diag_error(st->callee_loc, "the network has more than %d block instances after elaboration", MAX_INSTANCES);
+    diag_error(st->callee_loc, "the network has more than %d block instances after elaboration",
+               MAX_INSTANCES);
     e->too_big = true;
     return;
   }
@@ -384,8 +402,10 @@ static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int place
   init_scope(e, &inner, b);
   inner.prefix = arena_printf(&e->m->arena, "%s%s/", s->prefix, st->name);
   CallSite *site = arena_alloc(&e->m->arena, sizeof *site);
-  *site = (CallSite){.block = b->name, .instance = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name),
-                     .loc = st->loc, .outer = s->site};
+  *site = (CallSite){.block = b->name,
+                     .instance = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name),
+                     .loc = st->loc,
+                     .outer = s->site};
   inner.site = site;
   if (!bind_arguments(e, s, st, &inner)) return;
   elab_scope(e, &inner);
@@ -395,12 +415,21 @@ static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int place
 
 /* Other frameworks' names for our layer kinds, for suggestions only. */
 static const char *alias_of(const char *name) {
-  static const char *const aliases[][2] = {
-      {"convolution", "conv"},    {"conv2d", "conv"},      {"innerproduct", "fc"},
-      {"inner_product", "fc"},    {"linear", "fc"},        {"dense", "fc"},
-      {"pooling", "pool"},        {"maxpool", "pool"},     {"avgpool", "pool"},
-      {"batch_norm", "batchnorm"}, {"bn", "batchnorm"},    {"eltwise", "add"},
-      {"softmaxwithloss", "softmax_loss"}, {"softmax", "softmax_loss"}, {"data", "input"}};
+  static const char *const aliases[][2] = {{"convolution", "conv"},
+                                           {"conv2d", "conv"},
+                                           {"innerproduct", "fc"},
+                                           {"inner_product", "fc"},
+                                           {"linear", "fc"},
+                                           {"dense", "fc"},
+                                           {"pooling", "pool"},
+                                           {"maxpool", "pool"},
+                                           {"avgpool", "pool"},
+                                           {"batch_norm", "batchnorm"},
+                                           {"bn", "batchnorm"},
+                                           {"eltwise", "add"},
+                                           {"softmaxwithloss", "softmax_loss"},
+                                           {"softmax", "softmax_loss"},
+                                           {"data", "input"}};
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (!strcasecmp(name, aliases[i][0])) return aliases[i][1];
   return NULL;
@@ -408,13 +437,17 @@ static const char *alias_of(const char *name) {
 
 static void unknown_callee(Elab *e, const Stmt *st) {
   int n = 0;
-  const char **names = arena_alloc(&e->m->arena, sizeof *names * (size_t)(OP_COUNT + e->m->blocks.len + 1));
+  const char **names =
+      arena_alloc(&e->m->arena, sizeof *names * (size_t)(OP_COUNT + e->m->blocks.len + 1));
   for (int k = 0; k < OP_COUNT; k++) names[n++] = op_info[k].name;
   for (int i = 0; i < e->m->blocks.len; i++) names[n++] = e->m->blocks.data[i].name;
   const char *near = alias_of(st->callee);
   if (!near) near = diag_suggest(st->callee, names);
-  if (near) diag_error(st->callee_loc, "unknown layer kind or block '%s'; did you mean '%s'?", st->callee, near);
-  else diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
+  if (near)
+    diag_error(st->callee_loc, "unknown layer kind or block '%s'; did you mean '%s'?", st->callee,
+               near);
+  else
+    diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
 }
 
 /* Phase 1 creates every statement's value, so inputs may name layers defined further down;
@@ -446,7 +479,8 @@ static void elab_scope(Elab *e, Scope *s) {
   }
   for (int i = 0; i < b->body.len && !e->too_big; i++) {
     const Stmt *st = &b->body.data[i];
-    if (op_of[i] >= 0) elab_layer(e, s, st, op_of[i]);
+    if (op_of[i] >= 0)
+      elab_layer(e, s, st, op_of[i]);
     else if (s->values[i] >= 0 && symtab_get(&s->names, st->name) == i)
       elab_call(e, s, st, symtab_get(&e->blocks, st->callee), s->values[i]);
   }
@@ -470,7 +504,8 @@ static void compact_values(Elab *e) {
   }
   for (int i = 0; i < g->ops.len; i++) {
     Op *op = &g->ops.data[i];
-    for (int j = 0; j < op->inputs.len; j++) op->inputs.data[j] = new_id[resolve(e, op->inputs.data[j])];
+    for (int j = 0; j < op->inputs.len; j++)
+      op->inputs.data[j] = new_id[resolve(e, op->inputs.data[j])];
     op->output = new_id[op->output];
   }
   g->values.len = n;
@@ -536,7 +571,9 @@ static bool topological_order(Module *m) {
   return true;
 }
 
-static bool is_sink(OpKind k) { return op_info[k].role == ROLE_LOSS || op_info[k].role == ROLE_METRIC; }
+static bool is_sink(OpKind k) {
+  return op_info[k].role == ROLE_LOSS || op_info[k].role == ROLE_METRIC;
+}
 
 static void check_graph(Module *m) {
   const Graph *g = &m->graph;
@@ -547,10 +584,12 @@ static void check_graph(Module *m) {
     for (int j = 0; j < g->ops.data[i].inputs.len; j++) used[g->ops.data[i].inputs.data[j]] = 1;
   }
   if (!has_loss)
-    diag_error(m->loc, "network '%s' has no loss layer; training needs one (softmax_loss)", m->name);
+    diag_error(m->loc, "network '%s' has no loss layer; training needs one (softmax_loss)",
+               m->name);
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    if (!used[op->output] && !is_sink(op->kind)) op_warning(op, "its output is not used by any layer");
+    if (!used[op->output] && !is_sink(op->kind))
+      op_warning(op, "its output is not used by any layer");
   }
 }
 
@@ -570,7 +609,8 @@ static void resolve_data_paths(Module *m) {
   const char *source = m->loc.file ? m->loc.file->name : ".";
   StrList *lists[] = {&m->data.train, &m->data.test};
   for (int l = 0; l < 2; l++)
-    for (int i = 0; i < lists[l]->n; i++) lists[l]->v[i] = resolve_path(&m->arena, source, lists[l]->v[i]);
+    for (int i = 0; i < lists[l]->n; i++)
+      lists[l]->v[i] = resolve_path(&m->arena, source, lists[l]->v[i]);
 }
 
 bool pass_elaborate(Module *m) {

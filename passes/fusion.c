@@ -24,7 +24,9 @@ bool pass_fusion(Module *m) {
     for (int p = 0; p < o->params.len; p++, index++) {
       const Param *q = &o->params.data[p];
       if (q->offset != expected) {
-        diag_error((SrcLoc){0}, "internal: parameter '%s' is not where the gradient pool's order puts it", q->name);
+        diag_error((SrcLoc){0},
+                   "internal: parameter '%s' is not where the gradient pool's order puts it",
+                   q->name);
         return false;
       }
       int64_t words = shape_elems(q->shape);

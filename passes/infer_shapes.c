@@ -36,7 +36,9 @@ static bool check_mean(const Module *m) {
     if (op_info[op->kind].role != ROLE_IMAGES) continue;
     int64_t channels = m->graph.values.data[op->output].shape.dim[1];
     if (mean->n > DATA_MEAN_MAX || (mean->n > 1 && mean->n != channels)) {
-      diag_error(m->loc, "data.mean has %d values, but the input has %lld channels (give one value or one per channel)",
+      diag_error(m->loc,
+                 "data.mean has %d values, but the input has %lld channels (give one value or one "
+                 "per channel)",
                  mean->n, (long long)channels);
       return false;
     }

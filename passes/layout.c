@@ -37,7 +37,8 @@ static double round_trip(const Module *m, int v, Layout from, bool gradient) {
 }
 
 /* The least cost of a convolution with its tensors in layout l; its plans in `plans`. */
-static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_needed, ConvPlan plans[3]) {
+static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_needed,
+                             ConvPlan plans[3]) {
   const ConvChoice *ch = &op->conv;
   ConvPlan native = l == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT;
   plans[CONV_FORWARD] = plans[CONV_WGRAD] = plans[CONV_DGRAD] = native;
@@ -51,13 +52,14 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
       if (!dx_needed && dg != wg) continue;
       bool wg_converts = wg != (int)native, dg_converts = dx_needed && dg != (int)native;
       double cost = !dx_needed ? ch->cost[CONV_WGRAD][wg]
-                  : wg == dg   ? ch->joint[wg] /* one call computes both */
+                    : wg == dg ? ch->joint[wg] /* one call computes both */
                                : ch->cost[CONV_WGRAD][wg] + ch->cost[CONV_DGRAD][dg];
       if (wg_converts || dg_converts) cost += module_transform_cost(m, value_shape(m, y), other(l));
       if (wg_converts) cost += module_transform_cost(m, value_shape(m, x), other(l));
       if (dg_converts) cost += module_transform_cost(m, value_shape(m, x), l);
       if (wg != PLAN_EXPLICIT || (dx_needed && dg != PLAN_EXPLICIT)) cost *= bias;
-      if (cost < best) best = cost, plans[CONV_WGRAD] = (ConvPlan)wg, plans[CONV_DGRAD] = (ConvPlan)dg;
+      if (cost < best)
+        best = cost, plans[CONV_WGRAD] = (ConvPlan)wg, plans[CONV_DGRAD] = (ConvPlan)dg;
     }
   return forward + best;
 }
@@ -67,11 +69,13 @@ static void op_costs(Module *m, int i, const char *upstream, double cost[2]) {
   Op *op = &m->graph.ops.data[i];
   bool four_d = value_shape(m, op->output).rank == 4;
   cost[LAYOUT_BNRC] = 0;
-  cost[LAYOUT_RCNB] = four_d && m->options.target->accepts(&m->graph, op, LAYOUT_RCNB) ? 0 : INFINITY;
+  cost[LAYOUT_RCNB] =
+      four_d && m->options.target->accepts(&m->graph, op, LAYOUT_RCNB) ? 0 : INFINITY;
   if (op->kind != OP_CONV) return;
   ConvPlan plans[3];
   for (int l = 0; l < 2; l++)
-    cost[l] = op->conv.in_layout[l] = conv_in_layout(m, op, (Layout)l, upstream[op->inputs.data[0]], plans);
+    cost[l] = op->conv.in_layout[l] =
+        conv_in_layout(m, op, (Layout)l, upstream[op->inputs.data[0]], plans);
 }
 
 typedef struct Nodes {
@@ -147,8 +151,13 @@ static Insert *transform_for(Module *m, InsertList *inserts, int u, int consumer
 static Op make_transform(Module *m, const Insert *in) {
   const Value *v = &m->graph.values.data[in->value];
   const Op *producer = &m->graph.ops.data[v->producer];
-  Op t = {.kind = OP_TRANSFORM, .name = m->graph.values.data[in->copy].name, .loc = producer->loc,
-          .site = producer->site, .output = in->copy, .out_buf = -1, .grad_buf = -1};
+  Op t = {.kind = OP_TRANSFORM,
+          .name = m->graph.values.data[in->copy].name,
+          .loc = producer->loc,
+          .site = producer->site,
+          .output = in->copy,
+          .out_buf = -1,
+          .grad_buf = -1};
   fields_default(op_info[OP_TRANSFORM].fields, &t.attr);
   t.attr.to = (int)m->graph.values.data[in->copy].layout;
   vec_push(&m->arena, t.inputs, in->value);
@@ -196,7 +205,8 @@ bool pass_layout(Module *m) {
     Op *op = &g->ops.data[i];
     Value *out = &g->values.data[op->output];
     out->layout = out->shape.rank == 4 && label[i] ? LAYOUT_RCNB : LAYOUT_BNRC;
-    if (op->kind == OP_CONV) conv_in_layout(m, op, out->layout, upstream[op->inputs.data[0]], op->conv.plan);
+    if (op->kind == OP_CONV)
+      conv_in_layout(m, op, out->layout, upstream[op->inputs.data[0]], op->conv.plan);
   }
   insert_transforms(m);
   return true;

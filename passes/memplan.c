@@ -43,26 +43,28 @@ static void create_buffers(Module *m, const int *bstep) {
     const Value *v = &g->values.data[op->output];
     bool scalar = v->shape.rank == 0;
     OpRole role = op_info[op->kind].role;
-    bool external = role == ROLE_IMAGES || role == ROLE_LABELS;  /* written before forward */
-    bool metric = role == ROLE_LOSS || role == ROLE_METRIC;      /* read after it */
+    bool external = role == ROLE_IMAGES || role == ROLE_LABELS; /* written before forward */
+    bool metric = role == ROLE_LOSS || role == ROLE_METRIC;     /* read after it */
     int last = metric ? INT_MAX : i;
     if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
-    op->out_buf = add_buffer(m, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
-                             v->dtype, external ? 0 : i, last);
+    op->out_buf = add_buffer(m, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape),
+                             !scalar, v->dtype, external ? 0 : i, last);
     SavedSpec saved[2];
     op->nsaved = op_saved(g, op, saved);
     for (int k = 0; k < op->nsaved; k++)
-      op->saved_buf[k] = add_buffer(m, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
-                                    saved[k].elems, saved[k].per_image, saved[k].dtype, i,
-                                    bstep[i] >= 0 ? bstep[i] : i);
+      op->saved_buf[k] = add_buffer(
+          m, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
+          saved[k].elems, saved[k].per_image, saved[k].dtype, i, bstep[i] >= 0 ? bstep[i] : i);
   }
   /* inputs: forward consumers, and backward steps that read their inputs */
   for (int i = 0; i < n; i++) {
     const Op *op = &g->ops.data[i];
     for (int j = 0; j < op->inputs.len; j++) {
-      Buffer *b = &m->plan.buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].out_buf];
+      Buffer *b =
+          &m->plan.buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].out_buf];
       b->last = extend(b->last, i);
-      if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0) b->last = extend(b->last, bstep[i]);
+      if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0)
+        b->last = extend(b->last, bstep[i]);
     }
   }
   /* gradients: from the first backward step that writes them to the producer's backward */
@@ -73,8 +75,8 @@ static void create_buffers(Module *m, const int *bstep) {
       if (s->input_grad.data[k] != GRAD_WRITE) continue;
       const Value *v = &g->values.data[op->inputs.data[k]];
       Op *producer = &g->ops.data[v->producer];
-      producer->grad_buf = add_buffer(m, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
-                                      shape_per_image(v->shape), true, DT_F32, n + j,
+      producer->grad_buf = add_buffer(m, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name),
+                                      v->producer, shape_per_image(v->shape), true, DT_F32, n + j,
                                       bstep[v->producer] >= 0 ? bstep[v->producer] : n + j);
     }
   }
@@ -94,7 +96,9 @@ static int by_offset(const void *a, const void *b) {
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static bool overlap_in_time(const Buffer *a, const Buffer *b) { return a->first <= b->last && b->first <= a->last; }
+static bool overlap_in_time(const Buffer *a, const Buffer *b) {
+  return a->first <= b->last && b->first <= a->last;
+}
 
 /* Places the buffers of one region (per-image or fixed); returns the region's size. */
 static int64_t place_region(Module *m, bool per_image) {
@@ -159,7 +163,8 @@ bool pass_memplan(Module *m) {
   }
   create_buffers(m, backward_steps(m));
   for (int i = 0; i < m->plan.buffers.len; i++)
-    if (m->plan.buffers.data[i].per_image) m->plan.naive_image_words += align(m->plan.buffers.data[i].elems);
+    if (m->plan.buffers.data[i].per_image)
+      m->plan.naive_image_words += align(m->plan.buffers.data[i].elems);
   m->plan.image_words = place_region(m, true);
   m->plan.fixed_words = place_region(m, false);
   place_parameters(m);

@@ -74,11 +74,13 @@ static int64_t augment(MinCut *g, int s, int t, int *path) {
       int64_t pushed = MINCUT_INFINITE;
       for (int i = 0; i < depth; i++)
         if (g->edges[path[i]].cap < pushed) pushed = g->edges[path[i]].cap;
-      for (int i = 0; i < depth; i++) g->edges[path[i]].cap -= pushed, g->edges[path[i] ^ 1].cap += pushed;
+      for (int i = 0; i < depth; i++)
+        g->edges[path[i]].cap -= pushed, g->edges[path[i] ^ 1].cap += pushed;
       return pushed;
     }
     int *e = &g->iter[u];
-    while (*e >= 0 && (g->edges[*e].cap <= 0 || g->level[g->edges[*e].to] != g->level[u] + 1)) *e = g->edges[*e].next;
+    while (*e >= 0 && (g->edges[*e].cap <= 0 || g->level[g->edges[*e].to] != g->level[u] + 1))
+      *e = g->edges[*e].next;
     if (*e >= 0) {
       path[depth++] = *e;
       u = g->edges[*e].to;

@@ -13,10 +13,10 @@ typedef struct Pass {
 } Pass;
 
 typedef struct PipelineOptions {
-  bool verify_each;          /* run the verifier after every pass */
+  bool verify_each; /* run the verifier after every pass */
   bool print_after_all;
-  const char *print_after;   /* a pass name, or NULL */
-  FILE *dump;                /* where IR dumps go (stderr) */
+  const char *print_after; /* a pass name, or NULL */
+  FILE *dump;              /* where IR dumps go (stderr) */
 } PipelineOptions;
 
 const Pass *pipeline_passes(int *count);

@@ -6,21 +6,22 @@ enum {
 };
 
 static const Pass passes[] = {
-    {"elaborate", "instantiate blocks, resolve names, decode attributes, order the graph", pass_elaborate, 0,
-     STAGE_ELABORATED},
-    {"infer-shapes", "infer every tensor's shape and create the learnable parameters", pass_infer_shapes,
-     STAGE_ELABORATED, STAGE_SHAPED},
-    {"verify", "check the IR's invariants", pass_verify, STAGE_ELABORATED | STAGE_SHAPED, STAGE_VERIFIED},
+    {"elaborate", "instantiate blocks, resolve names, decode attributes, order the graph",
+     pass_elaborate, 0, STAGE_ELABORATED},
+    {"infer-shapes", "infer every tensor's shape and create the learnable parameters",
+     pass_infer_shapes, STAGE_ELABORATED, STAGE_SHAPED},
+    {"verify", "check the IR's invariants", pass_verify, STAGE_ELABORATED | STAGE_SHAPED,
+     STAGE_VERIFIED},
     {"conv-strategy", "cost each convolution's computations in each plan (model or tuning file)",
      pass_conv_strategy, GRAPH, STAGE_COSTED},
-    {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms", pass_layout,
-     GRAPH | STAGE_COSTED, STAGE_LAID_OUT},
-    {"schedule", "lower training into forward, backward and update steps", pass_schedule, GRAPH | STAGE_LAID_OUT,
-     STAGE_SCHEDULED},
-    {"memplan", "place every tensor of a training step in one arena, reusing dead memory", pass_memplan,
-     GRAPH | STAGE_SCHEDULED, STAGE_PLANNED},
-    {"fusion", "cut the gradient pool into buckets and mark where backward completes each", pass_fusion,
-     GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
+    {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms",
+     pass_layout, GRAPH | STAGE_COSTED, STAGE_LAID_OUT},
+    {"schedule", "lower training into forward, backward and update steps", pass_schedule,
+     GRAPH | STAGE_LAID_OUT, STAGE_SCHEDULED},
+    {"memplan", "place every tensor of a training step in one arena, reusing dead memory",
+     pass_memplan, GRAPH | STAGE_SCHEDULED, STAGE_PLANNED},
+    {"fusion", "cut the gradient pool into buckets and mark where backward completes each",
+     pass_fusion, GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
 };
 
 const Pass *pipeline_passes(int *count) {

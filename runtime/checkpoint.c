@@ -26,15 +26,18 @@ static void put(Writer *w, const void *data, size_t n) {
 static void put_u64(Writer *w, uint64_t v) { put(w, &v, 8); }
 static void put_u32(Writer *w, uint32_t v) { put(w, &v, 4); }
 static void put_floats(Writer *w, const float *v, int64_t n) {
-  if (v) put(w, v, sizeof(float) * (size_t)n);
+  if (v)
+    put(w, v, sizeof(float) * (size_t)n);
   else {
     float zero[256] = {0};
-    for (int64_t i = 0; i < n; i += 256) put(w, zero, sizeof(float) * (size_t)(n - i < 256 ? n - i : 256));
+    for (int64_t i = 0; i < n; i += 256)
+      put(w, zero, sizeof(float) * (size_t)(n - i < 256 ? n - i : 256));
   }
 }
 
-void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params, const float *momentum,
-                         const float *state, int64_t iteration, uint64_t seed) {
+void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params,
+                         const float *momentum, const float *state, int64_t iteration,
+                         uint64_t seed) {
   size_t len = strlen(path);
   char *tmp = swn_alloc(len + 16);
   snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
@@ -73,7 +76,8 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
   put_floats(&w, state, net->state_words);
   uint64_t sum = w.sum;
   put_u64(&w, sum);
-  if (fflush(w.f) || fsync(fileno(w.f)) || fclose(w.f)) swn_fatal_at(path, "cannot write: %s", strerror(errno));
+  if (fflush(w.f) || fsync(fileno(w.f)) || fclose(w.f))
+    swn_fatal_at(path, "cannot write: %s", strerror(errno));
   if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
   free(tmp);
 }
@@ -84,66 +88,93 @@ typedef struct Reader {
   const char *path;
 } Reader;
 
+/* A fatal error about the file being read: its buffer is freed first. */
+static _Noreturn __attribute__((format(printf, 2, 3))) void reject(Reader *r, const char *fmt,
+                                                                   ...) {
+  free((void *)r->data);
+  va_list ap;
+  va_start(ap, fmt);
+  swn_vfatal_at(r->path, fmt, ap);
+}
+
 static const void *take(Reader *r, size_t n) {
-  if (r->size - r->at < n) swn_fatal_at(r->path, "is truncated (%zu bytes)", r->size);
+  if (r->size - r->at < n) reject(r, "is truncated (%zu bytes)", r->size);
   const void *p = r->data + r->at;
   r->at += n;
   return p;
 }
-static uint64_t get_u64(Reader *r) { uint64_t v; memcpy(&v, take(r, 8), 8); return v; }
-static uint32_t get_u32(Reader *r) { uint32_t v; memcpy(&v, take(r, 4), 4); return v; }
+static uint64_t get_u64(Reader *r) {
+  uint64_t v;
+  memcpy(&v, take(r, 8), 8);
+  return v;
+}
+static uint32_t get_u32(Reader *r) {
+  uint32_t v;
+  memcpy(&v, take(r, 4), 4);
+  return v;
+}
 
 static unsigned char *read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
   if (!f) swn_fatal_at(path, "cannot open: %s", strerror(errno));
-  size_t cap = 1 << 20, n = 0, got;
-  unsigned char *buf = malloc(cap);
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0)
-    if ((n += got) == cap) buf = realloc(buf, cap *= 2);
-  if (!buf || ferror(f)) swn_fatal_at(path, "cannot read");
+  size_t cap = 1 << 16, n = 0, got;
+  unsigned char *buf = swn_alloc(cap);
+  while ((got = fread(buf + n, 1, cap - n, f)) > 0)
+    if ((n += got) == cap) {
+      unsigned char *bigger = swn_alloc(cap * 2);
+      memcpy(bigger, buf, cap);
+      free(buf), buf = bigger, cap *= 2;
+    }
+  bool failed = ferror(f);
   fclose(f);
+  if (failed) {
+    free(buf);
+    swn_fatal_at(path, "cannot read");
+  }
   *size = n;
   return buf;
 }
 
-void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum, float *state,
-                         int64_t *iteration, uint64_t *seed) {
+void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum,
+                         float *state, int64_t *iteration, uint64_t *seed) {
   Reader r = {.path = path};
   unsigned char *data = read_file(path, &r.size);
   r.data = data;
-  if (r.size < 8 || memcmp(data, MAGIC, 8)) swn_fatal_at(path, "is not a swnc checkpoint");
+  if (r.size < 8 || memcmp(data, MAGIC, 8)) reject(&r, "is not a swnc checkpoint");
   take(&r, 8);
   uint32_t version = get_u32(&r);
-  if (version != VERSION) swn_fatal_at(path, "is a version %u checkpoint; this program reads version %d", version, VERSION);
+  if (version != VERSION)
+    reject(&r, "is a version %u checkpoint; this program reads version %d", version, VERSION);
   get_u32(&r);
   uint64_t hash = get_u64(&r);
   char name[NAME_BYTES + 1] = {0};
   memcpy(name, take(&r, NAME_BYTES), NAME_BYTES);
   if (hash != net->hash)
-    swn_fatal_at(path, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)", name,
-                 (unsigned long long)hash, net->name, (unsigned long long)net->hash);
+    reject(&r, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)",
+           name, (unsigned long long)hash, net->name, (unsigned long long)net->hash);
   *iteration = (int64_t)get_u64(&r);
   *seed = get_u64(&r);
   if ((int64_t)get_u64(&r) != net->param_words || (int64_t)get_u64(&r) != net->state_words)
-    swn_fatal_at(path, "holds pools of other sizes than network '%s' needs", net->name);
+    reject(&r, "holds pools of other sizes than network '%s' needs", net->name);
   uint32_t np = get_u32(&r), ns = get_u32(&r);
   for (uint32_t k = 0; k < np; k++) {
     take(&r, get_u32(&r));
     uint32_t dims = get_u32(&r);
-    if (dims > 8) swn_fatal_at(path, "has a malformed parameter table");
+    if (dims > 8) reject(&r, "has a malformed parameter table");
     take(&r, 8 * (size_t)dims + 8);
   }
   for (uint32_t k = 0; k < ns; k++) {
     take(&r, get_u32(&r));
     take(&r, 16);
   }
-  size_t pbytes = sizeof(float) * (size_t)net->param_words, sbytes = sizeof(float) * (size_t)net->state_words;
+  size_t pbytes = sizeof(float) * (size_t)net->param_words,
+         sbytes = sizeof(float) * (size_t)net->state_words;
   const void *p = take(&r, pbytes), *m = take(&r, pbytes), *st = take(&r, sbytes);
   size_t body = r.at;
   uint64_t stored = get_u64(&r), sum = 14695981039346656037ull;
-  if (r.at != r.size) swn_fatal_at(path, "has %zu bytes after its end", r.size - r.at);
+  if (r.at != r.size) reject(&r, "has %zu bytes after its end", r.size - r.at);
   for (size_t i = 0; i < body; i++) sum = (sum ^ data[i]) * 1099511628211ull;
-  if (stored != sum) swn_fatal_at(path, "is damaged: its checksum does not match its contents");
+  if (stored != sum) reject(&r, "is damaged: its checksum does not match its contents");
   memcpy(params, p, pbytes);
   if (momentum) memcpy(momentum, m, pbytes);
   memcpy(state, st, sbytes);

@@ -16,7 +16,8 @@ static int64_t records_in(const char *path) {
   long size = ftell(f);
   fclose(f);
   if (size <= 0 || size % CIFAR_RECORD)
-    swn_fatal_at(path, "is %ld bytes, not a whole number of %d-byte CIFAR-10 records", size, CIFAR_RECORD);
+    swn_fatal_at(path, "is %ld bytes, not a whole number of %d-byte CIFAR-10 records", size,
+                 CIFAR_RECORD);
   return size / CIFAR_RECORD;
 }
 
@@ -33,7 +34,9 @@ void swn_load_cifar(const char *const *files, int nfiles, int64_t limit, SwnData
     FILE *f = fopen(files[i], "rb");
     if (!f) swn_fatal_at(files[i], "cannot open: %s", strerror(errno));
     for (int64_t r = 0; n < d->count && fread(record, CIFAR_RECORD, 1, f) == 1; r++, n++) {
-      if (record[0] > 9) swn_fatal_at(files[i], "record %lld has label %d; CIFAR-10 labels are 0 to 9", (long long)r, record[0]);
+      if (record[0] > 9)
+        swn_fatal_at(files[i], "record %lld has label %d; CIFAR-10 labels are 0 to 9", (long long)r,
+                     record[0]);
       d->labels[n] = record[0];
       memcpy(d->pixels + n * CIFAR_PIXELS, record + 1, CIFAR_PIXELS);
     }

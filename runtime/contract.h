@@ -21,7 +21,10 @@
 /* C declarations from the rows. */
 #define SWN_C_FIELD(code, ctype, name) ctype name;
 #define SWN_C_ARRAY(code, ctype, name, length) ctype name[length];
-#define SWN_C_STRUCT(T) typedef struct T { T##_FIELDS(SWN_C_FIELD, SWN_C_ARRAY) } T;
+#define SWN_C_STRUCT(T)                                                                            \
+  typedef struct T {                                                                               \
+    T##_FIELDS(SWN_C_FIELD, SWN_C_ARRAY)                                                           \
+  } T;
 #define SWN_C_PARAM(code, ctype, name) ctype name
 #define SWN_C_RETURN_VOID void
 #define SWN_C_RETURN_SIZE size_t

@@ -19,10 +19,10 @@
 enum { SLOT_X, SLOT_Y, SLOT_DX, SLOT_WS, SLOTS, ROUNDS = 2 };
 
 typedef struct Tuner {
-  bool warm;            /* the warm-up call is done */
-  int runs[2];          /* timed calls per plan */
-  double best[2];       /* least seconds per plan */
-  int chosen;           /* -1 until decided */
+  bool warm;      /* the warm-up call is done */
+  int runs[2];    /* timed calls per plan */
+  double best[2]; /* least seconds per plan */
+  int chosen;     /* -1 until decided */
 } Tuner;
 
 struct SwnConvState {
@@ -31,7 +31,7 @@ struct SwnConvState {
   size_t cap[SLOTS];
   bool autotune, timing;
   FILE *report;
-  Tuner (*tuners)[3];   /* per layer and computation */
+  Tuner (*tuners)[3]; /* per layer and computation */
 };
 
 static const char *const computation_names[] = {"forward", "wgrad", "dgrad"};
@@ -66,13 +66,16 @@ static float *scratch(SwnConvState *c, int slot, size_t floats) {
 /* ------------------------------------------------------------------ running one plan */
 
 /* Which layout a tensor of (c, h, w) images is in: true for (R,C,N,B). */
-static void convert(bool to_rcnb, int c, int h, int w, int batch, const float *from, float *to, bool add) {
-  if (to_rcnb) swk_to_rcnb(c, h, w, batch, from, to, add);
-  else swk_to_bnrc(c, h, w, batch, from, to, add);
+static void convert(bool to_rcnb, int c, int h, int w, int batch, const float *from, float *to,
+                    bool add) {
+  if (to_rcnb)
+    swk_to_rcnb(c, h, w, batch, from, to, add);
+  else
+    swk_to_bnrc(c, h, w, batch, from, to, add);
 }
 
-static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan, bool rcnb,
-                        const float *x, const float *w, const float *b, float *y) {
+static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
+                        bool rcnb, const float *x, const float *w, const float *b, float *y) {
   bool native = (plan == 1) == rcnb;
   const float *xp = x;
   float *yp = y;
@@ -81,15 +84,18 @@ static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws,
     convert(plan == 1, p->ci, p->h, p->w, batch, x, xt, false);
     xp = xt, yp = scratch(c, SLOT_Y, (size_t)batch * p->co * p->ho * p->wo);
   }
-  if (plan == 1) swk_conv_implicit_forward(p, batch, xp, w, b, yp, scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
-  else swk_conv_forward(p, batch, xp, w, b, yp, ws);
+  if (plan == 1)
+    swk_conv_implicit_forward(p, batch, xp, w, b, yp,
+                              scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
+  else
+    swk_conv_forward(p, batch, xp, w, b, yp, ws);
   if (!native) convert(rcnb, p->co, p->ho, p->wo, batch, yp, y, false);
 }
 
 /* The weight gradient (if dw) and the input gradient (if dx) in one plan. */
-static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan, bool rcnb,
-                         const float *x, const float *w, const float *dy, float *dx, bool dx_add, float *dw,
-                         float *db) {
+static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
+                         bool rcnb, const float *x, const float *w, const float *dy, float *dx,
+                         bool dx_add, float *dw, float *db) {
   bool native = (plan == 1) == rcnb;
   const float *xp = x, *dyp = dy;
   float *dxp = dx;
@@ -108,7 +114,8 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   if (plan == 1)
     swk_conv_implicit_backward(p, batch, xp, w, dyp, dxp, add, dw, db,
                                scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
-  else swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, ws);
+  else
+    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, ws);
   if (!native && dx) convert(rcnb, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
 }
 
@@ -142,8 +149,9 @@ static void end_trial(SwnConvState *c, int layer, int computation, Trial t, doub
   if (u->runs[0] < ROUNDS || u->runs[1] < ROUNDS) return;
   u->chosen = u->best[1] < u->best[0] ? 1 : 0;
   if (c->report)
-    fprintf(c->report, "autotune: %-24s %-7s  explicit %9.3f ms  implicit %9.3f ms  -> %s\n", c->net->layers[layer],
-            computation_names[computation], 1e3 * u->best[0], 1e3 * u->best[1], u->chosen ? "implicit" : "explicit");
+    fprintf(c->report, "autotune: %-24s %-7s  explicit %9.3f ms  implicit %9.3f ms  -> %s\n",
+            c->net->layers[layer], computation_names[computation], 1e3 * u->best[0],
+            1e3 * u->best[1], u->chosen ? "implicit" : "explicit");
 }
 
 /* ------------------------------------------------------------------ the calls */
@@ -157,8 +165,9 @@ void swn_conv_forward(const SwkConv *p, int batch, SwnStep *s, int layer, int pl
   end_trial(c, layer, 0, t, swn_now() - start);
 }
 
-void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int plans, const float *x,
-                       const float *w, const float *dy, float *dx, bool dx_add, float *dw, float *db) {
+void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int plans,
+                       const float *x, const float *w, const float *dy, float *dx, bool dx_add,
+                       float *dw, float *db) {
   SwnConvState *c = s->conv;
   bool rcnb = plans & SWN_CONV_RCNB;
   Trial wg = begin_trial(c, layer, 1, plans), dg = dx ? begin_trial(c, layer, 2, plans) : wg;

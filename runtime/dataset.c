@@ -9,7 +9,8 @@
 
 enum { SYNTHETIC_DEFAULT_SIZE = 1024 };
 
-void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, bool train, SwnDataset *d) {
+void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, bool train,
+                        SwnDataset *d) {
   d->count = count > 0 ? count : SYNTHETIC_DEFAULT_SIZE;
   d->c = net->in_c, d->h = net->in_h, d->w = net->in_w;
   d->pixels = NULL, d->labels = NULL, d->synthetic = true;
@@ -30,12 +31,14 @@ static int32_t synthetic_image(const SwnDataset *d, int classes, int64_t n, uint
 
 static void check_against_network(const SwnNetwork *net, const SwnDataset *d, const char *file) {
   if (d->c != net->in_c || d->h != net->in_h || d->w != net->in_w)
-    swn_fatal_at(file, "images are %dx%d with %d channel%s, but the network's input is %dx%dx%d (channels x height x width)",
+    swn_fatal_at(file,
+                 "images are %dx%d with %d channel%s, but the network's input is %dx%dx%d "
+                 "(channels x height x width)",
                  d->h, d->w, d->c, d->c == 1 ? "" : "s", net->in_c, net->in_h, net->in_w);
   for (int64_t n = 0; n < d->count; n++)
     if (d->labels[n] < 0 || d->labels[n] >= net->classes)
-      swn_fatal_at(file, "label %d of image %lld is out of range: the network has %d classes", d->labels[n],
-                   (long long)n, net->classes);
+      swn_fatal_at(file, "label %d of image %lld is out of range: the network has %d classes",
+                   d->labels[n], (long long)n, net->classes);
   if (d->count == 0) swn_fatal_at(file, "holds no images");
 }
 
@@ -49,17 +52,20 @@ void swn_load_dataset(const SwnNetwork *net, const SwnOptions *o, bool train, Sw
   case SWN_DATA_SYNTHETIC:
     if (nfiles > 0)
       swn_fatal("--%s names files, but network '%s' was compiled for synthetic data (compile with "
-                "-D data.source=idx or cifar to read files)", train ? "train" : "test", net->name);
+                "-D data.source=idx or cifar to read files)",
+                train ? "train" : "test", net->name);
     swn_load_synthetic(net, limit, o->seed, train, d);
     return;
   case SWN_DATA_IDX:
     if (nfiles != 2)
-      swn_fatal("the %s data of an idx source are two files, images and labels (--%s IMAGES,LABELS)", d->what,
-                train ? "train" : "test");
+      swn_fatal(
+          "the %s data of an idx source are two files, images and labels (--%s IMAGES,LABELS)",
+          d->what, train ? "train" : "test");
     swn_load_idx(files[0], files[1], limit, d);
     break;
   case SWN_DATA_CIFAR:
-    if (nfiles < 1) swn_fatal("no %s data files (--%s FILE[,FILE])", d->what, train ? "train" : "test");
+    if (nfiles < 1)
+      swn_fatal("no %s data files (--%s FILE[,FILE])", d->what, train ? "train" : "test");
     swn_load_cifar(files, nfiles, limit, d);
     break;
   }
@@ -72,18 +78,20 @@ void swn_free_dataset(SwnDataset *d) {
   memset(d, 0, sizeof *d);
 }
 
-void swn_fill_batch(const SwnNetwork *net, const SwnDataset *d, const int64_t *indices, int n, float *images,
-                    int32_t *labels) {
+void swn_fill_batch(const SwnNetwork *net, const SwnDataset *d, const int64_t *indices, int n,
+                    float *images, int32_t *labels) {
   int64_t plane = (int64_t)d->h * d->w, size = plane * d->c;
   float scale = net->data.scale;
   uint8_t *made = d->synthetic ? swn_alloc((size_t)size) : NULL;
   for (int b = 0; b < n; b++) {
     const uint8_t *src = made ? made : d->pixels + indices[b] * size;
-    labels[b] = made ? synthetic_image(d, net->data.classes, indices[b], made) : d->labels[indices[b]];
+    labels[b] =
+        made ? synthetic_image(d, net->data.classes, indices[b], made) : d->labels[indices[b]];
     float *dst = images + (int64_t)b * size;
     for (int c = 0; c < d->c; c++) {
       float mean = net->data.nmean == 0 ? 0 : net->data.mean[net->data.nmean == 1 ? 0 : c];
-      for (int64_t i = 0; i < plane; i++) dst[c * plane + i] = ((float)src[c * plane + i] - mean) * scale;
+      for (int64_t i = 0; i < plane; i++)
+        dst[c * plane + i] = ((float)src[c * plane + i] - mean) * scale;
     }
   }
   free(made);

@@ -65,9 +65,11 @@ static void *communicate(void *arg) {
 
 void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
   SwnDistributed *d = s->dist;
-  if (bucket != s->buckets_ready) swn_fatal("internal: gradient bucket %d completed out of order", bucket);
+  if (bucket != s->buckets_ready)
+    swn_fatal("internal: gradient bucket %d completed out of order", bucket);
   s->buckets_ready++;
-  if (!swn_workers_bucket_ready(s, bucket, offset, words)) return; /* other core groups still on it */
+  if (!swn_workers_bucket_ready(s, bucket, offset, words))
+    return; /* other core groups still on it */
   if (!d || bucket >= d->nbuckets) return;
   d->words[bucket] = words, d->ready_at[bucket] = swn_now();
   if (d->size > 1 && !d->easgd) queue(d, bucket, d->grads + offset, words);
@@ -101,23 +103,31 @@ void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float r
 
 /* ------------------------------------------------------------ set-up */
 
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads) {
-  *d = (SwnDistributed){.rank = swn_mpi_rank(), .size = swn_mpi_size(), .params = params, .grads = grads,
-                        .param_words = net->param_words, .nbuckets = net->nbuckets,
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o,
+                          float *params, float *grads) {
+  *d = (SwnDistributed){.rank = swn_mpi_rank(),
+                        .size = swn_mpi_size(),
+                        .params = params,
+                        .grads = grads,
+                        .param_words = net->param_words,
+                        .nbuckets = net->nbuckets,
                         .easgd = net->train.optimizer == SWN_OPT_EASGD};
   size_t n = (size_t)net->nbuckets + 1;
   d->words = swn_alloc(sizeof(int64_t) * n);
   d->ready_at = swn_alloc(sizeof(double) * n);
   d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
-  d->job_scale = d->easgd ? 1.0f : 1.0f / (float)d->size; /* gradients: their mean over all images */
+  d->job_scale =
+      d->easgd ? 1.0f : 1.0f / (float)d->size; /* gradients: their mean over all images */
   if (d->easgd && d->size > 1) d->weight_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
-  swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size, o->chain);
+  swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size,
+                o->chain);
   d->comm.yield = o->overlap; /* the thread shares the cores with backward */
   d->threaded = d->size > 1 && o->overlap && swn_mpi_thread_level() >= MPI_THREAD_SERIALIZED;
   if (!d->threaded) return;
   pthread_mutex_init(&d->lock, NULL);
   pthread_cond_init(&d->changed, NULL);
-  if (pthread_create(&d->thread, NULL, communicate, d)) swn_fatal("cannot start the communication thread");
+  if (pthread_create(&d->thread, NULL, communicate, d))
+    swn_fatal("cannot start the communication thread");
 }
 
 void swn_distributed_close(SwnDistributed *d) {
@@ -137,7 +147,8 @@ void swn_distributed_close(SwnDistributed *d) {
 void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
   if (d->size <= 1 || d->rank != 0) return;
   const SwnComm *c = &d->comm;
-  fprintf(f, "distributed: %d ranks in %d group%s (", d->size, c->topo.ngroups, c->topo.ngroups == 1 ? "" : "s");
+  fprintf(f, "distributed: %d ranks in %d group%s (", d->size, c->topo.ngroups,
+          c->topo.ngroups == 1 ? "" : "s");
   for (int g = 0; g < c->topo.ngroups; g++) {
     int n = 0;
     for (int r = 0; r < d->size; r++) n += c->group[r] == g;
@@ -145,13 +156,14 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
   }
   fprintf(f, " ranks), allreduce %s", swn_allreduce_names[c->algorithm]);
   if (c->algorithm == SWN_ALLREDUCE_AUTO) {
-    SwnAllreduceAlgorithm mid = swn_allreduce_choice(c, 1 << 14), big = swn_allreduce_choice(c, 1 << 20);
-    fprintf(f, " (%s below 64 KiB, %s", swn_allreduce_names[swn_allreduce_choice(c, 1)], swn_allreduce_names[mid]);
+    SwnAllreduceAlgorithm mid = swn_allreduce_choice(c, 1 << 14),
+                          big = swn_allreduce_choice(c, 1 << 20);
+    fprintf(f, " (%s below 64 KiB, %s", swn_allreduce_names[swn_allreduce_choice(c, 1)],
+            swn_allreduce_names[mid]);
     if (big != mid) fprintf(f, " to 4 MiB, %s", swn_allreduce_names[big]);
     fprintf(f, " above)");
   }
-  if (c->algorithm == SWN_ALLREDUCE_HIER)
-    fprintf(f, ", chains of %d", c->topo.chain);
+  if (c->algorithm == SWN_ALLREDUCE_HIER) fprintf(f, ", chains of %d", c->topo.chain);
   if (d->easgd)
     fprintf(f, ", synchronous EASGD: the weights summed once per iteration, %s\n",
             d->threaded ? "overlapped with forward and backward" : "after backward");
@@ -163,8 +175,7 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {
   if (d->size <= 1 || d->rank != 0 || iterations <= 0) return;
   double per = 1e3 / (double)iterations;
-  fprintf(f, "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s)\n", d->busy * per,
-          100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per,
+  fprintf(f, "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s)\n",
+          d->busy * per, 100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per,
           d->threaded ? "the rest overlapped backward" : "not overlapped");
 }
-

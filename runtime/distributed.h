@@ -11,27 +11,28 @@
 
 typedef struct SwnDistributed {
   int rank, size;
-  SwnComm comm;             /* the allreduce, used by the communication thread */
-  bool threaded;            /* a communication thread overlaps the sums with backward */
-  bool easgd;               /* sum the weights once per iteration, not the gradients per bucket */
+  SwnComm comm;  /* the allreduce, used by the communication thread */
+  bool threaded; /* a communication thread overlaps the sums with backward */
+  bool easgd;    /* sum the weights once per iteration, not the gradients per bucket */
   float *grads, *params, *weight_sum;
   int64_t param_words;
   int nbuckets;
-  int64_t *words;           /* of each bucket, as backward reports them */
-  double *ready_at;         /* when each bucket became ready (swn_now) */
-  float **job;              /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
+  int64_t *words;   /* of each bucket, as backward reports them */
+  double *ready_at; /* when each bucket became ready (swn_now) */
+  float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;
-  float job_scale;          /* times each sum: 1 / ranks for gradients (their mean) */
-  int queued, done;         /* jobs handed to the thread / summed, this iteration */
+  float job_scale;  /* times each sum: 1 / ranks for gradients (their mean) */
+  int queued, done; /* jobs handed to the thread / summed, this iteration */
   bool stop;
-  double busy, waited;      /* seconds summing / update waiting, since the last reset */
+  double busy, waited; /* seconds summing / update waiting, since the last reset */
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t changed;
 } SwnDistributed;
 
 /* Sets up the allreduce (algorithm, groups, chains from the options) for the gradient pool. */
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o, float *params, float *grads);
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o,
+                          float *params, float *grads);
 /* Before forward: a new iteration (EASGD starts summing the weights, which backward leaves alone). */
 void swn_distributed_begin(SwnDistributed *d);
 /* EASGD, before the update: the elastic step against `center` with the weights' sum. */

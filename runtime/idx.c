@@ -26,7 +26,8 @@ static void read_exactly(IdxFile *x, void *buf, size_t n, const char *what) {
       const char *msg = gzerror(x->f, &code);
       swn_fatal_at(x->path, "cannot read %s: %s", what, msg);
     }
-    if (got == 0) swn_fatal_at(x->path, "ends after %zu of the %zu bytes of %s (truncated?)", done, n, what);
+    if (got == 0)
+      swn_fatal_at(x->path, "ends after %zu of the %zu bytes of %s (truncated?)", done, n, what);
     done += (size_t)got;
   }
 }
@@ -38,8 +39,10 @@ static void open_idx(IdxFile *x, const char *path, int want_rank, const char *ki
   unsigned char head[4];
   read_exactly(x, head, 4, "the header");
   if (head[0] || head[1])
-    swn_fatal_at(path, "is not an IDX file (magic %02x%02x%02x%02x)", head[0], head[1], head[2], head[3]);
-  if (head[2] != 0x08) swn_fatal_at(path, "holds IDX type 0x%02x; only unsigned bytes (0x08) are supported", head[2]);
+    swn_fatal_at(path, "is not an IDX file (magic %02x%02x%02x%02x)", head[0], head[1], head[2],
+                 head[3]);
+  if (head[2] != 0x08)
+    swn_fatal_at(path, "holds IDX type 0x%02x; only unsigned bytes (0x08) are supported", head[2]);
   x->rank = head[3];
   if (x->rank != want_rank)
     swn_fatal_at(path, "has %d dimensions, but an IDX %s file has %d", x->rank, kind, want_rank);
@@ -47,13 +50,15 @@ static void open_idx(IdxFile *x, const char *path, int want_rank, const char *ki
     unsigned char d[4];
     read_exactly(x, d, 4, "the header");
     x->dims[i] = (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
-    if (x->dims[i] == 0 || x->dims[i] > (1u << 28)) swn_fatal_at(path, "has an implausible dimension %u", x->dims[i]);
+    if (x->dims[i] == 0 || x->dims[i] > (1u << 28))
+      swn_fatal_at(path, "has an implausible dimension %u", x->dims[i]);
   }
 }
 
 static void expect_end(IdxFile *x) {
   char extra;
-  if (gzread(x->f, &extra, 1) > 0) swn_fatal_at(x->path, "has bytes after the data its header announces");
+  if (gzread(x->f, &extra, 1) > 0)
+    swn_fatal_at(x->path, "has bytes after the data its header announces");
   gzclose(x->f);
 }
 
@@ -62,7 +67,8 @@ void swn_load_idx(const char *images, const char *labels, int64_t limit, SwnData
   open_idx(&im, images, 3, "images");
   open_idx(&lb, labels, 1, "labels");
   if (im.dims[0] != lb.dims[0])
-    swn_fatal_at(labels, "holds %u labels, but '%s' holds %u images", lb.dims[0], images, im.dims[0]);
+    swn_fatal_at(labels, "holds %u labels, but '%s' holds %u images", lb.dims[0], images,
+                 im.dims[0]);
   int64_t total = im.dims[0], size = (int64_t)im.dims[1] * im.dims[2];
   d->count = limit > 0 && limit < total ? limit : total;
   d->c = 1, d->h = (int)im.dims[1], d->w = (int)im.dims[2];

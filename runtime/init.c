@@ -30,8 +30,10 @@ void swn_init_parameters(const SwnNetwork *net, uint64_t seed, float *params, fl
   for (int k = 0; k < net->nparams; k++) {
     const SwnParamInfo *p = &net->params[k];
     uint64_t stream = 0x696e6974ull + (uint64_t)k;
-    for (int64_t i = 0; i < p->count; i++) params[p->offset + i] = draw(p, seed, stream, (uint64_t)i);
+    for (int64_t i = 0; i < p->count; i++)
+      params[p->offset + i] = draw(p, seed, stream, (uint64_t)i);
   }
   for (int k = 0; k < net->nstate; k++)
-    for (int64_t i = 0; i < net->state[k].count; i++) state[net->state[k].offset + i] = net->state[k].init;
+    for (int64_t i = 0; i < net->state[k].count; i++)
+      state[net->state[k].offset + i] = net->state[k].init;
 }

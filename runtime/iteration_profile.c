@@ -13,7 +13,8 @@ void swn_timing_record(SwnTiming *t, const SwnDistributed *d, const double phase
     p->bucket_bytes = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
     p->bucket_ready = swn_alloc(sizeof(double) * (size_t)(p->nbuckets + 1));
   }
-  p->forward += phase[1] - phase[0], p->backward += phase[2] - phase[1], p->update += phase[3] - phase[2];
+  p->forward += phase[1] - phase[0], p->backward += phase[2] - phase[1],
+      p->update += phase[3] - phase[2];
   for (int b = 0; b < p->nbuckets; b++) {
     p->bucket_bytes[b] = 4.0 * (double)d->words[b];
     p->bucket_ready[b] += d->ready_at[b] - phase[1];

@@ -223,13 +223,14 @@ SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
 
 /* ------------------------------------------------------------- called by the runtime only */
 /* The mask swk_dropout_forward applies: whether element `element` of image `image` is kept. */
-bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image, int64_t element);
+bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image,
+                      int64_t element);
 
 /* Synchronous EASGD's elastic step (the EASGD study of You, Buluc and Demmel), before the SGD
  * update: with `sum` the sum over all `ranks` of their weights w, adds the elastic force
  * rho (w - center) to the gradient g, and moves the center by eta rho (sum - ranks x center). */
-void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum, float *center,
-                       float *g);
+void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum,
+                       float *center, float *g);
 
 /* y[i] += x[i] and y[i] *= a: the arithmetic of the allreduce, on the caller's thread only
  * (the communication thread runs it beside the compute threads). */

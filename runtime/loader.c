@@ -17,7 +17,8 @@ static void permute(SwnLoader *l, int64_t epoch) {
   for (int64_t i = 0; i < n; i++) l->order[i] = i;
   if (l->shuffle)
     for (int64_t i = n - 1; i > 0; i--) {
-      int64_t j = (int64_t)(swn_hash3(l->seed, 0x73687566ull + (uint64_t)epoch, (uint64_t)i) % (uint64_t)(i + 1));
+      int64_t j = (int64_t)(swn_hash3(l->seed, 0x73687566ull + (uint64_t)epoch, (uint64_t)i) %
+                            (uint64_t)(i + 1));
       int64_t t = l->order[i];
       l->order[i] = l->order[j];
       l->order[j] = t;
@@ -52,10 +53,16 @@ static void *produce(void *arg) {
   }
 }
 
-void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch, int rank, int ranks,
-                      bool shuffle, uint64_t seed, int64_t first_iteration) {
-  *l = (SwnLoader){.net = net, .data = data, .batch = batch, .rank = rank, .ranks = ranks, .shuffle = shuffle,
-                   .seed = seed, .iters_per_epoch = swn_iterations_per_epoch(data->count, (int64_t)batch * ranks),
+void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch,
+                      int rank, int ranks, bool shuffle, uint64_t seed, int64_t first_iteration) {
+  *l = (SwnLoader){.net = net,
+                   .data = data,
+                   .batch = batch,
+                   .rank = rank,
+                   .ranks = ranks,
+                   .shuffle = shuffle,
+                   .seed = seed,
+                   .iters_per_epoch = swn_iterations_per_epoch(data->count, (int64_t)batch * ranks),
                    .next = first_iteration,
                    .order_epoch = -1};
   l->order = swn_alloc(sizeof(int64_t) * (size_t)data->count);
@@ -68,7 +75,8 @@ void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *dat
   }
   pthread_mutex_init(&l->lock, NULL);
   pthread_cond_init(&l->changed, NULL);
-  if (pthread_create(&l->thread, NULL, produce, l)) swn_fatal("cannot start the data loader thread");
+  if (pthread_create(&l->thread, NULL, produce, l))
+    swn_fatal("cannot start the data loader thread");
 }
 
 void swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels) {

@@ -34,8 +34,8 @@ typedef struct SwnLoader {
 } SwnLoader;
 
 int64_t swn_iterations_per_epoch(int64_t images, int64_t global_batch);
-void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch, int rank, int ranks,
-                      bool shuffle, uint64_t seed, int64_t first_iteration);
+void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data, int batch,
+                      int rank, int ranks, bool shuffle, uint64_t seed, int64_t first_iteration);
 /* Copies the batch of `iteration` (the next in sequence) into the network's buffers. */
 void swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels);
 void swn_loader_stop(SwnLoader *l);

@@ -12,51 +12,54 @@
 #include "util.h"
 
 static void usage(const SwnNetwork *net) {
-  printf("usage: %s [options]\n\n"
-         "Trains the network '%s' (compiled by swnc from %s), or evaluates it.\n\n"
-         "training:\n"
-         "  --epochs N             passes over the training set (default %lld)\n"
-         "  --iterations N         train N iterations in total instead (default %lld: use epochs)\n"
-         "  --batch N              images per iteration (default %lld)\n"
-         "  --test-batch N         images per evaluation batch (default %lld)\n"
-         "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
-         "  --no-shuffle           train in file order\n"
-         "  --threads N            compute threads (default: the %ld cores shared by this machine's ranks)\n"
-         "  --core-groups N        workers per process, one per core group, each on its share of\n"
-         "                         the batch (default and most: %d, this target's)\n"
-         "data:\n"
-         "  --train FILE[,FILE]    training data (default: the network file's data section)\n"
-         "  --test FILE[,FILE]     test data\n"
-         "  --train-size N         use only the first N training images (0: all)\n"
-         "  --test-size N          use only the first N test images (0: all)\n"
-         "output and state:\n"
-         "  --display N            a progress line every N iterations (default %lld)\n"
-         "  --quiet                no progress, only the summary and errors\n"
-         "  --log FILE             also write progress and results as JSON lines\n"
-         "  --checkpoint FILE      save a checkpoint after each epoch and at the end\n"
-         "  --checkpoint-every N   also every N iterations\n"
-         "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
-         "  --init-weights FILE    start from the weights of a checkpoint\n"
-         "  --eval-only            evaluate on the test set and exit\n"
-         "  --profile              time every layer's forward, backward and update; print a table\n"
-         "  --autotune             time both convolution plans in the first iterations and keep\n"
-         "                         the faster per layer and computation; print the choices\n"
-         "  --save-gradients FILE  after training, save the last iteration's gradients\n"
-         "                         (checkpoint format; a debugging aid)\n"
-         "distributed (mpirun -np N %s: N ranks, each --batch images per iteration):\n"
-         "  --allreduce ALG        auto, topo (recursive halving/doubling, supernode-aware), ring,\n"
-         "                         hier (chains in groups, leaders across), mpi (MPI_Allreduce);\n"
-         "                         default auto, or $SWN_ALLREDUCE\n"
-         "  --group-size N         ranks per group (supernode): ranks r/N share one (default: one\n"
-         "                         group per machine, or $SWN_GROUP_SIZE)\n"
-         "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
-         "  --no-overlap           allreduce the gradients after backward instead of during it\n"
-         "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
-         "                         the first iteration) for swnc-sim's scaling prediction\n"
-         "  -h, --help             this help\n",
-         swn_program, net->name, net->source, (long long)net->train.epochs, (long long)net->train.iterations,
-         (long long)net->train.batch, (long long)net->train.test_batch, (long long)net->train.seed,
-         sysconf(_SC_NPROCESSORS_ONLN), swk_core_groups(), (long long)net->train.display, swn_program);
+  printf(
+      "usage: %s [options]\n\n"
+      "Trains the network '%s' (compiled by swnc from %s), or evaluates it.\n\n"
+      "training:\n"
+      "  --epochs N             passes over the training set (default %lld)\n"
+      "  --iterations N         train N iterations in total instead (default %lld: use epochs)\n"
+      "  --batch N              images per iteration (default %lld)\n"
+      "  --test-batch N         images per evaluation batch (default %lld)\n"
+      "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
+      "  --no-shuffle           train in file order\n"
+      "  --threads N            compute threads (default: the %ld cores shared by this machine's "
+      "ranks)\n"
+      "  --core-groups N        workers per process, one per core group, each on its share of\n"
+      "                         the batch (default and most: %d, this target's)\n"
+      "data:\n"
+      "  --train FILE[,FILE]    training data (default: the network file's data section)\n"
+      "  --test FILE[,FILE]     test data\n"
+      "  --train-size N         use only the first N training images (0: all)\n"
+      "  --test-size N          use only the first N test images (0: all)\n"
+      "output and state:\n"
+      "  --display N            a progress line every N iterations (default %lld)\n"
+      "  --quiet                no progress, only the summary and errors\n"
+      "  --log FILE             also write progress and results as JSON lines\n"
+      "  --checkpoint FILE      save a checkpoint after each epoch and at the end\n"
+      "  --checkpoint-every N   also every N iterations\n"
+      "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
+      "  --init-weights FILE    start from the weights of a checkpoint\n"
+      "  --eval-only            evaluate on the test set and exit\n"
+      "  --profile              time every layer's forward, backward and update; print a table\n"
+      "  --autotune             time both convolution plans in the first iterations and keep\n"
+      "                         the faster per layer and computation; print the choices\n"
+      "  --save-gradients FILE  after training, save the last iteration's gradients\n"
+      "                         (checkpoint format; a debugging aid)\n"
+      "distributed (mpirun -np N %s: N ranks, each --batch images per iteration):\n"
+      "  --allreduce ALG        auto, topo (recursive halving/doubling, supernode-aware), ring,\n"
+      "                         hier (chains in groups, leaders across), mpi (MPI_Allreduce);\n"
+      "                         default auto, or $SWN_ALLREDUCE\n"
+      "  --group-size N         ranks per group (supernode): ranks r/N share one (default: one\n"
+      "                         group per machine, or $SWN_GROUP_SIZE)\n"
+      "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
+      "  --no-overlap           allreduce the gradients after backward instead of during it\n"
+      "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
+      "                         the first iteration) for swnc-sim's scaling prediction\n"
+      "  -h, --help             this help\n",
+      swn_program, net->name, net->source, (long long)net->train.epochs,
+      (long long)net->train.iterations, (long long)net->train.batch,
+      (long long)net->train.test_batch, (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN),
+      swk_core_groups(), (long long)net->train.display, swn_program);
 }
 
 static int64_t number(const char *opt, const char *text, int64_t min) {
@@ -70,7 +73,8 @@ static int64_t number(const char *opt, const char *text, int64_t min) {
 
 static int split_files(const char *opt, char *list, const char **out) {
   int n = 0;
-  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
     if (n == SWN_MAX_FILES) swn_fatal("%s takes at most %d files", opt, SWN_MAX_FILES);
     out[n++] = tok;
   }
@@ -78,10 +82,36 @@ static int split_files(const char *opt, char *list, const char **out) {
   return n;
 }
 
-enum { O_EPOCHS = 256, O_ITERATIONS, O_BATCH, O_TEST_BATCH, O_SEED, O_NO_SHUFFLE, O_THREADS, O_CORE_GROUPS,
-       O_TRAIN, O_TEST, O_TRAIN_SIZE, O_TEST_SIZE, O_DISPLAY, O_QUIET, O_LOG, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME,
-       O_INIT_WEIGHTS, O_EVAL_ONLY, O_SAVE_GRADIENTS, O_PROFILE, O_AUTOTUNE, O_ALLREDUCE, O_GROUP_SIZE, O_CHAIN,
-       O_NO_OVERLAP, O_COMM_PROFILE };
+enum {
+  O_EPOCHS = 256,
+  O_ITERATIONS,
+  O_BATCH,
+  O_TEST_BATCH,
+  O_SEED,
+  O_NO_SHUFFLE,
+  O_THREADS,
+  O_CORE_GROUPS,
+  O_TRAIN,
+  O_TEST,
+  O_TRAIN_SIZE,
+  O_TEST_SIZE,
+  O_DISPLAY,
+  O_QUIET,
+  O_LOG,
+  O_CHECKPOINT,
+  O_CHECKPOINT_EVERY,
+  O_RESUME,
+  O_INIT_WEIGHTS,
+  O_EVAL_ONLY,
+  O_SAVE_GRADIENTS,
+  O_PROFILE,
+  O_AUTOTUNE,
+  O_ALLREDUCE,
+  O_GROUP_SIZE,
+  O_CHAIN,
+  O_NO_OVERLAP,
+  O_COMM_PROFILE
+};
 
 static int ranks(const char *where, const char *text) {
   int64_t n = number(where, text, 1);
@@ -105,28 +135,49 @@ static void environment_defaults(SwnOptions *o) {
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
   static const struct option longs[] = {
-      {"epochs", required_argument, 0, O_EPOCHS}, {"iterations", required_argument, 0, O_ITERATIONS},
-      {"batch", required_argument, 0, O_BATCH}, {"test-batch", required_argument, 0, O_TEST_BATCH},
-      {"seed", required_argument, 0, O_SEED}, {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
-      {"threads", required_argument, 0, O_THREADS}, {"core-groups", required_argument, 0, O_CORE_GROUPS},
+      {"epochs", required_argument, 0, O_EPOCHS},
+      {"iterations", required_argument, 0, O_ITERATIONS},
+      {"batch", required_argument, 0, O_BATCH},
+      {"test-batch", required_argument, 0, O_TEST_BATCH},
+      {"seed", required_argument, 0, O_SEED},
+      {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
+      {"threads", required_argument, 0, O_THREADS},
+      {"core-groups", required_argument, 0, O_CORE_GROUPS},
       {"train", required_argument, 0, O_TRAIN},
-      {"test", required_argument, 0, O_TEST}, {"train-size", required_argument, 0, O_TRAIN_SIZE},
-      {"test-size", required_argument, 0, O_TEST_SIZE}, {"display", required_argument, 0, O_DISPLAY},
-      {"quiet", no_argument, 0, O_QUIET}, {"log", required_argument, 0, O_LOG},
+      {"test", required_argument, 0, O_TEST},
+      {"train-size", required_argument, 0, O_TRAIN_SIZE},
+      {"test-size", required_argument, 0, O_TEST_SIZE},
+      {"display", required_argument, 0, O_DISPLAY},
+      {"quiet", no_argument, 0, O_QUIET},
+      {"log", required_argument, 0, O_LOG},
       {"checkpoint", required_argument, 0, O_CHECKPOINT},
       {"checkpoint-every", required_argument, 0, O_CHECKPOINT_EVERY},
-      {"resume", required_argument, 0, O_RESUME}, {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
-      {"eval-only", no_argument, 0, O_EVAL_ONLY}, {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
-      {"profile", no_argument, 0, O_PROFILE}, {"autotune", no_argument, 0, O_AUTOTUNE},
-      {"allreduce", required_argument, 0, O_ALLREDUCE}, {"group-size", required_argument, 0, O_GROUP_SIZE},
-      {"chain", required_argument, 0, O_CHAIN}, {"no-overlap", no_argument, 0, O_NO_OVERLAP},
+      {"resume", required_argument, 0, O_RESUME},
+      {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
+      {"eval-only", no_argument, 0, O_EVAL_ONLY},
+      {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
+      {"profile", no_argument, 0, O_PROFILE},
+      {"autotune", no_argument, 0, O_AUTOTUNE},
+      {"allreduce", required_argument, 0, O_ALLREDUCE},
+      {"group-size", required_argument, 0, O_GROUP_SIZE},
+      {"chain", required_argument, 0, O_CHAIN},
+      {"no-overlap", no_argument, 0, O_NO_OVERLAP},
       {"comm-profile", required_argument, 0, O_COMM_PROFILE},
-      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
-  *o = (SwnOptions){.epochs = t->epochs, .iterations = t->iterations, .batch = t->batch,
-                    .test_batch = t->test_batch, .train_size = net->data.train_size,
-                    .test_size = net->data.test_size, .ntrain = net->data.ntrain, .ntest = net->data.ntest,
-                    .seed = (uint64_t)t->seed, .display = t->display, .shuffle = true, .overlap = true,
+  *o = (SwnOptions){.epochs = t->epochs,
+                    .iterations = t->iterations,
+                    .batch = t->batch,
+                    .test_batch = t->test_batch,
+                    .train_size = net->data.train_size,
+                    .test_size = net->data.test_size,
+                    .ntrain = net->data.ntrain,
+                    .ntest = net->data.ntest,
+                    .seed = (uint64_t)t->seed,
+                    .display = t->display,
+                    .shuffle = true,
+                    .overlap = true,
                     .core_groups = swk_core_groups()};
   environment_defaults(o);
   memcpy(o->train, net->data.train, sizeof o->train);
@@ -175,6 +226,6 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
   if (o->core_groups > swk_core_groups())
-    swn_fatal("--core-groups %d: this target has %d core group%s per process", o->core_groups, swk_core_groups(),
-              swk_core_groups() == 1 ? "" : "s");
+    swn_fatal("--core-groups %d: this target has %d core group%s per process", o->core_groups,
+              swk_core_groups(), swk_core_groups() == 1 ? "" : "s");
 }

@@ -9,16 +9,16 @@ typedef struct SwnOptions {
   int64_t train_size, test_size;
   const char *train[SWN_MAX_FILES], *test[SWN_MAX_FILES];
   int ntrain, ntest;
-  int threads;                /* 0: this machine's cores shared among its ranks */
-  int core_groups;            /* workers per process, one per core group (swk_core_groups) */
+  int threads;     /* 0: this machine's cores shared among its ranks */
+  int core_groups; /* workers per process, one per core group (swk_core_groups) */
   uint64_t seed;
   int64_t display;
   const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients, *comm_profile;
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
-  int allreduce;              /* SwnAllreduceAlgorithm */
-  int group_size, chain;      /* 0: groups are machines; chains of 8 */
-  bool overlap;               /* allreduce buckets while backward runs */
+  int allreduce;         /* SwnAllreduceAlgorithm */
+  int group_size, chain; /* 0: groups are machines; chains of 8 */
+  bool overlap;          /* allreduce buckets while backward runs */
 } SwnOptions;
 
 /* Defaults from the network file, then the command line. Exits on bad usage. */

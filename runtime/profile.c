@@ -58,16 +58,18 @@ void swn_profile_mark(SwnProfile *p, int op, int phase) {
  * the profiled worker's core group; the other groups work on their shares meanwhile. */
 static void report_estimate(const SwnProfile *p, int batch, int core_groups, FILE *f) {
   double per = p->steps ? 1.0 / (double)p->steps : 0, total[3] = {0}, mpe = 0;
-  fprintf(f, "\nestimated time on the target per training iteration (ms; emulated work per iteration");
+  fprintf(f,
+          "\nestimated time on the target per training iteration (ms; emulated work per iteration");
   if (core_groups > 1)
     fprintf(f, "; core group 0 of %d, on %d of the %d images, and the update", core_groups,
             batch / core_groups + (batch % core_groups > 0), batch);
-  fprintf(f, "):\n%-32s %10s %10s %10s %6s %9s %9s %9s %8s\n", "layer", "forward", "backward", "update", "MPE",
-          "GFLOP", "DMA MB", "RLC Mw", "launches");
+  fprintf(f, "):\n%-32s %10s %10s %10s %6s %9s %9s %9s %8s\n", "layer", "forward", "backward",
+          "update", "MPE", "GFLOP", "DMA MB", "RLC Mw", "launches");
   for (int i = 0; i < p->net->nlayers; i++) {
     const SwkEstimate *e = &p->estimate[3 * i];
     SwkEstimate sum = {0};
-    for (int k = 0; k < 3; k++) add_difference(&sum, &e[k], &(SwkEstimate){0}), total[k] += e[k].seconds;
+    for (int k = 0; k < 3; k++)
+      add_difference(&sum, &e[k], &(SwkEstimate){0}), total[k] += e[k].seconds;
     mpe += sum.mpe_seconds;
     if (sum.seconds == 0) continue;
     fprintf(f, "%-32s %10.3f %10.3f %10.3f %5.0f%% %9.4f %9.2f %9.3f %8.1f\n", p->net->layers[i],
@@ -76,27 +78,30 @@ static void report_estimate(const SwnProfile *p, int batch, int core_groups, FIL
             sum.rlc_words * 1e-6 * per, (double)sum.launches * per);
   }
   double iteration = (total[0] + total[1] + total[2]) * per;
-  fprintf(f, "%-32s %10.3f %10.3f %10.3f %5.0f%%\n", "total", total[0] * 1e3 * per, total[1] * 1e3 * per,
-          total[2] * 1e3 * per, iteration > 0 ? 100 * mpe * per / iteration : 0);
+  fprintf(f, "%-32s %10.3f %10.3f %10.3f %5.0f%%\n", "total", total[0] * 1e3 * per,
+          total[1] * 1e3 * per, total[2] * 1e3 * per,
+          iteration > 0 ? 100 * mpe * per / iteration : 0);
   if (iteration > 0)
-    fprintf(f, "estimated: %.3f ms per iteration of %d images on %d core group%s, %.1f images/s\n", iteration * 1e3,
-            batch, core_groups, core_groups == 1 ? "" : "s", batch / iteration);
+    fprintf(f, "estimated: %.3f ms per iteration of %d images on %d core group%s, %.1f images/s\n",
+            iteration * 1e3, batch, core_groups, core_groups == 1 ? "" : "s", batch / iteration);
 }
 
 void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   double total[3] = {0};
   for (int i = 0; i < 3 * p->net->nlayers; i++) total[i % 3] += p->seconds[i];
   double all = total[0] + total[1] + total[2], per = p->steps ? 1e3 / (double)p->steps : 0;
-  fprintf(f, "\nprofile over %lld training iterations (ms per iteration):\n%-32s %10s %10s %10s %7s\n",
+  fprintf(f,
+          "\nprofile over %lld training iterations (ms per iteration):\n%-32s %10s %10s %10s %7s\n",
           (long long)p->steps, "layer", "forward", "backward", "update", "share");
   for (int i = 0; i < p->net->nlayers; i++) {
     const double *s = &p->seconds[3 * i];
     double sum = s[0] + s[1] + s[2];
     if (sum == 0) continue;
-    fprintf(f, "%-32s %10.3f %10.3f %10.3f %6.1f%%\n", p->net->layers[i], s[0] * per, s[1] * per, s[2] * per,
-            all > 0 ? 100 * sum / all : 0);
+    fprintf(f, "%-32s %10.3f %10.3f %10.3f %6.1f%%\n", p->net->layers[i], s[0] * per, s[1] * per,
+            s[2] * per, all > 0 ? 100 * sum / all : 0);
   }
-  fprintf(f, "%-32s %10.3f %10.3f %10.3f\n", "total", total[0] * per, total[1] * per, total[2] * per);
+  fprintf(f, "%-32s %10.3f %10.3f %10.3f\n", "total", total[0] * per, total[1] * per,
+          total[2] * per);
   if (p->estimating) report_estimate(p, batch, core_groups, f);
 }
 

@@ -5,9 +5,15 @@
 #include "train.h"
 #include "util.h"
 
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first, int64_t total, int64_t per_epoch) {
-  *p = (SwnProgress){.tty = isatty(STDOUT_FILENO), .quiet = o->quiet, .total = total, .iters_per_epoch = per_epoch,
-                     .epochs = (total + per_epoch - 1) / per_epoch, .batch = (int)o->batch * ranks, .start = swn_now(),
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first,
+                        int64_t total, int64_t per_epoch) {
+  *p = (SwnProgress){.tty = isatty(STDOUT_FILENO),
+                     .quiet = o->quiet,
+                     .total = total,
+                     .iters_per_epoch = per_epoch,
+                     .epochs = (total + per_epoch - 1) / per_epoch,
+                     .batch = (int)o->batch * ranks,
+                     .start = swn_now(),
                      .window_first = first};
   p->window_start = p->start;
   p->last_accuracy = NAN;
@@ -25,8 +31,9 @@ static void draw_bar(SwnProgress *p, int64_t done, double rate) {
   for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
   bar[width] = 0;
   double left = rate > 0 ? (double)(p->total - done) * p->batch / rate : 0;
-  printf("\repoch %lld/%lld [%s] %lld/%lld  %.0f img/s  %s left  ", (long long)epoch, (long long)p->epochs, bar,
-         (long long)in_epoch, (long long)p->iters_per_epoch, rate, swn_duration(left));
+  printf("\repoch %lld/%lld [%s] %lld/%lld  %.0f img/s  %s left  ", (long long)epoch,
+         (long long)p->epochs, bar, (long long)in_epoch, (long long)p->iters_per_epoch, rate,
+         swn_duration(left));
   fflush(stdout);
 }
 
@@ -48,12 +55,13 @@ void swn_progress_line(SwnProgress *p, int64_t iteration, float lr) {
   double loss = p->loss_count ? p->loss_sum / p->loss_count : NAN;
   double left = rate > 0 ? (double)(p->total - done) * p->batch / rate : 0;
   if (!p->quiet)
-    printf("%sepoch %lld/%lld  iter %lld/%lld  loss %.4f  lr %.6g  %.0f img/s  %s left\n", p->tty ? "\r\033[K" : "",
-           (long long)epoch, (long long)p->epochs, (long long)done, (long long)p->total, loss, lr, rate,
-           swn_duration(left));
+    printf("%sepoch %lld/%lld  iter %lld/%lld  loss %.4f  lr %.6g  %.0f img/s  %s left\n",
+           p->tty ? "\r\033[K" : "", (long long)epoch, (long long)p->epochs, (long long)done,
+           (long long)p->total, loss, lr, rate, swn_duration(left));
   if (p->log) {
     fprintf(p->log,
-            "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,\"images_per_s\":%.6g}\n",
+            "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,"
+            "\"images_per_s\":%.6g}\n",
             (long long)epoch, (long long)done, loss, lr, rate);
     fflush(p->log);
   }
@@ -63,14 +71,17 @@ void swn_progress_line(SwnProgress *p, int64_t iteration, float lr) {
   p->window_start = now;
 }
 
-void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy, int64_t images) {
+void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy,
+                       int64_t images) {
   p->last_accuracy = accuracy;
   if (!p->quiet)
-    printf("%stest after epoch %lld: loss %.4f  accuracy %.2f%%  (%lld images)\n", p->tty ? "\r\033[K" : "",
-           (long long)epoch, loss, 100 * accuracy, (long long)images);
+    printf("%stest after epoch %lld: loss %.4f  accuracy %.2f%%  (%lld images)\n",
+           p->tty ? "\r\033[K" : "", (long long)epoch, loss, 100 * accuracy, (long long)images);
   if (p->log) {
-    fprintf(p->log, "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
-            (long long)epoch, (long long)iteration, loss, accuracy);
+    fprintf(
+        p->log,
+        "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
+        (long long)epoch, (long long)iteration, loss, accuracy);
     fflush(p->log);
   }
 }
@@ -78,8 +89,8 @@ void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float l
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images) {
   double seconds = swn_now() - p->start;
   if (p->tty && !p->quiet) printf("\r\033[K");
-  printf("trained %lld iterations (%lld images) in %s, %.0f images/s", (long long)iterations, (long long)images,
-         swn_duration(seconds), seconds > 0 ? (double)images / seconds : 0);
+  printf("trained %lld iterations (%lld images) in %s, %.0f images/s", (long long)iterations,
+         (long long)images, swn_duration(seconds), seconds > 0 ? (double)images / seconds : 0);
   if (!isnan(p->last_accuracy)) printf("; test accuracy %.2f%%", 100 * p->last_accuracy);
   putchar('\n');
   if (p->log) {

@@ -50,17 +50,29 @@ typedef struct Field {
   int64_t value;
 } Field;
 
-void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra, int nextra) {
+void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra,
+                          int nextra) {
   if (world_size <= 1) return;
-  Field mine[] = {
-      {"network (parameter table hash)", (int64_t)net->hash}, {"parameter count", net->param_words},
-      {"gradient buckets", net->nbuckets}, {"--batch", o->batch}, {"--test-batch", o->test_batch},
-      {"--epochs", o->epochs}, {"--iterations", o->iterations}, {"--seed", (int64_t)o->seed},
-      {"--no-shuffle", !o->shuffle}, {"--train-size", o->train_size}, {"--test-size", o->test_size},
-      {"--allreduce", o->allreduce}, {"--group-size", o->group_size}, {"--chain", o->chain},
-      {"--no-overlap", !o->overlap}, {"--resume", o->resume != NULL}, {"--init-weights", o->init_weights != NULL},
-      {"--eval-only", o->eval_only}, {"training images", nextra > 0 ? extra[0] : 0},
-      {"test images", nextra > 1 ? extra[1] : 0}};
+  Field mine[] = {{"network (parameter table hash)", (int64_t)net->hash},
+                  {"parameter count", net->param_words},
+                  {"gradient buckets", net->nbuckets},
+                  {"--batch", o->batch},
+                  {"--test-batch", o->test_batch},
+                  {"--epochs", o->epochs},
+                  {"--iterations", o->iterations},
+                  {"--seed", (int64_t)o->seed},
+                  {"--no-shuffle", !o->shuffle},
+                  {"--train-size", o->train_size},
+                  {"--test-size", o->test_size},
+                  {"--allreduce", o->allreduce},
+                  {"--group-size", o->group_size},
+                  {"--chain", o->chain},
+                  {"--no-overlap", !o->overlap},
+                  {"--resume", o->resume != NULL},
+                  {"--init-weights", o->init_weights != NULL},
+                  {"--eval-only", o->eval_only},
+                  {"training images", nextra > 0 ? extra[0] : 0},
+                  {"test images", nextra > 1 ? extra[1] : 0}};
   enum { N = sizeof mine / sizeof *mine };
   int64_t values[N], *all = world_rank == 0 ? swn_alloc(sizeof values * (size_t)world_size) : NULL;
   for (int i = 0; i < N; i++) values[i] = mine[i].value;
@@ -69,8 +81,10 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
     for (int r = 1; r < world_size; r++)
       for (int i = 0; i < N; i++)
         if (all[r * N + i] != values[i])
-          swn_fatal("rank %d runs with another %s than rank 0 (%lld, not %lld): start every rank with the same "
-                    "program, options and data", r, mine[i].what, (long long)all[r * N + i], (long long)values[i]);
+          swn_fatal("rank %d runs with another %s than rank 0 (%lld, not %lld): start every rank "
+                    "with the same "
+                    "program, options and data",
+                    r, mine[i].what, (long long)all[r * N + i], (long long)values[i]);
   free(all);
   MPI_Barrier(MPI_COMM_WORLD); /* rank 0 may have stopped everyone */
 }

@@ -26,10 +26,10 @@ typedef struct Trainer {
   SwnProgress progress;
   SwnProfile *profile;
   SwnDistributed dist;
-  SwnWorkers *workers;        /* one per core group: training splits each batch among them */
+  SwnWorkers *workers; /* one per core group: training splits each batch among them */
   int rank, ranks;
-  float *center;              /* EASGD's center weights (the model evaluated and saved), or NULL */
-  SwnTiming timing;           /* --comm-profile */
+  float *center;    /* EASGD's center weights (the model evaluated and saved), or NULL */
+  SwnTiming timing; /* --comm-profile */
 } Trainer;
 
 static float metric(const Trainer *t, bool loss) {
@@ -61,7 +61,8 @@ static void allocate(Trainer *t) {
 
 static void release(Trainer *t) {
   SwnStep *s = &t->step;
-  free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum), free(s->state), free(s->ws);
+  free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum),
+      free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
   swn_workers_close(t->workers);
   swn_distributed_close(&t->dist);
@@ -91,7 +92,8 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
   if (t->center) t->step.params = t->center; /* EASGD: the center is the model */
   int64_t *indices = swn_alloc(sizeof(int64_t) * (size_t)t->o.test_batch);
   double sums[2] = {0, 0}; /* loss, accuracy, times images */
-  for (int64_t first = t->rank * t->o.test_batch; first < d->count; first += t->ranks * t->o.test_batch) {
+  for (int64_t first = t->rank * t->o.test_batch; first < d->count;
+       first += t->ranks * t->o.test_batch) {
     int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
     for (int i = 0; i < n; i++) indices[i] = first + i;
     t->step.batch = n;
@@ -119,8 +121,8 @@ static void save(Trainer *t, int64_t iterations) {
   if (!t->o.checkpoint) return;
   average_state(t);
   if (t->rank == 0)
-    swn_save_checkpoint(t->net, t->o.checkpoint, t->center ? t->center : t->step.params, t->step.momentum,
-                        t->step.state, iterations, t->o.seed);
+    swn_save_checkpoint(t->net, t->o.checkpoint, t->center ? t->center : t->step.params,
+                        t->step.momentum, t->step.state, iterations, t->o.seed);
 }
 
 /* Forward and backward run on every worker, each on its share of the batch; this thread is
@@ -141,7 +143,8 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_workers_finish(t->workers);
   phase[2] = swn_now();
   if (t->step.buckets_ready != t->net->nbuckets)
-    swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready, t->net->nbuckets);
+    swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
+              t->net->nbuckets);
   float lr = swn_learning_rate(&t->net->train, it, total);
   if (t->center) swn_distributed_elastic(&t->dist, t->center, lr, t->net->train.elastic);
   t->net->update(&t->step, lr);
@@ -153,8 +156,8 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_sum_doubles(&mean_loss, 1);
   float loss = (float)(mean_loss / t->ranks);
   if (!isfinite(loss))
-    swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)", loss,
-              (long long)it + 1);
+    swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)",
+              loss, (long long)it + 1);
   swn_progress_iteration(&t->progress, it, loss);
   if ((it + 1) % t->o.display == 0 || it + 1 == total) swn_progress_line(&t->progress, it, lr);
 }
@@ -180,12 +183,15 @@ static int train(Trainer *t, int64_t start) {
     return 0;
   }
   if (!o->quiet)
-    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld test images, %s%s\n",
-           t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks), (long long)per_epoch,
-           (long long)t->train.count, (long long)t->test.count, parallelism(t), t->ranks > 1 ? " per rank" : "");
+    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld "
+           "test images, %s%s\n",
+           t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks),
+           (long long)per_epoch, (long long)t->train.count, (long long)t->test.count,
+           parallelism(t), t->ranks > 1 ? " per rank" : "");
   swn_distributed_describe(&t->dist, stdout);
   SwnLoader loader;
-  swn_loader_start(&loader, t->net, &t->train, (int)o->batch, t->rank, t->ranks, o->shuffle, o->seed, start);
+  swn_loader_start(&loader, t->net, &t->train, (int)o->batch, t->rank, t->ranks, o->shuffle,
+                   o->seed, start);
   swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
   bool tested_last = false;
   for (int64_t it = start; it < total; it++) {
@@ -195,7 +201,8 @@ static int train(Trainer *t, int64_t start) {
     if (o->checkpoint_every && done % o->checkpoint_every == 0) save(t, done);
     if (done % per_epoch == 0) {
       int64_t epoch = done / per_epoch;
-      if (testing && epoch % t->net->train.eval_interval == 0) test_and_report(t, epoch, done), tested_last = true;
+      if (testing && epoch % t->net->train.eval_interval == 0)
+        test_and_report(t, epoch, done), tested_last = true;
       save(t, done);
     }
   }
@@ -203,11 +210,14 @@ static int train(Trainer *t, int64_t start) {
   if (testing && !tested_last) test_and_report(t, (total + per_epoch - 1) / per_epoch, total);
   save(t, total);
   if (o->save_gradients && t->rank == 0)
-    swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total, o->seed);
+    swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total,
+                        o->seed);
   swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
   swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
-  if (o->comm_profile && t->rank == 0) swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
-  if (t->profile) swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
+  if (o->comm_profile && t->rank == 0)
+    swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
+  if (t->profile)
+    swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
   return 0;
 }
 
@@ -217,8 +227,10 @@ static void check_elastic(const Trainer *t) {
   const SwnTrainConfig *c = &t->net->train;
   double factor = (double)c->lr * c->elastic * t->ranks;
   if (c->optimizer == SWN_OPT_EASGD && factor >= 1)
-    swn_fatal("easgd with lr %g, elastic %g and %d ranks moves the center by %g of the distance per iteration; "
-              "it must be below 1 (lower train.elastic)", c->lr, c->elastic, t->ranks, factor);
+    swn_fatal("easgd with lr %g, elastic %g and %d ranks moves the center by %g of the distance "
+              "per iteration; "
+              "it must be below 1 (lower train.elastic)",
+              c->lr, c->elastic, t->ranks, factor);
 }
 
 /* Rank 0's weights (initialised, resumed or loaded) on every rank; returns the first iteration. */
@@ -227,12 +239,14 @@ static int64_t initial_weights(Trainer *t) {
   int64_t run[2] = {0, (int64_t)t->o.seed}; /* first iteration, seed */
   if (t->rank == 0 && t->o.resume) {
     uint64_t seed;
-    swn_load_checkpoint(net, t->o.resume, t->step.params, t->step.momentum, t->step.state, &run[0], &seed);
+    swn_load_checkpoint(net, t->o.resume, t->step.params, t->step.momentum, t->step.state, &run[0],
+                        &seed);
     run[1] = (int64_t)seed;
   } else if (t->rank == 0 && t->o.init_weights) {
     uint64_t ignored_seed;
     int64_t ignored_iteration;
-    swn_load_checkpoint(net, t->o.init_weights, t->step.params, NULL, t->step.state, &ignored_iteration, &ignored_seed);
+    swn_load_checkpoint(net, t->o.init_weights, t->step.params, NULL, t->step.state,
+                        &ignored_iteration, &ignored_seed);
   } else if (t->rank == 0) {
     swn_init_parameters(net, t->o.seed, t->step.params, t->step.state);
   }
@@ -272,12 +286,14 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   int64_t counts[2] = {t.train.count, t.test.count};
   swn_ranks_check_same(net, &t.o, counts, 2);
   int64_t start = initial_weights(&t);
-  if (!t.o.eval_only) t.workers = swn_workers_open(net, &t.step, t.o.core_groups, t.o.batch, t.o.autotune);
+  if (!t.o.eval_only)
+    t.workers = swn_workers_open(net, &t.step, t.o.core_groups, t.o.batch, t.o.autotune);
   int status = 0;
   if (t.o.eval_only) {
     float loss, accuracy;
     evaluate(&t, &loss, &accuracy);
-    printf("test: loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy, (long long)t.test.count);
+    printf("test: loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy,
+           (long long)t.test.count);
   } else {
     status = train(&t, start);
   }

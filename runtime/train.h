@@ -11,10 +11,11 @@ float swn_learning_rate(const SwnTrainConfig *t, int64_t iteration, int64_t tota
 
 /* Checkpoints (format in docs/runtime.md). `momentum` may be NULL: saved as zeros, or not
  * loaded. Loading refuses files of another network, other sizes, or damaged ones. */
-void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params, const float *momentum,
-                         const float *state, int64_t iteration, uint64_t seed);
-void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum, float *state,
-                         int64_t *iteration, uint64_t *seed);
+void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params,
+                         const float *momentum, const float *state, int64_t iteration,
+                         uint64_t seed);
+void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum,
+                         float *state, int64_t *iteration, uint64_t *seed);
 
 /* Progress on the terminal (a bar when stdout is one) and as JSON lines in the log. */
 typedef struct SwnProgress {
@@ -30,11 +31,12 @@ typedef struct SwnProgress {
 } SwnProgress;
 
 /* `ranks` x o->batch images per iteration */
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first, int64_t total,
-                        int64_t per_epoch);
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first,
+                        int64_t total, int64_t per_epoch);
 void swn_progress_iteration(SwnProgress *p, int64_t iteration, float loss); /* every iteration */
 void swn_progress_line(SwnProgress *p, int64_t iteration, float lr);        /* every `display` */
-void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy, int64_t images);
+void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy,
+                       int64_t images);
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images);
 
 #endif

@@ -16,7 +16,8 @@ void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void)) {
 
 static void vreport(const char *where, const char *kind, const char *fmt, va_list ap) {
   fflush(stdout);
-  if (error_rank >= 0) fprintf(stderr, "%s (rank %d of %d): ", swn_program, error_rank, error_ranks);
+  if (error_rank >= 0)
+    fprintf(stderr, "%s (rank %d of %d): ", swn_program, error_rank, error_ranks);
   fprintf(stderr, "%s: %s: ", where ? where : swn_program, kind);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
@@ -33,6 +34,11 @@ void swn_fatal(const char *fmt, ...) {
   va_start(ap, fmt);
   vreport(NULL, "error", fmt, ap);
   va_end(ap);
+  stop();
+}
+
+void swn_vfatal_at(const char *where, const char *fmt, va_list ap) {
+  vreport(where, "error", fmt, ap);
   stop();
 }
 
@@ -61,8 +67,11 @@ double swn_now(void) {
 const char *swn_duration(double s) {
   static char buf[32];
   long t = s < 0 ? 0 : (long)(s + 0.5);
-  if (t >= 3600) snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
-  else if (t >= 60) snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else snprintf(buf, sizeof buf, "%lds", t);
+  if (t >= 3600)
+    snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60)
+    snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, sizeof buf, "%lds", t);
   return buf;
 }

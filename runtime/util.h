@@ -2,6 +2,7 @@
 #ifndef SWNC_RT_UTIL_H
 #define SWNC_RT_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,7 +11,9 @@ extern const char *swn_program;
 
 /* Prints "PROGRAM: error: message" (or "WHERE: error: message" with a file) and exits 1. */
 _Noreturn void swn_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-_Noreturn void swn_fatal_at(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void swn_vfatal_at(const char *where, const char *fmt, va_list ap);
+_Noreturn void swn_fatal_at(const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* With several ranks, messages name the rank, and a fatal error calls `stop_all` (which must
  * not return) to stop every rank instead of leaving the others waiting for this one. */
@@ -20,7 +23,7 @@ void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void));
  * is a fatal error naming what was being allocated and its size, and stops every rank. */
 void *swn_alloc_for(size_t bytes, const char *what);
 #define swn_alloc(bytes) swn_alloc_for((bytes), __func__)
-double swn_now(void);                      /* seconds, monotonic */
-const char *swn_duration(double seconds);  /* "1h02m", "3m05s", "12s" (static buffer) */
+double swn_now(void);                     /* seconds, monotonic */
+const char *swn_duration(double seconds); /* "1h02m", "3m05s", "12s" (static buffer) */
 
 #endif

@@ -24,17 +24,19 @@ struct SwnWorkers {
   int count;
   int64_t batch;
   Worker *worker;
-  float *input;        /* the loaded batch, before it is shared out (several workers) */
+  float *input; /* the loaded batch, before it is shared out (several workers) */
   int32_t *labels;
   int *bucket_workers; /* per bucket: the workers that completed it this round */
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  int64_t round;       /* rounds started */
-  int finished;        /* workers 1.. done with this round */
+  int64_t round; /* rounds started */
+  int finished;  /* workers 1.. done with this round */
   bool stop;
 };
 
-static int64_t input_words(const SwnNetwork *net) { return (int64_t)net->in_c * net->in_h * net->in_w; }
+static int64_t input_words(const SwnNetwork *net) {
+  return (int64_t)net->in_c * net->in_h * net->in_w;
+}
 
 float *swn_batch_input(const SwnNetwork *net, const SwnStep *s, int64_t batch) {
   return s->image + net->input_offset * batch;
@@ -51,7 +53,8 @@ static void run_round(Worker *k) {
   k->step->buckets_ready = 0;
   net->backward(k->step);
   if (k->step->buckets_ready != net->nbuckets)
-    swn_fatal("internal: backward completed %d of %d gradient buckets", k->step->buckets_ready, net->nbuckets);
+    swn_fatal("internal: backward completed %d of %d gradient buckets", k->step->buckets_ready,
+              net->nbuckets);
 }
 
 static void *work(void *arg) {
@@ -81,7 +84,8 @@ static void share_out(SwnWorkers *w) {
   }
 }
 
-static void open_worker(SwnWorkers *w, Worker *k, const SwnStep *main, int64_t images, bool autotune) {
+static void open_worker(SwnWorkers *w, Worker *k, const SwnStep *main, int64_t images,
+                        bool autotune) {
   const SwnNetwork *net = w->net;
   SwnStep *s = &k->own;
   *s = *main; /* the shared weights, optimiser settings and seed; no profile, no allreduce */
@@ -99,7 +103,8 @@ static void open_worker(SwnWorkers *w, Worker *k, const SwnStep *main, int64_t i
     swn_fatal("cannot start the worker of core group %d", (int)(k - w->worker));
 }
 
-SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, int64_t batch, bool autotune) {
+SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, int64_t batch,
+                             bool autotune) {
   SwnWorkers *w = swn_alloc(sizeof *w);
   w->net = net, w->batch = batch;
   w->count = count < batch ? count : (int)batch; /* no idle workers */
@@ -113,7 +118,8 @@ SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, in
   w->bucket_workers = swn_alloc(sizeof(int) * (size_t)(net->nbuckets + 1));
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
-  for (int i = 1; i < w->count; i++) open_worker(w, &w->worker[i], main, w->worker[1].images, autotune);
+  for (int i = 1; i < w->count; i++)
+    open_worker(w, &w->worker[i], main, w->worker[1].images, autotune);
   return w;
 }
 
@@ -157,7 +163,8 @@ void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image) 
     if (w->count == 1) return; /* the loader wrote worker 0's input */
     memcpy(swn_batch_input(w->net, s, s->batch), w->input + k->first * words,
            sizeof(float) * (size_t)(words * s->batch));
-    memcpy(swn_batch_labels(w->net, s, s->batch), w->labels + k->first, sizeof(int32_t) * (size_t)s->batch);
+    memcpy(swn_batch_labels(w->net, s, s->batch), w->labels + k->first,
+           sizeof(int32_t) * (size_t)s->batch);
   }
   memset(w->bucket_workers, 0, sizeof(int) * (size_t)(w->net->nbuckets + 1));
   pthread_mutex_lock(&w->lock);
@@ -173,7 +180,8 @@ static void combine_metrics(SwnWorkers *w) {
   for (int m = 0; m < net->nmetrics; m++) {
     int64_t at = net->metrics[m].offset;
     double sum = 0;
-    for (int i = 0; i < w->count; i++) sum += (double)w->worker[i].step->fixed[at] * w->worker[i].images;
+    for (int i = 0; i < w->count; i++)
+      sum += (double)w->worker[i].step->fixed[at] * w->worker[i].images;
     w->worker[0].step->fixed[at] = (float)(sum / (double)w->batch);
   }
 }
@@ -209,5 +217,6 @@ void swn_workers_average_state(SwnWorkers *w) {
     for (int i = 0; i < w->count; i++) sum += w->worker[i].step->state[j];
     mean[j] = (float)(sum / w->count);
   }
-  for (int i = 1; i < w->count; i++) memcpy(w->worker[i].step->state, mean, sizeof(float) * (size_t)n);
+  for (int i = 1; i < w->count; i++)
+    memcpy(w->worker[i].step->state, mean, sizeof(float) * (size_t)n);
 }

@@ -14,7 +14,8 @@ typedef struct SwnWorkers SwnWorkers;
 
 /* `main` is worker 0 (allocated by the trainer for the whole batch); the others get their
  * memory here, for shares of `batch` split `count` ways, and copies of main's state. */
-SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, int64_t batch, bool autotune);
+SwnWorkers *swn_workers_open(const SwnNetwork *net, SwnStep *main, int count, int64_t batch,
+                             bool autotune);
 void swn_workers_close(SwnWorkers *w);
 int swn_workers_count(const SwnWorkers *w);
 

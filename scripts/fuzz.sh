@@ -21,7 +21,7 @@ run() { # target corpus extra-options
     -artifact_prefix="$build/crashes/$1-" -print_final_stats=1 "${@:3}" >"$build/$1.log" 2>&1
 }
 run fuzz_compile corpus-compile -dict="$root/tests/fuzz/swn.dict" -max_len=4096 &
-run fuzz_readers corpus-readers -detect_leaks=0 -max_len=65536 &
+ASAN_OPTIONS=detect_leaks=0 run fuzz_readers corpus-readers -detect_leaks=0 -fork=1 -ignore_ooms=1 -max_len=65536 &
 wait
 for t in fuzz_compile fuzz_readers; do
   echo "== $t"; grep -E "stat::number_of_executed_units|stat::new_units_added|cov:" "$build/$t.log" | tail -3

@@ -2,14 +2,14 @@
 # Installs the Debian packages swnc needs, and only those that are missing.
 # Idempotent: a second run installs nothing and touches no package list.
 #   scripts/install-deps.sh          build + run dependencies
-#   scripts/install-deps.sh --test   also the test oracle (python3-torch)
+#   scripts/install-deps.sh --test   also the test oracle (python3-torch) and clang-format
 set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
           libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
           dataset-fashion-mnist graphviz)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3-torch python3-numpy)
+  packages+=(python3-torch python3-numpy clang-format)
 fi
 
 missing=()

@@ -22,24 +22,29 @@ typedef struct Options {
 } Options;
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: swnc-sim (--bytes N | --profile FILE) [options]\n\n"
-          "Simulates the allreduce schedules swnc's runtime runs, on a modelled network, for 1..1024 nodes.\n"
-          "  --bytes N              one allreduce of N bytes: time, bus bandwidth, bytes across supernodes\n"
-          "  --profile FILE         a training iteration (a program's --comm-profile): speedup and the\n"
-          "                         communication's share at the profile's per-node batch\n"
-          "  --compute-scale X      multiply the profile's compute times by X (another node's speed)\n"
-          "  --nodes A..B           node counts, powers of two from A to B (default 1..1024)\n"
-          "  --algorithm ALG        topo (default), ring or hier\n"
-          "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or contiguous\n"
-          "  --chain N              ranks per chain for hier (default 8)\n"
-          "  --per-supernode Q      nodes per supernode (default 256)\n"
-          "  --alpha S              latency per message, seconds (default 1e-6)\n"
-          "  --bandwidth B          bytes/s between two nodes of a supernode (default 12e9)\n"
-          "  --oversubscription F   across supernodes a byte costs F times more (default 4)\n"
-          "  --reduce-bandwidth B   bytes/s summed (default 9.33e9: 28 GB/s moving 3 bytes per byte)\n"
-          "  --steps                also print the per-step traffic of the largest node count\n"
-          "  -h, --help             this help\n");
+  fprintf(
+      f,
+      "usage: swnc-sim (--bytes N | --profile FILE) [options]\n\n"
+      "Simulates the allreduce schedules swnc's runtime runs, on a modelled network, for 1..1024 "
+      "nodes.\n"
+      "  --bytes N              one allreduce of N bytes: time, bus bandwidth, bytes across "
+      "supernodes\n"
+      "  --profile FILE         a training iteration (a program's --comm-profile): speedup and "
+      "the\n"
+      "                         communication's share at the profile's per-node batch\n"
+      "  --compute-scale X      multiply the profile's compute times by X (another node's speed)\n"
+      "  --nodes A..B           node counts, powers of two from A to B (default 1..1024)\n"
+      "  --algorithm ALG        topo (default), ring or hier\n"
+      "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
+      "contiguous\n"
+      "  --chain N              ranks per chain for hier (default 8)\n"
+      "  --per-supernode Q      nodes per supernode (default 256)\n"
+      "  --alpha S              latency per message, seconds (default 1e-6)\n"
+      "  --bandwidth B          bytes/s between two nodes of a supernode (default 12e9)\n"
+      "  --oversubscription F   across supernodes a byte costs F times more (default 4)\n"
+      "  --reduce-bandwidth B   bytes/s summed (default 9.33e9: 28 GB/s moving 3 bytes per byte)\n"
+      "  --steps                also print the per-step traffic of the largest node count\n"
+      "  -h, --help             this help\n");
 }
 
 static _Noreturn void die(const char *fmt, const char *arg) {
@@ -53,7 +58,8 @@ static double positive(const char *opt, const char *text) {
   char *end;
   errno = 0;
   double v = strtod(text, &end);
-  if (errno || *end || end == text || !(v > 0) || !isfinite(v)) die("%s needs a positive number", opt);
+  if (errno || *end || end == text || !(v > 0) || !isfinite(v))
+    die("%s needs a positive number", opt);
   return v;
 }
 
@@ -61,22 +67,53 @@ static void node_range(const char *text, Options *o) {
   char *end;
   long a = strtol(text, &end, 10), b = a;
   if (!strncmp(end, "..", 2)) b = strtol(end + 2, &end, 10);
-  if (*end || a < 1 || b < a || b > 65536) die("--nodes takes A..B with 1 <= A <= B <= 65536, not '%s'", text);
+  if (*end || a < 1 || b < a || b > 65536)
+    die("--nodes takes A..B with 1 <= A <= B <= 65536, not '%s'", text);
   o->min_nodes = (int)a, o->max_nodes = (int)b;
 }
 
 static void parse(int argc, char **argv, Options *o) {
-  enum { BYTES = 256, PROFILE, SCALE, NODES, ALGORITHM, MAPPING, CHAIN, PER, ALPHA, BANDWIDTH, OVER, REDUCE, STEPS };
-  static const struct option longs[] = {
-      {"bytes", 1, 0, BYTES}, {"profile", 1, 0, PROFILE}, {"compute-scale", 1, 0, SCALE}, {"nodes", 1, 0, NODES},
-      {"algorithm", 1, 0, ALGORITHM}, {"mapping", 1, 0, MAPPING}, {"chain", 1, 0, CHAIN},
-      {"per-supernode", 1, 0, PER}, {"alpha", 1, 0, ALPHA}, {"bandwidth", 1, 0, BANDWIDTH},
-      {"oversubscription", 1, 0, OVER}, {"reduce-bandwidth", 1, 0, REDUCE}, {"steps", 0, 0, STEPS},
-      {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-  *o = (Options){.machine = {.per_supernode = 256, .alpha = 1e-6, .beta = 1 / 12e9, .oversubscription = 4,
+  enum {
+    BYTES = 256,
+    PROFILE,
+    SCALE,
+    NODES,
+    ALGORITHM,
+    MAPPING,
+    CHAIN,
+    PER,
+    ALPHA,
+    BANDWIDTH,
+    OVER,
+    REDUCE,
+    STEPS
+  };
+  static const struct option longs[] = {{"bytes", 1, 0, BYTES},
+                                        {"profile", 1, 0, PROFILE},
+                                        {"compute-scale", 1, 0, SCALE},
+                                        {"nodes", 1, 0, NODES},
+                                        {"algorithm", 1, 0, ALGORITHM},
+                                        {"mapping", 1, 0, MAPPING},
+                                        {"chain", 1, 0, CHAIN},
+                                        {"per-supernode", 1, 0, PER},
+                                        {"alpha", 1, 0, ALPHA},
+                                        {"bandwidth", 1, 0, BANDWIDTH},
+                                        {"oversubscription", 1, 0, OVER},
+                                        {"reduce-bandwidth", 1, 0, REDUCE},
+                                        {"steps", 0, 0, STEPS},
+                                        {"help", 0, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  *o = (Options){.machine = {.per_supernode = 256,
+                             .alpha = 1e-6,
+                             .beta = 1 / 12e9,
+                             .oversubscription = 4,
                              .gamma = 1 / 9.33e9},
-                 .algorithm = SWN_ALLREDUCE_TOPO, .map = SWN_MAP_ROUND_ROBIN, .chain = 8, .min_nodes = 1,
-                 .max_nodes = 1024, .compute_scale = 1};
+                 .algorithm = SWN_ALLREDUCE_TOPO,
+                 .map = SWN_MAP_ROUND_ROBIN,
+                 .chain = 8,
+                 .min_nodes = 1,
+                 .max_nodes = 1024,
+                 .compute_scale = 1};
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, ":h", longs, NULL)) != -1;) {
     switch (c) {
@@ -86,13 +123,17 @@ static void parse(int argc, char **argv, Options *o) {
     case NODES: node_range(optarg, o); break;
     case ALGORITHM:
       o->algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
-      if (o->algorithm != SWN_ALLREDUCE_TOPO && o->algorithm != SWN_ALLREDUCE_RING && o->algorithm != SWN_ALLREDUCE_HIER)
+      if (o->algorithm != SWN_ALLREDUCE_TOPO && o->algorithm != SWN_ALLREDUCE_RING &&
+          o->algorithm != SWN_ALLREDUCE_HIER)
         die("--algorithm must be topo, ring or hier, not '%s'", optarg);
       break;
     case MAPPING:
-      if (!strcmp(optarg, "round-robin")) o->map = SWN_MAP_ROUND_ROBIN;
-      else if (!strcmp(optarg, "contiguous")) o->map = SWN_MAP_CONTIGUOUS;
-      else die("--mapping must be round-robin or contiguous, not '%s'", optarg);
+      if (!strcmp(optarg, "round-robin"))
+        o->map = SWN_MAP_ROUND_ROBIN;
+      else if (!strcmp(optarg, "contiguous"))
+        o->map = SWN_MAP_CONTIGUOUS;
+      else
+        die("--mapping must be round-robin or contiguous, not '%s'", optarg);
       break;
     case CHAIN: o->chain = (int)positive("--chain", optarg); break;
     case PER: o->machine.per_supernode = (int)positive("--per-supernode", optarg); break;
@@ -112,15 +153,19 @@ static void parse(int argc, char **argv, Options *o) {
 
 static void print_steps(const SwnSimResult *r) {
   printf("\n# step  bytes sent (all nodes)  across supernodes\n");
-  for (int k = 0; k < r->steps; k++) printf("%6d  %22.0f  %17.0f\n", k, r->step_bytes[k], r->step_cross[k]);
+  for (int k = 0; k < r->steps; k++)
+    printf("%6d  %22.0f  %17.0f\n", k, r->step_bytes[k], r->step_cross[k]);
 }
 
 static int message(const Options *o) {
-  printf("# allreduce of %.0f bytes, %s%s; alpha %g s, %g B/s inside, x%g across supernodes of %d, sum %g B/s\n",
+  printf("# allreduce of %.0f bytes, %s%s; alpha %g s, %g B/s inside, x%g across supernodes of %d, "
+         "sum %g B/s\n",
          o->bytes, swn_allreduce_names[o->algorithm],
-         o->algorithm == SWN_ALLREDUCE_TOPO ? (o->map == SWN_MAP_ROUND_ROBIN ? " (round-robin)" : " (contiguous)") : "",
-         o->machine.alpha, 1 / o->machine.beta, o->machine.oversubscription, o->machine.per_supernode,
-         1 / o->machine.gamma);
+         o->algorithm == SWN_ALLREDUCE_TOPO
+             ? (o->map == SWN_MAP_ROUND_ROBIN ? " (round-robin)" : " (contiguous)")
+             : "",
+         o->machine.alpha, 1 / o->machine.beta, o->machine.oversubscription,
+         o->machine.per_supernode, 1 / o->machine.gamma);
   printf("# %-8s %14s %14s %20s\n", "Nodes", "Time(us)", "BusBW(GB/s)", "Across supernodes(B)");
   SwnSimResult last = {0};
   for (int p = o->min_nodes; p <= o->max_nodes; p *= 2) {
@@ -128,7 +173,8 @@ static int message(const Options *o) {
     m.nodes = p;
     SwnSimResult r;
     char error[256];
-    if (!swn_simulate(&m, o->algorithm, o->map, o->chain, o->bytes, o->steps, &r, error, sizeof error)) {
+    if (!swn_simulate(&m, o->algorithm, o->map, o->chain, o->bytes, o->steps, &r, error,
+                      sizeof error)) {
       fprintf(stderr, "swnc-sim: error: %s\n", error);
       return 1;
     }
@@ -149,15 +195,17 @@ static int training(const Options *o) {
     fprintf(stderr, "swnc-sim: error: %s\n", error);
     return 1;
   }
-  prof.forward *= o->compute_scale, prof.backward *= o->compute_scale, prof.update *= o->compute_scale;
+  prof.forward *= o->compute_scale, prof.backward *= o->compute_scale,
+      prof.update *= o->compute_scale;
   for (int b = 0; b < prof.nbuckets; b++) prof.bucket_ready[b] *= o->compute_scale;
   double total = 0;
   for (int b = 0; b < prof.nbuckets; b++) total += prof.bucket_bytes[b];
-  printf("# %s, batch %d per node: compute %.2f ms per iteration, %d gradient buckets, %.1f MB; allreduce %s\n",
-         prof.network, prof.batch, 1e3 * (prof.forward + prof.backward + prof.update), prof.nbuckets, total / 1e6,
-         swn_allreduce_names[o->algorithm]);
-  printf("# %-8s %14s %14s %14s %10s %10s %12s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)", "Exposed(ms)",
-         "Comm(%)", "Speedup", "Efficiency(%)");
+  printf("# %s, batch %d per node: compute %.2f ms per iteration, %d gradient buckets, %.1f MB; "
+         "allreduce %s\n",
+         prof.network, prof.batch, 1e3 * (prof.forward + prof.backward + prof.update),
+         prof.nbuckets, total / 1e6, swn_allreduce_names[o->algorithm]);
+  printf("# %-8s %14s %14s %14s %10s %10s %12s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
+         "Exposed(ms)", "Comm(%)", "Speedup", "Efficiency(%)");
   int status = 0;
   for (int p = o->min_nodes; p <= o->max_nodes && !status; p *= 2) {
     SwnMachine m = o->machine;
@@ -168,8 +216,9 @@ static int training(const Options *o) {
       status = 1;
       break;
     }
-    printf("%-10d %14.2f %14.2f %14.2f %10.1f %10.1f %12.1f\n", p, s.iteration * 1e3, s.communication * 1e3,
-           s.exposed * 1e3, 100 * s.exposed / s.iteration, s.speedup, 100 * s.speedup / p);
+    printf("%-10d %14.2f %14.2f %14.2f %10.1f %10.1f %12.1f\n", p, s.iteration * 1e3,
+           s.communication * 1e3, s.exposed * 1e3, 100 * s.exposed / s.iteration, s.speedup,
+           100 * s.speedup / p);
   }
   swn_profile_release(&prof);
   return status;

@@ -20,7 +20,8 @@ static double now(void) {
 int main(void) {
   athread_init();
   EmuBench b = {.words = 20000, .floats = 1 << 24};
-  float *data = calloc((size_t)b.floats, sizeof(float)), *copy = malloc((size_t)b.floats * sizeof(float));
+  float *data = calloc((size_t)b.floats, sizeof(float)),
+        *copy = malloc((size_t)b.floats * sizeof(float));
   for (int64_t i = 0; i < b.floats; i++) data[i] = (float)i; /* pages present before timing */
   b.data = data;
   int launches = 200;
@@ -42,10 +43,10 @@ int main(void) {
   if (copy[1] != 1) return 1; /* the copy is used */
   double bytes = (double)b.floats * sizeof(float);
   printf("launch (spawn + join of an empty kernel): %.1f us\n", launch * 1e6);
-  printf("RLC row broadcast: %.0f values received in %.3f s: %.2f M values/s (%.0f ns each)\n", received, rlc,
-         received / rlc / 1e6, rlc / received * 1e9);
-  printf("DMA get, 8 KB transfers: %.2f GB/s; memcpy of the same bytes: %.2f GB/s (ratio %.2f)\n", bytes / dma / 1e9,
-         bytes / mem / 1e9, mem / dma);
+  printf("RLC row broadcast: %.0f values received in %.3f s: %.2f M values/s (%.0f ns each)\n",
+         received, rlc, received / rlc / 1e6, rlc / received * 1e9);
+  printf("DMA get, 8 KB transfers: %.2f GB/s; memcpy of the same bytes: %.2f GB/s (ratio %.2f)\n",
+         bytes / dma / 1e9, bytes / mem / 1e9, mem / dma);
   athread_halt();
   free(data), free(copy);
   return 0;

@@ -30,7 +30,8 @@ void stream(void *arg) {
   for (int64_t i = 0; i < per; i += CHUNK, n++) {
     int len = (int)((per - i < CHUNK ? per - i : CHUNK) * (int64_t)sizeof(float));
     athread_get(PE_MODE, (void *)(b->data + first + i), buf, len, (void *)&reply, 0, 0, 0);
-    while (reply != n + 1) {}
+    while (reply != n + 1) {
+    }
   }
   ldm_free(buf, CHUNK * sizeof(float));
 }

@@ -34,15 +34,17 @@ static void putf(Out *o, const char *fmt, ...) {
   free(text);
 }
 
-/* A break before the next item if the line is long. */
-static void wrap(Out *o, int indent) {
-  if (o->col < 88) return;
+/* Between two items: a comma, then a line break if the line is long, else a space. */
+static void separate(Out *o, int indent) {
+  put(o, ",");
+  if (o->col < 88) return put(o, " ");
   fputc('\n', o->f);
   for (int i = 0; i < indent; i++) fputc(' ', o->f);
   o->col = indent;
 }
 
-static const char *const region_macro[REG_COUNT] = {"ACT", "FIX", "PARAM", "GRAD", "MOMENTUM", "STATE"};
+static const char *const region_macro[REG_COUNT] = {"ACT",  "FIX",      "PARAM",
+                                                    "GRAD", "MOMENTUM", "STATE"};
 
 static void print_ptr(Out *o, Ptr p) {
   if (p.null) return put(o, "NULL");
@@ -53,9 +55,12 @@ static void print_c_string(Out *o, const char *s) {
   put(o, "\"");
   for (; s && *s; s++) {
     unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') putf(o, "\\%c", ch);
-    else if (ch < 0x20 || ch >= 0x7F) putf(o, "\\%03o", ch);
-    else putf(o, "%c", ch);
+    if (ch == '"' || ch == '\\')
+      putf(o, "\\%c", ch);
+    else if (ch < 0x20 || ch >= 0x7F)
+      putf(o, "\\%03o", ch);
+    else
+      putf(o, "%c", ch);
   }
   put(o, "\"");
 }
@@ -91,7 +96,7 @@ static void print_struct(Out *o, const AbiStruct *s, const Datum *d, int indent)
   put(o, "{");
   for (int k = 0; k < s->nfields; k++) {
     static const Datum zero = {0};
-    if (k) put(o, ", "), wrap(o, indent + 2);
+    if (k) separate(o, indent + 2);
     putf(o, ".%s = ", s->fields[k].name);
     print_datum(o, &s->fields[k], false, k < d->n ? &d->items[k] : &zero, indent + 2);
   }
@@ -103,7 +108,7 @@ static void print_datum(Out *o, const AbiField *type, bool element, const Datum 
   if (type->length > 0 && !element) {
     put(o, "{");
     for (int i = 0; i < d->n; i++) {
-      if (i) put(o, ", "), wrap(o, indent + 2);
+      if (i) separate(o, indent + 2);
       print_datum(o, type, true, &d->items[i], indent + 2);
     }
     return put(o, "}");
@@ -117,7 +122,9 @@ static void print_globals(Out *o, const Lowered *l) {
   for (int i = 0; i < l->globals.len; i++) {
     const Global *g = &l->globals.data[i];
     if (g->comment) putf(o, "/* %s */\n", g->comment);
-    putf(o, "static const %s %s%s = ", g->type.ctype, g->name, g->type.length > 0 ? "[]" : "");
+    const char *ctype = g->type.ctype;
+    putf(o, "static const %s%s%s%s = ", ctype, ctype[strlen(ctype) - 1] == '*' ? "" : " ", g->name,
+         g->type.length > 0 ? "[]" : "");
     if (g->type.length > 0) { /* a table: one element a line */
       put(o, "{\n");
       for (int k = 0; k < g->value.n; k++) {
@@ -151,19 +158,25 @@ static void print_arg(Out *o, const Call *c, const CallArg *a) {
   case ARG_STEP: return put(o, "s");
   case ARG_SIZES:
     put(o, "(const int64_t[]){");
-    for (int i = 0; i < a->sizes.len; i++) putf(o, "%s%" PRId64, i ? ", " : "", a->sizes.data[i]), wrap(o, 6);
+    for (int i = 0; i < a->sizes.len; i++) {
+      if (i) separate(o, 6);
+      putf(o, "%" PRId64, a->sizes.data[i]);
+    }
     return put(o, "}");
   case ARG_INPUTS:
   case ARG_OUTPUTS:
     put(o, a->kind == ARG_INPUTS ? "(const float *const[]){" : "(float *const[]){");
     for (int i = 0; i < a->ptrs.len; i++) {
-      if (i) put(o, ", "), wrap(o, 6);
+      if (i) separate(o, 6);
       print_ptr(o, a->ptrs.data[i]);
     }
     return put(o, "}");
   case ARG_BOOLS:
     put(o, "(const bool[]){");
-    for (int i = 0; i < a->bools.len; i++) putf(o, "%s%s", i ? ", " : "", a->bools.data[i] ? "true" : "false"), wrap(o, 6);
+    for (int i = 0; i < a->bools.len; i++) {
+      if (i) separate(o, 6);
+      put(o, a->bools.data[i] ? "true" : "false");
+    }
     return put(o, "}");
   default: return; /* a SwnStep field, printed above */
   }
@@ -172,7 +185,7 @@ static void print_arg(Out *o, const Call *c, const CallArg *a) {
 static void print_call(Out *o, const Call *c) {
   putf(o, "  %s(", c->fn->name);
   for (int k = 0; k < c->args.len; k++) {
-    if (k) put(o, ", "), wrap(o, 4);
+    if (k) separate(o, 4);
     print_arg(o, c, &c->args.data[k]);
   }
   put(o, ");\n");
@@ -183,7 +196,8 @@ static void print_calls(Out *o, const CallList *calls, const char *phase) {
   for (int i = 0; i < calls->len; i++) {
     const Call *c = &calls->data[i];
     if (c->op != last_op)
-      putf(o, "  /* %s */\n  if (s->profile) swn_profile_mark(s->profile, %d, %s);\n", c->label, c->op, phase);
+      putf(o, "  /* %s */\n  if (s->profile) swn_profile_mark(s->profile, %d, %s);\n", c->label,
+           c->op, phase);
     last_op = c->op;
     print_call(o, c);
   }
@@ -193,7 +207,8 @@ static void print_calls(Out *o, const CallList *calls, const char *phase) {
 static void print_functions(Out *o, const Lowered *l) {
   put(o, "\nstatic size_t " LOWERED_WORKSPACE "(void) {\n  size_t need = 0, w;\n");
   for (int i = 0; i < l->workspace.len; i++)
-    putf(o, "  if ((w = %s(&%s)) > need) need = w;\n", l->workspace.data[i].fn->name, l->workspace.data[i].object);
+    putf(o, "  if ((w = %s(&%s)) > need) need = w;\n", l->workspace.data[i].fn->name,
+         l->workspace.data[i].object);
   put(o, "  return need;\n}\n\nstatic void " LOWERED_FORWARD "(SwnStep *s, bool train) {\n"
          "  const int B = s->batch;\n  (void)train;\n");
   print_calls(o, &l->forward, "SWN_PHASE_FORWARD");
@@ -219,10 +234,12 @@ bool emit_c(const Module *m, const char *source, FILE *f) {
             "#define PARAM(o) (s->params + (o))\n#define GRAD(o) (s->grads + (o))\n"
             "#define MOMENTUM(o) (s->momentum + (o))\n#define STATE(o) (s->state + (o))\n\n"
             "static SwnWorkspaceFn " LOWERED_WORKSPACE ";\nstatic SwnForwardFn " LOWERED_FORWARD
-            ";\nstatic SwnBackwardFn " LOWERED_BACKWARD ";\nstatic SwnUpdateFn " LOWERED_UPDATE ";\n\n");
+            ";\nstatic SwnBackwardFn " LOWERED_BACKWARD ";\nstatic SwnUpdateFn " LOWERED_UPDATE
+            ";\n\n");
     print_globals(&o, &l);
     print_functions(&o, &l);
-    put(&o, "\nint main(int argc, char **argv) { return swn_main(&" LOWERED_NETWORK ", argc, argv); }\n");
+    put(&o, "\nint main(int argc, char **argv) { return swn_main(&" LOWERED_NETWORK
+            ", argc, argv); }\n");
   }
   arena_free(&a);
   return ok;

@@ -58,8 +58,12 @@ LLVMTypeRef llvm_runtime_type(LLVMContextRef c, const char *name) {
 
 /* ------------------------------------------------------------------ constants */
 
-static LLVMValueRef c_i32(Gen *g, int64_t v) { return LLVMConstInt(g->i32, (unsigned long long)v, 1); }
-static LLVMValueRef c_i64(Gen *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+static LLVMValueRef c_i32(Gen *g, int64_t v) {
+  return LLVMConstInt(g->i32, (unsigned long long)v, 1);
+}
+static LLVMValueRef c_i64(Gen *g, int64_t v) {
+  return LLVMConstInt(g->i64, (unsigned long long)v, 1);
+}
 static LLVMValueRef c_i8(Gen *g, int v) { return LLVMConstInt(g->i8, (unsigned long long)v, 0); }
 static LLVMValueRef c_f32(Gen *g, double v) { return LLVMConstReal(g->f32, (float)v); }
 static LLVMValueRef c_null(Gen *g) { return LLVMConstPointerNull(g->p8); }
@@ -91,7 +95,8 @@ static LLVMValueRef const_of(Gen *g, const AbiField *type, bool element, const D
 static LLVMValueRef const_array(Gen *g, const AbiField *type, int length, const Datum *d) {
   LLVMTypeRef elem = code_type(g->ctx, type->code, type->ctype);
   LLVMValueRef *items = xcalloc((size_t)length, sizeof *items, "an LLVM constant");
-  for (int i = 0; i < length; i++) items[i] = i < d->n ? const_of(g, type, true, &d->items[i]) : LLVMConstNull(elem);
+  for (int i = 0; i < length; i++)
+    items[i] = i < d->n ? const_of(g, type, true, &d->items[i]) : LLVMConstNull(elem);
   LLVMValueRef array = LLVMConstArray(elem, items, (unsigned)length);
   free(items);
   return array;
@@ -103,7 +108,8 @@ static LLVMValueRef const_struct(Gen *g, const char *name, const Datum *d) {
   if (d->kind == DATUM_ZERO) return LLVMConstNull(t);
   static const Datum zero = {0};
   LLVMValueRef *fields = xcalloc((size_t)s->nfields, sizeof *fields, "an LLVM constant");
-  for (int k = 0; k < s->nfields; k++) fields[k] = const_of(g, &s->fields[k], false, k < d->n ? &d->items[k] : &zero);
+  for (int k = 0; k < s->nfields; k++)
+    fields[k] = const_of(g, &s->fields[k], false, k < d->n ? &d->items[k] : &zero);
   LLVMValueRef v = LLVMConstNamedStruct(t, fields, (unsigned)s->nfields);
   free(fields);
   return v;
@@ -147,8 +153,10 @@ static LLVMValueRef declare(Gen *g, const AbiFunction *fn) {
   LLVMValueRef f = LLVMGetNamedFunction(g->mod, fn->name);
   if (f) return f;
   LLVMTypeRef *params = xcalloc((size_t)fn->nparams, sizeof *params, "an LLVM function type");
-  for (int i = 0; i < fn->nparams; i++) params[i] = code_type(g->ctx, fn->params[i].code, fn->params[i].ctype);
-  LLVMTypeRef type = LLVMFunctionType(code_type(g->ctx, fn->ret, NULL), params, (unsigned)fn->nparams, 0);
+  for (int i = 0; i < fn->nparams; i++)
+    params[i] = code_type(g->ctx, fn->params[i].code, fn->params[i].ctype);
+  LLVMTypeRef type =
+      LLVMFunctionType(code_type(g->ctx, fn->ret, NULL), params, (unsigned)fn->nparams, 0);
   f = LLVMAddFunction(g->mod, fn->name, type);
   for (int i = 0; i < fn->nparams; i++)
     if (fn->params[i].code == ABI_BOOL) LLVMAddAttributeAtIndex(f, (unsigned)i + 1, zeroext(g));
@@ -176,7 +184,9 @@ static LLVMValueRef local_array(Gen *g, LLVMTypeRef elem, LLVMValueRef *items, u
   return LLVMBuildBitCast(g->b, array, g->p8, "");
 }
 
-static LLVMValueRef *value_list(int n) { return xcalloc((size_t)n, sizeof(LLVMValueRef), "a call's arguments"); }
+static LLVMValueRef *value_list(int n) {
+  return xcalloc((size_t)n, sizeof(LLVMValueRef), "a call's arguments");
+}
 
 /* SwnStep's field `field` as type `t` (pointer fields are i8* in the mirrored type). */
 static LLVMValueRef load_step(Gen *g, int field, LLVMTypeRef t) {
@@ -228,9 +238,11 @@ static LLVMValueRef arg_value(Gen *g, const Call *c, const CallArg *a) {
 static LLVMValueRef emit_call(Gen *g, const Call *c) {
   LLVMValueRef fn = declare(g, c->fn), *args = value_list(c->args.len);
   for (int i = 0; i < c->args.len; i++) args[i] = arg_value(g, c, &c->args.data[i]);
-  LLVMValueRef call = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)c->args.len, "");
+  LLVMValueRef call =
+      LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)c->args.len, "");
   for (int i = 0; i < c->args.len; i++)
-    if (c->fn->params[i].code == ABI_BOOL) LLVMAddCallSiteAttribute(call, (unsigned)i + 1, zeroext(g));
+    if (c->fn->params[i].code == ABI_BOOL)
+      LLVMAddCallSiteAttribute(call, (unsigned)i + 1, zeroext(g));
   free(args);
   return call;
 }
@@ -262,11 +274,13 @@ static void emit_calls(Gen *g, const CallList *calls, int phase) {
 
 /* ------------------------------------------------------------------ functions */
 
-static LLVMValueRef add_function(Gen *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n) {
+static LLVMValueRef add_function(Gen *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+                                 unsigned n) {
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, params, n, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                          LLVMCreateEnumAttribute(g->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+  LLVMAddAttributeAtIndex(
+      fn, LLVMAttributeFunctionIndex,
+      LLVMCreateEnumAttribute(g->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
   return fn;
 }
 
@@ -286,13 +300,16 @@ static void begin_step(Gen *g, LLVMValueRef fn) {
   g->s = LLVMBuildBitCast(g->b, LLVMGetParam(fn, 0), LLVMPointerType(g->step, 0), "s");
   g->batch32 = load_step(g, SwnStep_batch, g->i32);
   g->batch64 = LLVMBuildSExt(g->b, g->batch32, g->i64, "B");
-  for (int r = 0; r < REG_COUNT; r++) g->region[r] = load_step(g, region_step_field((Region)r), g->pf32);
+  for (int r = 0; r < REG_COUNT; r++)
+    g->region[r] = load_step(g, region_step_field((Region)r), g->pf32);
 }
 
 static void build_functions(Gen *g, LLVMValueRef fns[4]) {
   /* forward(SwnStep *, bool train): the flag is tested, not trusted to be 0 or 1 */
   begin_step(g, fns[1]);
-  g->train = LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, LLVMGetParam(fns[1], 1), c_i8(g, 0), ""), g->i8, "train");
+  g->train =
+      LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, LLVMGetParam(fns[1], 1), c_i8(g, 0), ""),
+                    g->i8, "train");
   emit_calls(g, &g->l->forward, SWN_PHASE_FORWARD);
   LLVMBuildRetVoid(g->b);
   begin_step(g, fns[2]);
@@ -318,7 +335,8 @@ static void build_main(Gen *g) {
   LLVMTypeRef params[2] = {g->i32, g->p8};
   LLVMValueRef main_fn = LLVMAddFunction(g->mod, "main", LLVMFunctionType(g->i32, params, 2, 0));
   LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, main_fn, "entry"));
-  LLVMValueRef args[3] = {c_symbol(g, LOWERED_NETWORK), LLVMGetParam(main_fn, 0), LLVMGetParam(main_fn, 1)};
+  LLVMValueRef args[3] = {c_symbol(g, LOWERED_NETWORK), LLVMGetParam(main_fn, 0),
+                          LLVMGetParam(main_fn, 1)};
   LLVMBuildRet(g->b, LLVMBuildCall2(g->b, LLVMGlobalGetValueType(swn_main), swn_main, args, 3, ""));
 }
 
@@ -329,10 +347,14 @@ LLVMModuleRef llvm_build_module(const Module *m, const char *source, LLVMContext
     arena_free(&a);
     return NULL;
   }
-  Gen g = {.l = &l, .ctx = ctx, .mod = LLVMModuleCreateWithNameInContext(l.name, ctx),
+  Gen g = {.l = &l,
+           .ctx = ctx,
+           .mod = LLVMModuleCreateWithNameInContext(l.name, ctx),
            .b = LLVMCreateBuilderInContext(ctx)};
-  g.i8 = LLVMInt8TypeInContext(ctx), g.i32 = LLVMInt32TypeInContext(ctx), g.i64 = LLVMInt64TypeInContext(ctx);
-  g.f32 = LLVMFloatTypeInContext(ctx), g.p8 = LLVMPointerType(g.i8, 0), g.pf32 = LLVMPointerType(g.f32, 0);
+  g.i8 = LLVMInt8TypeInContext(ctx), g.i32 = LLVMInt32TypeInContext(ctx),
+  g.i64 = LLVMInt64TypeInContext(ctx);
+  g.f32 = LLVMFloatTypeInContext(ctx), g.p8 = LLVMPointerType(g.i8, 0),
+  g.pf32 = LLVMPointerType(g.f32, 0);
   g.step = llvm_runtime_type(ctx, "SwnStep");
   LLVMSetSourceFileName(g.mod, source, strlen(source));
   LLVMValueRef fns[4];

@@ -23,8 +23,10 @@ static void initialise_targets(void) {
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt) {
-  return opt <= 0 ? LLVMCodeGenLevelNone : opt == 1 ? LLVMCodeGenLevelLess : opt == 2 ? LLVMCodeGenLevelDefault
-                                                                                      : LLVMCodeGenLevelAggressive;
+  return opt <= 0   ? LLVMCodeGenLevelNone
+         : opt == 1 ? LLVMCodeGenLevelLess
+         : opt == 2 ? LLVMCodeGenLevelDefault
+                    : LLVMCodeGenLevelAggressive;
 }
 
 /* The machine for `triple` (the host's if NULL); reports an unknown triple. */
@@ -36,11 +38,13 @@ static LLVMTargetMachineRef target_machine(const LlvmOptions *o) {
   char *error = NULL;
   LLVMTargetMachineRef tm = NULL;
   if (LLVMGetTargetFromTriple(triple, &target, &error)) {
-    diag_error((SrcLoc){0}, "unknown target triple '%s': %s", o->triple ? o->triple : triple, error);
+    diag_error((SrcLoc){0}, "unknown target triple '%s': %s", o->triple ? o->triple : triple,
+               error);
   } else {
-    char *cpu = host ? LLVMGetHostCPUName() : NULL, *features = host ? LLVMGetHostCPUFeatures() : NULL;
-    tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : "generic", features ? features : "", codegen_level(o->opt_level),
-                                 LLVMRelocPIC, LLVMCodeModelDefault);
+    char *cpu = host ? LLVMGetHostCPUName() : NULL,
+         *features = host ? LLVMGetHostCPUFeatures() : NULL;
+    tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : "generic", features ? features : "",
+                                 codegen_level(o->opt_level), LLVMRelocPIC, LLVMCodeModelDefault);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);
   }
@@ -61,12 +65,14 @@ static void optimise(LLVMModuleRef mod, int opt) {
 }
 
 static bool report_llvm_error(const char *what, const char *path, char *error) {
-  diag_error((SrcLoc){0}, "cannot write %s '%s': %s", what, path, error ? error : "unknown LLVM error");
+  diag_error((SrcLoc){0}, "cannot write %s '%s': %s", what, path,
+             error ? error : "unknown LLVM error");
   LLVMDisposeMessage(error);
   return false;
 }
 
-bool llvm_write(const Module *m, const char *source, const LlvmOptions *o, LlvmOutput kind, const char *path) {
+bool llvm_write(const Module *m, const char *source, const LlvmOptions *o, LlvmOutput kind,
+                const char *path) {
   LLVMTargetMachineRef tm = target_machine(o);
   if (!tm) return false;
   LLVMContextRef ctx = LLVMContextCreate();
@@ -83,15 +89,18 @@ bool llvm_write(const Module *m, const char *source, const LlvmOptions *o, LlvmO
     char *error = NULL;
     switch (kind) {
     case LLVM_IR:
-      if (LLVMPrintModuleToFile(mod, path, &error)) ok = report_llvm_error("LLVM IR", path, error);
-      else LLVMDisposeMessage(error);
+      if (LLVMPrintModuleToFile(mod, path, &error))
+        ok = report_llvm_error("LLVM IR", path, error);
+      else
+        LLVMDisposeMessage(error);
       break;
     case LLVM_BITCODE:
       if (LLVMWriteBitcodeToFile(mod, path)) ok = report_llvm_error("bitcode", path, NULL);
       break;
     case LLVM_ASSEMBLY:
     case LLVM_OBJECT:
-      if (LLVMTargetMachineEmitToFile(tm, mod, (char *)path, kind == LLVM_OBJECT ? LLVMObjectFile : LLVMAssemblyFile,
+      if (LLVMTargetMachineEmitToFile(tm, mod, (char *)path,
+                                      kind == LLVM_OBJECT ? LLVMObjectFile : LLVMAssemblyFile,
                                       &error))
         ok = report_llvm_error(kind == LLVM_OBJECT ? "object" : "assembly", path, error);
       break;
@@ -111,8 +120,8 @@ static bool orc_error(LLVMErrorRef err, const char *what) {
   return true;
 }
 
-bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const char *runtime_so, int argc,
-              char **argv, int *status) {
+bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const char *runtime_so,
+              int argc, char **argv, int *status) {
   initialise_targets();
   /* The runtime's symbols become the process's, where the JIT looks them up. */
   if (!dlopen(runtime_so, RTLD_NOW | RTLD_GLOBAL)) {
@@ -125,16 +134,17 @@ bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const c
   LLVMOrcDefinitionGeneratorRef process;
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMModuleRef mod = llvm_build_module(m, source, LLVMOrcThreadSafeContextGetContext(tsc));
-  if (mod &&
-      !orc_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&process, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL),
-                 "cannot search the process for symbols")) {
+  if (mod && !orc_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                            &process, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL),
+                        "cannot search the process for symbols")) {
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), process);
     LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
     LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
     optimise(mod, o->opt_level);
     LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
     LLVMOrcExecutorAddress main_address;
-    if (!orc_error(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm), "cannot add the module") &&
+    if (!orc_error(LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm),
+                   "cannot add the module") &&
         !orc_error(LLVMOrcLLJITLookup(jit, &main_address, "main"), "cannot find main")) {
       int (*program_main)(int, char **) = (int (*)(int, char **))(uintptr_t)main_address;
       fflush(stdout);

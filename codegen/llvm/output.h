@@ -11,11 +11,12 @@ typedef struct LlvmOptions {
   int opt_level;      /* 0..3 */
 } LlvmOptions;
 
-bool llvm_write(const Module *m, const char *source, const LlvmOptions *o, LlvmOutput kind, const char *path);
+bool llvm_write(const Module *m, const char *source, const LlvmOptions *o, LlvmOutput kind,
+                const char *path);
 
 /* Compiles the module in memory, resolves runtime symbols from the shared runtime library
  * `runtime_so`, and calls its main with argv; the program's exit status goes to *status. */
-bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const char *runtime_so, int argc,
-              char **argv, int *status);
+bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const char *runtime_so,
+              int argc, char **argv, int *status);
 
 #endif

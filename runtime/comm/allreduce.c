@@ -31,7 +31,8 @@ static int node_colour(MPI_Comm comm, int rank) {
   return lowest;
 }
 
-void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size, int chain) {
+void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size,
+                   int chain) {
   *c = (SwnComm){.algorithm = algorithm, .segment = SEGMENT_FLOATS, .window = WINDOW};
   MPI_Comm_dup(comm, &c->comm);
   MPI_Comm_rank(c->comm, &c->rank);
@@ -42,8 +43,12 @@ void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, i
   MPI_Allgather(&colour, 1, MPI_INT, colours, 1, MPI_INT, c->comm);
   int ngroups = number_groups(c->size, colours, c->group);
   free(colours);
-  c->topo = (SwnTopology){.size = c->size, .group = c->group, .ngroups = ngroups, .map = SWN_MAP_ROUND_ROBIN,
-                          .chain = chain > 0 ? chain : DEFAULT_CHAIN, .chunk = SWN_CHAIN_CHUNK_FLOATS};
+  c->topo = (SwnTopology){.size = c->size,
+                          .group = c->group,
+                          .ngroups = ngroups,
+                          .map = SWN_MAP_ROUND_ROBIN,
+                          .chain = chain > 0 ? chain : DEFAULT_CHAIN,
+                          .chunk = SWN_CHAIN_CHUNK_FLOATS};
   c->scratch = swn_alloc(sizeof(float) * (size_t)(c->segment * c->window));
 }
 
@@ -70,7 +75,8 @@ void swn_comm_close(SwnComm *c) {
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count) {
   if (c->algorithm != SWN_ALLREDUCE_AUTO) return c->algorithm;
   if (count * 4 < AUTO_MPI_BELOW) return SWN_ALLREDUCE_MPI;
-  if (c->topo.ngroups == 1 && c->size > 2 && c->size <= 8 && count * 4 >= AUTO_RING_FROM) return SWN_ALLREDUCE_RING;
+  if (c->topo.ngroups == 1 && c->size > 2 && c->size <= 8 && count * 4 >= AUTO_RING_FROM)
+    return SWN_ALLREDUCE_RING;
   return SWN_ALLREDUCE_TOPO;
 }
 

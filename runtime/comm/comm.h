@@ -8,16 +8,16 @@
 #include "schedule.h"
 
 typedef struct SwnComm {
-  MPI_Comm comm;          /* a duplicate: nothing else matches our messages */
+  MPI_Comm comm; /* a duplicate: nothing else matches our messages */
   int rank, size;
-  int *group;             /* group (supernode) of each rank */
+  int *group; /* group (supernode) of each rank */
   SwnTopology topo;
   SwnAllreduceAlgorithm algorithm; /* may be AUTO: chosen per call */
-  int64_t segment;        /* floats per message segment (pipelining inside a step) */
-  int window;             /* segments received ahead */
-  float *scratch;         /* window x segment floats */
-  bool yield;             /* sleep between polls (a thread beside compute) rather than spin */
-  SwnSchedule schedule;   /* the last call's, reused while algorithm and count repeat */
+  int64_t segment;                 /* floats per message segment (pipelining inside a step) */
+  int window;                      /* segments received ahead */
+  float *scratch;                  /* window x segment floats */
+  bool yield;           /* sleep between polls (a thread beside compute) rather than spin */
+  SwnSchedule schedule; /* the last call's, reused while algorithm and count repeat */
   SwnAllreduceAlgorithm scheduled;
   int64_t scheduled_count;
   struct SwnRequests *requests; /* MPI requests, grown as needed (execute.c) */
@@ -26,7 +26,8 @@ typedef struct SwnComm {
 /* Sets up `c` over `comm`. group_size > 0: ranks r / group_size form a group; else one group
  * per shared-memory node (MPI_Comm_split_type). chain: ranks per chain of the hierarchical
  * algorithm (<= 0: 8). Collective over `comm`. */
-void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size, int chain);
+void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size,
+                   int chain);
 void swn_comm_close(SwnComm *c);
 /* Message segments of `segment` floats, `window` received ahead (<= 0: the defaults). */
 void swn_comm_set_segments(SwnComm *c, int64_t segment, int window);

@@ -66,16 +66,20 @@ static void *grow(void *p, size_t bytes) {
 
 static void post_sends(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int64_t *nsend) {
   *nsend = st->send_to >= 0 ? segments(st->send_count, c->segment) : 0;
-  if (*nsend > q->cap_send) q->send = grow(q->send, sizeof(MPI_Request) * (size_t)(q->cap_send = *nsend));
+  if (*nsend > q->cap_send)
+    q->send = grow(q->send, sizeof(MPI_Request) * (size_t)(q->cap_send = *nsend));
   for (int64_t k = 0; k < *nsend; k++) {
     int64_t at;
     int n;
     segment_of(st->send_count, c->segment, k, &at, &n);
-    check(MPI_Isend(buf + st->send_offset + at, n, MPI_FLOAT, st->send_to, TAG, c->comm, &q->send[k]), "Isend");
+    check(
+        MPI_Isend(buf + st->send_offset + at, n, MPI_FLOAT, st->send_to, TAG, c->comm, &q->send[k]),
+        "Isend");
   }
 }
 
-static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int slot, int64_t k) {
+static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int slot,
+                         int64_t k) {
   int64_t at;
   int n;
   segment_of(st->recv_count, c->segment, k, &at, &n);
@@ -107,7 +111,8 @@ static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) 
 }
 
 void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf) {
-  if (!c->requests && !(c->requests = calloc(1, sizeof(Requests)))) swn_fatal("out of memory (MPI requests)");
+  if (!c->requests && !(c->requests = calloc(1, sizeof(Requests))))
+    swn_fatal("out of memory (MPI requests)");
   Requests *q = c->requests;
   for (int i = 0; i < s->nsteps; i++) {
     const SwnCommStep *st = &s->steps[i];

@@ -17,7 +17,8 @@ static int power_of_two_below(int p) {
   return q;
 }
 
-static void range_of_blocks(int64_t count, int blocks, int first, int n, int64_t *offset, int64_t *len) {
+static void range_of_blocks(int64_t count, int blocks, int first, int n, int64_t *offset,
+                            int64_t *len) {
   int64_t end, ignored;
   swn_block(count, blocks, first, offset, &ignored);
   swn_block(count, blocks, first + n, &end, &ignored);

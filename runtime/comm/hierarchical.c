@@ -14,10 +14,10 @@
 enum { BINOMIAL_BELOW_FLOATS = 16384 }; /* 64 KiB */
 
 typedef struct Chains {
-  int *members;    /* ranks, chain after chain */
-  int *start;      /* chain c is members[start[c] .. start[c + 1]) */
+  int *members; /* ranks, chain after chain */
+  int *start;   /* chain c is members[start[c] .. start[c + 1]) */
   int nchains;
-  int *heads;      /* members[start[c]] for each chain */
+  int *heads; /* members[start[c]] for each chain */
 } Chains;
 
 static void cut_chains(const SwnTopology *t, Chains *c) {
@@ -45,7 +45,8 @@ static void locate(const Chains *c, int rank, int *chain, int *pos, int *len) {
 }
 
 /* Steps of a pipelined chain: towards the head (reduce) or away from it (broadcast). */
-static void chain_steps(const int *m, int pos, int len, int64_t count, int64_t chunk, bool reduce, SwnSchedule *s) {
+static void chain_steps(const int *m, int pos, int len, int64_t count, int64_t chunk, bool reduce,
+                        SwnSchedule *s) {
   int64_t nchunks = (count + chunk - 1) / chunk;
   int upstream = reduce ? pos + 1 : pos - 1, downstream = reduce ? pos - 1 : pos + 1;
   bool receives = upstream >= 0 && upstream < len, sends = downstream >= 0 && downstream < len;
@@ -81,8 +82,10 @@ static void binomial(const int *heads, int n, int i, int64_t count, SwnSchedule 
   }
   for (int d = top / 2; d >= 1; d /= 2) { /* broadcast: the same tree, backwards */
     SwnCommStep st = swn_step_none();
-    if (i % (2 * d) == d) st.recv_from = heads[i - d], st.recv_count = count;
-    else if (i % (2 * d) == 0 && i + d < n) st.send_to = heads[i + d], st.send_count = count;
+    if (i % (2 * d) == d)
+      st.recv_from = heads[i - d], st.recv_count = count;
+    else if (i % (2 * d) == 0 && i + d < n)
+      st.send_to = heads[i + d], st.send_count = count;
     swn_schedule_add(s, st);
   }
 }
@@ -96,8 +99,10 @@ void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, Sw
   int64_t chunk = t->chunk > 0 ? t->chunk : count;
   chain_steps(m, pos, len, count, chunk, true, s);
   if (pos == 0) {
-    if (count < BINOMIAL_BELOW_FLOATS) binomial(c.heads, c.nchains, chain, count, s);
-    else swn_schedule_ring(c.heads, c.nchains, rank, 0, count, s);
+    if (count < BINOMIAL_BELOW_FLOATS)
+      binomial(c.heads, c.nchains, chain, count, s);
+    else
+      swn_schedule_ring(c.heads, c.nchains, rank, 0, count, s);
   }
   chain_steps(m, pos, len, count, chunk, false, s);
   free(c.members), free(c.start), free(c.heads);

@@ -14,7 +14,8 @@ static void chunk(int64_t offset, int64_t count, int n, int c, int64_t *at, int6
   *at += offset;
 }
 
-void swn_schedule_ring(const int *order, int n, int rank, int64_t offset, int64_t count, SwnSchedule *s) {
+void swn_schedule_ring(const int *order, int n, int rank, int64_t offset, int64_t count,
+                       SwnSchedule *s) {
   int i = position_of(order, n, rank);
   if (i < 0 || n <= 1) return;
   int next = order[(i + 1) % n], prev = order[(i + n - 1) % n];

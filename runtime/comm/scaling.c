@@ -13,8 +13,10 @@
 #include "sim.h"
 
 void swn_profile_write(const SwnIterationProfile *p, FILE *f) {
-  fprintf(f, "swnc-profile 1\nnetwork %s\nbatch %d\nforward %.9g\nbackward %.9g\nupdate %.9g\nbuckets %d\n", p->network,
-          p->batch, p->forward, p->backward, p->update, p->nbuckets);
+  fprintf(f,
+          "swnc-profile 1\nnetwork %s\nbatch %d\nforward %.9g\nbackward %.9g\nupdate %.9g\nbuckets "
+          "%d\n",
+          p->network, p->batch, p->forward, p->backward, p->update, p->nbuckets);
   for (int b = 0; b < p->nbuckets; b++)
     fprintf(f, "bucket %d bytes %.0f ready %.9g\n", b, p->bucket_bytes[b], p->bucket_ready[b]);
 }
@@ -35,23 +37,32 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
     n++;
     int version, index;
     double bytes, ready;
-    if (n == 1) ok = sscanf(line, "swnc-profile %d", &version) == 1 && version == 1;
-    else if (!strncmp(line, "network ", 8)) ok = sscanf(line, "network %63s", p->network) == 1;
-    else if (!strncmp(line, "batch ", 6)) ok = sscanf(line, "batch %d", &p->batch) == 1 && p->batch > 0;
-    else if (!strncmp(line, "forward ", 8)) ok = sscanf(line, "forward %lf", &p->forward) == 1 && p->forward >= 0;
-    else if (!strncmp(line, "backward ", 9)) ok = sscanf(line, "backward %lf", &p->backward) == 1 && p->backward >= 0;
-    else if (!strncmp(line, "update ", 7)) ok = sscanf(line, "update %lf", &p->update) == 1 && p->update >= 0;
+    if (n == 1)
+      ok = sscanf(line, "swnc-profile %d", &version) == 1 && version == 1;
+    else if (!strncmp(line, "network ", 8))
+      ok = sscanf(line, "network %63s", p->network) == 1;
+    else if (!strncmp(line, "batch ", 6))
+      ok = sscanf(line, "batch %d", &p->batch) == 1 && p->batch > 0;
+    else if (!strncmp(line, "forward ", 8))
+      ok = sscanf(line, "forward %lf", &p->forward) == 1 && p->forward >= 0;
+    else if (!strncmp(line, "backward ", 9))
+      ok = sscanf(line, "backward %lf", &p->backward) == 1 && p->backward >= 0;
+    else if (!strncmp(line, "update ", 7))
+      ok = sscanf(line, "update %lf", &p->update) == 1 && p->update >= 0;
     else if (!strncmp(line, "buckets ", 8)) {
-      ok = !p->bucket_bytes && sscanf(line, "buckets %d", &p->nbuckets) == 1 && p->nbuckets >= 0 && p->nbuckets < 1000000;
+      ok = !p->bucket_bytes && sscanf(line, "buckets %d", &p->nbuckets) == 1 && p->nbuckets >= 0 &&
+           p->nbuckets < 1000000;
       if (ok) {
         p->bucket_bytes = swn_alloc(sizeof(double) * ((size_t)p->nbuckets + 1));
         p->bucket_ready = swn_alloc(sizeof(double) * ((size_t)p->nbuckets + 1));
       }
     } else if (!strncmp(line, "bucket ", 7))
-      ok = p->bucket_bytes && sscanf(line, "bucket %d bytes %lf ready %lf", &index, &bytes, &ready) == 3 &&
-           index == seen && index < p->nbuckets && bytes >= 0 && ready >= 0 && (seen++, p->bucket_bytes[index] = bytes,
-                                                                              p->bucket_ready[index] = ready, true);
-    else ok = line[0] == '\n' || line[0] == '#';
+      ok = p->bucket_bytes &&
+           sscanf(line, "bucket %d bytes %lf ready %lf", &index, &bytes, &ready) == 3 &&
+           index == seen && index < p->nbuckets && bytes >= 0 && ready >= 0 &&
+           (seen++, p->bucket_bytes[index] = bytes, p->bucket_ready[index] = ready, true);
+    else
+      ok = line[0] == '\n' || line[0] == '#';
   }
   fclose(f);
   if (ok && (n == 0 || !p->batch || seen != p->nbuckets)) {
@@ -60,7 +71,8 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
   }
   if (!ok) {
     swn_profile_release(p);
-    return fail(error, size, path, n, "not a swnc profile line (written by a program's --comm-profile)");
+    return fail(error, size, path, n,
+                "not a swnc profile line (written by a program's --comm-profile)");
   }
   return true;
 }
@@ -70,15 +82,16 @@ void swn_profile_release(SwnIterationProfile *p) {
   *p = (SwnIterationProfile){0};
 }
 
-bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
-                 SwnScaling *out, char *error, size_t size) {
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm,
+                 int chain, SwnScaling *out, char *error, size_t size) {
   double compute = p->forward + p->backward + p->update;
   *out = (SwnScaling){.iteration = compute, .compute = compute, .speedup = 1};
   if (m->nodes <= 1) return true;
   double comm_end = 0; /* the buckets' allreduces, in order, on one network port */
   for (int b = 0; b < p->nbuckets; b++) {
     SwnSimResult r;
-    if (!swn_simulate(m, algorithm, SWN_MAP_ROUND_ROBIN, chain, p->bucket_bytes[b], false, &r, error, size))
+    if (!swn_simulate(m, algorithm, SWN_MAP_ROUND_ROBIN, chain, p->bucket_bytes[b], false, &r,
+                      error, size))
       return false;
     comm_end = fmax(comm_end, p->bucket_ready[b]) + r.seconds;
     out->communication += r.seconds;

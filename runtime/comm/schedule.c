@@ -6,7 +6,8 @@
 
 #include "../util.h"
 
-const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "ring", "hier", "mpi"};
+const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "ring", "hier",
+                                                              "mpi"};
 
 int swn_allreduce_find(const char *name) {
   for (int i = 0; i < SWN_ALLREDUCE_COUNT; i++)
@@ -34,8 +35,8 @@ void swn_block(int64_t count, int blocks, int b, int64_t *offset, int64_t *n) {
   *n = hi - lo;
 }
 
-void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, int rank, int64_t count,
-                        SwnSchedule *s) {
+void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, int rank,
+                        int64_t count, SwnSchedule *s) {
   s->rank = rank;
   s->nsteps = 0;
   if (t->size <= 1 || count <= 0) return;

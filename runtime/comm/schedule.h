@@ -27,12 +27,12 @@ int swn_allreduce_find(const char *name);
 typedef enum { SWN_MAP_ROUND_ROBIN, SWN_MAP_CONTIGUOUS } SwnRankMap;
 
 typedef struct SwnTopology {
-  int size;          /* ranks */
-  const int *group;  /* group (supernode) of each rank, 0..ngroups-1 */
+  int size;         /* ranks */
+  const int *group; /* group (supernode) of each rank, 0..ngroups-1 */
   int ngroups;
-  SwnRankMap map;    /* virtual numbering for SWN_ALLREDUCE_TOPO */
-  int chain;         /* SWN_ALLREDUCE_HIER: ranks per chain (>= 1) */
-  int64_t chunk;     /* SWN_ALLREDUCE_HIER: floats per pipelined chunk (>= 1) */
+  SwnRankMap map; /* virtual numbering for SWN_ALLREDUCE_TOPO */
+  int chain;      /* SWN_ALLREDUCE_HIER: ranks per chain (>= 1) */
+  int64_t chunk;  /* SWN_ALLREDUCE_HIER: floats per pipelined chunk (>= 1) */
 } SwnTopology;
 
 /* The hierarchical chains' pipelined chunk, in floats (the runtime's and the simulator's). */
@@ -41,11 +41,11 @@ enum { SWN_CHAIN_CHUNK_FLOATS = 65536 };
 /* One step: an optional send and an optional receive, both in flight together. A step starts
  * after the rank's previous step has completed. Messages between two ranks match in order. */
 typedef struct SwnCommStep {
-  int send_to;               /* -1: none */
+  int send_to; /* -1: none */
   int64_t send_offset, send_count;
-  int recv_from;             /* -1: none */
+  int recv_from; /* -1: none */
   int64_t recv_offset, recv_count;
-  bool recv_sum;             /* add into the buffer (else copy) */
+  bool recv_sum; /* add into the buffer (else copy) */
 } SwnCommStep;
 
 typedef struct SwnSchedule {
@@ -55,8 +55,8 @@ typedef struct SwnSchedule {
 
 /* Builds rank `rank`'s schedule for summing `count` floats; `algorithm` is TOPO, RING or HIER.
  * Reuses `s`'s storage (zero-initialise it before the first call; free with swn_schedule_free). */
-void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, int rank, int64_t count,
-                        SwnSchedule *s);
+void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, int rank,
+                        int64_t count, SwnSchedule *s);
 void swn_schedule_free(SwnSchedule *s);
 
 /* Helpers for the generators (schedule.c). */
@@ -67,7 +67,8 @@ void swn_block(int64_t count, int blocks, int b, int64_t *offset, int64_t *n);
 
 /* The generators (one file each). `order` lists real ranks in the order the algorithm uses. */
 void swn_schedule_halving_doubling(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s);
-void swn_schedule_ring(const int *order, int n, int rank, int64_t offset, int64_t count, SwnSchedule *s);
+void swn_schedule_ring(const int *order, int n, int rank, int64_t offset, int64_t count,
+                       SwnSchedule *s);
 void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s);
 
 /* Virtual numbering (topology.c): out[v] = the real rank numbered v. Round robin numbers the

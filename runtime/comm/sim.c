@@ -23,14 +23,13 @@ typedef struct Sim {
   const SwnMachine *m;
   int p;
   SwnSchedule *s;
-  int **partner_step; /* per rank and step: the matching step of the send's receiver / the receive's sender */
+  int **
+      partner_step; /* per rank and step: the matching step of the send's receiver / the receive's sender */
   int **sender_step;
-  double **start;     /* per rank: start of each step, and the end as start[nsteps] */
+  double **start; /* per rank: start of each step, and the end as start[nsteps] */
 } Sim;
 
-static void *grab(size_t bytes) {
-  return swn_alloc_for(bytes, "the network simulator");
-}
+static void *grab(size_t bytes) { return swn_alloc_for(bytes, "the network simulator"); }
 
 /* Lists sends or receives with their per-pair ordinal, sorted so the k-th of each pair align. */
 static Message *messages(const Sim *sim, bool sends, int64_t *n) {
@@ -65,8 +64,8 @@ static bool match(Sim *sim, char *error, size_t size) {
   for (int64_t i = 0; ok && i < ns; i++) {
     ok = !by_pair(&send[i], &recv[i]) && send[i].count == recv[i].count;
     if (!ok)
-      snprintf(error, size, "rank %d's message %d to rank %d (%lld floats) has no matching receive", send[i].src,
-               send[i].ordinal, send[i].dst, (long long)send[i].count);
+      snprintf(error, size, "rank %d's message %d to rank %d (%lld floats) has no matching receive",
+               send[i].src, send[i].ordinal, send[i].dst, (long long)send[i].count);
     sim->partner_step[send[i].src][send[i].step] = recv[i].step;
     sim->sender_step[recv[i].dst][recv[i].step] = send[i].step;
   }
@@ -96,7 +95,8 @@ static bool try_step(Sim *sim, int r, int k, const int *at) {
     if (at[st->recv_from] < i) return false;
     double bytes = 4.0 * (double)st->recv_count;
     double both = fmax(begin, sim->start[st->recv_from][i]);
-    end = fmax(end, both + m->alpha + beta(m, st->recv_from, r) * bytes + (st->recv_sum ? m->gamma * bytes : 0));
+    end = fmax(end, both + m->alpha + beta(m, st->recv_from, r) * bytes +
+                        (st->recv_sum ? m->gamma * bytes : 0));
   }
   sim->start[r][k + 1] = end;
   return true;
@@ -121,16 +121,24 @@ static void count_traffic(const Sim *sim, bool per_step, SwnSimResult *res) {
     }
 }
 
-bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain, double bytes,
-                  bool per_step, SwnSimResult *res, char *error, size_t error_size) {
+bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain,
+                  double bytes, bool per_step, SwnSimResult *res, char *error, size_t error_size) {
   *res = (SwnSimResult){0};
   int p = m->nodes;
   int *group = grab(sizeof(int) * (size_t)p);
   for (int r = 0; r < p; r++) group[r] = r / m->per_supernode;
-  SwnTopology t = {.size = p, .group = group, .ngroups = (p + m->per_supernode - 1) / m->per_supernode, .map = map,
-                   .chain = chain > 0 ? chain : 8, .chunk = SWN_CHAIN_CHUNK_FLOATS};
-  Sim sim = {.m = m, .p = p, .s = grab(sizeof(SwnSchedule) * (size_t)p), .partner_step = grab(sizeof(int *) * (size_t)p),
-             .sender_step = grab(sizeof(int *) * (size_t)p), .start = grab(sizeof(double *) * (size_t)p)};
+  SwnTopology t = {.size = p,
+                   .group = group,
+                   .ngroups = (p + m->per_supernode - 1) / m->per_supernode,
+                   .map = map,
+                   .chain = chain > 0 ? chain : 8,
+                   .chunk = SWN_CHAIN_CHUNK_FLOATS};
+  Sim sim = {.m = m,
+             .p = p,
+             .s = grab(sizeof(SwnSchedule) * (size_t)p),
+             .partner_step = grab(sizeof(int *) * (size_t)p),
+             .sender_step = grab(sizeof(int *) * (size_t)p),
+             .start = grab(sizeof(double *) * (size_t)p)};
   int64_t count = (int64_t)(bytes / 4);
   for (int r = 0; r < p; r++) {
     swn_schedule_build(algorithm, &t, r, count, &sim.s[r]);
@@ -147,7 +155,8 @@ bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankM
   }
   for (int r = 0; ok && r < p; r++) {
     if (at[r] < sim.s[r].nsteps) {
-      snprintf(error, error_size, "deadlock: rank %d waits in step %d of %d", r, at[r], sim.s[r].nsteps);
+      snprintf(error, error_size, "deadlock: rank %d waits in step %d of %d", r, at[r],
+               sim.s[r].nsteps);
       ok = false;
     }
     res->seconds = fmax(res->seconds, sim.start[r][sim.s[r].nsteps]);
@@ -157,7 +166,8 @@ bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankM
     swn_schedule_free(&sim.s[r]);
     free(sim.partner_step[r]), free(sim.sender_step[r]), free(sim.start[r]);
   }
-  free(sim.s), free(sim.partner_step), free(sim.sender_step), free(sim.start), free(at), free(group);
+  free(sim.s), free(sim.partner_step), free(sim.sender_step), free(sim.start), free(at),
+      free(group);
   return ok;
 }
 

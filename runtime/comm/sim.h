@@ -17,23 +17,23 @@ typedef struct SwnMachine {
 } SwnMachine;
 
 typedef struct SwnSimResult {
-  double seconds;              /* until the last rank finishes */
-  double bytes, cross_bytes;   /* sent in total, and between supernodes */
-  int steps;                   /* the longest rank's step count */
+  double seconds;                  /* until the last rank finishes */
+  double bytes, cross_bytes;       /* sent in total, and between supernodes */
+  int steps;                       /* the longest rank's step count */
   double *step_bytes, *step_cross; /* per step index, summed over ranks (NULL unless asked) */
 } SwnSimResult;
 
 /* Simulates summing `bytes` (floats) with `algorithm` over the machine, the algorithm numbering
  * ranks with `map`; hierarchical chains of `chain` ranks. Returns false (with a message in
  * `error`) if the schedules deadlock, which a correct generator never does. */
-bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain, double bytes,
-                  bool per_step, SwnSimResult *r, char *error, size_t error_size);
+bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain,
+                  double bytes, bool per_step, SwnSimResult *r, char *error, size_t error_size);
 void swn_sim_result_free(SwnSimResult *r);
 
 /* One training iteration as measured (the generated program's --comm-profile). */
 typedef struct SwnIterationProfile {
   char network[64];
-  int batch;                  /* per rank */
+  int batch;                        /* per rank */
   double forward, backward, update; /* seconds */
   int nbuckets;
   double *bucket_bytes, *bucket_ready; /* ready: seconds after backward began */
@@ -47,10 +47,10 @@ void swn_profile_release(SwnIterationProfile *p);
  * previous one is done; update after backward and the last bucket. */
 typedef struct SwnScaling {
   double iteration, compute, communication, exposed; /* seconds */
-  double speedup;              /* nodes x single-node iteration / iteration */
+  double speedup;                                    /* nodes x single-node iteration / iteration */
 } SwnScaling;
 
-bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
-                 SwnScaling *out, char *error, size_t error_size);
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm,
+                 int chain, SwnScaling *out, char *error, size_t error_size);
 
 #endif

@@ -5,15 +5,16 @@
 
 #include "kernels.h"
 
-void swk_accuracy_forward(int classes, int top, int batch, const float *scores, const int32_t *labels,
-                          float *accuracy) {
+void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
+                          const int32_t *labels, float *accuracy) {
   int correct = 0;
 #pragma omp parallel for schedule(static) reduction(+ : correct)
   for (int n = 0; n < batch; n++) {
     const float *s = scores + (size_t)n * classes;
     int label = labels[n], better = 0;
     if (isnan(s[label])) continue;
-    for (int k = 0; k < classes; k++) better += isnan(s[k]) || s[k] > s[label] || (s[k] == s[label] && k < label);
+    for (int k = 0; k < classes; k++)
+      better += isnan(s[k]) || s[k] > s[label] || (s[k] == s[label] && k < label);
     correct += better < top;
   }
   *accuracy = (float)correct / (float)batch;

@@ -13,7 +13,8 @@ void swk_add_forward(int n, int64_t size, int batch, const float *const *x, floa
   }
 }
 
-void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx, const bool *dx_add) {
+void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx,
+                      const bool *dx_add) {
   int64_t total = size * batch;
   for (int i = 0; i < n; i++) {
     if (!dx[i]) continue;

@@ -5,10 +5,11 @@
 
 #include "kernels.h"
 
-#define AT(n, c, i) ((size_t)(n) * p->c * p->hw + (size_t)(c) * p->hw + (size_t)(i))
+#define AT(n, c, i) ((size_t)(n)*p->c * p->hw + (size_t)(c)*p->hw + (size_t)(i))
 
-void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x, const float *scale,
-                           const float *shift, float *y, float *saved, float *running) {
+void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
+                           const float *scale, const float *shift, float *y, float *saved,
+                           float *running) {
   double count = (double)batch * p->hw;
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < p->c; c++) {
@@ -42,8 +43,8 @@ void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const f
 }
 
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
-                            const float *dy, const float *saved, float *dx, bool dx_add, float *dscale,
-                            float *dshift) {
+                            const float *dy, const float *saved, float *dx, bool dx_add,
+                            float *dscale, float *dshift) {
   double count = (double)batch * p->hw;
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < p->c; c++) {

@@ -32,7 +32,8 @@ void swk_concat_backward(int n, const int64_t *sizes, int batch, const float *dy
         float *dst = dx[i] + (int64_t)b * sizes[i];
         if (dx_add[i])
           for (int64_t k = 0; k < sizes[i]; k++) dst[k] += src[k];
-        else memcpy(dst, src, sizeof(float) * (size_t)sizes[i]);
+        else
+          memcpy(dst, src, sizeof(float) * (size_t)sizes[i]);
       }
       src += sizes[i];
     }

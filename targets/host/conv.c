@@ -18,13 +18,13 @@
 enum { PACK_FLOATS = 1 << 16 }; /* packed columns per thread: 256 KB stays in L2 */
 
 typedef struct Dims {
-  int cig, cog;  /* channels per group */
-  int k;         /* rows of col: cig * kh * kw */
-  int pixels;    /* P = ho * wo */
-  int nb;        /* images packed per GEMM */
+  int cig, cog; /* channels per group */
+  int k;        /* rows of col: cig * kh * kw */
+  int pixels;   /* P = ho * wo */
+  int nb;       /* images packed per GEMM */
   size_t in_image, out_image;
-  bool flip;     /* dX as a convolution of dY with flipped filters (stride 1) */
-  SwkConv t;     /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
+  bool flip; /* dX as a convolution of dY with flipped filters (stride 1) */
+  SwkConv t; /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
 } Dims;
 
 static Dims dims(const SwkConv *p) {
@@ -37,9 +37,21 @@ static Dims dims(const SwkConv *p) {
   /* The flipped convolution does h*w/(ho*wo) times the old path's arithmetic: use it only for
    * stride-1 convolutions that keep the image size ("same" padding), where it is no more work
    * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work. */
-  d.flip = p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
-  d.t = (SwkConv){.ci = d.cog, .h = p->ho, .w = p->wo, .co = d.cig, .ho = p->h, .wo = p->w, .kh = p->kh,
-                  .kw = p->kw, .sh = 1, .sw = 1, .ph = p->kh - 1 - p->ph, .pw = p->kw - 1 - p->pw, .groups = 1};
+  d.flip =
+      p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
+  d.t = (SwkConv){.ci = d.cog,
+                  .h = p->ho,
+                  .w = p->wo,
+                  .co = d.cig,
+                  .ho = p->h,
+                  .wo = p->w,
+                  .kh = p->kh,
+                  .kw = p->kw,
+                  .sh = 1,
+                  .sw = 1,
+                  .ph = p->kh - 1 - p->ph,
+                  .pw = p->kw - 1 - p->pw,
+                  .groups = 1};
   return d;
 }
 
@@ -60,7 +72,8 @@ static size_t col_floats(const Dims *d) {
 
 static size_t per_thread(const SwkConv *p, const Dims *d) {
   size_t cols = (size_t)d->nb * d->pixels;
-  return col_floats(d) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) + round16((size_t)p->co);
+  return col_floats(d) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) +
+         round16((size_t)p->co);
 }
 
 static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
@@ -99,15 +112,16 @@ static void share(int batch, int t, int nt, int *from, int *to) {
   *to = (int)((int64_t)batch * (t + 1) / nt);
 }
 
-static void pack_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n, int g, float *col) {
+static void pack_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n, int g,
+                         float *col) {
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
     host_im2col(p, d->cig, x + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w,
                 col + (size_t)j * d->pixels, ld);
 }
 
-static void forward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x, const float *w,
-                           const float *b, float *y, Scratch s) {
+static void forward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x,
+                           const float *w, const float *b, float *y, Scratch s) {
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
@@ -127,8 +141,8 @@ static void forward_images(const SwkConv *p, const Dims *d, int from, int to, co
   }
 }
 
-void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b, float *y,
-                      float *ws) {
+void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
+                      float *y, float *ws) {
   Dims d = dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
 #pragma omp parallel num_threads(threads)
@@ -140,20 +154,24 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 }
 
 /* dX of one image and group as the convolution of dY with the flipped filters. */
-static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n, int g, float *dx,
-                       bool dx_add, float *col) {
+static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n,
+                       int g, float *dx, bool dx_add, float *col) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
-  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, col, (size_t)hw);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->cig, hw, kt, 1.0f, wf + (size_t)g * d->cig * kt, kt, col,
-              hw, dx_add ? 1.0f : 0.0f, dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw);
+  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, col,
+              (size_t)hw);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->cig, hw, kt, 1.0f,
+              wf + (size_t)g * d->cig * kt, kt, col, hw, dx_add ? 1.0f : 0.0f,
+              dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw);
 }
 
 /* Gathers dY_g of the packed images [first, first + n) into s.packed, adding their sums to db. */
-static void pack_output_gradient(const Dims *d, const float *dy, int first, int n, int g, float *packed, float *db) {
+static void pack_output_gradient(const Dims *d, const float *dy, int first, int n, int g,
+                                 float *packed, float *db) {
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
     for (int c = 0; c < d->cog; c++) {
-      const float *src = dy + (size_t)(first + j) * d->out_image + (size_t)(g * d->cog + c) * d->pixels;
+      const float *src =
+          dy + (size_t)(first + j) * d->out_image + (size_t)(g * d->cog + c) * d->pixels;
       float *dst = packed + (size_t)c * ld + (size_t)j * d->pixels, sum = 0;
       for (int i = 0; i < d->pixels; i++) sum += dst[i] = src[i];
       if (db) db[g * d->cog + c] += sum;
@@ -161,8 +179,9 @@ static void pack_output_gradient(const Dims *d, const float *dy, int first, int 
 }
 
 /* dW and db of images [from, to) into the thread's private buffers if `weights`; dx if asked. */
-static void backward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x, const float *w,
-                            const float *wf, const float *dy, float *dx, bool dx_add, bool weights, Scratch s) {
+static void backward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x,
+                            const float *w, const float *wf, const float *dy, float *dx,
+                            bool dx_add, bool weights, Scratch s) {
   if (weights) {
     memset(s.dw, 0, sizeof(float) * (size_t)p->co * d->k);
     memset(s.db, 0, sizeof(float) * (size_t)p->co);
@@ -173,11 +192,12 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
-      if (weights || (dx && !d->flip)) pack_output_gradient(d, dy, first, n, g, s.packed, weights ? s.db : NULL);
+      if (weights || (dx && !d->flip))
+        pack_output_gradient(d, dy, first, n, g, s.packed, weights ? s.db : NULL);
       if (weights) {
         pack_columns(p, d, x, first, n, g, s.col);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed, (int)ld, s.col,
-                    (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed,
+                    (int)ld, s.col, (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
       }
       if (!dx) continue;
       if (d->flip) {
@@ -194,7 +214,8 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
 }
 
 /* dw and db as the sums of the threads' private ones, in thread order (inside the team). */
-static void sum_private_gradients(const SwkConv *p, const Dims *d, int nt, float *ws, float *dw, float *db) {
+static void sum_private_gradients(const SwkConv *p, const Dims *d, int nt, float *ws, float *dw,
+                                  float *db) {
   size_t wsize = (size_t)p->co * d->k;
 #pragma omp for schedule(static)
   for (size_t i = 0; i < wsize; i++) {

@@ -50,7 +50,8 @@ static int forward_taps(const SwkConv *p, int batch, int oh, int ow, Tap *taps) 
     for (int kw = 0; kw < p->kw; kw++) {
       int ih = hs + kh, iw = ws + kw;
       if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
-      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch, ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
+      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch,
+                        ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   return n;
 }
@@ -71,7 +72,8 @@ static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
     for (int kw = 0; kw < p->kw && oh >= 0; kw++) {
       int ow = source_of(iw, kw, p->sw, p->pw, p->wo);
       if (ow >= 0)
-        taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch, ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
+        taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch,
+                          ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   }
   return n;
@@ -79,8 +81,8 @@ static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
 
 /* Sums over taps and k < depth of f[k * fstep] * d[k * batch], for CB filter rows (`frow`
  * apart) and NV vectors of images from b0: the register block of both directions. */
-static void block(const Tap *taps, int ntaps, const float *data, const float *filter, int depth, size_t fstep,
-                  size_t frow, int batch, int b0, v8 acc[CB][NV]) {
+static void block(const Tap *taps, int ntaps, const float *data, const float *filter, int depth,
+                  size_t fstep, size_t frow, int batch, int b0, v8 acc[CB][NV]) {
   for (int c = 0; c < CB; c++)
     for (int v = 0; v < NV; v++) acc[c][v] = splat(0);
   for (int t = 0; t < ntaps; t++) {
@@ -96,8 +98,8 @@ static void block(const Tap *taps, int ntaps, const float *data, const float *fi
   }
 }
 
-static float single(const Tap *taps, int ntaps, const float *data, const float *filter, int depth, size_t fstep,
-                    int batch, int b) {
+static float single(const Tap *taps, int ntaps, const float *data, const float *filter, int depth,
+                    size_t fstep, int batch, int b) {
   float acc = 0;
   for (int t = 0; t < ntaps; t++) {
     const float *d = data + taps[t].data + b, *f = filter + taps[t].filter;
@@ -110,8 +112,9 @@ static float single(const Tap *taps, int ntaps, const float *data, const float *
  * blocks where they fit, single sums for the remainders. Forward: channels are output
  * channels, depth input channels (fstep: the ci stride, frow: the co stride). Input gradient:
  * channels are input channels, depth output channels (the other way round). */
-static void pixel(const Tap *taps, int ntaps, const float *data, const float *filter, int channels, int depth,
-                  size_t fstep, size_t frow, int batch, const float *bias, float *out, bool add) {
+static void pixel(const Tap *taps, int ntaps, const float *data, const float *filter, int channels,
+                  int depth, size_t fstep, size_t frow, int batch, const float *bias, float *out,
+                  bool add) {
   int bfull = batch / (VL * NV) * (VL * NV), cfull = channels / CB * CB;
   for (int ch = 0; ch < cfull; ch += CB)
     for (int b0 = 0; b0 < bfull; b0 += VL * NV) {
@@ -126,20 +129,23 @@ static void pixel(const Tap *taps, int ntaps, const float *data, const float *fi
     }
   for (int ch = 0; ch < channels; ch++)
     for (int b = ch < cfull ? bfull : 0; b < batch; b++) {
-      float r = single(taps, ntaps, data, filter + (size_t)ch * frow, depth, fstep, batch, b) + (bias ? bias[ch] : 0);
+      float r = single(taps, ntaps, data, filter + (size_t)ch * frow, depth, fstep, batch, b) +
+                (bias ? bias[ch] : 0);
       float *o = out + (size_t)ch * batch + b;
       *o = add ? *o + r : r;
     }
 }
 
 /* Each thread's list of taps: kh x kw of them, in its slice of the workspace. */
-static size_t tap_floats(const SwkConv *p) { return (sizeof(Tap) * (size_t)p->kh * p->kw + 15) / 16 * 4; }
+static size_t tap_floats(const SwkConv *p) {
+  return (sizeof(Tap) * (size_t)p->kh * p->kw + 15) / 16 * 4;
+}
 static Tap *thread_taps(const SwkConv *p, float *ws) {
   return (Tap *)(ws + tap_floats(p) * (size_t)omp_get_thread_num());
 }
 
-void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y, float *ws) {
+void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                               const float *b, float *y, float *ws) {
   Strides st = filter_strides(p);
 #pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
@@ -158,8 +164,8 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
 
 /* A gather: each input pixel sums what its output pixels send back, so no two threads write
  * the same element. */
-static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx, bool dx_add,
-                           float *ws) {
+static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx,
+                           bool dx_add, float *ws) {
   Strides st = filter_strides(p);
 #pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
@@ -197,31 +203,36 @@ size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
 }
 
 /* Adds the block of output pixels [first, first + n) to sums (tap, co, ci). */
-static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int first, int n, float *sums,
-                         float *dy_pack, float *x_pack) {
+static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int first,
+                         int n, float *sums, float *dy_pack, float *x_pack) {
   for (int kh = 0; kh < p->kh; kh++)
     for (int kw = 0; kw < p->kw; kw++) {
       int count = 0;
       for (int pix = first; pix < first + n; pix++) {
-        int oh = pix / p->wo, ow = pix % p->wo, ih = oh * p->sh - p->ph + kh, iw = ow * p->sw - p->pw + kw;
+        int oh = pix / p->wo, ow = pix % p->wo, ih = oh * p->sh - p->ph + kh,
+            iw = ow * p->sw - p->pw + kw;
         if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
-        const float *d = dy + (size_t)pix * p->co * batch, *xs = x + ((size_t)ih * p->w + iw) * p->ci * batch;
+        const float *d = dy + (size_t)pix * p->co * batch,
+                    *xs = x + ((size_t)ih * p->w + iw) * p->ci * batch;
         size_t ld = (size_t)n * batch, at = (size_t)count * batch;
-        for (int c = 0; c < p->co; c++) memcpy(dy_pack + c * ld + at, d + (size_t)c * batch, sizeof(float) * batch);
-        for (int c = 0; c < p->ci; c++) memcpy(x_pack + c * ld + at, xs + (size_t)c * batch, sizeof(float) * batch);
+        for (int c = 0; c < p->co; c++)
+          memcpy(dy_pack + c * ld + at, d + (size_t)c * batch, sizeof(float) * batch);
+        for (int c = 0; c < p->ci; c++)
+          memcpy(x_pack + c * ld + at, xs + (size_t)c * batch, sizeof(float) * batch);
         count++;
       }
       if (!count) continue;
       int k = count * batch, ld = n * batch;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p->co, p->ci, k, 1.0f, dy_pack, ld, x_pack, ld, 1.0f,
-                  sums + ((size_t)kh * p->kw + kw) * p->co * p->ci, p->ci);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p->co, p->ci, k, 1.0f, dy_pack, ld,
+                  x_pack, ld, 1.0f, sums + ((size_t)kh * p->kw + kw) * p->co * p->ci, p->ci);
     }
 }
 
-static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw, float *db,
-                            float *ws) {
+static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw,
+                            float *db, float *ws) {
   int pixels = p->ho * p->wo, block = pixel_block(batch), blocks = (pixels + block - 1) / block;
-  size_t per_thread = implicit_thread_floats(p, batch), weights = (size_t)p->kh * p->kw * p->co * p->ci;
+  size_t per_thread = implicit_thread_floats(p, batch),
+         weights = (size_t)p->kh * p->kw * p->co * p->ci;
   Strides st = filter_strides(p);
   int threads = swk_threads() < blocks ? swk_threads() : blocks;
 #pragma omp parallel num_threads(threads)
@@ -253,8 +264,9 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
   }
 }
 
-void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db, float *ws) {
+void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
+                                const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                                float *ws) {
   if (dw) weight_gradient(p, batch, x, dy, dw, db, ws);
   if (dx) input_gradient(p, batch, w, dy, dx, dx_add, ws);
 }

@@ -10,14 +10,14 @@
 #include "../../ir/target.h"
 
 /* Per thread; a step's estimate divides by the online CPUs, as kernels use them all. */
-static const double PEAK = 100e9;      /* FP32 FLOP/s of an FMA loop */
-static const double BANDWIDTH = 10e9;  /* bytes/s, streaming */
-static const double STRIDED = 4e9;     /* bytes/s, a layout transform (one side strided) */
-static const double GEMM_EFF = 0.55;   /* OpenBLAS sgemm on large operands */
-static const double IMPLICIT_EFF = 0.45; /* the implicit micro-kernel, full register blocks */
+static const double PEAK = 100e9;         /* FP32 FLOP/s of an FMA loop */
+static const double BANDWIDTH = 10e9;     /* bytes/s, streaming */
+static const double STRIDED = 4e9;        /* bytes/s, a layout transform (one side strided) */
+static const double GEMM_EFF = 0.55;      /* OpenBLAS sgemm on large operands */
+static const double IMPLICIT_EFF = 0.45;  /* the implicit micro-kernel, full register blocks */
 static const double SCALAR_SLOWDOWN = 16; /* its scalar path for batch and channel remainders */
 static const int64_t VECTOR_IMAGES = 16, CHANNEL_BLOCK = 4; /* its register block */
-static const double PACKED_GEMM_EFF = 0.8;  /* the implicit weight gradient's GEMMs vs explicit's */
+static const double PACKED_GEMM_EFF = 0.8; /* the implicit weight gradient's GEMMs vs explicit's */
 
 static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
 
@@ -29,13 +29,14 @@ static double flops(const ConvShape *s) {
 static double gemm_eff(double m, double inner) { return GEMM_EFF * fill(m, 16) * fill(inner, 16); }
 
 static double explicit_cost(const ConvShape *s, ConvComputation c) {
-  double cig = (double)s->ci / s->groups, cog = (double)s->co / s->groups, taps = (double)(s->kh * s->kw);
+  double cig = (double)s->ci / s->groups, cog = (double)s->co / s->groups,
+         taps = (double)(s->kh * s->kw);
   double k = cig * taps, pixels = (double)(s->ho * s->wo);
   double columns = 4.0 * s->batch * s->groups * k * pixels; /* im2col written then read: bytes */
   bool flip = s->sh == 1 && s->sw == 1 && s->h * s->w <= s->ho * s->wo;
   double eff = c == CONV_FORWARD ? gemm_eff(cog, k)
-             : c == CONV_WGRAD   ? gemm_eff(cog, pixels)
-             : flip              ? gemm_eff(cig, cog * taps)
+               : c == CONV_WGRAD ? gemm_eff(cog, pixels)
+               : flip            ? gemm_eff(cig, cog * taps)
                                  : gemm_eff(k, cog);
   return flops(s) / (PEAK * eff) + 2 * columns / BANDWIDTH;
 }
@@ -70,7 +71,8 @@ static double joint_cost(const ConvShape *s, ConvPlan plan) {
 }
 
 static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT && s->groups != 1) return "it has groups, and the host's implicit kernels have none";
+  if (plan == PLAN_IMPLICIT && s->groups != 1)
+    return "it has groups, and the host's implicit kernels have none";
   return NULL;
 }
 

@@ -2,31 +2,39 @@
 #include "kernels.h"
 #include "rng.h"
 
-bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image, int64_t element) {
-  uint64_t h = swn_mix64(swn_hash3(swn_mix64(seed) ^ p->layer, iteration, image) ^ (uint64_t)element);
+bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image,
+                      int64_t element) {
+  uint64_t h =
+      swn_mix64(swn_hash3(swn_mix64(seed) ^ p->layer, iteration, image) ^ (uint64_t)element);
   return swn_uniform(h) >= p->ratio;
 }
 
-void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed, uint64_t iteration,
-                         uint64_t first_image, const float *x, float *y) {
+void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed,
+                         uint64_t iteration, uint64_t first_image, const float *x, float *y) {
   float keep_scale = 1.0f / (1.0f - p->ratio);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < batch; n++)
     for (int64_t i = 0; i < p->n; i++) {
       int64_t at = (int64_t)n * p->n + i;
-      if (!train) y[at] = x[at];
-      else y[at] = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i) ? x[at] * keep_scale : 0.0f;
+      if (!train)
+        y[at] = x[at];
+      else
+        y[at] = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i)
+                    ? x[at] * keep_scale
+                    : 0.0f;
     }
 }
 
-void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration, uint64_t first_image,
-                          const float *dy, float *dx, bool dx_add) {
+void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
+                          uint64_t first_image, const float *dy, float *dx, bool dx_add) {
   float keep_scale = 1.0f / (1.0f - p->ratio);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < batch; n++)
     for (int64_t i = 0; i < p->n; i++) {
       int64_t at = (int64_t)n * p->n + i;
-      float g = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i) ? dy[at] * keep_scale : 0.0f;
+      float g = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i)
+                    ? dy[at] * keep_scale
+                    : 0.0f;
       dx[at] = dx_add ? dx[at] + g : g;
     }
 }

@@ -6,7 +6,10 @@
 
 #include "kernels.h"
 
-size_t swk_fc_workspace(const SwkFc *p) { (void)p; return 0; }
+size_t swk_fc_workspace(const SwkFc *p) {
+  (void)p;
+  return 0;
+}
 
 /* Rows [from, to) of `n` for thread t of nt. */
 static void split(int n, int t, int nt, int *from, int *to) {
@@ -14,31 +17,33 @@ static void split(int n, int t, int nt, int *from, int *to) {
   *to = (int)((int64_t)n * (t + 1) / nt);
 }
 
-void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b, float *y) {
+void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b,
+                    float *y) {
 #pragma omp parallel
   {
     int from, to;
     split(batch, omp_get_thread_num(), omp_get_num_threads(), &from, &to);
     if (to > from) {
       if (p->bias)
-        for (int n = from; n < to; n++) memcpy(y + (size_t)n * p->out, b, sizeof(float) * (size_t)p->out);
+        for (int n = from; n < to; n++)
+          memcpy(y + (size_t)n * p->out, b, sizeof(float) * (size_t)p->out);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, to - from, p->out, p->in, 1.0f,
-                  x + (size_t)from * p->in, p->in, w, p->in, p->bias ? 1.0f : 0.0f, y + (size_t)from * p->out,
-                  p->out);
+                  x + (size_t)from * p->in, p->in, w, p->in, p->bias ? 1.0f : 0.0f,
+                  y + (size_t)from * p->out, p->out);
     }
   }
 }
 
-void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy, float *dx,
-                     bool dx_add, float *dw, float *db, float *ws) {
+void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy,
+                     float *dx, bool dx_add, float *dw, float *db, float *ws) {
   (void)ws;
 #pragma omp parallel
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     split(p->out, t, nt, &from, &to); /* dW rows and db entries of this thread */
     if (to > from) {
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, to - from, p->in, batch, 1.0f, dy + from, p->out, x,
-                  p->in, 0.0f, dw + (size_t)from * p->in, p->in);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, to - from, p->in, batch, 1.0f, dy + from,
+                  p->out, x, p->in, 0.0f, dw + (size_t)from * p->in, p->in);
       if (db)
         for (int o = from; o < to; o++) {
           float s = 0;
@@ -50,8 +55,8 @@ void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, 
       split(batch, t, nt, &from, &to);
       if (to > from)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, to - from, p->in, p->out, 1.0f,
-                    dy + (size_t)from * p->out, p->out, w, p->in, dx_add ? 1.0f : 0.0f, dx + (size_t)from * p->in,
-                    p->in);
+                    dy + (size_t)from * p->out, p->out, w, p->in, dx_add ? 1.0f : 0.0f,
+                    dx + (size_t)from * p->in, p->in);
     }
   }
 }

@@ -28,7 +28,8 @@ void host_im2col(const SwkConv *p, int ci, const float *x, float *col, size_t ld
           const float *row = x + ((size_t)c * p->h + ih) * p->w;
           int shift = kj - p->pw; /* input column of output column 0 */
           for (int ow = 0; ow < lo; ow++) out[ow] = 0;
-          if (p->sw == 1 && hi > lo) memcpy(out + lo, row + lo + shift, sizeof(float) * (size_t)(hi - lo));
+          if (p->sw == 1 && hi > lo)
+            memcpy(out + lo, row + lo + shift, sizeof(float) * (size_t)(hi - lo));
           else
             for (int ow = lo; ow < hi; ow++) out[ow] = row[ow * p->sw + shift];
           for (int ow = hi; ow < p->wo; ow++) out[ow] = 0;

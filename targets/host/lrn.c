@@ -30,8 +30,8 @@ void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float
   }
 }
 
-void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y, const float *scale,
-                      const float *dy, float *dx, bool dx_add) {
+void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y,
+                      const float *scale, const float *dy, float *dx, bool dx_add) {
   int half = (p->size - 1) / 2;
   float coeff = 2.0f * p->alpha * p->beta / (float)p->size;
 #pragma omp parallel for schedule(static)

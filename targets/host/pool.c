@@ -56,13 +56,15 @@ void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int
   int64_t planes = (int64_t)batch * p->c;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < planes; i++) {
-    if (p->max) max_plane(p, x + i * in, y + i * out, argmax + i * out);
-    else avg_plane(p, x + i * in, y + i * out);
+    if (p->max)
+      max_plane(p, x + i * in, y + i * out, argmax + i * out);
+    else
+      avg_plane(p, x + i * in, y + i * out);
   }
 }
 
-void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
-                       bool dx_add) {
+void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                       float *dx, bool dx_add) {
   size_t in = (size_t)p->h * p->w, out = (size_t)p->ho * p->wo;
   int64_t planes = (int64_t)batch * p->c;
 #pragma omp parallel for schedule(static)

@@ -9,7 +9,8 @@
 
 #include "pool_window.h"
 
-static void max_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y, int32_t *am) {
+static void max_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y,
+                      int32_t *am) {
   int32_t first = s.h0 * p->w + s.w0;
   memcpy(y, x + (size_t)first * lanes, sizeof(float) * lanes);
   for (size_t j = 0; j < lanes; j++) am[j] = first;
@@ -41,8 +42,10 @@ void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * p->wo + ow) * lanes;
-      if (p->max) max_pixel(p, pool_window(p, oh, ow), lanes, x, y + o, argmax + o);
-      else avg_pixel(p, pool_window(p, oh, ow), lanes, x, y + o);
+      if (p->max)
+        max_pixel(p, pool_window(p, oh, ow), lanes, x, y + o, argmax + o);
+      else
+        avg_pixel(p, pool_window(p, oh, ow), lanes, x, y + o);
     }
 }
 
@@ -50,7 +53,8 @@ void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y
 static void backward_lanes(const SwkPool *p, size_t lanes, size_t from, size_t to, const float *dy,
                            const int32_t *argmax, float *dx, bool dx_add) {
   if (!dx_add)
-    for (int i = 0; i < p->h * p->w; i++) memset(dx + (size_t)i * lanes + from, 0, sizeof(float) * (to - from));
+    for (int i = 0; i < p->h * p->w; i++)
+      memset(dx + (size_t)i * lanes + from, 0, sizeof(float) * (to - from));
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * p->wo + ow) * lanes;
@@ -67,13 +71,13 @@ static void backward_lanes(const SwkPool *p, size_t lanes, size_t from, size_t t
     }
 }
 
-void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
-                            bool dx_add) {
+void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                            float *dx, bool dx_add) {
   size_t lanes = (size_t)p->c * batch;
 #pragma omp parallel
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    backward_lanes(p, lanes, lanes * (size_t)t / (size_t)nt, lanes * (size_t)(t + 1) / (size_t)nt, dy, argmax, dx,
-                   dx_add);
+    backward_lanes(p, lanes, lanes * (size_t)t / (size_t)nt, lanes * (size_t)(t + 1) / (size_t)nt,
+                   dy, argmax, dx, dx_add);
   }
 }

@@ -8,7 +8,8 @@ void swk_relu_forward(const SwkAct *p, int batch, const float *x, float *y) {
   for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : slope * x[i];
 }
 
-void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                       bool dx_add) {
   int64_t n = p->n * batch;
   float slope = p->slope;
   if (dx_add) {

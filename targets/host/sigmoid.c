@@ -9,7 +9,8 @@ void swk_sigmoid_forward(const SwkAct *p, int batch, const float *x, float *y) {
   for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
 }
 
-void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                          bool dx_add) {
   int64_t n = p->n * batch;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; i++) {

@@ -4,8 +4,8 @@
 
 #include "kernels.h"
 
-void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
-                              float *prob, float *loss) {
+void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores,
+                              const int32_t *labels, float *prob, float *loss) {
   double total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
   for (int n = 0; n < batch; n++) {
@@ -22,8 +22,8 @@ void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *s
   *loss = (float)(total / batch) * p->loss_weight;
 }
 
-void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
-                               float *dscores, bool dscores_add) {
+void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob,
+                               const int32_t *labels, float *dscores, bool dscores_add) {
   float k = p->loss_weight / (float)batch;
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < batch; n++)

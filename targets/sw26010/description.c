@@ -12,9 +12,11 @@
 static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
 
 static double explicit_cost(const ConvShape *s, ConvComputation c) {
-  int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups), b = (int)s->batch;
+  int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups),
+      b = (int)s->batch;
   int k = cig * (int)(s->kh * s->kw), pixels = (int)(s->ho * s->wo);
-  int h = (int)s->h, w = (int)s->w, ho = (int)s->ho, wo = (int)s->wo, kh = (int)s->kh, kw = (int)s->kw;
+  int h = (int)s->h, w = (int)s->w, ho = (int)s->ho, wo = (int)s->wo, kh = (int)s->kh,
+      kw = (int)s->kw;
   int sh = (int)s->sh, ph = (int)s->ph;
   SwWork work = {0};
   if (c == CONV_FORWARD || c == CONV_WGRAD)
@@ -32,15 +34,26 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
 }
 
 static double implicit_cost(const ConvShape *s, ConvComputation c) {
-  SwImplicitArgs a = {.ci = (int)s->ci, .h = (int)s->h, .w = (int)s->w, .co = (int)s->co, .ho = (int)s->ho,
-                      .wo = (int)s->wo, .kh = (int)s->kh, .kw = (int)s->kw, .sh = (int)s->sh, .sw = (int)s->sw,
-                      .ph = (int)s->ph, .pw = (int)s->pw, .batch = (int)s->batch};
+  SwImplicitArgs a = {.ci = (int)s->ci,
+                      .h = (int)s->h,
+                      .w = (int)s->w,
+                      .co = (int)s->co,
+                      .ho = (int)s->ho,
+                      .wo = (int)s->wo,
+                      .kh = (int)s->kh,
+                      .kw = (int)s->kw,
+                      .sh = (int)s->sh,
+                      .sw = (int)s->sw,
+                      .ph = (int)s->ph,
+                      .pw = (int)s->pw,
+                      .batch = (int)s->batch};
   int64_t filters = s->co * s->ci, taps = s->kh * s->kw;
   SwWork w = {0};
   if (c == CONV_WGRAD) {
     a.pass = SW_IMPLICIT_WEIGHTS;
     sw_work_add(&w, sw_transpose_work(taps, 1, filters, 0)); /* dW back to (No, Ni, K, K) */
-    sw_work_add(&w, sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
+    sw_work_add(
+        &w, sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
   } else {
     a.pass = c == CONV_FORWARD ? SW_IMPLICIT_FORWARD : SW_IMPLICIT_DATA;
     sw_work_add(&w, sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
@@ -50,7 +63,8 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
 }
 
 static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT && s->groups != 1) return "it has groups, and the implicit kernels have none";
+  if (plan == PLAN_IMPLICIT && s->groups != 1)
+    return "it has groups, and the implicit kernels have none";
   return NULL;
 }
 
@@ -58,7 +72,8 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
 static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) / SW_CORE_GROUPS; }
 
 static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
-  double (*cost)(const ConvShape *, ConvComputation) = plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
+  double (*cost)(const ConvShape *, ConvComputation) =
+      plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
   ConvShape s = *whole;
   s.batch = group_share(whole->batch);
   if (c == CONV_BACKWARD) return cost(&s, CONV_WGRAD) + cost(&s, CONV_DGRAD);

@@ -12,7 +12,8 @@ __thread_local float shared_buf[BCAST_FLOATS];
 static void put_int(int *dst, int value) {
   volatile int done = 0;
   athread_put(PE_MODE, &value, dst, sizeof value, (void *)&done, 0, 0);
-  while (done != 1) {}
+  while (done != 1) {
+  }
 }
 
 void ids(void *arg) {
@@ -20,7 +21,8 @@ void ids(void *arg) {
   int id = _MYID;
   reply = 0;
   athread_put(PE_MODE, &id, &t->ids[id], sizeof id, (void *)&reply, 0, 0);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 /* CPE i takes column block i of a (64 x ROW_FLOATS) matrix by strided DMA (4 floats from every
@@ -30,15 +32,19 @@ void strided(void *arg) {
   int id = _MYID, block = 4 * (int)sizeof(float), pitch = ROW_FLOATS * (int)sizeof(float);
   float *col = ldm_malloc(64 * 4 * sizeof(float));
   reply = 0;
-  athread_get(PE_MODE, t->matrix + 4 * id, col, 64 * block, (void *)&reply, 0, pitch - block, block);
-  while (reply != 1) {}
+  athread_get(PE_MODE, t->matrix + 4 * id, col, 64 * block, (void *)&reply, 0, pitch - block,
+              block);
+  while (reply != 1) {
+  }
   athread_count_flops(256);
   for (int i = 0; i < 256; i++) col[i] *= 2;
   athread_put(PE_MODE, col, t->out + 4 * id, 64 * block, (void *)&reply, pitch - block, block);
-  while (reply != 2) {}
+  while (reply != 2) {
+  }
   dma_desc d = {0};
   volatile int r2 = 0;
-  dma_set_op(&d, DMA_GET), dma_set_mode(&d, PE_MODE), dma_set_size(&d, pitch), dma_set_reply(&d, &r2);
+  dma_set_op(&d, DMA_GET), dma_set_mode(&d, PE_MODE), dma_set_size(&d, pitch),
+      dma_set_reply(&d, &r2);
   dma(d, t->matrix + (long)id * ROW_FLOATS, row_buf);
   dma_set_op(&d, DMA_PUT);
   dma(d, t->copy + (long)id * ROW_FLOATS, row_buf);
@@ -51,15 +57,18 @@ void broadcast(void *arg) {
   AthreadTest *t = arg;
   reply = 0;
   if (_MYID == 0) {
-    athread_get(BCAST_MODE, t->bcast, shared_buf, sizeof shared_buf, (void *)&reply, (char)0xff, 0, 0);
-    while (reply != 1) {}
+    athread_get(BCAST_MODE, t->bcast, shared_buf, sizeof shared_buf, (void *)&reply, (char)0xff, 0,
+                0);
+    while (reply != 1) {
+    }
   }
   athread_syn(ARRAY_SCOPE, 0xffff);
   float sum = 0;
   for (int i = 0; i < BCAST_FLOATS; i++) sum += shared_buf[i];
   reply = 0;
   athread_put(PE_MODE, &sum, &t->sums[_MYID], sizeof sum, (void *)&reply, 0, 0);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 /* Each CPE writes, synchronises with its row (then column, then everyone) and reads what the
@@ -73,10 +82,12 @@ void scopes(void *arg) {
     int mark = 1000 * (k + 1) + id;
     reply = 0;
     athread_put(PE_MODE, &mark, &t->marks[k][id], sizeof mark, (void *)&reply, 0, 0);
-    while (reply != 1) {}
+    while (reply != 1) {
+    }
     athread_syn(kinds[k], kinds[k] == ARRAY_SCOPE ? 0xffff : 0xff);
     athread_get(PE_MODE, t->marks[k], seen, sizeof seen, (void *)&reply, 0, 0, 0);
-    while (reply != 2) {}
+    while (reply != 2) {
+    }
     int ok = 1;
     for (int j = 0; j < 64; j++) {
       int member = k == 0 ? j / 8 == row : k == 1 ? j % 8 == col : 1;
@@ -98,7 +109,8 @@ void rlc(void *arg) {
   REG_GETC(got);
   put_int(&t->from_col[id], (int)got[3]);
   athread_syn(ROW_SCOPE, 0xff); /* RLC does not say who sent: the point-to-point values first */
-  if (col == 0) REG_PUTR(v, 8);
+  if (col == 0)
+    REG_PUTR(v, 8);
   else {
     REG_GETR(got);
     put_int(&t->row_bcast[id], (int)got[1]);
@@ -129,7 +141,8 @@ void simd(void *arg) {
   float scale, result[4];
   volatile int done = 0;
   athread_get(PE_MODE, &t->scale, &scale, sizeof scale, (void *)&done, 0, 0, 0);
-  while (done != 1) {}
+  while (done != 1) {
+  }
   floatv4 a = simd_set_floatv4(1, 2, 3, 4), b, c;
   simd_loade(b, &scale);
   c = simd_vmad(a, b, a);
@@ -142,11 +155,14 @@ void checked_dma(void *arg) {
   AthreadTest *t = arg;
   float *part = ldm_malloc(1024 * sizeof(float));
   volatile int done = 0;
-  athread_get(PE_MODE, t->checked + _MYID * 1024, part, 1024 * sizeof(float), (void *)&done, 0, 0, 0);
-  while (done != 1) {}
+  athread_get(PE_MODE, t->checked + _MYID * 1024, part, 1024 * sizeof(float), (void *)&done, 0, 0,
+              0);
+  while (done != 1) {
+  }
   for (int i = 0; i < 1024; i++) part[i] += 1;
   athread_put(PE_MODE, part, t->checked + _MYID * 1024, 1024 * sizeof(float), (void *)&done, 0, 0);
-  while (done != 2) {}
+  while (done != 2) {
+  }
   ldm_free(part, 1024 * sizeof(float));
 }
 

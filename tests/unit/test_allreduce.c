@@ -19,9 +19,9 @@ static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count) {
     bool inside = i >= pad && i < pad + count;
     float want = inside ? ranks_sum * (float)(i % 7 + 1) : value(c->rank, i);
     if (buf[i] != want && wrong++ < 3)
-      fprintf(stderr, "rank %d: %s count %lld groups %d chain %d: element %lld is %g, not %g\n", c->rank,
-              swn_allreduce_names[a], (long long)count, c->topo.ngroups, c->topo.chain, (long long)(i - pad), buf[i],
-              want);
+      fprintf(stderr, "rank %d: %s count %lld groups %d chain %d: element %lld is %g, not %g\n",
+              c->rank, swn_allreduce_names[a], (long long)count, c->topo.ngroups, c->topo.chain,
+              (long long)(i - pad), buf[i], want);
   }
   CHECK(wrong == 0);
   free(buf);
@@ -39,9 +39,11 @@ int main(int argc, char **argv) {
       SwnComm c;
       swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, groups[g], chains[k]);
       c.topo.chunk = 1000; /* many pipelined chunks in the chains */
-      if (k == 1) swn_comm_set_segments(&c, 999, 2); /* many segments per step, summed as they land */
+      if (k == 1)
+        swn_comm_set_segments(&c, 999, 2); /* many segments per step, summed as they land */
       for (int a = SWN_ALLREDUCE_AUTO; a < SWN_ALLREDUCE_COUNT; a++)
-        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n]);
+        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++)
+          check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n]);
       swn_comm_close(&c);
     }
   int failed = checks_failed;

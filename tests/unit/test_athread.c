@@ -15,9 +15,10 @@
 #include "athread_test.h"
 #include "check.h"
 
-extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(checked_dma)(void *), SLAVE_FUN(direct_access)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
-    SLAVE_FUN(scopes)(void *), SLAVE_FUN(rlc)(void *), SLAVE_FUN(ldm_overflow)(void *), SLAVE_FUN(deadlock)(void *),
-    SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *);
+extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(checked_dma)(void *),
+    SLAVE_FUN(direct_access)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
+    SLAVE_FUN(scopes)(void *), SLAVE_FUN(rlc)(void *), SLAVE_FUN(ldm_overflow)(void *),
+    SLAVE_FUN(deadlock)(void *), SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *);
 
 static AthreadTest t;
 
@@ -99,7 +100,8 @@ static void expect_failure(void (*kernel)(void *), const char *name, const char 
   close(fds[1]);
   char out[4096] = "";
   size_t n = 0;
-  for (ssize_t r; n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0;) n += (size_t)r;
+  for (ssize_t r; n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0;)
+    n += (size_t)r;
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -135,8 +137,9 @@ static void run_checking_mode(void) {
   for (int i = 0; i < CHECKED_FLOATS; i++) wrong += t.checked[i] != (float)i + 20;
   for (int i = 0; i < CHECKED_FLOATS; i += 1024) wrong += other[i] != 200;
   CHECK_EQ_INT(wrong, 0);
-  expect_failure(SLAVE_FUN(direct_access), "direct_access",
-                 "kernel 'direct_access', CPE 5 (row 0, column 5): direct access to main memory at");
+  expect_failure(
+      SLAVE_FUN(direct_access), "direct_access",
+      "kernel 'direct_access', CPE 5 (row 0, column 5): direct access to main memory at");
   free(other);
   free(t.checked);
 }
@@ -151,11 +154,14 @@ int main(void) {
   run_ids_and_dma();
   run_broadcast_and_scopes();
   run_rlc_and_simd();
-  expect_failure(SLAVE_FUN(ldm_overflow), "ldm_overflow",
-                 "kernel 'ldm_overflow', CPE 9 (row 1, column 1): LDM exhausted: ldm_malloc(63488)");
-  expect_failure(SLAVE_FUN(deadlock), "deadlock", "kernel 'deadlock' deadlocked: every running CPE waits:\n"
-                                                  "  CPE 0 (row 0, column 0) in REG_GETR (row buffer empty)");
-  expect_failure(SLAVE_FUN(self_send), "self_send", "CPE 3 (row 0, column 3): REG_PUTR to itself (column 3)");
+  expect_failure(
+      SLAVE_FUN(ldm_overflow), "ldm_overflow",
+      "kernel 'ldm_overflow', CPE 9 (row 1, column 1): LDM exhausted: ldm_malloc(63488)");
+  expect_failure(SLAVE_FUN(deadlock), "deadlock",
+                 "kernel 'deadlock' deadlocked: every running CPE waits:\n"
+                 "  CPE 0 (row 0, column 0) in REG_GETR (row buffer empty)");
+  expect_failure(SLAVE_FUN(self_send), "self_send",
+                 "CPE 3 (row 0, column 3): REG_PUTR to itself (column 3)");
   athread_halt();
   return check_report();
 }

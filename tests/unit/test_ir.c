@@ -65,16 +65,20 @@ static void test_symtab_and_suggest(void) {
 
 static void test_pool_ceil_mode(void) {
   /* Caffe: ceil((H + 2p - k) / s) + 1, minus one if the last window starts in the padding. */
-  struct { int h, k, s, p, ceil, expect; } cases[] = {
+  struct {
+    int h, k, s, p, ceil, expect;
+  } cases[] = {
       {55, 3, 2, 0, 1, 27}, {112, 3, 2, 0, 1, 56}, {112, 3, 2, 0, 0, 55}, {7, 3, 2, 1, 1, 4},
-      {5, 2, 2, 1, 1, 3},  {32, 3, 2, 0, 1, 16},  {28, 3, 1, 1, 1, 28},
+      {5, 2, 2, 1, 1, 3},   {32, 3, 2, 0, 1, 16},  {28, 3, 1, 1, 1, 28},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char src[512];
     snprintf(src, sizeof src,
-             NET_HEAD " x = input(shape=[2, %d, %d])\n p = pool(x, kernel=%d, stride=%d, pad=%d, ceil=%s)\n"
-                      " f = fc(p, outputs=3)\n" NET_TAIL,
-             cases[i].h, cases[i].h, cases[i].k, cases[i].s, cases[i].p, cases[i].ceil ? "true" : "false");
+             NET_HEAD
+             " x = input(shape=[2, %d, %d])\n p = pool(x, kernel=%d, stride=%d, pad=%d, ceil=%s)\n"
+             " f = fc(p, outputs=3)\n" NET_TAIL,
+             cases[i].h, cases[i].h, cases[i].k, cases[i].s, cases[i].p,
+             cases[i].ceil ? "true" : "false");
     bool ok;
     Module *m = compile(src, NULL, 0, &ok);
     CHECK(ok);
@@ -89,10 +93,11 @@ static void test_pool_ceil_mode(void) {
 
 static void test_conv_shapes_and_params(void) {
   bool ok;
-  Module *m = compile(NET_HEAD " x = input(shape=[4, 7, 9])\n"
-                      " c = conv(x, outputs=6, kernel=[3, 5], stride=[2, 1], pad=[1, 2], groups=2)\n"
-                      " g = pool(c, mode=avg, global=true)\n f = fc(g, outputs=3, bias=false)\n" NET_TAIL,
-                      (const char *[]){"batch=5"}, 1, &ok);
+  Module *m = compile(
+      NET_HEAD " x = input(shape=[4, 7, 9])\n"
+               " c = conv(x, outputs=6, kernel=[3, 5], stride=[2, 1], pad=[1, 2], groups=2)\n"
+               " g = pool(c, mode=avg, global=true)\n f = fc(g, outputs=3, bias=false)\n" NET_TAIL,
+      (const char *[]){"batch=5"}, 1, &ok);
   CHECK(ok);
   Shape s = out_shape(m, "c");
   CHECK_EQ_INT(s.dim[0], 5);
@@ -111,10 +116,11 @@ static void test_conv_shapes_and_params(void) {
 
 static void test_schedule_fan_out(void) {
   bool ok;
-  Module *m = compile(NET_HEAD " x = input(shape=[8])\n h = fc(x, outputs=8)\n"
-                      " a = relu(h)\n b = sigmoid(h)\n s = add(a, b)\n f = fc(s, outputs=2)\n"
-                      " acc = accuracy(f, label)\n" NET_TAIL,
-                      NULL, 0, &ok);
+  Module *m =
+      compile(NET_HEAD " x = input(shape=[8])\n h = fc(x, outputs=8)\n"
+                       " a = relu(h)\n b = sigmoid(h)\n s = add(a, b)\n f = fc(s, outputs=2)\n"
+                       " acc = accuracy(f, label)\n" NET_TAIL,
+              NULL, 0, &ok);
   CHECK(ok);
   const Schedule *s = &m->schedule;
   CHECK_EQ_INT(s->forward.len, m->graph.ops.len);
@@ -126,7 +132,9 @@ static void test_schedule_fan_out(void) {
     acc_steps += op->kind == OP_ACCURACY;
     for (int j = 0; j < op->inputs.len; j++) {
       const char *in = m->graph.values.data[op->inputs.data[j]].name;
-      if (!strcmp(in, "h")) writes += b->input_grad.data[j] == GRAD_WRITE, adds += b->input_grad.data[j] == GRAD_ACCUMULATE;
+      if (!strcmp(in, "h"))
+        writes += b->input_grad.data[j] == GRAD_WRITE,
+            adds += b->input_grad.data[j] == GRAD_ACCUMULATE;
       if (!strcmp(in, "x")) x_grads += b->input_grad.data[j] != GRAD_NONE;
     }
   }
@@ -141,18 +149,20 @@ static void test_schedule_fan_out(void) {
 
 static void test_blocks_scoping_and_forward_refs(void) {
   bool ok;
-  Module *m = compile("block unit(x, w, k=3) {\n c = conv(x, outputs=w, kernel=k, pad=(k - 1) / 2)\n"
-                      " r = relu(c)\n return r\n}\n"
-                      "block pair(x, w) {\n u1 = unit(x, w)\n u2 = unit(u1, w * 2, k=1)\n return u2\n}\n"
-                      NET_HEAD " f = fc(p, outputs=2)\n p = pair(x, 4)\n x = input(shape=[3, 6, 6])\n" NET_TAIL,
-                      NULL, 0, &ok);
+  Module *m = compile(
+      "block unit(x, w, k=3) {\n c = conv(x, outputs=w, kernel=k, pad=(k - 1) / 2)\n"
+      " r = relu(c)\n return r\n}\n"
+      "block pair(x, w) {\n u1 = unit(x, w)\n u2 = unit(u1, w * 2, k=1)\n return u2\n}\n" NET_HEAD
+      " f = fc(p, outputs=2)\n p = pair(x, 4)\n x = input(shape=[3, 6, 6])\n" NET_TAIL,
+      NULL, 0, &ok);
   CHECK(ok);
   CHECK(find_op(m, "p/u1/c") != NULL);
   CHECK(find_op(m, "p/u2/r") != NULL);
   CHECK_EQ_INT(out_shape(m, "p/u2/c").dim[1], 8);
   CHECK_EQ_INT(find_op(m, "p/u2/c")->attr.kernel[0], 1);
   /* topological order puts x before its users though it is written last */
-  CHECK(strcmp(m->graph.ops.data[0].name, "label") == 0 || strcmp(m->graph.ops.data[0].name, "x") == 0);
+  CHECK(strcmp(m->graph.ops.data[0].name, "label") == 0 ||
+        strcmp(m->graph.ops.data[0].name, "x") == 0);
   const Op *f = find_op(m, "f");
   CHECK(m->graph.values.data[f->inputs.data[0]].producer < (int)(f - m->graph.ops.data));
   module_free(m);
@@ -162,7 +172,8 @@ static void test_overrides(void) {
   const char *src = "let width = 4\ntrain { lr = 0.1 }\n" NET_HEAD " x = input(shape=[3])\n"
                     " f = fc(x, outputs=width)\n" NET_TAIL;
   bool ok;
-  Module *m = compile(src, (const char *[]){"width=7", "train.lr=0.5", "batch=3", "data.scale=1/255"}, 4, &ok);
+  Module *m = compile(
+      src, (const char *[]){"width=7", "train.lr=0.5", "batch=3", "data.scale=1/255"}, 4, &ok);
   CHECK(ok);
   CHECK_EQ_INT(out_shape(m, "f").dim[1], 7);
   CHECK_EQ_INT(out_shape(m, "f").dim[0], 3);
@@ -181,7 +192,8 @@ static void test_overrides(void) {
 
 static void test_verifier_catches_broken_ir(void) {
   bool ok;
-  Module *m = compile(NET_HEAD " x = input(shape=[3])\n f = fc(x, outputs=2)\n" NET_TAIL, NULL, 0, &ok);
+  Module *m =
+      compile(NET_HEAD " x = input(shape=[3])\n f = fc(x, outputs=2)\n" NET_TAIL, NULL, 0, &ok);
   CHECK(ok);
   FILE *sink = fopen("/dev/null", "w");
   diag_set_stream(sink);
@@ -194,7 +206,8 @@ static void test_verifier_catches_broken_ir(void) {
   m->graph.ops.data[2] = m->graph.ops.data[1];
   m->graph.ops.data[1] = tmp;
   CHECK(ir_verify(m));
-  Value *fv = &m->graph.values.data[m->graph.ops.data[2].output]; /* a vector cannot be in (R,C,N,B) */
+  Value *fv =
+      &m->graph.values.data[m->graph.ops.data[2].output]; /* a vector cannot be in (R,C,N,B) */
   fv->layout = LAYOUT_RCNB;
   CHECK(!ir_verify(m));
   fv->layout = LAYOUT_BNRC;
@@ -207,10 +220,11 @@ static void test_verifier_catches_broken_ir(void) {
 
 static void test_repeated_errors_reported_once(void) {
   bool ok;
-  Module *m = compile("block b(x) {\n c = conv(x, outputs=4, kernel=9)\n return c\n}\n" NET_HEAD
-                      " x = input(shape=[1, 4, 4])\n b1 = b(x)\n b2 = b(x)\n f = fc(b1, outputs=2)\n"
-                      " g = fc(b2, outputs=2)\n s = add(f, g)\n loss2 = softmax_loss(s, label)\n" NET_TAIL,
-                      NULL, 0, &ok);
+  Module *m =
+      compile("block b(x) {\n c = conv(x, outputs=4, kernel=9)\n return c\n}\n" NET_HEAD
+              " x = input(shape=[1, 4, 4])\n b1 = b(x)\n b2 = b(x)\n f = fc(b1, outputs=2)\n"
+              " g = fc(b2, outputs=2)\n s = add(f, g)\n loss2 = softmax_loss(s, label)\n" NET_TAIL,
+              NULL, 0, &ok);
   CHECK(!ok);
   CHECK(strstr(diag_text, "layer 'b1/c'") != NULL); /* each instance names itself */
   CHECK(strstr(diag_text, "layer 'b2/c'") != NULL);
@@ -219,12 +233,16 @@ static void test_repeated_errors_reported_once(void) {
 }
 
 static void test_fusion_buckets(void) {
-  const char *src = NET_HEAD " x = input(shape=[3, 8, 8])\n c = conv(x, outputs=4, kernel=3)\n"
-                    " b = batchnorm(c)\n f1 = fc(b, outputs=100)\n f = fc(f1, outputs=2)\n" NET_TAIL;
+  const char *src =
+      NET_HEAD " x = input(shape=[3, 8, 8])\n c = conv(x, outputs=4, kernel=3)\n"
+               " b = batchnorm(c)\n f1 = fc(b, outputs=100)\n f = fc(f1, outputs=2)\n" NET_TAIL;
   /* pool order (backward): f.w 200, f.b 2, f1.w 14400, f1.b 100, b.scale 4, b.shift 4, c.w 108,
    * c.b 4 (words). At 800 bytes: [f.w] [f.b f1.w] [f1.b b.scale b.shift c.w] [c.b]. */
-  struct { int64_t threshold; int buckets; int64_t first_words; } cases[] = {
-      {0, 8, 200}, {INT64_MAX, 1, 14822}, {800, 4, 200}, {4 * 14000, 2, 14602}};
+  struct {
+    int64_t threshold;
+    int buckets;
+    int64_t first_words;
+  } cases[] = {{0, 8, 200}, {INT64_MAX, 1, 14822}, {800, 4, 200}, {4 * 14000, 2, 14602}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     options.fusion_threshold = cases[i].threshold;
     bool ok;
@@ -253,23 +271,33 @@ static int count_transforms(const Module *m) {
 
 /* Hand-made networks whose fewest transforms are known, every conv forced implicit. */
 static void test_layout_minimal_transforms(void) {
-  struct { const char *body; int transforms; } cases[] = {
+  struct {
+    const char *body;
+    int transforms;
+  } cases[] = {
       /* in, and out to the fc: relu between convs stays in (R,C,N,B) */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
-       " b = conv(r, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 2},
+       " b = conv(r, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n",
+       2},
       /* one transform of x serves both convs; add works in (R,C,N,B) */
-      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n b = conv(x, outputs=4, kernel=1)\n"
-       " s = add(a, b)\n f = fc(s, outputs=2)\n", 2},
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n b = conv(x, "
+       "outputs=4, kernel=1)\n"
+       " s = add(a, b)\n f = fc(s, outputs=2)\n",
+       2},
       /* pooling works in either layout on the host */
-      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n p = pool(a, kernel=2, stride=2)\n"
-       " b = conv(p, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 2},
+      {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n p = pool(a, "
+       "kernel=2, stride=2)\n"
+       " b = conv(p, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n",
+       2},
       /* batch norm reads (B,N,R,C) on the host: out and back in around it */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n n = batchnorm(a)\n"
-       " b = conv(n, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n", 4},
+       " b = conv(n, outputs=4, kernel=3, pad=1)\n f = fc(b, outputs=2)\n",
+       4},
       /* a residual block: the shortcut and the branch meet in an add, in (R,C,N,B) */
       {" x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
        " b = conv(r, outputs=4, kernel=3, pad=1)\n s = add(b, r)\n o = relu(s)\n"
-       " c = conv(o, outputs=4, kernel=3, pad=1)\n f = fc(c, outputs=2)\n", 2},
+       " c = conv(o, outputs=4, kernel=3, pad=1)\n f = fc(c, outputs=2)\n",
+       2},
   };
   options.conv = CONV_FORCE_IMPLICIT;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -293,24 +321,30 @@ static double layout_energy(const Module *m, const Layout *label) {
   double e = 0;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    if (op->kind == OP_CONV) e += op->conv.cost[CONV_FORWARD][label[i] == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
+    if (op->kind == OP_CONV)
+      e += op->conv.cost[CONV_FORWARD][label[i] == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
     if (g->values.data[op->output].shape.rank != 4) continue;
     bool other = false;
     for (int j = 0; j < g->ops.len; j++)
       for (int k = 0; k < g->ops.data[j].inputs.len; k++)
         other |= g->ops.data[j].inputs.data[k] == op->output && label[j] != label[i];
     Shape s = g->values.data[op->output].shape;
-    if (other) e += module_transform_cost(m, s, LAYOUT_RCNB) + (op->kind == OP_INPUT ? 0 : module_transform_cost(m, s, LAYOUT_BNRC));
+    if (other)
+      e += module_transform_cost(m, s, LAYOUT_RCNB) +
+           (op->kind == OP_INPUT ? 0 : module_transform_cost(m, s, LAYOUT_BNRC));
   }
   return e;
 }
 
 /* The layout pass against brute force over every labelling, with random plan costs. */
 static void test_layout_is_optimal(void) {
-  const char *src = NET_HEAD " x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
-                    " b = conv(r, outputs=4, kernel=3, pad=1)\n c = conv(r, outputs=4, kernel=1)\n s = add(b, c)\n"
-                    " t = tanh(s)\n p = pool(t, kernel=2, stride=2)\n n = batchnorm(p)\n d = conv(n, outputs=4, kernel=3, pad=1)\n"
-                    " e = conv(d, outputs=4, kernel=1)\n q = sigmoid(e)\n f = fc(q, outputs=2)\n" NET_TAIL;
+  const char *src = NET_HEAD
+      " x = input(shape=[4, 8, 8])\n a = conv(x, outputs=4, kernel=3, pad=1)\n r = relu(a)\n"
+      " b = conv(r, outputs=4, kernel=3, pad=1)\n c = conv(r, outputs=4, kernel=1)\n s = add(b, "
+      "c)\n"
+      " t = tanh(s)\n p = pool(t, kernel=2, stride=2)\n n = batchnorm(p)\n d = conv(n, outputs=4, "
+      "kernel=3, pad=1)\n"
+      " e = conv(d, outputs=4, kernel=1)\n q = sigmoid(e)\n f = fc(q, outputs=2)\n" NET_TAIL;
   uint64_t rng = 12345;
   int trials = 0, optimal = 0;
   const Target *host = options.target;
@@ -324,7 +358,8 @@ static void test_layout_is_optimal(void) {
     CHECK(ok);
     if (!ok) break;
     Graph *g = &m->graph;
-    double unit = module_transform_cost(m, g->values.data[g->ops.data[2].output].shape, LAYOUT_RCNB);
+    double unit =
+        module_transform_cost(m, g->values.data[g->ops.data[2].output].shape, LAYOUT_RCNB);
     for (int i = 0; i < g->ops.len; i++) {
       ConvChoice *ch = &g->ops.data[i].conv;
       if (g->ops.data[i].kind != OP_CONV) continue;
@@ -343,7 +378,8 @@ static void test_layout_is_optimal(void) {
     Layout label[64] = {0};
     double best = INFINITY;
     for (long mask = 0; mask < (1L << nfree); mask++) {
-      for (int k = 0; k < nfree; k++) label[free_ops[k]] = (mask >> k) & 1 ? LAYOUT_RCNB : LAYOUT_BNRC;
+      for (int k = 0; k < nfree; k++)
+        label[free_ops[k]] = (mask >> k) & 1 ? LAYOUT_RCNB : LAYOUT_BNRC;
       double e = layout_energy(m, label);
       if (e < best) best = e;
     }
@@ -352,7 +388,8 @@ static void test_layout_is_optimal(void) {
     CHECK(pass_layout(m) && ir_verify(m));
     int original = 0;
     for (int i = 0; i < g->ops.len; i++)
-      if (g->ops.data[i].kind != OP_TRANSFORM) chosen[original++] = g->values.data[g->ops.data[i].output].layout;
+      if (g->ops.data[i].kind != OP_TRANSFORM)
+        chosen[original++] = g->values.data[g->ops.data[i].output].layout;
     CHECK_EQ_INT(original, n);
     /* energy of the chosen labels on the graph as it was: re-read it from a fresh copy */
     Module *fresh = frontend_parse_text("t.swn", src, strlen(src), NULL, 0);
@@ -366,7 +403,8 @@ static void test_layout_is_optimal(void) {
     double got = layout_energy(fresh, chosen);
     trials++;
     optimal += fabs(got - best) <= 1e-9 * (1 + best);
-    if (fabs(got - best) > 1e-9 * (1 + best)) fprintf(stderr, "layout trial %d: %.9g, optimum %.9g\n", trial, got, best);
+    if (fabs(got - best) > 1e-9 * (1 + best))
+      fprintf(stderr, "layout trial %d: %.9g, optimum %.9g\n", trial, got, best);
     module_free(fresh);
     module_free(m);
   }
@@ -386,7 +424,8 @@ static void test_every_op_lowers_to_declared_calls(void) {
       " e = elu(h, alpha=0.5)\n b = batchnorm(e)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
       " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n f = fc(a, outputs=4)\n"
       " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n";
-  for (int force = CONV_AUTO; force <= CONV_FORCE_IMPLICIT; force += CONV_FORCE_IMPLICIT - CONV_AUTO) {
+  for (int force = CONV_AUTO; force <= CONV_FORCE_IMPLICIT;
+       force += CONV_FORCE_IMPLICIT - CONV_AUTO) {
     options.conv = force;
     bool ok;
     Module *m = compile(src, NULL, 0, &ok);
@@ -411,7 +450,9 @@ static void test_every_op_lowers_to_declared_calls(void) {
     for (int i = 0; i < m->graph.ops.len; i++) present[m->graph.ops.data[i].kind] = true;
     for (int k = 0; k < OP_COUNT; k++)
       if (op_info[k].family != FAMILY_NONE && k != OP_TRANSFORM) {
-        if (!present[k] || !called[k]) fprintf(stderr, "op kind %s: present %d, called %d\n", op_info[k].name, present[k], called[k]);
+        if (!present[k] || !called[k])
+          fprintf(stderr, "op kind %s: present %d, called %d\n", op_info[k].name, present[k],
+                  called[k]);
         CHECK(present[k] && called[k]);
       }
     if (force == CONV_FORCE_IMPLICIT) CHECK(present[OP_TRANSFORM] && called[OP_TRANSFORM]);

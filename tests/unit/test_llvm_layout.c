@@ -40,8 +40,8 @@ int main(void) {
   char *triple = LLVMGetDefaultTargetTriple(), *error = NULL;
   LLVMTargetRef target;
   if (LLVMGetTargetFromTriple(triple, &target, &error)) return 1;
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, "generic", "", LLVMCodeGenLevelNone, LLVMRelocPIC,
-                                                    LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+      target, triple, "generic", "", LLVMCodeGenLevelNone, LLVMRelocPIC, LLVMCodeModelDefault);
   layout = LLVMCreateTargetDataLayout(tm);
   ctx = LLVMContextCreate();
   int checked = 0;

@@ -23,7 +23,8 @@ static void test_synthetic(void) {
   int64_t ends[2] = {1281166, 0};
   swn_fill_batch(&net, &d, ends, 2, first, labels);
   swn_fill_batch(&net, &d, ends, 2, again, labels_again);
-  CHECK(memcmp(first, again, sizeof first) == 0 && memcmp(labels, labels_again, sizeof labels) == 0);
+  CHECK(memcmp(first, again, sizeof first) == 0 &&
+        memcmp(labels, labels_again, sizeof labels) == 0);
   CHECK(memcmp(first, first + SIZE, sizeof(float) * SIZE) != 0);
   CHECK(labels[0] >= 0 && labels[0] < 1000 && labels[1] >= 0 && labels[1] < 1000);
   swn_free_dataset(&d);

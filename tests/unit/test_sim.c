@@ -11,11 +11,16 @@
 static bool close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
 
 static SwnMachine taihulight(int p, int q) {
-  return (SwnMachine){.nodes = p, .per_supernode = q, .alpha = 1e-6, .beta = 1 / 12e9, .oversubscription = 4,
+  return (SwnMachine){.nodes = p,
+                      .per_supernode = q,
+                      .alpha = 1e-6,
+                      .beta = 1 / 12e9,
+                      .oversubscription = 4,
                       .gamma = 1 / 10e9};
 }
 
-static SwnSimResult run(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map, int chain, double bytes) {
+static SwnSimResult run(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map, int chain,
+                        double bytes) {
   SwnSimResult r;
   char error[200] = "";
   bool ok = swn_simulate(m, a, map, chain, bytes, true, &r, error, sizeof error);
@@ -32,9 +37,10 @@ static void halving_doubling_closed_forms(void) {
   SwnSimResult contiguous = run(&m, SWN_ALLREDUCE_TOPO, SWN_MAP_CONTIGUOUS, 0, n);
   SwnSimResult round_robin = run(&m, SWN_ALLREDUCE_TOPO, SWN_MAP_ROUND_ROBIN, 0, n);
   double gamma_term = (p - 1.0) / p * n * m.gamma;
-  double t_contiguous = 2 * logp * m.alpha + 2 * (q - 1.0) * b1 * n / p + 2 * (p - q) * b2 * n / p + gamma_term;
-  double t_round_robin =
-      2 * logp * m.alpha + 2 * (p - (double)p / q) * b1 * n / p + 2 * ((double)p / q - 1) * b2 * n / p + gamma_term;
+  double t_contiguous =
+      2 * logp * m.alpha + 2 * (q - 1.0) * b1 * n / p + 2 * (p - q) * b2 * n / p + gamma_term;
+  double t_round_robin = 2 * logp * m.alpha + 2 * (p - (double)p / q) * b1 * n / p +
+                         2 * ((double)p / q - 1) * b2 * n / p + gamma_term;
   CHECK(close_to(contiguous.seconds, t_contiguous));
   CHECK(close_to(round_robin.seconds, t_round_robin));
   /* bytes crossing supernodes: coefficient (p - q) against (p/q - 1), per rank and direction */
@@ -44,7 +50,8 @@ static void halving_doubling_closed_forms(void) {
   CHECK(close_to(contiguous.bytes, 2.0 * (p - 1) * n));
   CHECK_EQ_INT(contiguous.steps, 20);
   /* round robin: only the last log(p/q) = 2 halving and first 2 doubling steps cross */
-  for (int k = 0; k < 20; k++) CHECK((round_robin.step_cross[k] > 0) == (k == 8 || k == 9 || k == 10 || k == 11));
+  for (int k = 0; k < 20; k++)
+    CHECK((round_robin.step_cross[k] > 0) == (k == 8 || k == 9 || k == 10 || k == 11));
   CHECK(contiguous.step_cross[0] > 0 && contiguous.step_cross[19] > 0);
   swn_sim_result_free(&contiguous), swn_sim_result_free(&round_robin);
 }
@@ -87,8 +94,14 @@ static void every_algorithm_completes(void) {
 
 static void prediction(void) {
   double bytes[] = {4e6, 1e6}, ready[] = {0.01, 0.08};
-  SwnIterationProfile p = {.network = "toy", .batch = 32, .forward = 0.05, .backward = 0.1, .update = 0.01,
-                           .nbuckets = 2, .bucket_bytes = bytes, .bucket_ready = ready};
+  SwnIterationProfile p = {.network = "toy",
+                           .batch = 32,
+                           .forward = 0.05,
+                           .backward = 0.1,
+                           .update = 0.01,
+                           .nbuckets = 2,
+                           .bucket_bytes = bytes,
+                           .bucket_ready = ready};
   FILE *f = tmpfile();
   swn_profile_write(&p, f);
   rewind(f);

@@ -12,14 +12,17 @@
 
 static void compare(const char *kernel, SwWork predicted) {
   const AthreadCounters *c = athread_last_counters();
-  double counted[] = {(double)c->flops, (double)c->rlc_words, (double)(c->dma_get_bytes + c->dma_put_bytes),
-                      (double)c->dma_transfers, (double)c->dma_blocks};
-  double model[] = {predicted.flops, predicted.rlc_words, predicted.dma_bytes, predicted.dma_transfers,
-                    predicted.dma_blocks};
+  double counted[] = {(double)c->flops, (double)c->rlc_words,
+                      (double)(c->dma_get_bytes + c->dma_put_bytes), (double)c->dma_transfers,
+                      (double)c->dma_blocks};
+  double model[] = {predicted.flops, predicted.rlc_words, predicted.dma_bytes,
+                    predicted.dma_transfers, predicted.dma_blocks};
   static const char *names[] = {"flops", "rlc words", "dma bytes", "dma transfers", "dma blocks"};
   for (int i = 0; i < 5; i++) {
     bool ok = fabs(model[i] - counted[i]) <= 1e-9 * fmax(counted[i], 1);
-    if (!ok) fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i], counted[i]);
+    if (!ok)
+      fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i],
+              counted[i]);
     CHECK(ok);
   }
 }
@@ -29,9 +32,21 @@ static float *buffer(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(
 static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared) {
   float *a = buffer((int64_t)m * k * count), *b = buffer((int64_t)k * n * count);
   float *c = buffer((int64_t)m * n * (c_shared ? 1 : count));
-  SwGemmArgs g = {.m = m, .n = n, .k = k, .count = count, .ta = ta, .tb = tb, .lda = ta ? m : k, .ldb = tb ? k : n,
-                  .ldc = n, .stride_a = (int64_t)m * k, .stride_b = (int64_t)k * n,
-                  .stride_c = c_shared ? 0 : (int64_t)m * n, .a = a, .b = b, .c = c};
+  SwGemmArgs g = {.m = m,
+                  .n = n,
+                  .k = k,
+                  .count = count,
+                  .ta = ta,
+                  .tb = tb,
+                  .lda = ta ? m : k,
+                  .ldb = tb ? k : n,
+                  .ldc = n,
+                  .stride_a = (int64_t)m * k,
+                  .stride_b = (int64_t)k * n,
+                  .stride_c = c_shared ? 0 : (int64_t)m * n,
+                  .a = a,
+                  .b = b,
+                  .c = c};
   sw_gemm_run(&g);
   compare("gemm", sw_gemm_work(m, n, k, ta, tb, count, c_shared));
   free(a), free(b), free(c);
@@ -40,7 +55,8 @@ static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared) {
 /* All three passes; the forward with a bias, the data gradient adding when `add`. */
 static void implicit(SwImplicitArgs a, int add) {
   static const char *names[] = {"implicit forward", "implicit data", "implicit weights"};
-  float *x = buffer((int64_t)a.h * a.w * a.ci * a.batch), *y = buffer((int64_t)a.ho * a.wo * a.co * a.batch);
+  float *x = buffer((int64_t)a.h * a.w * a.ci * a.batch),
+        *y = buffer((int64_t)a.ho * a.wo * a.co * a.batch);
   float *w = buffer((int64_t)a.kh * a.kw * a.co * a.ci), *bias = buffer(a.co);
   for (int pass = SW_IMPLICIT_FORWARD; pass <= SW_IMPLICIT_WEIGHTS; pass++) {
     a.pass = (SwImplicitPass)pass;
@@ -65,10 +81,12 @@ static void im2col(SwIm2colArgs a, int back) {
   int64_t pixels = (int64_t)a.ho * a.wo;
   a.in_image = (int64_t)a.channels * a.h * a.w, a.ld = a.images * pixels;
   a.x = buffer(a.images * a.in_image), a.col = buffer(a.channels * a.kh * a.kw * a.ld);
-  if (back) SW_RUN(sw_col2im, &a);
-  else SW_RUN(sw_im2col, &a);
-  compare(back ? "col2im" : "im2col",
-          sw_im2col_work(a.images, a.channels, a.h, a.w, a.ho, a.wo, a.kh, a.kw, a.sh, a.ph, back, a.add));
+  if (back)
+    SW_RUN(sw_col2im, &a);
+  else
+    SW_RUN(sw_im2col, &a);
+  compare(back ? "col2im" : "im2col", sw_im2col_work(a.images, a.channels, a.h, a.w, a.ho, a.wo,
+                                                     a.kh, a.kw, a.sh, a.ph, back, a.add));
   free(a.x), free(a.col);
 }
 
@@ -82,8 +100,14 @@ static void stream(SwStreamOp op, int64_t n, int operands) {
 
 static void row_sums(int64_t rows, int64_t cols, int64_t images, int add) {
   float *a = buffer(rows * cols * images), *y = buffer(rows);
-  SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD, .add = add, .a = a, .y = y, .rows = rows, .cols = cols,
-                    .images = images, .image_stride = rows * cols};
+  SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD,
+                    .add = add,
+                    .a = a,
+                    .y = y,
+                    .rows = rows,
+                    .cols = cols,
+                    .images = images,
+                    .image_stride = rows * cols};
   sw_stream_run(&s);
   compare("row sums", sw_row_sums_work((double)rows, (double)cols, (double)images, add));
   free(a), free(y);
@@ -95,22 +119,76 @@ int main(void) {
   gemm(64, 96, 192, 0, 1, 3, 1);
   gemm(50, 70, 90, 1, 0, 2, 0);
   gemm(3, 200, 7, 1, 1, 1, 0);
-  implicit((SwImplicitArgs){.ci = 64, .h = 10, .w = 10, .co = 64, .ho = 10, .wo = 10, .kh = 3, .kw = 3, .sh = 1,
-                            .sw = 1, .ph = 1, .pw = 1, .batch = 32}, 0);
-  implicit((SwImplicitArgs){.ci = 30, .h = 11, .w = 23, .co = 70, .ho = 5, .wo = 11, .kh = 3, .kw = 3, .sh = 2,
-                            .sw = 2, .ph = 0, .pw = 0, .batch = 9}, 1);
-  implicit((SwImplicitArgs){.ci = 32, .h = 3, .w = 40, .co = 32, .ho = 3, .wo = 14, .kh = 1, .kw = 19, .sh = 1,
-                            .sw = 2, .ph = 0, .pw = 3, .batch = 4}, 0);
+  implicit((SwImplicitArgs){.ci = 64,
+                            .h = 10,
+                            .w = 10,
+                            .co = 64,
+                            .ho = 10,
+                            .wo = 10,
+                            .kh = 3,
+                            .kw = 3,
+                            .sh = 1,
+                            .sw = 1,
+                            .ph = 1,
+                            .pw = 1,
+                            .batch = 32},
+           0);
+  implicit((SwImplicitArgs){.ci = 30,
+                            .h = 11,
+                            .w = 23,
+                            .co = 70,
+                            .ho = 5,
+                            .wo = 11,
+                            .kh = 3,
+                            .kw = 3,
+                            .sh = 2,
+                            .sw = 2,
+                            .ph = 0,
+                            .pw = 0,
+                            .batch = 9},
+           1);
+  implicit((SwImplicitArgs){.ci = 32,
+                            .h = 3,
+                            .w = 40,
+                            .co = 32,
+                            .ho = 3,
+                            .wo = 14,
+                            .kh = 1,
+                            .kw = 19,
+                            .sh = 1,
+                            .sw = 2,
+                            .ph = 0,
+                            .pw = 3,
+                            .batch = 4},
+           0);
   transpose(32, 64, 100, 0);
   transpose(100, 3, 32, 1);
   transpose(5000, 1, 3, 0);
-  SwIm2colArgs cols = {.channels = 5, .h = 13, .w = 17, .ho = 7, .wo = 9, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
-                       .pw = 1, .images = 3};
+  SwIm2colArgs cols = {.channels = 5,
+                       .h = 13,
+                       .w = 17,
+                       .ho = 7,
+                       .wo = 9,
+                       .kh = 3,
+                       .kw = 3,
+                       .sh = 2,
+                       .sw = 2,
+                       .ph = 1,
+                       .pw = 1,
+                       .images = 3};
   im2col(cols, 0);
   im2col(cols, 1);
   cols.add = 1;
   im2col(cols, 1);
-  SwIm2colArgs wide = {.channels = 2, .h = 4, .w = 3000, .ho = 2, .wo = 2996, .kh = 3, .kw = 5, .sh = 1, .sw = 1,
+  SwIm2colArgs wide = {.channels = 2,
+                       .h = 4,
+                       .w = 3000,
+                       .ho = 2,
+                       .wo = 2996,
+                       .kh = 3,
+                       .kw = 5,
+                       .sh = 1,
+                       .sw = 1,
                        .images = 2};
   im2col(wide, 0);
   stream(SW_RELU, 100000, 2);

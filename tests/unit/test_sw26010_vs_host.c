@@ -15,14 +15,17 @@
 #include "rng.h"
 
 #define REF(name) __typeof__(swk_##name) ref_##name;
-REF(conv_workspace) REF(conv_forward) REF(conv_backward) REF(conv_implicit_forward) REF(conv_implicit_backward)
-REF(conv_implicit_workspace) REF(to_rcnb) REF(to_bnrc) REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward)
-REF(pool_rcnb_backward) REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
-REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward) REF(tanh_backward) REF(batchnorm_forward)
-REF(batchnorm_backward) REF(softmax_loss_forward) REF(softmax_loss_backward) REF(sgd_update) REF(easgd_elastic)
-REF(sum_into) REF(scale)
+/* clang-format off */
+REF(conv_workspace) REF(conv_forward) REF(conv_backward) REF(conv_implicit_forward)
+REF(conv_implicit_backward) REF(conv_implicit_workspace) REF(to_rcnb) REF(to_bnrc)
+REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backward)
+REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
+REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
+REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_backward) REF(softmax_loss_forward)
+REF(softmax_loss_backward) REF(sgd_update) REF(easgd_elastic) REF(sum_into) REF(scale)
+    /* clang-format on */
 
-static uint64_t rng_state = 777;
+    static uint64_t rng_state = 777;
 
 static float *random_array(int64_t n) {
   float *a = malloc(sizeof(float) * (size_t)(n ? n : 1));
@@ -39,11 +42,13 @@ static float *copy(const float *a, int64_t n) {
 static float *zeros(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(float)); }
 
 /* sw against ref: exactly (tolerance 0) or within tolerance times the largest |ref|. */
-static void agree(const char *what, const float *sw, const float *ref, int64_t n, double tolerance) {
+static void agree(const char *what, const float *sw, const float *ref, int64_t n,
+                  double tolerance) {
   double worst = 0, scale = 1e-30;
   for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(ref[i]));
   for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)sw[i] - ref[i]));
-  bool ok = tolerance == 0 ? memcmp(sw, ref, sizeof(float) * (size_t)n) == 0 : worst <= tolerance * scale;
+  bool ok =
+      tolerance == 0 ? memcmp(sw, ref, sizeof(float) * (size_t)n) == 0 : worst <= tolerance * scale;
   if (!ok) fprintf(stderr, "%s: differs by %.3g (largest |ref| %.3g)\n", what, worst, scale);
   CHECK(ok);
 }
@@ -62,9 +67,11 @@ static const double LAST_PLACE = 5e-7;
 static void conv_explicit(SwkConv p, int batch) {
   int64_t nx = (int64_t)batch * p.ci * p.h * p.w, ny = (int64_t)batch * p.co * p.ho * p.wo;
   int64_t nw = (int64_t)p.co * p.ci / p.groups * p.kh * p.kw;
-  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co), *dy = random_array(ny);
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
+        *dy = random_array(ny);
   float *dx0 = random_array(nx), *dx[2] = {copy(dx0, nx), copy(dx0, nx)};
-  float *y[2] = {zeros(ny), zeros(ny)}, *dw[2] = {zeros(nw), zeros(nw)}, *db[2] = {zeros(p.co), zeros(p.co)};
+  float *y[2] = {zeros(ny), zeros(ny)}, *dw[2] = {zeros(nw), zeros(nw)},
+        *db[2] = {zeros(p.co), zeros(p.co)};
   float *ws[2] = {zeros((int64_t)swk_conv_workspace(&p)), zeros((int64_t)ref_conv_workspace(&p))};
   swk_conv_forward(&p, batch, x, w, b, y[0], ws[0]);
   ref_conv_forward(&p, batch, x, w, b, y[1], ws[1]);
@@ -74,7 +81,8 @@ static void conv_explicit(SwkConv p, int batch) {
   agree("explicit conv dx (added)", dx[0], dx[1], nx, PRODUCT);
   agree("explicit conv dw", dw[0], dw[1], nw, long_sum((int64_t)batch * p.ho * p.wo));
   agree("explicit conv db", db[0], db[1], p.co, long_sum((int64_t)batch * p.ho * p.wo));
-  float *all[] = {x, w, b, dy, dx0, dx[0], dx[1], y[0], y[1], dw[0], dw[1], db[0], db[1], ws[0], ws[1]};
+  float *all[] = {x,    w,     b,     dy,    dx0,   dx[0], dx[1], y[0],
+                  y[1], dw[0], dw[1], db[0], db[1], ws[0], ws[1]};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
@@ -82,8 +90,10 @@ static void conv_explicit(SwkConv p, int batch) {
 static void conv_implicit(SwkConv p, int batch) {
   int64_t nx = (int64_t)batch * p.ci * p.h * p.w, ny = (int64_t)batch * p.co * p.ho * p.wo;
   int64_t nw = (int64_t)p.co * p.ci * p.kh * p.kw;
-  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co), *dy = random_array(ny);
-  float *xr[2] = {zeros(nx), zeros(nx)}, *y[2] = {zeros(ny), zeros(ny)}, *dx[2] = {zeros(nx), zeros(nx)};
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
+        *dy = random_array(ny);
+  float *xr[2] = {zeros(nx), zeros(nx)}, *y[2] = {zeros(ny), zeros(ny)},
+        *dx[2] = {zeros(nx), zeros(nx)};
   float *dw[2] = {zeros(nw), zeros(nw)}, *db[2] = {zeros(p.co), zeros(p.co)};
   float *ws[2] = {zeros((int64_t)swk_conv_implicit_workspace(&p, batch)),
                   zeros((int64_t)ref_conv_implicit_workspace(&p, batch))};
@@ -103,8 +113,8 @@ static void conv_implicit(SwkConv p, int batch) {
   swk_to_bnrc(p.ci, p.h, p.w, batch, dx[0], back[0], true);
   ref_to_bnrc(p.ci, p.h, p.w, batch, dx[0], back[1], true);
   agree("to_bnrc (added)", back[0], back[1], nx, EXACT);
-  float *all[] = {x, w, b, dy, xr[0], xr[1], y[0], y[1], dx[0], dx[1], dw[0], dw[1], db[0], db[1], ws[0], ws[1],
-                  back[0], back[1]};
+  float *all[] = {x,     w,     b,     dy,    xr[0], xr[1], y[0],  y[1],    dx[0],
+                  dx[1], dw[0], dw[1], db[0], db[1], ws[0], ws[1], back[0], back[1]};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
@@ -116,8 +126,8 @@ static void pool(SwkPool p, int batch, bool rcnb) {
   float *y[2] = {zeros(ny), zeros(ny)}, *dx[2] = {copy(dx0, nx), copy(dx0, nx)};
   int32_t *am[2] = {calloc((size_t)ny, 4), calloc((size_t)ny, 4)};
   char what[96];
-  snprintf(what, sizeof what, "%s pool %s %dx%d %dx%d", p.max ? "max" : "average", rcnb ? "rcnb" : "bnrc", p.h, p.w,
-           p.kh, p.kw);
+  snprintf(what, sizeof what, "%s pool %s %dx%d %dx%d", p.max ? "max" : "average",
+           rcnb ? "rcnb" : "bnrc", p.h, p.w, p.kh, p.kw);
   (rcnb ? swk_pool_rcnb_forward : swk_pool_forward)(&p, batch, x, y[0], am[0]);
   (rcnb ? ref_pool_rcnb_forward : ref_pool_forward)(&p, batch, x, y[1], am[1]);
   agree(what, y[0], y[1], ny, EXACT);
@@ -126,15 +136,18 @@ static void pool(SwkPool p, int batch, bool rcnb) {
   (rcnb ? swk_pool_rcnb_backward : swk_pool_backward)(&p, batch, dy, am[1], dx[0], true);
   (rcnb ? ref_pool_rcnb_backward : ref_pool_backward)(&p, batch, dy, am[1], dx[1], true);
   agree(what, dx[0], dx[1], nx, EXACT);
-  free(x), free(dy), free(dx0), free(y[0]), free(y[1]), free(dx[0]), free(dx[1]), free(am[0]), free(am[1]);
+  free(x), free(dy), free(dx0), free(y[0]), free(y[1]), free(dx[0]), free(dx[1]), free(am[0]),
+      free(am[1]);
 }
 
 /* ------------------------------------------------------------------ the rest */
 
 static void fc(SwkFc p, int batch) {
   int64_t nx = (int64_t)batch * p.in, ny = (int64_t)batch * p.out, nw = (int64_t)p.in * p.out;
-  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.out), *dy = random_array(ny);
-  float *y[2] = {zeros(ny), zeros(ny)}, *dx[2] = {zeros(nx), zeros(nx)}, *dw[2] = {zeros(nw), zeros(nw)};
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.out),
+        *dy = random_array(ny);
+  float *y[2] = {zeros(ny), zeros(ny)}, *dx[2] = {zeros(nx), zeros(nx)},
+        *dw[2] = {zeros(nw), zeros(nw)};
   float *db[2] = {zeros(p.out), zeros(p.out)};
   float *ws[2] = {zeros((int64_t)swk_fc_workspace(&p)), zeros((int64_t)ref_fc_workspace(&p))};
   swk_fc_forward(&p, batch, x, w, b, y[0]);
@@ -152,7 +165,8 @@ static void fc(SwkFc p, int batch) {
 typedef void (*ActFwd)(const SwkAct *, int, const float *, float *);
 typedef void (*ActBwd)(const SwkAct *, int, const float *, const float *, float *, bool);
 
-static void activation(const char *name, double tolerance, ActFwd fwd, ActFwd ref_fwd, ActBwd bwd, ActBwd ref_bwd) {
+static void activation(const char *name, double tolerance, ActFwd fwd, ActFwd ref_fwd, ActBwd bwd,
+                       ActBwd ref_bwd) {
   SwkAct p = {.n = 2500, .slope = 0.1f};
   int batch = 3;
   int64_t n = p.n * batch;
@@ -169,11 +183,13 @@ static void activation(const char *name, double tolerance, ActFwd fwd, ActFwd re
 
 static void batchnorm(SwkBatchNorm p, int batch) {
   int64_t n = (int64_t)batch * p.c * p.hw;
-  float *x = random_array(n), *scale = random_array(p.c), *shift = random_array(p.c), *dy = random_array(n);
+  float *x = random_array(n), *scale = random_array(p.c), *shift = random_array(p.c),
+        *dy = random_array(n);
   float *running0 = random_array(2 * p.c), *dx0 = random_array(n);
   for (int c = 0; c < p.c; c++) running0[p.c + c] = 1 + fabsf(running0[p.c + c]); /* a variance */
   float *y[2] = {zeros(n), zeros(n)}, *saved[2] = {zeros(2 * p.c), zeros(2 * p.c)};
-  float *running[2] = {copy(running0, 2 * p.c), copy(running0, 2 * p.c)}, *dx[2] = {copy(dx0, n), copy(dx0, n)};
+  float *running[2] = {copy(running0, 2 * p.c), copy(running0, 2 * p.c)},
+        *dx[2] = {copy(dx0, n), copy(dx0, n)};
   float *ds[2] = {zeros(p.c), zeros(p.c)}, *dsh[2] = {zeros(p.c), zeros(p.c)};
   swk_batchnorm_forward(&p, batch, true, x, scale, shift, y[0], saved[0], running[0]);
   ref_batchnorm_forward(&p, batch, true, x, scale, shift, y[1], saved[1], running[1]);
@@ -188,15 +204,16 @@ static void batchnorm(SwkBatchNorm p, int batch) {
   swk_batchnorm_forward(&p, batch, false, x, scale, shift, y[0], NULL, running0);
   ref_batchnorm_forward(&p, batch, false, x, scale, shift, y[1], NULL, running0);
   agree("batchnorm y (inference)", y[0], y[1], n, EXACT);
-  float *all[] = {x, scale, shift, dy, running0, dx0, y[0], y[1], saved[0], saved[1], running[0], running[1],
-                  dx[0], dx[1], ds[0], ds[1], dsh[0], dsh[1]};
+  float *all[] = {x,        scale,      shift,      dy,    running0, dx0,   y[0],  y[1],   saved[0],
+                  saved[1], running[0], running[1], dx[0], dx[1],    ds[0], ds[1], dsh[0], dsh[1]};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
 static void softmax_loss(int classes, int batch) {
   SwkSoftmaxLoss p = {.classes = classes, .loss_weight = 0.7f};
   int64_t n = (int64_t)classes * batch;
-  float *s = random_array(n), *prob[2] = {zeros(n), zeros(n)}, *ds[2] = {zeros(n), zeros(n)}, loss[2];
+  float *s = random_array(n), *prob[2] = {zeros(n), zeros(n)}, *ds[2] = {zeros(n), zeros(n)},
+        loss[2];
   int32_t *labels = malloc(sizeof(int32_t) * (size_t)batch);
   for (int i = 0; i < batch; i++) labels[i] = (int32_t)(swn_mix64(rng_state++) % (uint64_t)classes);
   swk_softmax_loss_forward(&p, batch, s, labels, prob[0], &loss[0]);
@@ -230,40 +247,175 @@ static void optimizer_and_collectives(void) {
 }
 
 int main(void) {
-  conv_explicit((SwkConv){.ci = 16, .h = 12, .w = 12, .co = 24, .ho = 12, .wo = 12, .kh = 3, .kw = 3, .sh = 1,
-                          .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 5);
-  conv_explicit((SwkConv){.ci = 8, .h = 11, .w = 9, .co = 12, .ho = 5, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-                          .groups = 2, .bias = true}, 3);
+  conv_explicit((SwkConv){.ci = 16,
+                          .h = 12,
+                          .w = 12,
+                          .co = 24,
+                          .ho = 12,
+                          .wo = 12,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 1,
+                          .sw = 1,
+                          .ph = 1,
+                          .pw = 1,
+                          .groups = 1,
+                          .bias = true},
+                5);
+  conv_explicit((SwkConv){.ci = 8,
+                          .h = 11,
+                          .w = 9,
+                          .co = 12,
+                          .ho = 5,
+                          .wo = 4,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 2,
+                          .sw = 2,
+                          .groups = 2,
+                          .bias = true},
+                3);
   /* a row's kw runs of columns (3 x 3000 floats) larger than im2col's buffer */
-  conv_explicit((SwkConv){.ci = 2, .h = 3, .w = 3000, .co = 3, .ho = 3, .wo = 3000, .kh = 3, .kw = 3, .sh = 1,
-                          .sw = 1, .ph = 1, .pw = 1, .groups = 1, .bias = true}, 2);
-  conv_implicit((SwkConv){.ci = 20, .h = 9, .w = 9, .co = 36, .ho = 9, .wo = 9, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
-                          .ph = 1, .pw = 1, .groups = 1, .bias = true}, 24);
-  conv_implicit((SwkConv){.ci = 3, .h = 10, .w = 11, .co = 8, .ho = 4, .wo = 5, .kh = 5, .kw = 3, .sh = 2, .sw = 2,
-                          .ph = 1, .pw = 0, .groups = 1, .bias = false}, 7);
+  conv_explicit((SwkConv){.ci = 2,
+                          .h = 3,
+                          .w = 3000,
+                          .co = 3,
+                          .ho = 3,
+                          .wo = 3000,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 1,
+                          .sw = 1,
+                          .ph = 1,
+                          .pw = 1,
+                          .groups = 1,
+                          .bias = true},
+                2);
+  conv_implicit((SwkConv){.ci = 20,
+                          .h = 9,
+                          .w = 9,
+                          .co = 36,
+                          .ho = 9,
+                          .wo = 9,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 1,
+                          .sw = 1,
+                          .ph = 1,
+                          .pw = 1,
+                          .groups = 1,
+                          .bias = true},
+                24);
+  conv_implicit((SwkConv){.ci = 3,
+                          .h = 10,
+                          .w = 11,
+                          .co = 8,
+                          .ho = 4,
+                          .wo = 5,
+                          .kh = 5,
+                          .kw = 3,
+                          .sh = 2,
+                          .sw = 2,
+                          .ph = 1,
+                          .pw = 0,
+                          .groups = 1,
+                          .bias = false},
+                7);
   /* rows longer than a run (SW_IMPLICIT_RUN_MAX pixels), and a filter row longer than one (taps) */
-  conv_implicit((SwkConv){.ci = 12, .h = 6, .w = 21, .co = 20, .ho = 6, .wo = 21, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
-                          .ph = 1, .pw = 1, .groups = 1, .bias = true}, 9);
-  conv_implicit((SwkConv){.ci = 8, .h = 3, .w = 40, .co = 8, .ho = 3, .wo = 14, .kh = 1, .kw = 19, .sh = 1, .sw = 2,
-                          .ph = 0, .pw = 3, .groups = 1, .bias = true}, 5);
+  conv_implicit((SwkConv){.ci = 12,
+                          .h = 6,
+                          .w = 21,
+                          .co = 20,
+                          .ho = 6,
+                          .wo = 21,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 1,
+                          .sw = 1,
+                          .ph = 1,
+                          .pw = 1,
+                          .groups = 1,
+                          .bias = true},
+                9);
+  conv_implicit((SwkConv){.ci = 8,
+                          .h = 3,
+                          .w = 40,
+                          .co = 8,
+                          .ho = 3,
+                          .wo = 14,
+                          .kh = 1,
+                          .kw = 19,
+                          .sh = 1,
+                          .sw = 2,
+                          .ph = 0,
+                          .pw = 3,
+                          .groups = 1,
+                          .bias = true},
+                5);
   for (int max = 0; max <= 1; max++) {
     /* 100x100: two bands of rows each way; 7000 wide: on the MPE; 1200 lanes: two chunks */
-    pool((SwkPool){.c = 3, .h = 100, .w = 100, .ho = 50, .wo = 50, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
-                   .pw = 1, .max = max}, 2, false);
-    pool((SwkPool){.c = 1, .h = 3, .w = 7000, .ho = 2, .wo = 3500, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = max},
+    pool((SwkPool){.c = 3,
+                   .h = 100,
+                   .w = 100,
+                   .ho = 50,
+                   .wo = 50,
+                   .kh = 3,
+                   .kw = 3,
+                   .sh = 2,
+                   .sw = 2,
+                   .ph = 1,
+                   .pw = 1,
+                   .max = max},
+         2, false);
+    pool((SwkPool){.c = 1,
+                   .h = 3,
+                   .w = 7000,
+                   .ho = 2,
+                   .wo = 3500,
+                   .kh = 2,
+                   .kw = 2,
+                   .sh = 2,
+                   .sw = 2,
+                   .max = max},
          1, false);
-    pool((SwkPool){.c = 40, .h = 9, .w = 9, .ho = 5, .wo = 5, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1,
-                   .max = max}, 30, true);
-    pool((SwkPool){.c = 5, .h = 8, .w = 8, .ho = 4, .wo = 4, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = max}, 4, true);
+    pool((SwkPool){.c = 40,
+                   .h = 9,
+                   .w = 9,
+                   .ho = 5,
+                   .wo = 5,
+                   .kh = 3,
+                   .kw = 3,
+                   .sh = 2,
+                   .sw = 2,
+                   .ph = 1,
+                   .pw = 1,
+                   .max = max},
+         30, true);
+    pool((SwkPool){.c = 5,
+                   .h = 8,
+                   .w = 8,
+                   .ho = 4,
+                   .wo = 4,
+                   .kh = 2,
+                   .kw = 2,
+                   .sh = 2,
+                   .sw = 2,
+                   .max = max},
+         4, true);
   }
   fc((SwkFc){.in = 300, .out = 70, .bias = true}, 40);
-  activation("relu", LAST_PLACE, swk_relu_forward, ref_relu_forward, swk_relu_backward, ref_relu_backward);
-  activation("sigmoid", LAST_PLACE, swk_sigmoid_forward, ref_sigmoid_forward, swk_sigmoid_backward, ref_sigmoid_backward);
-  activation("elu", LAST_PLACE, swk_elu_forward, ref_elu_forward, swk_elu_backward, ref_elu_backward);
-  activation("tanh", LAST_PLACE, swk_tanh_forward, ref_tanh_forward, swk_tanh_backward, ref_tanh_backward);
+  activation("relu", LAST_PLACE, swk_relu_forward, ref_relu_forward, swk_relu_backward,
+             ref_relu_backward);
+  activation("sigmoid", LAST_PLACE, swk_sigmoid_forward, ref_sigmoid_forward, swk_sigmoid_backward,
+             ref_sigmoid_backward);
+  activation("elu", LAST_PLACE, swk_elu_forward, ref_elu_forward, swk_elu_backward,
+             ref_elu_backward);
+  activation("tanh", LAST_PLACE, swk_tanh_forward, ref_tanh_forward, swk_tanh_backward,
+             ref_tanh_backward);
   /* a plane in several pieces; many images per strided piece, more channels than CPEs */
   batchnorm((SwkBatchNorm){.c = 5, .hw = 1500, .eps = 1e-5f, .momentum = 0.9f, .affine = true}, 3);
-  batchnorm((SwkBatchNorm){.c = 70, .hw = 10, .eps = 1e-5f, .momentum = 0.9f, .affine = false}, 130);
+  batchnorm((SwkBatchNorm){.c = 70, .hw = 10, .eps = 1e-5f, .momentum = 0.9f, .affine = false},
+            130);
   softmax_loss(10, 150); /* several images per CPE, the loss reduced over the mesh */
   softmax_loss(5000, 3); /* more classes than the LDM holds: on the MPE */
   optimizer_and_collectives();

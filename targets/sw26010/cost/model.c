@@ -19,7 +19,8 @@ static const double MPE_FLOPS = 11.6e9, MPE_BYTES_PER_S = 9.9e9;
 
 SwTime sw_cpe_time(const SwWork *w) {
   double per_cpe_rate = SW_CG_DMA_BYTES_PER_S / CPES;
-  double latency = DMA_LATENCY_CYCLES / CLOCK, block = 128 / per_cpe_rate; /* 256 B: 256 / (256 + 128) */
+  double latency = DMA_LATENCY_CYCLES / CLOCK,
+         block = 128 / per_cpe_rate; /* 256 B: 256 / (256 + 128) */
   SwTime t;
   t.compute = w->flops / SW_CG_PEAK_FLOPS;
   t.dma = (w->dma_bytes / per_cpe_rate + w->dma_transfers * latency + w->dma_blocks * block) / CPES;
@@ -28,4 +29,6 @@ SwTime sw_cpe_time(const SwWork *w) {
   return t;
 }
 
-double sw_mpe_time(double bytes, double flops) { return bytes / MPE_BYTES_PER_S + flops / MPE_FLOPS; }
+double sw_mpe_time(double bytes, double flops) {
+  return bytes / MPE_BYTES_PER_S + flops / MPE_FLOPS;
+}

@@ -10,15 +10,16 @@
 
 /* What one launch on one core group's 64 CPEs did, summed over the CPEs. */
 typedef struct SwWork {
-  double flops;          /* arithmetic the CPEs executed (padding included) */
-  double dma_bytes;      /* moved between memory and LDM */
-  double dma_transfers;  /* DMA requests */
-  double dma_blocks;     /* contiguous pieces in main memory (a strided request has many) */
-  double rlc_words;      /* 256-bit register-communication values received */
+  double flops;         /* arithmetic the CPEs executed (padding included) */
+  double dma_bytes;     /* moved between memory and LDM */
+  double dma_transfers; /* DMA requests */
+  double dma_blocks;    /* contiguous pieces in main memory (a strided request has many) */
+  double rlc_words;     /* 256-bit register-communication values received */
 } SwWork;
 
 typedef struct SwTime {
-  double compute, dma, rlc, total; /* seconds; total = their sum (the kernels do not overlap them) */
+  double compute, dma, rlc,
+      total; /* seconds; total = their sum (the kernels do not overlap them) */
 } SwTime;
 
 SwTime sw_cpe_time(const SwWork *w);

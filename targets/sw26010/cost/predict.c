@@ -21,7 +21,8 @@ static int ldm_floats(int bm, int bn, int bk, int runs) {
 /* The smallest edge (a multiple of 4) that covers dim in as many steps of 8 edges as `edge` does:
  * the same number of tiles or slices with less zero padding in the last. */
 static int balanced(int dim, int edge) {
-  int steps = (dim + 8 * edge - 1) / (8 * edge), b = ((dim + 8 * steps - 1) / (8 * steps) + 3) / 4 * 4;
+  int steps = (dim + 8 * edge - 1) / (8 * edge),
+      b = ((dim + 8 * steps - 1) / (8 * steps) + 3) / 4 * 4;
   return b < 4 ? 4 : b;
 }
 
@@ -29,8 +30,10 @@ void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
   *bm = block_edge(m, 64), *bn = block_edge(n, 64), *bk = block_edge(k, 64);
   while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS && *bk > 16) *bk -= 4;
   while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS) {
-    if (*bm >= *bn) *bm -= 4;
-    else *bn -= 4;
+    if (*bm >= *bn)
+      *bm -= 4;
+    else
+      *bn -= 4;
   }
   *bm = balanced(m, *bm), *bn = balanced(n, *bn), *bk = balanced(k, *bk);
 }
@@ -64,7 +67,8 @@ static Operand stored(int rows, int cols, int br, int bc, int transposed) {
 }
 
 static void operand_moves(SwWork *w, Operand o, double times) {
-  double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc), transfers = row_blocks * col_blocks;
+  double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc),
+         transfers = row_blocks * col_blocks;
   w->dma_transfers += times * transfers;
   w->dma_blocks += times * (col_blocks == 1 ? transfers : o.rows * col_blocks);
   w->dma_bytes += times * 4 * o.rows * o.cols;
@@ -85,15 +89,18 @@ typedef struct Product {
 static SwWork product_work(Product p) {
   int bm, bn, bk;
   sw_gemm_blocks(p.m, p.n, p.k, &bm, &bn, &bk);
-  double tiles_m = ceil_div(p.m, 8.0 * bm), tiles_n = ceil_div(p.n, 8.0 * bn), slices = ceil_div(p.k, 8.0 * bk);
-  double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads, b = per_slice * p.b_loads;
+  double tiles_m = ceil_div(p.m, 8.0 * bm), tiles_n = ceil_div(p.n, 8.0 * bn),
+         slices = ceil_div(p.k, 8.0 * bk);
+  double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads,
+         b = per_slice * p.b_loads;
   SwWork w = {0};
   w.flops = b * 2.0 * 8 * bm * bn * bk;
   w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
   operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads);
   operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads);
   operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_moves);
-  operand_moves(&w, stored(p.m, 1, bm, 1, 0), p.c_bias * ceil_div(p.n, bn)); /* a bias piece per C block */
+  operand_moves(&w, stored(p.m, 1, bm, 1, 0),
+                p.c_bias * ceil_div(p.n, bn)); /* a bias piece per C block */
   return w;
 }
 
@@ -108,12 +115,14 @@ SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared
 /* The implicit pass's product (m x k)(k x n) per (pixel, tap) pair and the longest run of C
  * blocks sharing A that fits beside the blocks, at most `extent` (the row or filter row). */
 void sw_implicit_plan(SwImplicitArgs *a) {
-  int m = a->pass == SW_IMPLICIT_DATA ? a->ci : a->co, n = a->pass == SW_IMPLICIT_WEIGHTS ? a->ci : a->batch;
+  int m = a->pass == SW_IMPLICIT_DATA ? a->ci : a->co,
+      n = a->pass == SW_IMPLICIT_WEIGHTS ? a->ci : a->batch;
   int k = a->pass == SW_IMPLICIT_FORWARD ? a->ci : a->pass == SW_IMPLICIT_DATA ? a->co : a->batch;
   int extent = a->pass == SW_IMPLICIT_FORWARD ? a->wo : a->pass == SW_IMPLICIT_DATA ? a->w : a->kw;
   sw_gemm_blocks(m, n, k, &a->bm, &a->bn, &a->bk);
   a->run = 1;
-  while (a->run < SW_IMPLICIT_RUN_MAX && a->run < extent && ldm_floats(a->bm, a->bn, a->bk, a->run + 1) <= LDM_FLOATS)
+  while (a->run < SW_IMPLICIT_RUN_MAX && a->run < extent &&
+         ldm_floats(a->bm, a->bn, a->bk, a->run + 1) <= LDM_FLOATS)
     a->run++;
 }
 
@@ -159,7 +168,8 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
   int gather = a.pass == SW_IMPLICIT_DATA;
   Axis rows = {gather ? a.h : a.ho, a.kh, a.sh, a.ph, gather ? a.ho : a.h, gather};
   Axis cols = {gather ? a.w : a.wo, a.kw, a.sw, a.pw, gather ? a.wo : a.w, gather};
-  AxisCounts r = axis_counts(rows, 1, 0), c = axis_counts(cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS);
+  AxisCounts r = axis_counts(rows, 1, 0),
+             c = axis_counts(cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS);
   double a_loads = r.pairs * c.groups, b_loads = r.pairs * c.pairs, pixels = (double)a.ho * a.wo;
   Product p;
   if (a.pass == SW_IMPLICIT_FORWARD)
@@ -174,7 +184,9 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
 }
 
 /* One contiguous piece per line of a get or put of `lines` runs of `run` floats, `ld` apart. */
-static double pieces(int64_t lines, int64_t run, int64_t ld) { return lines == 1 || run == ld ? 1 : (double)lines; }
+static double pieces(int64_t lines, int64_t run, int64_t ld) {
+  return lines == 1 || run == ld ? 1 : (double)lines;
+}
 
 /* transpose_cpe.c: per tile (ni x nj, clipped at the edges) one strided get of its ni rows and
  * one strided put (and a get when adding) of its nj columns. */
@@ -189,7 +201,8 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
     for (int j = 0; j < 2; j++) {
       double tiles = (double)(ci[i] * cj[j] * mid);
       w.dma_transfers += tiles * moves;
-      w.dma_blocks += tiles * (pieces(ni[i], nj[j], mid * b) + (moves - 1) * pieces(nj[j], ni[i], mid * a));
+      w.dma_blocks +=
+          tiles * (pieces(ni[i], nj[j], mid * b) + (moves - 1) * pieces(nj[j], ni[i], mid * a));
     }
   w.dma_bytes += 4 * elements * moves;
   w.flops = add ? elements : 0;
@@ -201,8 +214,8 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
  * row) kw segments of wo floats in per kernel row with an output row, the row out (and in first
  * when adding). The (output row, kernel row) pairs inside the image are counted as the implicit
  * pass counts them. */
-SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw, int sh, int ph,
-                      int back, int add) {
+SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw,
+                      int sh, int ph, int back, int add) {
   SwWork r = launch_work(sizeof(SwIm2colArgs));
   double planes = (double)images * channels;
   double rows_inside = axis_counts((Axis){ho, kh, sh, ph, h, 0}, 1, 0).pairs;

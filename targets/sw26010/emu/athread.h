@@ -37,8 +37,10 @@ typedef enum { ARRAY_SCOPE, ROW_SCOPE, COL_SCOPE } scope;
  * main memory between blocks (0 and 0: one contiguous block); the LDM side is contiguous. The
  * transfer completes at once and then increments *reply by one. BCAST_MODE (get only): every
  * CPE selected by `mask` (a bit per row) receives the data at dst_ldm of its own LDM. */
-int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *reply, char mask, int stride, int bsize);
-int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *reply, int stride, int bsize);
+int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *reply, char mask,
+                int stride, int bsize);
+int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *reply, int stride,
+                int bsize);
 
 typedef enum { DMA_GET, DMA_PUT } DMA_OP;
 typedef struct dma_desc {
@@ -91,8 +93,12 @@ doublev4 athread_getc(void);
 #define simd_getc(v) athread_getc()
 
 /* ------------------------------------------------------------------ SIMD */
-static inline doublev4 simd_set_doublev4(double a, double b, double c, double d) { return (doublev4){a, b, c, d}; }
-static inline floatv4 simd_set_floatv4(float a, float b, float c, float d) { return (floatv4){a, b, c, d}; }
+static inline doublev4 simd_set_doublev4(double a, double b, double c, double d) {
+  return (doublev4){a, b, c, d};
+}
+static inline floatv4 simd_set_floatv4(float a, float b, float c, float d) {
+  return (floatv4){a, b, c, d};
+}
 #define simd_load(v, p) ((v) = *(__typeof__(v) *)(p))
 #define simd_loadu(v, p) __builtin_memcpy(&(v), (p), sizeof(v))
 #define simd_store(v, p) (*(__typeof__(v) *)(p) = (v))
@@ -110,14 +116,14 @@ static inline floatv4 simd_set_floatv4(float a, float b, float c, float d) { ret
 typedef struct AthreadCounters {
   const char *kernel;
   int64_t dma_get_bytes, dma_put_bytes, dma_transfers;
-  int64_t dma_by_size[4];   /* transfers of < 256 B, < 2 KB, < 8 KB, larger */
-  int64_t dma_by_mode[5];   /* dma_mode */
-  int64_t dma_blocks;       /* contiguous blocks moved (strided transfers have many) */
-  int64_t rlc_words;        /* 256-bit values received */
-  int64_t flops;            /* declared by kernels with athread_count_flops */
-  int64_t ldm_high_water;   /* bytes, the largest of any CPE */
+  int64_t dma_by_size[4]; /* transfers of < 256 B, < 2 KB, < 8 KB, larger */
+  int64_t dma_by_mode[5]; /* dma_mode */
+  int64_t dma_blocks;     /* contiguous blocks moved (strided transfers have many) */
+  int64_t rlc_words;      /* 256-bit values received */
+  int64_t flops;          /* declared by kernels with athread_count_flops */
+  int64_t ldm_high_water; /* bytes, the largest of any CPE */
 } AthreadCounters;
-void athread_count_flops(int64_t flops); /* CPE side */
+void athread_count_flops(int64_t flops);            /* CPE side */
 const AthreadCounters *athread_last_counters(void); /* MPE side, after join */
 
 #endif

@@ -78,9 +78,13 @@ static void context_start(Context *c, char *stack, size_t size, void (*entry)(vo
 
 enum { RLC_DEPTH = 4, ARENA_ALIGN = 32, CPE_STACK = 512 * 1024 };
 typedef enum { RUNNING, WAIT_GETR, WAIT_GETC, WAIT_PUTR, WAIT_PUTC, WAIT_SYN, DONE } CpeState;
-static const char *const state_names[] = {"running", "REG_GETR (row buffer empty)", "REG_GETC (column buffer empty)",
-                                          "REG_PUTR (row buffer full)", "REG_PUTC (column buffer full)",
-                                          "athread_syn", "done"};
+static const char *const state_names[] = {"running",
+                                          "REG_GETR (row buffer empty)",
+                                          "REG_GETC (column buffer empty)",
+                                          "REG_PUTR (row buffer full)",
+                                          "REG_PUTC (column buffer full)",
+                                          "athread_syn",
+                                          "done"};
 
 typedef struct Fifo {
   doublev4 value[RLC_DEPTH];
@@ -93,9 +97,9 @@ typedef struct Cpe {
   bool (*ready)(const void *); /* what a waiting CPE waits for */
   const void *ready_arg;
   Fifo row_in, col_in;
-  char *arena;               /* ldm_malloc's part of the LDM */
+  char *arena; /* ldm_malloc's part of the LDM */
   size_t arena_top, arena_cap, high_water;
-  char *ldm_saved;           /* its __thread_local variables while another CPE runs */
+  char *ldm_saved; /* its __thread_local variables while another CPE runs */
   Context context;
   char *stack;
   AthreadCounters counts;
@@ -122,15 +126,18 @@ extern char __start_swemu_ldm[] __attribute__((weak)), __stop_swemu_ldm[] __attr
 static pthread_mutex_t ldm_section_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *ldm_pristine; /* the section as the program image has it */
 
-static size_t static_ldm(void) { return __start_swemu_ldm ? (size_t)(__stop_swemu_ldm - __start_swemu_ldm) : 0; }
+static size_t static_ldm(void) {
+  return __start_swemu_ldm ? (size_t)(__stop_swemu_ldm - __start_swemu_ldm) : 0;
+}
 
 /* ------------------------------------------------------------------ errors */
 
 static _Noreturn void cpe_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "sw26010 emulator: error: kernel '%s', CPE %d (row %d, column %d): ", group ? group->name : "?",
-          self ? self->id : -1, self ? self->id / 8 : -1, self ? self->id % 8 : -1);
+  fprintf(stderr, "sw26010 emulator: error: kernel '%s', CPE %d (row %d, column %d): ",
+          group ? group->name : "?", self ? self->id : -1, self ? self->id / 8 : -1,
+          self ? self->id % 8 : -1);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -140,8 +147,10 @@ static _Noreturn void cpe_error(const char *fmt, ...) {
 void swemu_check_cpe_fault(void *address, void *block, size_t bytes) {
   if (!self) return;
   swemu_check_release();
-  cpe_error("direct access to main memory at %p (%zu bytes into a block of %zu): CPE code reaches main memory "
-            "only by DMA (athread_get / athread_put)", address, (size_t)((char *)address - (char *)block), bytes);
+  cpe_error("direct access to main memory at %p (%zu bytes into a block of %zu): CPE code reaches "
+            "main memory "
+            "only by DMA (athread_get / athread_put)",
+            address, (size_t)((char *)address - (char *)block), bytes);
 }
 
 static void need_cpe(const char *what) {
@@ -164,10 +173,12 @@ static void wait_until(CpeState why, bool (*ready)(const void *), const void *ar
 }
 
 static void report_deadlock(void) {
-  fprintf(stderr, "sw26010 emulator: error: kernel '%s' deadlocked: every running CPE waits:\n", group->name);
+  fprintf(stderr, "sw26010 emulator: error: kernel '%s' deadlocked: every running CPE waits:\n",
+          group->name);
   for (int i = 0; i < ATHREAD_CPES; i++)
     if (group->cpe[i].state != DONE)
-      fprintf(stderr, "  CPE %d (row %d, column %d) in %s\n", i, i / 8, i % 8, state_names[group->cpe[i].state]);
+      fprintf(stderr, "  CPE %d (row %d, column %d) in %s\n", i, i / 8, i % 8,
+              state_names[group->cpe[i].state]);
   exit(1);
 }
 
@@ -226,7 +237,8 @@ static bool init_cpe(Cpe *c, int id, size_t ldm_bytes) {
   c->id = id;
   c->arena = emulator_memory(ARENA_ALIGN, ATHREAD_LDM_BYTES);
   c->ldm_saved = malloc(ldm_bytes ? ldm_bytes : 1);
-  c->stack = mmap(NULL, CPE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  c->stack = mmap(NULL, CPE_STACK, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (c->stack == MAP_FAILED) c->stack = NULL;
   return c->arena && c->ldm_saved && c->stack;
 }
@@ -242,7 +254,8 @@ int athread_init(void) {
   pthread_once(&group_key_once, make_group_key);
   size_t ldm_bytes = static_ldm();
   pthread_mutex_lock(&ldm_section_lock);
-  if (!ldm_pristine && ldm_bytes && (ldm_pristine = malloc(ldm_bytes))) memcpy(ldm_pristine, __start_swemu_ldm, ldm_bytes);
+  if (!ldm_pristine && ldm_bytes && (ldm_pristine = malloc(ldm_bytes)))
+    memcpy(ldm_pristine, __start_swemu_ldm, ldm_bytes);
   pthread_mutex_unlock(&ldm_section_lock);
   if (ldm_bytes && !ldm_pristine) return -1;
   group = emulator_memory(_Alignof(Group), sizeof *group);
@@ -275,12 +288,15 @@ int athread_halt(void) {
 int __real_athread_spawn(void (*f)(void *), void *arg, const char *name) {
   if (!group && athread_init()) return -1;
   if (group->spawned) {
-    fprintf(stderr, "sw26010 emulator: error: athread_spawn of '%s' while '%s' is not joined\n", name, group->name);
+    fprintf(stderr, "sw26010 emulator: error: athread_spawn of '%s' while '%s' is not joined\n",
+            name, group->name);
     exit(1);
   }
   size_t ldm_bytes = static_ldm();
   if (ldm_bytes > ATHREAD_LDM_BYTES) {
-    fprintf(stderr, "sw26010 emulator: error: kernel '%s': %zu bytes of __thread_local LDM, more than the %d of a CPE\n",
+    fprintf(stderr,
+            "sw26010 emulator: error: kernel '%s': %zu bytes of __thread_local LDM, more than the "
+            "%d of a CPE\n",
             name, ldm_bytes, ATHREAD_LDM_BYTES);
     exit(1);
   }
@@ -312,7 +328,8 @@ int athread_join(void) {
     for (int k = 0; k < 4; k++) t->dma_by_size[k] += c->dma_by_size[k];
     for (int k = 0; k < 5; k++) t->dma_by_mode[k] += c->dma_by_mode[k];
     t->rlc_words += c->rlc_words, t->flops += c->flops;
-    if ((int64_t)group->cpe[i].high_water > t->ldm_high_water) t->ldm_high_water = (int64_t)group->cpe[i].high_water;
+    if ((int64_t)group->cpe[i].high_water > t->ldm_high_water)
+      t->ldm_high_water = (int64_t)group->cpe[i].high_water;
   }
   return 0;
 }
@@ -336,8 +353,9 @@ void *ldm_malloc(size_t bytes) {
   need_cpe("ldm_malloc");
   size_t rounded = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
   if (self->arena_top + rounded > self->arena_cap)
-    cpe_error("LDM exhausted: ldm_malloc(%zu) with %zu bytes of __thread_local and %zu allocated, of %d", bytes,
-              static_ldm(), self->arena_top, ATHREAD_LDM_BYTES);
+    cpe_error(
+        "LDM exhausted: ldm_malloc(%zu) with %zu bytes of __thread_local and %zu allocated, of %d",
+        bytes, static_ldm(), self->arena_top, ATHREAD_LDM_BYTES);
   void *p = self->arena + self->arena_top;
   self->arena_top += rounded;
   size_t used = static_ldm() + self->arena_top;
@@ -385,18 +403,23 @@ static int copy_strided(char *mem, char *ldm, int len, int stride, int bsize, bo
 }
 
 static void check_transfer(const char *what, int len, int stride, int bsize) {
-  if (len < 0 || stride < 0 || bsize < 0) cpe_error("%s with a negative length, stride or block size", what);
-  if ((size_t)len > ATHREAD_LDM_BYTES) cpe_error("%s of %d bytes: more than a CPE's LDM", what, len);
+  if (len < 0 || stride < 0 || bsize < 0)
+    cpe_error("%s with a negative length, stride or block size", what);
+  if ((size_t)len > ATHREAD_LDM_BYTES)
+    cpe_error("%s of %d bytes: more than a CPE's LDM", what, len);
 }
 
 /* The same LDM location in another CPE: the same offset in its arena or __thread_local copy. */
 static char *ldm_of(const Cpe *other, char *mine) {
-  if (mine >= self->arena && mine < self->arena + ATHREAD_LDM_BYTES) return other->arena + (mine - self->arena);
-  if (mine >= __start_swemu_ldm && mine < __stop_swemu_ldm) return other->ldm_saved + (mine - __start_swemu_ldm);
+  if (mine >= self->arena && mine < self->arena + ATHREAD_LDM_BYTES)
+    return other->arena + (mine - self->arena);
+  if (mine >= __start_swemu_ldm && mine < __stop_swemu_ldm)
+    return other->ldm_saved + (mine - __start_swemu_ldm);
   cpe_error("a broadcast DMA into %p, which is not in LDM", (void *)mine);
 }
 
-int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *reply, char mask, int stride, int bsize) {
+int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *reply, char mask,
+                int stride, int bsize) {
   need_cpe("athread_get");
   check_transfer("athread_get", len, stride, bsize);
   int blocks = 0;
@@ -406,7 +429,8 @@ int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *repl
     for (int i = 0; i < ATHREAD_CPES; i++)
       if ((unsigned char)mask & (1u << (i / 8))) {
         const Cpe *c = &group->cpe[i];
-        blocks += copy_strided(src_mem, c == self ? dst_ldm : ldm_of(c, dst_ldm), len, stride, bsize, true);
+        blocks += copy_strided(src_mem, c == self ? dst_ldm : ldm_of(c, dst_ldm), len, stride,
+                               bsize, true);
       }
   } else {
     cpe_error("athread_get: DMA mode %d is not emulated (PE_MODE and BCAST_MODE are)", (int)mode);
@@ -416,10 +440,12 @@ int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *repl
   return 0;
 }
 
-int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *reply, int stride, int bsize) {
+int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *reply, int stride,
+                int bsize) {
   need_cpe("athread_put");
   check_transfer("athread_put", len, stride, bsize);
-  if (mode != PE_MODE) cpe_error("athread_put: DMA mode %d is not emulated for puts (PE_MODE is)", (int)mode);
+  if (mode != PE_MODE)
+    cpe_error("athread_put: DMA mode %d is not emulated for puts (PE_MODE is)", (int)mode);
   int blocks = copy_strided(dst_mem, src_ldm, len, stride, bsize, false);
   count_dma(mode, len, blocks, false);
   __atomic_add_fetch((int *)reply, 1, __ATOMIC_SEQ_CST);
@@ -427,15 +453,19 @@ int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *repl
 }
 
 void dma(dma_desc d, void *mem, void *ldm) {
-  if (d.op == DMA_GET) athread_get(d.mode, mem, ldm, d.size, (void *)d.reply, d.mask, d.stepsize, d.bsize);
-  else athread_put(d.mode, ldm, mem, d.size, (void *)d.reply, d.stepsize, d.bsize);
+  if (d.op == DMA_GET)
+    athread_get(d.mode, mem, ldm, d.size, (void *)d.reply, d.mask, d.stepsize, d.bsize);
+  else
+    athread_put(d.mode, ldm, mem, d.size, (void *)d.reply, d.stepsize, d.bsize);
 }
 
 void dma_wait(volatile int *reply, int count) {
   need_cpe("dma_wait");
   if (*reply < count)
-    cpe_error("dma_wait for %d replies, but only %d transfers completed on this counter (every transfer "
-              "completes when issued here: the code waits for one it never issued)", count, *reply);
+    cpe_error(
+        "dma_wait for %d replies, but only %d transfers completed on this counter (every transfer "
+        "completes when issued here: the code waits for one it never issued)",
+        count, *reply);
 }
 
 /* ------------------------------------------------------------------ CPE side: synchronisation */
@@ -452,7 +482,8 @@ static bool syn_passed(const void *arg) {
 void athread_syn(scope s, int mask) {
   need_cpe("athread_syn");
   int full = s == ARRAY_SCOPE ? 0xffff : 0xff, members = s == ARRAY_SCOPE ? ATHREAD_CPES : 8;
-  if ((mask & full) != full) cpe_error("athread_syn with mask 0x%x: only whole scopes are emulated", mask);
+  if ((mask & full) != full)
+    cpe_error("athread_syn with mask 0x%x: only whole scopes are emulated", mask);
   int index = s == ROW_SCOPE ? self->id / 8 : s == COL_SCOPE ? self->id % 8 : 0;
   SynWait w = {s, index, group->syn_generation[s][index]};
   if (++group->syn_count[s][index] == members) {
@@ -476,8 +507,11 @@ static void push(Fifo *f, doublev4 v) {
 static void put(doublev4 v, int dst, bool row) {
   need_cpe(row ? "REG_PUTR" : "REG_PUTC");
   int mine = row ? self->id % 8 : self->id / 8;
-  if (dst < 0 || dst > 8) cpe_error("%s to %d: the destination is 0..7, or 8 for all", row ? "REG_PUTR" : "REG_PUTC", dst);
-  if (dst == mine) cpe_error("%s to itself (%s %d)", row ? "REG_PUTR" : "REG_PUTC", row ? "column" : "row", dst);
+  if (dst < 0 || dst > 8)
+    cpe_error("%s to %d: the destination is 0..7, or 8 for all", row ? "REG_PUTR" : "REG_PUTC",
+              dst);
+  if (dst == mine)
+    cpe_error("%s to itself (%s %d)", row ? "REG_PUTR" : "REG_PUTC", row ? "column" : "row", dst);
   for (int k = 0; k < 8; k++) {
     if (k == mine || (dst != 8 && k != dst)) continue;
     int target = row ? (self->id / 8) * 8 + k : k * 8 + self->id % 8;

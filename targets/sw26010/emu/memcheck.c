@@ -51,7 +51,8 @@ bool swemu_check_enabled(void) {
 static Block *find(const void *p) {
   int n = atomic_load(&nblocks);
   for (int i = 0; i < n; i++)
-    if (blocks[i].user && (const char *)p >= blocks[i].user && (const char *)p < blocks[i].user + blocks[i].bytes)
+    if (blocks[i].user && (const char *)p >= blocks[i].user &&
+        (const char *)p < blocks[i].user + blocks[i].bytes)
       return &blocks[i];
   return NULL;
 }

@@ -40,16 +40,27 @@ typedef struct SwIm2colArgs {
 
 /* Element-wise kernels over n floats: y = f(a, b, c), with op-specific scalars. */
 typedef enum {
-  SW_RELU, SW_RELU_GRAD, SW_SIGMOID, SW_SIGMOID_GRAD, SW_TANH, SW_TANH_GRAD, SW_ELU, SW_ELU_GRAD, SW_SUM_INTO, SW_SCALE, SW_SGD,
-  SW_EASGD, SW_ROW_BIAS_GRAD
+  SW_RELU,
+  SW_RELU_GRAD,
+  SW_SIGMOID,
+  SW_SIGMOID_GRAD,
+  SW_TANH,
+  SW_TANH_GRAD,
+  SW_ELU,
+  SW_ELU_GRAD,
+  SW_SUM_INTO,
+  SW_SCALE,
+  SW_SGD,
+  SW_EASGD,
+  SW_ROW_BIAS_GRAD
 } SwStreamOp;
 
 typedef struct SwStreamArgs {
   SwStreamOp op;
-  int add;       /* gradients: add to y instead of writing it */
+  int add; /* gradients: add to y instead of writing it */
   int64_t n;
   const float *a, *b;
-  float *y, *z;  /* outputs (z: a second one, as SGD's momentum or EASGD's center) */
+  float *y, *z; /* outputs (z: a second one, as SGD's momentum or EASGD's center) */
   float s0, s1, s2;
   /* SW_ROW_BIAS_GRAD: y[r] (+)= the sum over `images` blocks (image_stride floats apart) of
    * row r of that block (rows x cols floats) */
@@ -93,7 +104,8 @@ static inline int sw_implicit_source(int i, int k, int stride, int pad, int out)
 /* The position across tap k from position i: the input position it reads, or with `gather` the
  * output position that reads input position i; -1 if none. */
 static inline int sw_implicit_across(int gather, int i, int k, int stride, int pad, int extent) {
-  return gather ? sw_implicit_source(i, k, stride, pad, extent) : sw_implicit_input(i, k, stride, pad, extent);
+  return gather ? sw_implicit_source(i, k, stride, pad, extent)
+                : sw_implicit_input(i, k, stride, pad, extent);
 }
 
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b: the layout transforms ((B,N,R,C) is

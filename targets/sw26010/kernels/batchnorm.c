@@ -2,21 +2,29 @@
 #include "mpe.h"
 
 static SwBatchNormArgs batchnorm_args(const SwkBatchNorm *p, int batch) {
-  return (SwBatchNormArgs){.c = p->c, .hw = p->hw, .batch = batch, .affine = p->affine, .eps = p->eps,
+  return (SwBatchNormArgs){.c = p->c,
+                           .hw = p->hw,
+                           .batch = batch,
+                           .affine = p->affine,
+                           .eps = p->eps,
                            .momentum = p->momentum};
 }
 
-void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x, const float *scale,
-                           const float *shift, float *y, float *saved, float *running) {
+void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
+                           const float *scale, const float *shift, float *y, float *saved,
+                           float *running) {
   SwBatchNormArgs a = batchnorm_args(p, batch);
-  a.train = train, a.x = x, a.scale = scale, a.shift = shift, a.y = y, a.saved = saved, a.running = running;
+  a.train = train, a.x = x, a.scale = scale, a.shift = shift, a.y = y, a.saved = saved,
+  a.running = running;
   SW_RUN(sw_batchnorm, &a);
 }
 
-void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale, const float *dy,
-                            const float *saved, float *dx, bool dx_add, float *dscale, float *dshift) {
+void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                            const float *dy, const float *saved, float *dx, bool dx_add,
+                            float *dscale, float *dshift) {
   SwBatchNormArgs a = batchnorm_args(p, batch);
-  a.backward = 1, a.x = x, a.scale = scale, a.dy = dy, a.saved = (float *)saved, a.dx = dx, a.add = dx_add;
+  a.backward = 1, a.x = x, a.scale = scale, a.dy = dy, a.saved = (float *)saved, a.dx = dx,
+  a.add = dx_add;
   a.dscale = dscale, a.dshift = dshift;
   SW_RUN(sw_batchnorm, &a);
 }

@@ -19,8 +19,10 @@ static bool next_piece(const SwBatchNormArgs *p, Piece *s) {
     int per = SW_STREAM_CHUNK / p->hw;
     s->images = p->batch - s->n < per ? p->batch - s->n : per;
   } else {
-    if (!s->images) s->n = 0, s->i = 0, s->images = 1;
-    else if ((s->i += s->len) >= p->hw) s->n++, s->i = 0;
+    if (!s->images)
+      s->n = 0, s->i = 0, s->images = 1;
+    else if ((s->i += s->len) >= p->hw)
+      s->n++, s->i = 0;
     s->len = p->hw - s->i < SW_STREAM_CHUNK ? p->hw - s->i : SW_STREAM_CHUNK;
   }
   return s->n < p->batch && s->images > 0;
@@ -30,14 +32,22 @@ static int64_t piece_at(const SwBatchNormArgs *p, int ch, const Piece *s) {
   return ((int64_t)s->n * p->c + ch) * p->hw + s->i;
 }
 
-static void get_piece(const SwBatchNormArgs *p, float *ldm, const float *base, int ch, const Piece *s) {
-  if (s->images == 1) cpe_get(ldm, base + piece_at(p, ch, s), 4 * s->len);
-  else cpe_get_strided(ldm, base + piece_at(p, ch, s), 4 * s->images * s->len, 4 * s->len, 4 * (p->c - 1) * p->hw);
+static void get_piece(const SwBatchNormArgs *p, float *ldm, const float *base, int ch,
+                      const Piece *s) {
+  if (s->images == 1)
+    cpe_get(ldm, base + piece_at(p, ch, s), 4 * s->len);
+  else
+    cpe_get_strided(ldm, base + piece_at(p, ch, s), 4 * s->images * s->len, 4 * s->len,
+                    4 * (p->c - 1) * p->hw);
 }
 
-static void put_piece(const SwBatchNormArgs *p, float *base, const float *ldm, int ch, const Piece *s) {
-  if (s->images == 1) cpe_put(base + piece_at(p, ch, s), ldm, 4 * s->len);
-  else cpe_put_strided(base + piece_at(p, ch, s), ldm, 4 * s->images * s->len, 4 * s->len, 4 * (p->c - 1) * p->hw);
+static void put_piece(const SwBatchNormArgs *p, float *base, const float *ldm, int ch,
+                      const Piece *s) {
+  if (s->images == 1)
+    cpe_put(base + piece_at(p, ch, s), ldm, 4 * s->len);
+  else
+    cpe_put_strided(base + piece_at(p, ch, s), ldm, 4 * s->images * s->len, 4 * s->len,
+                    4 * (p->c - 1) * p->hw);
 }
 
 static float get_one(const float *at) {
@@ -83,7 +93,8 @@ static void statistics(const SwBatchNormArgs *p, int ch, float *x, float *mean, 
 static void forward(const SwBatchNormArgs *p, int ch, float *x) {
   float mean, invstd;
   statistics(p, ch, x, &mean, &invstd);
-  float a = p->affine ? get_one(p->scale + ch) * invstd : invstd, b = p->affine ? get_one(p->shift + ch) : 0;
+  float a = p->affine ? get_one(p->scale + ch) * invstd : invstd,
+        b = p->affine ? get_one(p->shift + ch) : 0;
   for (Piece q = {0}; next_piece(p, &q);) {
     get_piece(p, x, p->x, ch, &q);
     for (int k = 0; k < q.images * q.len; k++) x[k] = (x[k] - mean) * a + b;
@@ -130,8 +141,10 @@ void sw_batchnorm(void *arg) {
   float *x = ldm_malloc(4 * SW_STREAM_CHUNK), *dy = ldm_malloc(4 * SW_STREAM_CHUNK);
   float *dx = ldm_malloc(4 * SW_STREAM_CHUNK);
   for (int ch = _MYID; ch < p.c; ch += 64) {
-    if (p.backward) backward(&p, ch, x, dy, dx);
-    else forward(&p, ch, x);
+    if (p.backward)
+      backward(&p, ch, x, dy, dx);
+    else
+      forward(&p, ch, x);
   }
   ldm_free(dx, 4 * SW_STREAM_CHUNK);
   ldm_free(dy, 4 * SW_STREAM_CHUNK);

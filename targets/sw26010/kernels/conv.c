@@ -29,50 +29,95 @@ size_t swk_conv_workspace(const SwkConv *p) {
 }
 
 /* im2col (or col2im into x when `back`) of images [first, first + n) of group g. */
-static void columns(const SwkConv *p, const Dims *d, bool back, const float *x, int first, int n, int g, bool add,
-                    float *col) {
-  SwIm2colArgs a = {.channels = d->cig, .h = p->h, .w = p->w, .ho = p->ho, .wo = p->wo, .kh = p->kh, .kw = p->kw,
-                    .sh = p->sh, .sw = p->sw, .ph = p->ph, .pw = p->pw, .images = n, .first_channel = g * d->cig,
-                    .add = add, .in_image = d->in_image, .ld = (int64_t)n * d->pixels,
-                    .x = (float *)x + (int64_t)first * d->in_image, .col = col};
-  if (back) SW_RUN(sw_col2im, &a);
-  else SW_RUN(sw_im2col, &a);
+static void columns(const SwkConv *p, const Dims *d, bool back, const float *x, int first, int n,
+                    int g, bool add, float *col) {
+  SwIm2colArgs a = {.channels = d->cig,
+                    .h = p->h,
+                    .w = p->w,
+                    .ho = p->ho,
+                    .wo = p->wo,
+                    .kh = p->kh,
+                    .kw = p->kw,
+                    .sh = p->sh,
+                    .sw = p->sw,
+                    .ph = p->ph,
+                    .pw = p->pw,
+                    .images = n,
+                    .first_channel = g * d->cig,
+                    .add = add,
+                    .in_image = d->in_image,
+                    .ld = (int64_t)n * d->pixels,
+                    .x = (float *)x + (int64_t)first * d->in_image,
+                    .col = col};
+  if (back)
+    SW_RUN(sw_col2im, &a);
+  else
+    SW_RUN(sw_im2col, &a);
 }
 
-void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b, float *y,
-                      float *ws) {
+void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
+                      float *y, float *ws) {
   Dims d = dims(p);
   for (int g = 0; g < p->groups; g++)
     for (int first = 0; first < batch; first += d.nb) {
       int n = batch - first < d.nb ? batch - first : d.nb;
       columns(p, &d, false, x, first, n, g, false, ws);
-      SwGemmArgs m = {.m = d.cog, .n = d.pixels, .k = d.k, .count = n, .lda = d.k, .ldb = n * d.pixels,
-                      .ldc = d.pixels, .stride_b = d.pixels, .stride_c = d.out_image,
-                      .a = w + (int64_t)g * d.cog * d.k, .b = ws,
+      SwGemmArgs m = {.m = d.cog,
+                      .n = d.pixels,
+                      .k = d.k,
+                      .count = n,
+                      .lda = d.k,
+                      .ldb = n * d.pixels,
+                      .ldc = d.pixels,
+                      .stride_b = d.pixels,
+                      .stride_c = d.out_image,
+                      .a = w + (int64_t)g * d.cog * d.k,
+                      .b = ws,
                       .c = y + first * d.out_image + (int64_t)g * d.cog * d.pixels,
                       .bias = p->bias ? b + g * d.cog : NULL};
       sw_gemm_run(&m);
     }
 }
 
-static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g, const float *col, float *dw) {
-  SwGemmArgs m = {.m = d->cog, .n = d->k, .k = d->pixels, .count = n, .tb = 1, .lda = d->pixels,
-                  .ldb = n * d->pixels, .ldc = d->k, .stride_a = d->out_image, .stride_b = d->pixels,
-                  .a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, .b = col,
-                  .c = dw + (int64_t)g * d->cog * d->k, .beta = first == 0 ? 0.0f : 1.0f};
+static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g,
+                            const float *col, float *dw) {
+  SwGemmArgs m = {.m = d->cog,
+                  .n = d->k,
+                  .k = d->pixels,
+                  .count = n,
+                  .tb = 1,
+                  .lda = d->pixels,
+                  .ldb = n * d->pixels,
+                  .ldc = d->k,
+                  .stride_a = d->out_image,
+                  .stride_b = d->pixels,
+                  .a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
+                  .b = col,
+                  .c = dw + (int64_t)g * d->cog * d->k,
+                  .beta = first == 0 ? 0.0f : 1.0f};
   sw_gemm_run(&m);
 }
 
-static void column_gradient(const Dims *d, const float *w, const float *dy, int first, int n, int g, float *col) {
-  SwGemmArgs m = {.m = d->k, .n = d->pixels, .k = d->cog, .count = n, .ta = 1, .lda = d->k, .ldb = d->pixels,
-                  .ldc = n * d->pixels, .stride_b = d->out_image, .stride_c = d->pixels,
+static void column_gradient(const Dims *d, const float *w, const float *dy, int first, int n, int g,
+                            float *col) {
+  SwGemmArgs m = {.m = d->k,
+                  .n = d->pixels,
+                  .k = d->cog,
+                  .count = n,
+                  .ta = 1,
+                  .lda = d->k,
+                  .ldb = d->pixels,
+                  .ldc = n * d->pixels,
+                  .stride_b = d->out_image,
+                  .stride_c = d->pixels,
                   .a = w + (int64_t)g * d->cog * d->k,
-                  .b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, .c = col};
+                  .b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
+                  .c = col};
   sw_gemm_run(&m);
 }
 
-void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy, float *dx,
-                       bool dx_add, float *dw, float *db, float *ws) {
+void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
+                       float *dx, bool dx_add, float *dw, float *db, float *ws) {
   Dims d = dims(p);
   for (int g = 0; g < p->groups; g++)
     for (int first = 0; first < batch; first += d.nb) {
@@ -87,7 +132,12 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
       }
     }
   if (dw && db) {
-    SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD, .a = dy, .y = db, .rows = p->co, .cols = d.pixels, .images = batch,
+    SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD,
+                      .a = dy,
+                      .y = db,
+                      .rows = p->co,
+                      .cols = d.pixels,
+                      .images = batch,
                       .image_stride = d.out_image};
     sw_stream_run(&s);
   }

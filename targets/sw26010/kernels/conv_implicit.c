@@ -15,7 +15,8 @@ size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
 /* Fills in the shapes, the product's blocks and the run (sw_implicit_plan), and launches. */
 static void run(const SwkConv *p, int batch, SwImplicitArgs a) {
   a.ci = p->ci, a.h = p->h, a.w = p->w, a.co = p->co, a.ho = p->ho, a.wo = p->wo;
-  a.kh = p->kh, a.kw = p->kw, a.sh = p->sh, a.sw = p->sw, a.ph = p->ph, a.pw = p->pw, a.batch = batch;
+  a.kh = p->kh, a.kw = p->kw, a.sh = p->sh, a.sw = p->sw, a.ph = p->ph, a.pw = p->pw,
+  a.batch = batch;
   sw_implicit_plan(&a);
   SW_RUN(sw_conv_implicit, &a);
 }
@@ -27,27 +28,39 @@ static const float *kkoi(const SwkConv *p, const float *w, float *into) {
   return into;
 }
 
-void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
-                               float *y, float *ws) {
-  SwImplicitArgs a = {.pass = SW_IMPLICIT_FORWARD, .x = x, .filters = kkoi(p, w, ws), .bias = p->bias ? b : NULL,
+void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                               const float *b, float *y, float *ws) {
+  SwImplicitArgs a = {.pass = SW_IMPLICIT_FORWARD,
+                      .x = x,
+                      .filters = kkoi(p, w, ws),
+                      .bias = p->bias ? b : NULL,
                       .out = y};
   run(p, batch, a);
 }
 
-void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                                float *dx, bool dx_add, float *dw, float *db, float *ws) {
+void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
+                                const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                                float *ws) {
   if (dw) {
-    SwImplicitArgs a = {.pass = SW_IMPLICIT_WEIGHTS, .x = x, .dy = dy, .out = p->filters_kkoi ? dw : ws};
+    SwImplicitArgs a = {
+        .pass = SW_IMPLICIT_WEIGHTS, .x = x, .dy = dy, .out = p->filters_kkoi ? dw : ws};
     run(p, batch, a);
-    if (!p->filters_kkoi) sw_transpose_run((int64_t)p->kh * p->kw, 1, (int64_t)p->co * p->ci, ws, dw, false);
+    if (!p->filters_kkoi)
+      sw_transpose_run((int64_t)p->kh * p->kw, 1, (int64_t)p->co * p->ci, ws, dw, false);
     if (db && p->bias) {
-      SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD, .a = dy, .y = db, .rows = p->co, .cols = batch,
-                        .images = (int64_t)p->ho * p->wo, .image_stride = (int64_t)p->co * batch};
+      SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD,
+                        .a = dy,
+                        .y = db,
+                        .rows = p->co,
+                        .cols = batch,
+                        .images = (int64_t)p->ho * p->wo,
+                        .image_stride = (int64_t)p->co * batch};
       sw_stream_run(&s);
     }
   }
   if (dx) {
-    SwImplicitArgs a = {.pass = SW_IMPLICIT_DATA, .filters = kkoi(p, w, ws), .dy = dy, .out = dx, .add = dx_add};
+    SwImplicitArgs a = {
+        .pass = SW_IMPLICIT_DATA, .filters = kkoi(p, w, ws), .dy = dy, .out = dx, .add = dx_add};
     run(p, batch, a);
   }
 }

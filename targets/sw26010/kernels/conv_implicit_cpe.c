@@ -26,12 +26,12 @@ static int shorter(int a, int b) { return a < b ? a : b; }
  * output pixel whose tap reads this one (gather); A_t is W_t, transposed for the gather. */
 typedef struct PixelPass {
   int gather;
-  float *c;                   /* c_h x c_w pixels of c_rows x batch */
+  float *c; /* c_h x c_w pixels of c_rows x batch */
   int c_rows, c_h, c_w;
-  const float *b;             /* the other side: b_h x b_w pixels of b_rows x batch */
+  const float *b; /* the other side: b_h x b_w pixels of b_rows x batch */
   int b_rows, b_h, b_w;
-  float beta;                 /* 1: add to C */
-  const float *bias;          /* per row of C, or NULL */
+  float beta;        /* 1: add to C */
+  const float *bias; /* per row of C, or NULL */
 } PixelPass;
 
 static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap, Tiles t, Ldm *l) {
@@ -45,7 +45,8 @@ static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap,
           int n = shorter(p->run, s->c_w - x0);
           float *c = s->c + ((int64_t)y * s->c_w + x0) * c_pixel;
           for (int r = 0; r < n; r++)
-            gemm_start(t, c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, s->beta, s->bias, 0, l, r);
+            gemm_start(t, c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, s->beta, s->bias,
+                       0, l, r);
           for (int i = 0; i < p->kh; i++) {
             int by = sw_implicit_across(s->gather, y, i, p->sh, p->ph, s->b_h);
             for (int j = 0; j < p->kw && by >= 0; j++) {
@@ -57,12 +58,14 @@ static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap,
                 present += bx >= 0;
               }
               if (!present) continue;
-              Block a = {p->filters + (i * p->kw + j) * tap, p->ci, s->c_rows, s->b_rows, s->gather};
+              Block a = {p->filters + (i * p->kw + j) * tap, p->ci, s->c_rows, s->b_rows,
+                         s->gather};
               gemm_accumulate(t, s->b_rows, &a, b, n, ti, tj, l);
             }
           }
           for (int r = 0; r < n; r++)
-            gemm_store(c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, gemm_c(t, l, r), t.bm, t.bn, l->tmp);
+            gemm_store(c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, gemm_c(t, l, r),
+                       t.bm, t.bn, l->tmp);
         }
     }
 }
@@ -76,7 +79,8 @@ static void weight_gradient(const SwImplicitArgs *p, Geometry g, Tiles t, Ldm *l
         for (int first = 0; first < p->kw; first += p->run) {
           int n = shorter(p->run, p->kw - first);
           float *dw = p->out + (i * p->kw + first) * g.tap;
-          for (int r = 0; r < n; r++) gemm_start(t, dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, 0.0f, NULL, 0, l, r);
+          for (int r = 0; r < n; r++)
+            gemm_start(t, dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, 0.0f, NULL, 0, l, r);
           for (int oh = 0; oh < p->ho; oh++) {
             int ih = sw_implicit_input(oh, i, p->sh, p->ph, p->h);
             for (int ow = 0; ow < p->wo && ih >= 0; ow++) {
@@ -88,12 +92,14 @@ static void weight_gradient(const SwImplicitArgs *p, Geometry g, Tiles t, Ldm *l
                 inside += iw >= 0;
               }
               if (!inside) continue;
-              Block dy = {p->dy + ((int64_t)oh * p->wo + ow) * g.y_pixel, p->batch, p->co, p->batch, 0};
+              Block dy = {p->dy + ((int64_t)oh * p->wo + ow) * g.y_pixel, p->batch, p->co, p->batch,
+                          0};
               gemm_accumulate(t, p->batch, &dy, xt, n, ti, tj, l);
             }
           }
           for (int r = 0; r < n; r++)
-            gemm_store(dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, gemm_c(t, l, r), t.bm, t.bn, l->tmp);
+            gemm_store(dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, gemm_c(t, l, r), t.bm, t.bn,
+                       l->tmp);
         }
     }
 }

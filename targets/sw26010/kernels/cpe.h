@@ -21,42 +21,50 @@
 static inline void cpe_get(void *ldm, const void *mem, int bytes) {
   volatile int reply = 0;
   athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, 0, 0);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 /* `bytes` in blocks of `bsize`, each `stride` bytes after the previous block's end. */
 static inline void cpe_get_strided(void *ldm, const void *mem, int bytes, int bsize, int stride) {
   volatile int reply = 0;
   athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, stride, bsize);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 static inline void cpe_put(void *mem, const void *ldm, int bytes) {
   volatile int reply = 0;
   athread_put(PE_MODE, (void *)ldm, mem, bytes, (void *)&reply, 0, 0);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 static inline void cpe_put_strided(void *mem, const void *ldm, int bytes, int bsize, int stride) {
   volatile int reply = 0;
   athread_put(PE_MODE, (void *)ldm, mem, bytes, (void *)&reply, stride, bsize);
-  while (reply != 1) {}
+  while (reply != 1) {
+  }
 }
 
 /* Sends `floats` (a multiple of 4) to every other CPE of this row (row) or column, 4 per word. */
 static inline void cpe_broadcast(const float *v, int floats, int row) {
   for (int i = 0; i < floats; i += 4) {
     doublev4 w = {v[i], v[i + 1], v[i + 2], v[i + 3]};
-    if (row) REG_PUTR(w, 8);
-    else REG_PUTC(w, 8);
+    if (row)
+      REG_PUTR(w, 8);
+    else
+      REG_PUTC(w, 8);
   }
 }
 
 static inline void cpe_receive(float *v, int floats, int row) {
   for (int i = 0; i < floats; i += 4) {
     doublev4 w;
-    if (row) REG_GETR(w);
-    else REG_GETC(w);
+    if (row)
+      REG_GETR(w);
+    else
+      REG_GETC(w);
     v[i] = (float)w[0], v[i + 1] = (float)w[1], v[i + 2] = (float)w[2], v[i + 3] = (float)w[3];
   }
 }

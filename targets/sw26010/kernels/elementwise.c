@@ -6,7 +6,8 @@ void sw_stream_run(SwStreamArgs *a) {
   if (a->n > 0 || a->op == SW_ROW_BIAS_GRAD) SW_RUN(sw_stream, a);
 }
 
-static void map(SwStreamOp op, int64_t n, const float *a, const float *b, float *y, bool add, float s0) {
+static void map(SwStreamOp op, int64_t n, const float *a, const float *b, float *y, bool add,
+                float s0) {
   SwStreamArgs s = {.op = op, .add = add, .n = n, .a = a, .b = b, .y = y, .s0 = s0};
   sw_stream_run(&s);
 }
@@ -14,38 +15,53 @@ static void map(SwStreamOp op, int64_t n, const float *a, const float *b, float 
 void swk_relu_forward(const SwkAct *p, int batch, const float *x, float *y) {
   map(SW_RELU, p->n * batch, x, NULL, y, false, p->slope);
 }
-void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                       bool dx_add) {
   map(SW_RELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
 }
 void swk_sigmoid_forward(const SwkAct *p, int batch, const float *x, float *y) {
   map(SW_SIGMOID, p->n * batch, x, NULL, y, false, 0);
 }
-void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                          bool dx_add) {
   map(SW_SIGMOID_GRAD, p->n * batch, y, dy, dx, dx_add, 0);
 }
 void swk_tanh_forward(const SwkAct *p, int batch, const float *x, float *y) {
   map(SW_TANH, p->n * batch, x, NULL, y, false, 0);
 }
-void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                       bool dx_add) {
   map(SW_TANH_GRAD, p->n * batch, y, dy, dx, dx_add, 0);
 }
 void swk_elu_forward(const SwkAct *p, int batch, const float *x, float *y) {
   map(SW_ELU, p->n * batch, x, NULL, y, false, p->slope);
 }
-void swk_elu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx, bool dx_add) {
+void swk_elu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
+                      bool dx_add) {
   map(SW_ELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
 }
-void swk_sum_into(int64_t n, float *y, const float *x) { map(SW_SUM_INTO, n, x, NULL, y, false, 0); }
+void swk_sum_into(int64_t n, float *y, const float *x) {
+  map(SW_SUM_INTO, n, x, NULL, y, false, 0);
+}
 void swk_scale(int64_t n, float *y, float a) { map(SW_SCALE, n, NULL, NULL, y, false, a); }
 
-void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g, float *v) {
-  SwStreamArgs s = {.op = SW_SGD, .n = n, .a = g, .y = w, .z = v, .s0 = lr, .s1 = decay, .s2 = momentum};
+void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g,
+                    float *v) {
+  SwStreamArgs s = {
+      .op = SW_SGD, .n = n, .a = g, .y = w, .z = v, .s0 = lr, .s1 = decay, .s2 = momentum};
   sw_stream_run(&s);
 }
 
-void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum, float *center,
-                       float *g) {
-  SwStreamArgs s = {.op = SW_EASGD, .n = n, .a = w, .b = sum, .y = g, .z = center, .s0 = eta, .s1 = rho,
+void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum,
+                       float *center, float *g) {
+  SwStreamArgs s = {.op = SW_EASGD,
+                    .n = n,
+                    .a = w,
+                    .b = sum,
+                    .y = g,
+                    .z = center,
+                    .s0 = eta,
+                    .s1 = rho,
                     .s2 = (float)ranks};
   sw_stream_run(&s);
 }

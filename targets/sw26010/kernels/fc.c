@@ -7,26 +7,61 @@ size_t swk_fc_workspace(const SwkFc *p) {
   return 0;
 }
 
-void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b, float *y) {
-  SwGemmArgs m = {.m = batch, .n = p->out, .k = p->in, .count = 1, .tb = 1, .lda = p->in, .ldb = p->in,
-                  .ldc = p->out, .a = x, .b = w, .c = y, .bias = p->bias ? b : NULL, .bias_columns = 1};
+void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b,
+                    float *y) {
+  SwGemmArgs m = {.m = batch,
+                  .n = p->out,
+                  .k = p->in,
+                  .count = 1,
+                  .tb = 1,
+                  .lda = p->in,
+                  .ldb = p->in,
+                  .ldc = p->out,
+                  .a = x,
+                  .b = w,
+                  .c = y,
+                  .bias = p->bias ? b : NULL,
+                  .bias_columns = 1};
   sw_gemm_run(&m);
 }
 
-void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy, float *dx,
-                     bool dx_add, float *dw, float *db, float *ws) {
+void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy,
+                     float *dx, bool dx_add, float *dw, float *db, float *ws) {
   (void)ws;
-  SwGemmArgs gw = {.m = p->out, .n = p->in, .k = batch, .count = 1, .ta = 1, .lda = p->out, .ldb = p->in,
-                   .ldc = p->in, .a = dy, .b = x, .c = dw};
+  SwGemmArgs gw = {.m = p->out,
+                   .n = p->in,
+                   .k = batch,
+                   .count = 1,
+                   .ta = 1,
+                   .lda = p->out,
+                   .ldb = p->in,
+                   .ldc = p->in,
+                   .a = dy,
+                   .b = x,
+                   .c = dw};
   sw_gemm_run(&gw);
   if (db) {
-    SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD, .a = dy, .y = db, .rows = p->out, .cols = 1, .images = batch,
+    SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD,
+                      .a = dy,
+                      .y = db,
+                      .rows = p->out,
+                      .cols = 1,
+                      .images = batch,
                       .image_stride = p->out};
     sw_stream_run(&s);
   }
   if (dx) {
-    SwGemmArgs gx = {.m = batch, .n = p->in, .k = p->out, .count = 1, .lda = p->out, .ldb = p->in, .ldc = p->in,
-                     .a = dy, .b = w, .c = dx, .beta = dx_add ? 1.0f : 0.0f};
+    SwGemmArgs gx = {.m = batch,
+                     .n = p->in,
+                     .k = p->out,
+                     .count = 1,
+                     .lda = p->out,
+                     .ldb = p->in,
+                     .ldc = p->in,
+                     .a = dy,
+                     .b = w,
+                     .c = dx,
+                     .beta = dx_add ? 1.0f : 0.0f};
     sw_gemm_run(&gx);
   }
 }

@@ -15,10 +15,13 @@ void sw_gemm(void *arg) {
       int i0 = ti + _ROW * p.bm, j0 = tj + _COL * p.bn;
       for (int i = 0; i < p.count; i++) {
         float *c = p.c + i * p.stride_c;
-        if (i == 0 || p.stride_c) gemm_start(t, c, p.ldc, p.m, p.n, i0, j0, p.beta, p.bias, p.bias_columns, &l, 0);
-        Block a = {p.a + i * p.stride_a, p.lda, p.m, p.k, p.ta}, b = {p.b + i * p.stride_b, p.ldb, p.k, p.n, p.tb};
+        if (i == 0 || p.stride_c)
+          gemm_start(t, c, p.ldc, p.m, p.n, i0, j0, p.beta, p.bias, p.bias_columns, &l, 0);
+        Block a = {p.a + i * p.stride_a, p.lda, p.m, p.k, p.ta},
+              b = {p.b + i * p.stride_b, p.ldb, p.k, p.n, p.tb};
         gemm_accumulate(t, p.k, &a, &b, 1, ti, tj, &l);
-        if (i == p.count - 1 || p.stride_c) gemm_store(c, p.ldc, p.m, p.n, i0, j0, l.c, p.bm, p.bn, l.tmp);
+        if (i == p.count - 1 || p.stride_c)
+          gemm_store(c, p.ldc, p.m, p.n, i0, j0, l.c, p.bm, p.bn, l.tmp);
       }
     }
   gemm_ldm_give(t, &l);

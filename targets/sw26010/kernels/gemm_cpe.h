@@ -35,22 +35,28 @@ typedef struct Ldm {
 } Ldm;
 
 /* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. */
-static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0, float *tmp) {
-  int r = m->rows - r0 < cap_r ? m->rows - r0 : cap_r, c = m->cols - c0 < cap_c ? m->cols - c0 : cap_c;
+static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0,
+                             float *tmp) {
+  int r = m->rows - r0 < cap_r ? m->rows - r0 : cap_r,
+      c = m->cols - c0 < cap_c ? m->cols - c0 : cap_c;
   memset(dst, 0, sizeof(float) * (size_t)cap_r * (size_t)cap_c);
   if (r <= 0 || c <= 0) return;
   int lines = m->transposed ? c : r, run = m->transposed ? r : c; /* as stored */
-  const float *src = m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
+  const float *src =
+      m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
   int bytes = 4 * lines * run;
-  if (lines == 1 || run == m->ld) cpe_get(tmp, src, bytes);
-  else cpe_get_strided(tmp, src, bytes, 4 * run, 4 * (m->ld - run));
+  if (lines == 1 || run == m->ld)
+    cpe_get(tmp, src, bytes);
+  else
+    cpe_get_strided(tmp, src, bytes, 4 * run, 4 * (m->ld - run));
   for (int i = 0; i < r; i++)
-    for (int j = 0; j < c; j++) dst[i * cap_c + j] = m->transposed ? tmp[j * run + i] : tmp[i * run + j];
+    for (int j = 0; j < c; j++)
+      dst[i * cap_c + j] = m->transposed ? tmp[j * run + i] : tmp[i * run + j];
 }
 
 /* Writes the valid part (inside rows x cols) of a cap_r x cap_c block at (r0, c0). */
-static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, int c0, const float *blk, int cap_r,
-                              int cap_c, float *tmp) {
+static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, int c0,
+                              const float *blk, int cap_r, int cap_c, float *tmp) {
   int r = rows - r0 < cap_r ? rows - r0 : cap_r, c = cols - c0 < cap_c ? cols - c0 : cap_c;
   if (r <= 0 || c <= 0) return;
   const float *src = blk;
@@ -59,13 +65,15 @@ static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, i
     src = tmp;
   }
   float *dst = base + (int64_t)r0 * ld + c0;
-  if (r == 1 || c == ld) cpe_put(dst, src, 4 * r * c);
-  else cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
+  if (r == 1 || c == ld)
+    cpe_put(dst, src, 4 * r * c);
+  else
+    cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
 }
 
 /* c[bm][bn] += a[bm][bk] b[bk][bn] */
-static inline void gemm_multiply(float *restrict c, const float *restrict a, const float *restrict b, int bm, int bn,
-                                 int bk) {
+static inline void gemm_multiply(float *restrict c, const float *restrict a,
+                                 const float *restrict b, int bm, int bn, int bk) {
   for (int i = 0; i < bm; i++)
     for (int k = 0; k < bk; k++) {
       float aik = a[i * bk + k];
@@ -74,7 +82,8 @@ static inline void gemm_multiply(float *restrict c, const float *restrict a, con
 }
 
 /* Step s's blocks: this CPE's own if it is the sender, else received. */
-static inline const float *gemm_exchange(const float *mine, float *received, int floats, int sender, int row) {
+static inline const float *gemm_exchange(const float *mine, float *received, int floats, int sender,
+                                         int row) {
   if (sender) {
     cpe_broadcast(mine, floats, row);
     return mine;
@@ -88,7 +97,9 @@ static inline int gemm_tmp_floats(Tiles t) {
   return t.bm * t.bn > n ? t.bm * t.bn : n;
 }
 
-static inline size_t gemm_bytes(int rows, int cols) { return sizeof(float) * (size_t)rows * (size_t)cols; }
+static inline size_t gemm_bytes(int rows, int cols) {
+  return sizeof(float) * (size_t)rows * (size_t)cols;
+}
 
 static inline Ldm gemm_ldm_take(Tiles t, int runs) {
   Ldm l = {.runs = runs, .tmp_floats = gemm_tmp_floats(t)};
@@ -113,13 +124,15 @@ static inline void gemm_ldm_give(Tiles t, Ldm *l) {
 }
 
 /* C block r of the run. */
-static inline float *gemm_c(Tiles t, Ldm *l, int r) { return l->c + (size_t)r * (size_t)(t.bm * t.bn); }
+static inline float *gemm_c(Tiles t, Ldm *l, int r) {
+  return l->c + (size_t)r * (size_t)(t.bm * t.bn);
+}
 
 /* This CPE's C block (i0, j0) of c (rows x cols, leading dimension ld) into C block r of the
  * run: beta times its value (nothing read when beta is 0), plus bias per row (or per column)
  * when given. */
-static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int cols, int i0, int j0, float beta,
-                              const float *bias, int bias_columns, Ldm *l, int r) {
+static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int cols, int i0, int j0,
+                              float beta, const float *bias, int bias_columns, Ldm *l, int r) {
   float *blk = gemm_c(t, l, r);
   if (beta != 0) {
     Block cb = {c, ld, rows, cols, 0};
@@ -137,14 +150,16 @@ static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int col
 
 /* Adds A B_r (inner dimension k) to C block r of the run for each r < runs whose b[r].base is
  * set, in the C tile at (tile_i, tile_j). Per slice, A's block is loaded and broadcast once. */
-static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int runs, int tile_i, int tile_j,
-                                   Ldm *l) {
+static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int runs,
+                                   int tile_i, int tile_j, Ldm *l) {
   int row = _ROW, col = _COL, b_floats = t.bk * t.bn, products = 0;
   for (int r = 0; r < runs; r++) products += b[r].base != NULL;
   for (int k0 = 0; k0 < k; k0 += 8 * t.bk) {
     gemm_load(l->a, t.bm, t.bk, a, tile_i + row * t.bm, k0 + col * t.bk, l->tmp);
     for (int r = 0; r < runs; r++)
-      if (b[r].base) gemm_load(l->b + r * b_floats, t.bk, t.bn, &b[r], k0 + row * t.bk, tile_j + col * t.bn, l->tmp);
+      if (b[r].base)
+        gemm_load(l->b + r * b_floats, t.bk, t.bn, &b[r], k0 + row * t.bk, tile_j + col * t.bn,
+                  l->tmp);
     for (int s = 0; s < 8; s++) {
       const float *as = gemm_exchange(l->a, l->ar, t.bm * t.bk, col == s, 1);
       for (int r = 0; r < runs; r++) {

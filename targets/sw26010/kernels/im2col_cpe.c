@@ -26,7 +26,8 @@ static void fill(const SwIm2colArgs *p, const float *in, bool inside, int j, flo
 
 static void im2col_task(const SwIm2colArgs *p, int64_t task, int run, float *in, float *out) {
   int runs = (p->ho + run - 1) / run;
-  int oh0 = (int)(task % runs) * run, i = (int)(task / runs % p->kh), c = (int)(task / runs / p->kh % p->channels);
+  int oh0 = (int)(task % runs) * run, i = (int)(task / runs % p->kh),
+      c = (int)(task / runs / p->kh % p->channels);
   int64_t image = task / runs / p->kh / p->channels;
   int rows = p->ho - oh0 < run ? p->ho - oh0 : run;
   const float *plane = p->x + image * p->in_image + (int64_t)(p->first_channel + c) * p->h * p->w;
@@ -65,8 +66,10 @@ static void col2im_row(const SwIm2colArgs *p, int64_t task, float *row, float *s
   int ih = (int)(task % p->h), c = (int)(task / p->h % p->channels);
   int64_t image = task / p->h / p->channels, pixels = (int64_t)p->ho * p->wo;
   float *dst = p->x + image * p->in_image + ((int64_t)(p->first_channel + c) * p->h + ih) * p->w;
-  if (p->add) cpe_get(row, dst, 4 * p->w);
-  else memset(row, 0, sizeof(float) * (size_t)p->w);
+  if (p->add)
+    cpe_get(row, dst, 4 * p->w);
+  else
+    memset(row, 0, sizeof(float) * (size_t)p->w);
   for (int i = 0; i < p->kh; i++) {
     int t = ih + p->ph - i;
     if (t < 0 || t % p->sh || t / p->sh >= p->ho) continue;
@@ -88,7 +91,8 @@ void sw_col2im(void *arg) {
   SwIm2colArgs p;
   cpe_get(&p, arg, sizeof p);
   int64_t tasks = (int64_t)p.images * p.channels * p.h;
-  float *row = ldm_malloc(sizeof(float) * (size_t)p.w), *seg = ldm_malloc(sizeof(float) * (size_t)p.wo);
+  float *row = ldm_malloc(sizeof(float) * (size_t)p.w),
+        *seg = ldm_malloc(sizeof(float) * (size_t)p.wo);
   for (int64_t t = _MYID; t < tasks; t += 64) col2im_row(&p, t, row, seg);
   ldm_free(seg, sizeof(float) * (size_t)p.wo);
   ldm_free(row, sizeof(float) * (size_t)p.w);

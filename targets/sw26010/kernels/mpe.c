@@ -4,12 +4,16 @@
 #include "mpe.h"
 
 #define MPE(name) __typeof__(swk_##name) mpe_##name;
+/* clang-format off */
 MPE(pool_forward) MPE(pool_backward) MPE(lrn_forward) MPE(lrn_backward)
 MPE(dropout_forward) MPE(dropout_backward) MPE(concat_forward) MPE(concat_backward)
 MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_backward)
 MPE(accuracy_forward)
+    /* clang-format on */
 
-static double floats(double n) { return 4 * n; }
+    static double floats(double n) {
+  return 4 * n;
+}
 
 static double pool_sizes(const SwkPool *p, int batch, double *out) {
   *out = (double)batch * p->c * p->ho * p->wo;
@@ -22,7 +26,8 @@ void sw_mpe_pool_forward(const SwkPool *p, int batch, const float *x, float *y, 
   sw_mpe_work(floats(in + 2 * out), out * p->kh * p->kw);
 }
 
-void sw_mpe_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add) {
+void sw_mpe_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                          float *dx, bool dx_add) {
   mpe_pool_backward(p, batch, dy, argmax, dx, dx_add);
   double out, in = pool_sizes(p, batch, &out);
   sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
@@ -34,22 +39,22 @@ void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float
   sw_mpe_work(floats(3 * n), n * (2.0 * p->size + 10));
 }
 
-void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y, const float *scale,
-                      const float *dy, float *dx, bool dx_add) {
+void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y,
+                      const float *scale, const float *dy, float *dx, bool dx_add) {
   mpe_lrn_backward(p, batch, x, y, scale, dy, dx, dx_add);
   double n = (double)batch * p->c * p->hw;
   sw_mpe_work(floats(5 * n), n * (2.0 * p->size + 10));
 }
 
-void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed, uint64_t iteration,
-                         uint64_t first_image, const float *x, float *y) {
+void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed,
+                         uint64_t iteration, uint64_t first_image, const float *x, float *y) {
   mpe_dropout_forward(p, batch, train, seed, iteration, first_image, x, y);
   double n = (double)p->n * batch;
   sw_mpe_work(floats(2 * n), train ? 20 * n : 0); /* the mask's hash: about 20 integer operations */
 }
 
-void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration, uint64_t first_image,
-                          const float *dy, float *dx, bool dx_add) {
+void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
+                          uint64_t first_image, const float *dy, float *dx, bool dx_add) {
   mpe_dropout_backward(p, batch, seed, iteration, first_image, dy, dx, dx_add);
   double n = (double)p->n * batch;
   sw_mpe_work(floats((dx_add ? 3 : 2) * n), 20 * n);
@@ -78,28 +83,29 @@ void swk_add_forward(int n, int64_t size, int batch, const float *const *x, floa
   sw_mpe_work(floats((n + 1) * e), n * e);
 }
 
-void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx, const bool *dx_add) {
+void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx,
+                      const bool *dx_add) {
   mpe_add_backward(n, size, batch, dy, dx, dx_add);
   double e = (double)size * batch;
   sw_mpe_work(floats((2 * n + 1) * e), n * e);
 }
 
-void sw_mpe_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
-                              float *prob, float *loss) {
+void sw_mpe_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores,
+                                 const int32_t *labels, float *prob, float *loss) {
   mpe_softmax_loss_forward(p, batch, scores, labels, prob, loss);
   double n = (double)batch * p->classes;
   sw_mpe_work(floats(2 * n), 20 * n); /* exp: about 20 operations */
 }
 
-void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
-                               float *dscores, bool dscores_add) {
+void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob,
+                                  const int32_t *labels, float *dscores, bool dscores_add) {
   mpe_softmax_loss_backward(p, batch, prob, labels, dscores, dscores_add);
   double n = (double)batch * p->classes;
   sw_mpe_work(floats((dscores_add ? 3 : 2) * n), 2 * n);
 }
 
-void swk_accuracy_forward(int classes, int top, int batch, const float *scores, const int32_t *labels,
-                          float *accuracy) {
+void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
+                          const int32_t *labels, float *accuracy) {
   mpe_accuracy_forward(classes, top, batch, scores, labels, accuracy);
   sw_mpe_work(floats((double)batch * classes), (double)batch * classes);
 }

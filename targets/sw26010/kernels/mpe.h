@@ -21,11 +21,11 @@ extern void SLAVE_FUN(sw_batchnorm)(void *);
 
 /* After a join: adds the launch's counters and estimate to the totals (swk_estimate). */
 void sw_launched(void);
-#define SW_RUN(kernel, args)                                                                                       \
-  do {                                                                                                             \
-    athread_spawn(kernel, args);                                                                                   \
-    athread_join();                                                                                                \
-    sw_launched();                                                                                                 \
+#define SW_RUN(kernel, args)                                                                       \
+  do {                                                                                             \
+    athread_spawn(kernel, args);                                                                   \
+    athread_join();                                                                                \
+    sw_launched();                                                                                 \
   } while (0)
 
 /* Work done on the MPE: `bytes` read and written, `flops` of arithmetic. */

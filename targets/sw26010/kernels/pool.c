@@ -4,8 +4,19 @@
 #include "mpe.h"
 
 static SwPoolArgs pool_args(const SwkPool *p, int batch, bool rcnb) {
-  return (SwPoolArgs){.c = p->c, .h = p->h, .w = p->w, .ho = p->ho, .wo = p->wo, .kh = p->kh, .kw = p->kw,
-                      .sh = p->sh, .sw = p->sw, .ph = p->ph, .pw = p->pw, .max = p->max, .batch = batch,
+  return (SwPoolArgs){.c = p->c,
+                      .h = p->h,
+                      .w = p->w,
+                      .ho = p->ho,
+                      .wo = p->wo,
+                      .kh = p->kh,
+                      .kw = p->kw,
+                      .sh = p->sh,
+                      .sw = p->sw,
+                      .ph = p->ph,
+                      .pw = p->pw,
+                      .max = p->max,
+                      .batch = batch,
                       .rcnb = rcnb};
 }
 
@@ -34,7 +45,8 @@ void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int
   SW_RUN(sw_pool_forward, &a);
 }
 
-void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx, bool dx_add) {
+void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                       float *dx, bool dx_add) {
   SwPoolArgs a = pool_args(p, batch, false);
   if (!(a.rows = backward_rows(p))) {
     sw_mpe_pool_backward(p, batch, dy, argmax, dx, dx_add);
@@ -50,8 +62,8 @@ void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y
   SW_RUN(sw_pool_forward, &a);
 }
 
-void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax, float *dx,
-                            bool dx_add) {
+void swk_pool_rcnb_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                            float *dx, bool dx_add) {
   SwPoolArgs a = pool_args(p, batch, true);
   a.dy = dy, a.argmax = (int32_t *)argmax, a.dx = dx, a.add = dx_add;
   SW_RUN(sw_pool_backward, &a);

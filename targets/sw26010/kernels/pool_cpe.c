@@ -56,8 +56,10 @@ static void bnrc_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
         for (int iw = s.w0; iw < s.w1; iw++) {
           int i = ih * p->w + iw;
           float v = b.in[i - r0 * p->w];
-          if (!p->max) acc += v;
-          else if (v > acc) acc = v, at = i;
+          if (!p->max)
+            acc += v;
+          else if (v > acc)
+            acc = v, at = i;
         }
       b.out[o] = p->max ? acc : acc / s.area;
       b.am[o] = at;
@@ -75,8 +77,10 @@ static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
   float *dx = b.in, *dy = b.out;
   covering(ih0, ih0 + n, p->kh, p->sh, p->ph, p->ho, &o0, &o1);
   float *band = p->dx + (plane * p->h + ih0) * p->w;
-  if (p->add) cpe_get(dx, band, 4 * n * p->w);
-  else memset(dx, 0, sizeof(float) * (size_t)(n * p->w));
+  if (p->add)
+    cpe_get(dx, band, 4 * n * p->w);
+  else
+    memset(dx, 0, sizeof(float) * (size_t)(n * p->w));
   if (o1 > o0) {
     int64_t first = plane * p->ho * p->wo + (int64_t)o0 * p->wo;
     cpe_get(dy, p->dy + first, 4 * (o1 - o0) * p->wo);
@@ -102,7 +106,8 @@ static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
 /* ------------------------------------------------------------------ (R, C, N, B) */
 
 static void rcnb_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
-  int64_t lanes = (int64_t)p->c * p->batch, chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
+  int64_t lanes = (int64_t)p->c * p->batch,
+          chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
   int64_t pixel = task / chunks, l0 = task % chunks * SW_STREAM_CHUNK;
   int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
   Window s = window(p, (int)(pixel / p->wo), (int)(pixel % p->wo));
@@ -113,8 +118,10 @@ static void rcnb_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
       int at = ih * p->w + iw;
       cpe_get(b.in, p->x + at * lanes + l0, 4 * n);
       for (int j = 0; j < n; j++) {
-        if (!p->max) b.out[j] += b.in[j];
-        else if (at == first || b.in[j] > b.out[j]) b.out[j] = b.in[j], b.am[j] = at;
+        if (!p->max)
+          b.out[j] += b.in[j];
+        else if (at == first || b.in[j] > b.out[j])
+          b.out[j] = b.in[j], b.am[j] = at;
       }
     }
   if (!p->max)
@@ -125,12 +132,15 @@ static void rcnb_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
 }
 
 static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, float *dx) {
-  int64_t lanes = (int64_t)p->c * p->batch, chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
+  int64_t lanes = (int64_t)p->c * p->batch,
+          chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
   int64_t pixel = task / chunks, l0 = task % chunks * SW_STREAM_CHUNK;
   int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
   int ih = (int)(pixel / p->w), iw = (int)(pixel % p->w), oh0, oh1, ow0, ow1;
-  if (p->add) cpe_get(dx, p->dx + pixel * lanes + l0, 4 * n);
-  else memset(dx, 0, sizeof(float) * (size_t)n);
+  if (p->add)
+    cpe_get(dx, p->dx + pixel * lanes + l0, 4 * n);
+  else
+    memset(dx, 0, sizeof(float) * (size_t)n);
   covering(ih, ih + 1, p->kh, p->sh, p->ph, p->ho, &oh0, &oh1);
   covering(iw, iw + 1, p->kw, p->sw, p->pw, p->wo, &ow0, &ow1);
   for (int oh = oh0; oh < oh1; oh++)
@@ -141,8 +151,10 @@ static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, flo
       cpe_get(b.out, p->dy + o, 4 * n);
       if (p->max) cpe_get(b.am, p->argmax + o, 4 * n);
       for (int j = 0; j < n; j++) {
-        if (!p->max) dx[j] += b.out[j] / s.area;
-        else if (b.am[j] == pixel) dx[j] += b.out[j];
+        if (!p->max)
+          dx[j] += b.out[j] / s.area;
+        else if (b.am[j] == pixel)
+          dx[j] += b.out[j];
       }
       cpe_count_flops(n);
     }
@@ -153,7 +165,8 @@ static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, flo
 
 static int64_t task_count(const SwPoolArgs *p, int backward) {
   if (p->rcnb) {
-    int64_t lanes = (int64_t)p->c * p->batch, pixels = backward ? (int64_t)p->h * p->w : (int64_t)p->ho * p->wo;
+    int64_t lanes = (int64_t)p->c * p->batch,
+            pixels = backward ? (int64_t)p->h * p->w : (int64_t)p->ho * p->wo;
     return pixels * ((lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK);
   }
   int rows = backward ? p->h : p->ho;
@@ -163,12 +176,17 @@ static int64_t task_count(const SwPoolArgs *p, int backward) {
 static void pool(void *arg, int backward) {
   SwPoolArgs p;
   cpe_get(&p, arg, sizeof p);
-  Buffers b = {ldm_malloc(4 * SW_POOL_IN_FLOATS), ldm_malloc(4 * SW_POOL_OUT_FLOATS), ldm_malloc(4 * SW_POOL_OUT_FLOATS)};
+  Buffers b = {ldm_malloc(4 * SW_POOL_IN_FLOATS), ldm_malloc(4 * SW_POOL_OUT_FLOATS),
+               ldm_malloc(4 * SW_POOL_OUT_FLOATS)};
   for (int64_t t = _MYID; t < task_count(&p, backward); t += 64) {
-    if (p.rcnb && backward) rcnb_backward_task(&p, t, b, b.in + SW_STREAM_CHUNK);
-    else if (p.rcnb) rcnb_forward_task(&p, t, b);
-    else if (backward) bnrc_backward_task(&p, t, b);
-    else bnrc_forward_task(&p, t, b);
+    if (p.rcnb && backward)
+      rcnb_backward_task(&p, t, b, b.in + SW_STREAM_CHUNK);
+    else if (p.rcnb)
+      rcnb_forward_task(&p, t, b);
+    else if (backward)
+      bnrc_backward_task(&p, t, b);
+    else
+      bnrc_forward_task(&p, t, b);
   }
   ldm_free(b.am, 4 * SW_POOL_OUT_FLOATS);
   ldm_free(b.out, 4 * SW_POOL_OUT_FLOATS);

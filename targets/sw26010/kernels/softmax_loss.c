@@ -2,24 +2,35 @@
  * (SW_SOFTMAX_CLASSES) run on the MPE (mpe.c). */
 #include "mpe.h"
 
-void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores, const int32_t *labels,
-                              float *prob, float *loss) {
+void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores,
+                              const int32_t *labels, float *prob, float *loss) {
   if (p->classes > SW_SOFTMAX_CLASSES) {
     sw_mpe_softmax_loss_forward(p, batch, scores, labels, prob, loss);
     return;
   }
-  SwSoftmaxArgs a = {.classes = p->classes, .batch = batch, .loss_weight = p->loss_weight, .scores = scores,
-                     .labels = labels, .prob = prob, .loss = loss};
+  SwSoftmaxArgs a = {.classes = p->classes,
+                     .batch = batch,
+                     .loss_weight = p->loss_weight,
+                     .scores = scores,
+                     .labels = labels,
+                     .prob = prob,
+                     .loss = loss};
   SW_RUN(sw_softmax_loss, &a);
 }
 
-void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob, const int32_t *labels,
-                               float *dscores, bool dscores_add) {
+void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *prob,
+                               const int32_t *labels, float *dscores, bool dscores_add) {
   if (p->classes > SW_SOFTMAX_CLASSES) {
     sw_mpe_softmax_loss_backward(p, batch, prob, labels, dscores, dscores_add);
     return;
   }
-  SwSoftmaxArgs a = {.classes = p->classes, .batch = batch, .backward = 1, .add = dscores_add,
-                     .loss_weight = p->loss_weight, .labels = labels, .prob = (float *)prob, .dscores = dscores};
+  SwSoftmaxArgs a = {.classes = p->classes,
+                     .batch = batch,
+                     .backward = 1,
+                     .add = dscores_add,
+                     .loss_weight = p->loss_weight,
+                     .labels = labels,
+                     .prob = (float *)prob,
+                     .dscores = dscores};
   SW_RUN(sw_softmax_loss, &a);
 }

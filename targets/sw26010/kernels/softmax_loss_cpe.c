@@ -65,8 +65,10 @@ void sw_softmax_loss(void *arg) {
   float *a = ldm_malloc(4 * SW_SOFTMAX_CLASSES), *b = ldm_malloc(4 * SW_SOFTMAX_CLASSES);
   double total = 0;
   for (int n = _MYID; n < p.batch; n += 64) {
-    if (p.backward) image_gradient(&p, n, a, b);
-    else total += image_loss(&p, n, a, b);
+    if (p.backward)
+      image_gradient(&p, n, a, b);
+    else
+      total += image_loss(&p, n, a, b);
   }
   if (!p.backward) {
     total = reduce(total);

@@ -13,10 +13,12 @@ typedef struct Chunk {
 } Chunk;
 
 static bool reads_y(const SwStreamArgs *p) {
-  return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD || p->op == SW_EASGD;
+  return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD ||
+         p->op == SW_EASGD;
 }
 static bool has_b(SwStreamOp op) {
-  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD || op == SW_EASGD;
+  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD ||
+         op == SW_EASGD;
 }
 static bool has_a(SwStreamOp op) { return op != SW_SCALE; }
 static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_EASGD; }
@@ -37,7 +39,7 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
     case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
     case SW_SIGMOID: y[i] = 1.0f / (1.0f + expf(-a[i])); break;
     case SW_TANH: y[i] = tanhf(a[i]); break;
-    case SW_ELU: y[i] = a[i] > 0 ? a[i] : p->s0 * expm1f(a[i]); break;
+    case SW_ELU: y[i] = a[i] > 0 ? a[i] : p->s0 * (expf(a[i]) - 1.0f); break;
     case SW_SUM_INTO: y[i] += a[i]; break;
     case SW_SCALE: y[i] *= p->s0; break;
     case SW_SGD: /* y: w, a: g, z: v; s0 lr, s1 decay, s2 momentum */
@@ -62,7 +64,8 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
 static void elementwise(const SwStreamArgs *p) {
   float *buf = ldm_malloc(4 * sizeof(float) * SW_STREAM_CHUNK);
   Chunk c = {buf, buf + SW_STREAM_CHUNK, buf + 2 * SW_STREAM_CHUNK, buf + 3 * SW_STREAM_CHUNK, 0};
-  for (int64_t first = (int64_t)_MYID * SW_STREAM_CHUNK; first < p->n; first += 64 * SW_STREAM_CHUNK) {
+  for (int64_t first = (int64_t)_MYID * SW_STREAM_CHUNK; first < p->n;
+       first += 64 * SW_STREAM_CHUNK) {
     c.n = (int)(p->n - first < SW_STREAM_CHUNK ? p->n - first : SW_STREAM_CHUNK);
     int bytes = 4 * c.n;
     if (has_a(p->op)) cpe_get(c.a, p->a + first, bytes);
@@ -99,6 +102,8 @@ static void row_sums(const SwStreamArgs *p) {
 void sw_stream(void *arg) {
   SwStreamArgs p;
   cpe_get(&p, arg, sizeof p);
-  if (p.op == SW_ROW_BIAS_GRAD) row_sums(&p);
-  else elementwise(&p);
+  if (p.op == SW_ROW_BIAS_GRAD)
+    row_sums(&p);
+  else
+    elementwise(&p);
 }
