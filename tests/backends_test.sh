@@ -26,12 +26,14 @@ for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/
 done
 
 # A concat of N inputs (70 and 1000: more than any fixed array of arguments would hold) builds
-# and trains through both backends with the same losses.
+# and trains through both backends with the same losses; its inputs are N activations of one
+# convolution, so backward runs the concat's N gradients and adds them up.
 wide_concat() { # N
-  printf 'train {\n  batch = 4\n  lr = 0.0001\n  seed = 1\n}\ndata {\n  source = synthetic\n  classes = 3\n}\n'
+  printf 'train {\n  batch = 4\n  lr = 0.01\n  seed = 1\n}\ndata {\n  source = synthetic\n  classes = 3\n}\n'
   printf 'network wide%s {\n  data = input(shape=[1, 4, 4])\n  label = label()\n' "$1"
-  i=0; while [ $i -lt "$1" ]; do printf '  c%d = conv(data, outputs=1, kernel=1)\n' $i; i=$((i + 1)); done
-  printf '  cat = concat('; i=0; while [ $i -lt "$1" ]; do printf '%sc%d' "$([ $i -gt 0 ] && echo ', ')" $i; i=$((i + 1)); done
+  printf '  base = conv(data, outputs=1, kernel=1)\n'
+  i=0; while [ $i -lt "$1" ]; do printf '  r%d = relu(base)\n' $i; i=$((i + 1)); done
+  printf '  cat = concat('; i=0; while [ $i -lt "$1" ]; do printf '%sr%d' "$([ $i -gt 0 ] && echo ', ')" $i; i=$((i + 1)); done
   printf ')\n  out = fc(cat, outputs=3)\n  loss = softmax_loss(out, label)\n}\n'
 }
 for n in 70 1000; do
