@@ -573,6 +573,14 @@ static Datum table(Ctx *c, int n) {
   return t;
 }
 
+typedef VEC(Datum) Rows;
+
+/* The table of rows collected one by one, with its ending zero row. */
+static Datum table_of(Ctx *c, Rows *rows) {
+  vec_push(c->a, *rows, (Datum){0});
+  return (Datum){.kind = DATUM_LIST, .items = rows->data, .n = rows->len};
+}
+
 static int lower_param_table(Ctx *c) {
   const Graph *g = &c->m->graph;
   int n = 0;
@@ -602,7 +610,7 @@ static int lower_param_table(Ctx *c) {
 
 static int lower_state_table(Ctx *c) {
   const Graph *g = &c->m->graph;
-  VEC(Datum) rows = {0};
+  Rows rows = {0};
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     StatePart parts[2];
@@ -610,21 +618,21 @@ static int lower_state_table(Ctx *c) {
     for (int k = 0, n = op_state(g, op, parts); k < n; offset += parts[k].words, k++) {
       Datum r = d_struct(c->a, ABI_SwnStateInfo);
       r.items[SwnStateInfo_name] = d_string(arena_printf(c->a, "%s.%s", op->name, parts[k].what));
-      r.items[SwnStateInfo_offset] = d_int(offset),
+      r.items[SwnStateInfo_offset] = d_int(offset);
       r.items[SwnStateInfo_count] = d_int(parts[k].words);
       r.items[SwnStateInfo_init] = d_float(parts[k].init);
       vec_push(c->a, rows, r);
     }
   }
-  Datum t = table(c, rows.len);
-  for (int i = 0; i < rows.len; i++) t.items[i] = rows.data[i];
+  int n = rows.len;
+  Datum t = table_of(c, &rows);
   add_global(c, "state", ABI_SwnStateInfo, t.n, t, NULL);
-  return rows.len;
+  return n;
 }
 
 static int lower_metric_table(Ctx *c) {
   const Module *m = c->m;
-  VEC(Datum) rows = {0};
+  Rows rows = {0};
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
     OpRole role = op_info[op->kind].role;
@@ -635,10 +643,10 @@ static int lower_metric_table(Ctx *c) {
     r.items[SwnMetric_is_loss] = d_int(role == ROLE_LOSS);
     vec_push(c->a, rows, r);
   }
-  Datum t = table(c, rows.len);
-  for (int i = 0; i < rows.len; i++) t.items[i] = rows.data[i];
+  int n = rows.len;
+  Datum t = table_of(c, &rows);
   add_global(c, "metrics", ABI_SwnMetric, t.n, t, NULL);
-  return rows.len;
+  return n;
 }
 
 static void lower_layer_names(Ctx *c) {
