@@ -58,3 +58,5 @@ _Static_assert(CONV_FORWARD == 0 && CONV_WGRAD == 1 && CONV_DGRAD == 2,
 _Static_assert(SAME(DATA_MEAN_MAX, SWN_MAX_MEAN), "data.mean's bound is the runtime's");
 _Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS,
                "a setting's list fits the runtime's arrays");
+_Static_assert(SAME(TEST_BATCH_MAX, SWN_TEST_BATCH_MAX),
+               "--stats and the runtime cap an automatic test batch alike");

@@ -89,6 +89,9 @@ enum { SwnStateInfo_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #define ABI_OF SwnMetric
 enum { SwnMetric_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF
+#define ABI_OF SwnPlan
+enum { SwnPlan_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
+#undef ABI_OF
 #define ABI_OF SwnTrainConfig
 enum { SwnTrainConfig_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF

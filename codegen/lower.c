@@ -10,6 +10,7 @@ typedef struct Ctx {
   const Module *m;
   Arena *a;
   Lowered *out;
+  StepKind step;        /* whose memory plan the buffers come from */
   const char **objects; /* per op: the global holding its kernel struct, or NULL */
   bool ok;
 } Ctx;
@@ -38,7 +39,6 @@ static AbiCode arg_code(ArgKind k) {
   switch (k) {
   case ARG_BATCH:
   case ARG_INT: return ABI_I32;
-  case ARG_TRAIN:
   case ARG_BOOL: return ABI_BOOL;
   case ARG_SEED:
   case ARG_ITERATION:
@@ -53,9 +53,9 @@ static AbiCode arg_code(ArgKind k) {
 
 /* ------------------------------------------------------------------ pointers */
 
-static Ptr buffer_ptr(const Module *m, int buf) {
+static Ptr buffer_ptr(const Ctx *c, int buf) {
   if (buf < 0) return (Ptr){.null = true};
-  const Buffer *b = &m->plan.buffers.data[buf];
+  const Buffer *b = &c->m->plan.step[c->step].buffers.data[buf];
   return (Ptr){.region = b->per_image ? REG_IMAGE : REG_FIXED,
                .offset = b->offset,
                .i32 = b->dtype == DT_I32};
@@ -64,13 +64,13 @@ static Ptr buffer_ptr(const Module *m, int buf) {
 static const Op *producer(const Module *m, int value) {
   return &m->graph.ops.data[m->graph.values.data[value].producer];
 }
-static Ptr input(const Module *m, const Op *op, int i) {
-  return buffer_ptr(m, producer(m, op->inputs.data[i])->out_buf);
+static Ptr input(const Ctx *c, const Op *op, int i) {
+  return buffer_ptr(c, producer(c->m, op->inputs.data[i])->buf[c->step].out);
 }
-static Ptr output(const Module *m, const Op *op) { return buffer_ptr(m, op->out_buf); }
-static Ptr dy(const Module *m, const Op *op) { return buffer_ptr(m, op->grad_buf); }
-static Ptr saved(const Module *m, const Op *op) {
-  return buffer_ptr(m, op->nsaved ? op->saved_buf[0] : -1);
+static Ptr output(const Ctx *c, const Op *op) { return buffer_ptr(c, op->buf[c->step].out); }
+static Ptr dy(const Ctx *c, const Op *op) { return buffer_ptr(c, op->buf[c->step].grad); }
+static Ptr saved(const Ctx *c, const Op *op) {
+  return buffer_ptr(c, op->nsaved ? op->buf[c->step].saved[0] : -1);
 }
 
 /* Whether the op works in (R,C,N,B) (kernels that take either layout have a variant for it). */
@@ -127,7 +127,7 @@ static Call *kernel(Ctx *c, CallList *list, const char *fn, int op) {
 static void grad_args(Ctx *c, Call *call, const Op *op, const BackwardStep *b, int i) {
   GradMode mode = b->input_grad.data[i];
   arg_ptr(c, call,
-          mode == GRAD_NONE ? (Ptr){.null = true} : dy(c->m, producer(c->m, op->inputs.data[i])));
+          mode == GRAD_NONE ? (Ptr){.null = true} : dy(c, producer(c->m, op->inputs.data[i])));
   arg_bool(c, call, mode == GRAD_ACCUMULATE);
 }
 
@@ -315,73 +315,76 @@ static const char *kernel_name(Ctx *c, const Op *op, const char *direction) {
 
 /* ------------------------------------------------------------------ forward */
 
-static void lower_forward(Ctx *c, int i) {
+/* The kernels' training-mode flag: set in the training step's forward, clear in evaluation. */
+static void arg_train(Ctx *c, Call *call) { arg_bool(c, call, c->step == STEP_TRAIN); }
+
+/* Op i's forward calls, appended to f (the training step's forward, or evaluation). */
+static void lower_forward(Ctx *c, CallList *f, int i) {
   const Module *m = c->m;
   const Op *op = &m->graph.ops.data[i];
-  CallList *f = &c->out->forward;
   Call *k;
   switch (op_info[op->kind].family) {
   case FAMILY_NONE: return; /* the runtime writes them */
   case FAMILY_CONV:
     k = conv_call(c, f, "swn_conv_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
+    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_TRANSFORM:
     k = transform_call(c, f, op, op->attr.to);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_bool(c, k, false);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_bool(c, k, false);
     return;
   case FAMILY_POOL:
     k = kernel(c, f, kernel_name(c, op, "forward"), i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_ptr(c, k, saved(c, op));
     return;
   case FAMILY_FC:
     k = kernel(c, f, "swk_fc_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
+    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_ACTIVATION: /* one kernel for both layouts: element-wise */
     k = kernel(c, f, arena_printf(c->a, "swk_%s_forward", op_info[op->kind].name), i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_forward", i);
-    arg_kind(c, k, ARG_TRAIN), arg_ptr(c, k, input(m, op, 0)),
+    arg_train(c, k), arg_ptr(c, k, input(c, op, 0)),
         arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
-    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(m, op)),
-        arg_ptr(c, k, saved(m, op));
+    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(c, op)),
+        arg_ptr(c, k, saved(c, op));
     arg_ptr(c, k, state(op));
     return;
   case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_ptr(c, k, saved(c, op));
     return;
   case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_forward", i);
-    arg_kind(c, k, ARG_TRAIN), arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION);
-    arg_kind(c, k, ARG_FIRST_IMAGE), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op));
+    arg_train(c, k), arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION);
+    arg_kind(c, k, ARG_FIRST_IMAGE), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_JOIN: {
     k = begin(c, f, arena_printf(c->a, "swk_%s_forward", op_info[op->kind].name), i);
     join_args(c, k, op);
     arg_kind(c, k, ARG_BATCH);
     CallArg ptrs = {.kind = ARG_INPUTS};
-    for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, ptrs.ptrs, input(m, op, j));
+    for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, ptrs.ptrs, input(c, op, j));
     arg(c, k, ptrs);
-    arg_ptr(c, k, output(m, op));
+    arg_ptr(c, k, output(c, op));
     return;
   }
   case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_forward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1)), arg_ptr(c, k, saved(m, op));
-    arg_ptr(c, k, output(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1)), arg_ptr(c, k, saved(c, op));
+    arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_ACCURACY:
     k = begin(c, f, "swk_accuracy_forward", i);
     arg_int(c, k, m->graph.values.data[op->inputs.data[0]].shape.dim[1]),
         arg_int(c, k, op->attr.top);
-    arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, input(m, op, 1));
-    arg_ptr(c, k, output(m, op));
+    arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1));
+    arg_ptr(c, k, output(c, op));
     return;
   }
 }
@@ -397,16 +400,16 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   switch (op_info[op->kind].family) {
   case FAMILY_CONV:
     k = conv_call(c, f, "swn_conv_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
-        arg_ptr(c, k, dy(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
+        arg_ptr(c, k, dy(c, op));
     grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
         arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
     return;
   case FAMILY_FC:
     k = kernel(c, f, "swk_fc_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
-        arg_ptr(c, k, dy(m, op));
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
+        arg_ptr(c, k, dy(c, op));
     grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
         arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
@@ -414,43 +417,43 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     return;
   case FAMILY_TRANSFORM: /* the gradient goes back the other way */
     k = transform_call(c, f, op, op->attr.to == LAYOUT_RCNB ? LAYOUT_BNRC : LAYOUT_RCNB);
-    arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_POOL:
     k = kernel(c, f, kernel_name(c, op, "backward"), i);
-    arg_ptr(c, k, dy(m, op)), arg_ptr(c, k, saved(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, dy(c, op)), arg_ptr(c, k, saved(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_ACTIVATION:
     k = kernel(c, f, arena_printf(c->a, "swk_%s_backward", op_info[op->kind].name), i);
-    arg_ptr(c, k, output(m, op)), arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_BATCHNORM:
     k = kernel(c, f, "swk_batchnorm_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)),
-        arg_ptr(c, k, dy(m, op));
-    arg_ptr(c, k, saved(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)),
+        arg_ptr(c, k, dy(c, op));
+    arg_ptr(c, k, saved(c, op)), grad_args(c, k, op, b, 0);
     arg_ptr(c, k, param(op, PARAM_SCALE, REG_GRADS)),
         arg_ptr(c, k, param(op, PARAM_SHIFT, REG_GRADS));
     return;
   case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_backward", i);
-    arg_ptr(c, k, input(m, op, 0)), arg_ptr(c, k, output(m, op)), arg_ptr(c, k, saved(m, op));
-    arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_ptr(c, k, saved(c, op));
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_backward", i);
     arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION), arg_kind(c, k, ARG_FIRST_IMAGE);
-    arg_ptr(c, k, dy(m, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_JOIN: {
     k = begin(c, f, arena_printf(c->a, "swk_%s_backward", op_info[op->kind].name), i);
     join_args(c, k, op);
-    arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, dy(m, op));
+    arg_kind(c, k, ARG_BATCH), arg_ptr(c, k, dy(c, op));
     CallArg ptrs = {.kind = ARG_OUTPUTS}, adds = {.kind = ARG_BOOLS};
     for (int j = 0; j < op->inputs.len; j++) {
       GradMode mode = b->input_grad.data[j];
       vec_push(c->a, ptrs.ptrs,
-               mode == GRAD_NONE ? (Ptr){.null = true} : dy(m, producer(m, op->inputs.data[j])));
+               mode == GRAD_NONE ? (Ptr){.null = true} : dy(c, producer(m, op->inputs.data[j])));
       vec_push(c->a, adds.bools, mode == GRAD_ACCUMULATE);
     }
     arg(c, k, ptrs), arg(c, k, adds);
@@ -458,7 +461,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   }
   case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_backward", i);
-    arg_ptr(c, k, saved(m, op)), arg_ptr(c, k, input(m, op, 1)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, saved(c, op)), arg_ptr(c, k, input(c, op, 1)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_NONE:
   case FAMILY_ACCURACY: return; /* no backward step */
@@ -630,6 +633,10 @@ static int lower_state_table(Ctx *c) {
   return n;
 }
 
+static const Buffer *buffer_of(const Module *m, StepKind step, int buf) {
+  return &m->plan.step[step].buffers.data[buf];
+}
+
 static int lower_metric_table(Ctx *c) {
   const Module *m = c->m;
   Rows rows = {0};
@@ -639,7 +646,8 @@ static int lower_metric_table(Ctx *c) {
     if (role != ROLE_LOSS && role != ROLE_METRIC) continue;
     Datum r = d_struct(c->a, ABI_SwnMetric);
     r.items[SwnMetric_name] = d_string(op->name);
-    r.items[SwnMetric_offset] = d_int(m->plan.buffers.data[op->out_buf].offset);
+    r.items[SwnMetric_offset] = d_int(buffer_of(m, STEP_TRAIN, op->buf[STEP_TRAIN].out)->offset);
+    r.items[SwnMetric_eval_offset] = d_int(buffer_of(m, STEP_EVAL, op->buf[STEP_EVAL].out)->offset);
     r.items[SwnMetric_is_loss] = d_int(role == ROLE_LOSS);
     vec_push(c->a, rows, r);
   }
@@ -701,6 +709,18 @@ static Datum data_config(Ctx *c) {
   return d;
 }
 
+/* One step's regions and where the runtime writes the images and labels in it. */
+static Datum step_plan(Ctx *c, const Io *io, StepKind step) {
+  const Module *m = c->m;
+  const StepPlan *p = &m->plan.step[step];
+  const Op *ops = m->graph.ops.data;
+  Datum d = d_struct(c->a, ABI_SwnPlan), *f = d.items;
+  f[SwnPlan_image_words] = d_int(p->image_words), f[SwnPlan_fixed_words] = d_int(p->fixed_words);
+  f[SwnPlan_input_offset] = d_int(buffer_of(m, step, ops[io->images].buf[step].out)->offset);
+  f[SwnPlan_label_offset] = d_int(buffer_of(m, step, ops[io->labels].buf[step].out)->offset);
+  return d;
+}
+
 /* The descriptor tables and the SwnNetwork that names them. */
 static void lower_network(Ctx *c, const Io *io) {
   const Module *m = c->m;
@@ -713,8 +733,8 @@ static void lower_network(Ctx *c, const Io *io) {
   Datum d = d_struct(c->a, ABI_SwnNetwork), *f = d.items;
   f[SwnNetwork_name] = d_string(m->name), f[SwnNetwork_source] = d_string(c->out->source);
   f[SwnNetwork_hash] = d_int((int64_t)network_hash(m));
-  f[SwnNetwork_image_words] = d_int(m->plan.image_words),
-  f[SwnNetwork_fixed_words] = d_int(m->plan.fixed_words);
+  f[SwnNetwork_plan] = step_plan(c, io, STEP_TRAIN),
+  f[SwnNetwork_eval_plan] = step_plan(c, io, STEP_EVAL);
   f[SwnNetwork_param_words] = d_int(m->plan.param_words),
   f[SwnNetwork_state_words] = d_int(m->plan.state_words);
   f[SwnNetwork_layers] = d_symbol("layers"), f[SwnNetwork_nlayers] = d_int(g->ops.len);
@@ -724,12 +744,11 @@ static void lower_network(Ctx *c, const Io *io) {
   f[SwnNetwork_in_c] = d_int(in.dim[1]);
   f[SwnNetwork_in_h] = d_int(in.rank == 4 ? in.dim[2] : 1),
   f[SwnNetwork_in_w] = d_int(in.rank == 4 ? in.dim[3] : 1);
-  f[SwnNetwork_input_offset] = d_int(m->plan.buffers.data[g->ops.data[io->images].out_buf].offset);
-  f[SwnNetwork_label_offset] = d_int(m->plan.buffers.data[g->ops.data[io->labels].out_buf].offset);
   f[SwnNetwork_classes] = d_int(g->values.data[loss->inputs.data[0]].shape.dim[1]);
   f[SwnNetwork_train] = train_config(c), f[SwnNetwork_data] = data_config(c);
   f[SwnNetwork_workspace] = d_symbol(LOWERED_WORKSPACE),
   f[SwnNetwork_forward] = d_symbol(LOWERED_FORWARD);
+  f[SwnNetwork_evaluate] = d_symbol(LOWERED_EVALUATE);
   f[SwnNetwork_backward] = d_symbol(LOWERED_BACKWARD),
   f[SwnNetwork_update] = d_symbol(LOWERED_UPDATE);
   f[SwnNetwork_nbuckets] = d_int(m->fusion.buckets.len);
@@ -750,9 +769,13 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   }
   Io io;
   if (!find_io(m, &io)) return false;
-  Ctx c = {m, a, out, NULL, true};
+  Ctx c = {m, a, out, STEP_EVAL, NULL, true};
   lower_structs(&c);
-  for (int i = 0; i < m->schedule.forward.len; i++) lower_forward(&c, m->schedule.forward.data[i]);
+  for (int i = 0; i < m->schedule.forward.len; i++)
+    lower_forward(&c, &out->evaluate, m->schedule.forward.data[i]);
+  c.step = STEP_TRAIN;
+  for (int i = 0; i < m->schedule.forward.len; i++)
+    lower_forward(&c, &out->forward, m->schedule.forward.data[i]);
   for (int i = 0; i < m->schedule.backward.len; i++) {
     lower_backward(&c, &m->schedule.backward.data[i]);
     lower_bucket_marks(&c, i);
@@ -762,7 +785,8 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
     lower_update(&c, m->schedule.update_ops.data[i], &index);
   for (int i = 0; i < m->graph.ops.len; i++) lower_workspace(&c, i);
   lower_network(&c, &io);
-  check_calls(&c, &out->forward), check_calls(&c, &out->backward), check_calls(&c, &out->update);
+  check_calls(&c, &out->forward), check_calls(&c, &out->evaluate);
+  check_calls(&c, &out->backward), check_calls(&c, &out->update);
   check_calls(&c, &out->workspace);
   return c.ok;
 }

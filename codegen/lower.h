@@ -32,7 +32,6 @@ typedef struct Ptr {
 
 typedef enum {
   ARG_BATCH,       /* int: images in this call */
-  ARG_TRAIN,       /* bool: training or inference mode */
   ARG_SEED,        /* uint64_t: the run's seed (SwnStep) */
   ARG_ITERATION,   /* uint64_t (SwnStep) */
   ARG_FIRST_IMAGE, /* uint64_t (SwnStep) */
@@ -106,6 +105,7 @@ typedef struct Global {
 /* The step functions a program defines, which the SwnNetwork names as SYMBOLs. */
 #define LOWERED_WORKSPACE "workspace"
 #define LOWERED_FORWARD "forward"
+#define LOWERED_EVALUATE "evaluate"
 #define LOWERED_BACKWARD "backward"
 #define LOWERED_UPDATE "update"
 #define LOWERED_NETWORK "network" /* the SwnNetwork global, handed to swn_main */
@@ -113,8 +113,9 @@ typedef struct Global {
 typedef struct Lowered {
   const char *name, *source;
   VEC(Global) globals; /* each refers only to globals before it and to the step functions */
-  CallList forward, backward, update;
-  CallList workspace; /* calls returning size_t: the workspace is the largest */
+  CallList forward, backward, update; /* the training step, on the training plan */
+  CallList evaluate;                  /* forward in inference mode, on the evaluation plan */
+  CallList workspace;                 /* calls returning size_t: the workspace is the largest */
 } Lowered;
 
 /* Lowers `m` (after all passes); `source` is the .swn path the program names. Reports an error

@@ -256,6 +256,15 @@ typedef enum {
       OP_COUNT
 } OpKind;
 
+/* The two programs a network compiles to, each with its own memory plan: the training step
+ * (forward, backward, update) and evaluation (forward only, in inference mode). */
+typedef enum { STEP_TRAIN, STEP_EVAL, STEP_KINDS } StepKind;
+
+/* An op's buffers in one step's plan: indices into its buffers, -1 for none. */
+typedef struct OpBuffers {
+  int out, grad, saved[2];
+} OpBuffers;
+
 typedef struct Op {
   OpKind kind;
   const char *name; /* scoped by instance: "res2a/conv1" */
@@ -266,9 +275,10 @@ typedef struct Op {
   OpAttrs attr;
   VEC(Param) params;
   ConvChoice conv; /* conv only */
-  /* set by the memory plan: buffer indices (-1: none) and the offset of non-learned state */
-  int out_buf, grad_buf;
-  int saved_buf[2], nsaved;
+  /* set by the memory plan: the op's buffers in each step's plan, what it saves for backward,
+   * and the offset of its non-learned state */
+  OpBuffers buf[STEP_KINDS];
+  int nsaved;
   int64_t state_offset, state_words;
 } Op;
 
@@ -339,7 +349,7 @@ int64_t op_state_words(const Graph *g, const Op *op);         /* all parts */
 
 typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED } BufferKind;
 
-/* One tensor of the training step. Per-image buffers are placed in units of one image: the
+/* One tensor of a step. Per-image buffers are placed in units of one image: the
  * region for a batch of B is B times the per-image region, buffer at offset x B. */
 typedef struct Buffer {
   BufferKind kind;
@@ -353,14 +363,27 @@ typedef struct Buffer {
   int64_t offset;  /* in 4-byte words; per image if per_image */
 } Buffer;
 
-typedef struct MemPlan {
+/* The placement of one step's tensors. */
+typedef struct StepPlan {
   VEC(Buffer) buffers;
   int64_t image_words;       /* the per-image region */
   int64_t fixed_words;       /* the batch-independent region (scalars, per-channel stats) */
-  int64_t param_words;       /* parameters; gradients and momentum have pools of the same size */
-  int64_t state_words;       /* non-learned state (batch-norm running statistics) */
   int64_t naive_image_words; /* what the per-image region would take without reuse */
+} StepPlan;
+
+/* The training step and evaluation share one activation arena (never live at once), sized for
+ * the larger of the two at their batch sizes; parameters and state are shared too. */
+typedef struct MemPlan {
+  StepPlan step[STEP_KINDS];
+  int64_t param_words; /* parameters; gradients and momentum have pools of the same size */
+  int64_t state_words; /* non-learned state (batch-norm running statistics) */
 } MemPlan;
+
+/* The evaluation batch when train.test_batch is 0 (automatic): as many images as fit in the
+ * memory a training batch of `batch` uses, at least one and at most TEST_BATCH_MAX. The
+ * runtime computes the same with the batch it runs (docs/runtime.md). */
+enum { TEST_BATCH_MAX = 1000 };
+int64_t plan_test_batch(const MemPlan *p, int64_t batch, int64_t test_batch);
 
 /* ---------------------------------------------------------------- gradient fusion */
 

@@ -38,7 +38,7 @@ int graph_add_value(Module *m, const char *name) {
 }
 
 Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
-  Op op = {.kind = kind, .name = name, .loc = loc, .output = -1, .out_buf = -1, .grad_buf = -1};
+  Op op = {.kind = kind, .name = name, .loc = loc, .output = -1}; /* buffers: the memory plan's */
   vec_push(&m->arena, m->graph.ops, op);
   return &m->graph.ops.data[m->graph.ops.len - 1];
 }

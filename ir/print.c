@@ -83,16 +83,14 @@ static void print_schedule(FILE *f, const Module *m) {
 
 static const char *const buffer_kinds[] = {"act", "grad", "saved"};
 
-static void print_plan(FILE *f, const Module *m) {
-  const MemPlan *p = &m->plan;
-  fprintf(f,
-          "memory {\n  per-image %lld words (without reuse %lld), fixed %lld words, parameters "
-          "%lld words, state %lld words\n",
-          (long long)p->image_words, (long long)p->naive_image_words, (long long)p->fixed_words,
-          (long long)p->param_words, (long long)p->state_words);
+static const char *const step_names[] = {"train", "eval"};
+
+static void print_step_plan(FILE *f, const StepPlan *p, const char *name) {
+  fprintf(f, "  %s: per-image %lld words (without reuse %lld), fixed %lld words\n", name,
+          (long long)p->image_words, (long long)p->naive_image_words, (long long)p->fixed_words);
   for (int i = 0; i < p->buffers.len; i++) {
     const Buffer *b = &p->buffers.data[i];
-    fprintf(f, "  %s %s @ %lld +%lld%s %s [%d, ", buffer_kinds[b->kind], b->name,
+    fprintf(f, "  %s %s %s @ %lld +%lld%s %s [%d, ", name, buffer_kinds[b->kind], b->name,
             (long long)b->offset, (long long)b->elems, b->per_image ? "/image" : "",
             dtype_name(b->dtype), b->first);
     if (b->last == INT_MAX)
@@ -100,6 +98,13 @@ static void print_plan(FILE *f, const Module *m) {
     else
       fprintf(f, "%d]\n", b->last);
   }
+}
+
+static void print_plan(FILE *f, const Module *m) {
+  const MemPlan *p = &m->plan;
+  fprintf(f, "memory {\n  parameters %lld words, state %lld words\n", (long long)p->param_words,
+          (long long)p->state_words);
+  for (int k = 0; k < STEP_KINDS; k++) print_step_plan(f, &p->step[k], step_names[k]);
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
     for (int k = 0; k < op->params.len; k++)

@@ -100,7 +100,7 @@ static const char *const source_words[] = {"idx", "cifar", "synthetic", NULL};
 #define T(k, type_, field, d, lo, hi, ...) NUM(TrainConfig, k, type_, field, d, lo, hi, __VA_ARGS__)
 const FieldSpec train_fields[] = {
     T("batch", F_INT, batch, 64, 1, 1 << 20),
-    T("test_batch", F_INT, test_batch, 100, 1, 1 << 20),
+    T("test_batch", F_INT, test_batch, 0, 0, 1 << 20), /* 0: automatic (plan_test_batch) */
     T("epochs", F_INT, epochs, 1, 0, 1e9),
     T("iterations", F_INT, iterations, 0, 0, 1e15),
     T("optimizer", F_ENUM, optimizer, OPT_SGD, 0, 0, .words = optimizer_words),

@@ -83,9 +83,8 @@ static bool verify_schedule(const Module *m) {
 
 static int64_t padded(int64_t words) { return (words + 15) / 16 * 16; }
 
-/* Buffers alive at the same step never share memory; parameters tile their pool exactly. */
-static bool verify_plan(const Module *m) {
-  const MemPlan *p = &m->plan;
+/* Buffers of one step alive at the same time never share memory. */
+static bool verify_step_plan(const StepPlan *p) {
   bool ok = true;
   for (int i = 0; i < p->buffers.len && ok; i++) {
     const Buffer *a = &p->buffers.data[i];
@@ -102,6 +101,13 @@ static bool verify_plan(const Module *m) {
                   b->name);
     }
   }
+  return ok;
+}
+
+/* Each step's plan is sound; parameters tile their pool exactly. */
+static bool verify_plan(const Module *m) {
+  const MemPlan *p = &m->plan;
+  bool ok = verify_step_plan(&p->step[STEP_TRAIN]) && verify_step_plan(&p->step[STEP_EVAL]);
   int64_t covered = 0;
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];

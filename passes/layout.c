@@ -155,9 +155,7 @@ static Op make_transform(Module *m, const Insert *in) {
           .name = m->graph.values.data[in->copy].name,
           .loc = producer->loc,
           .site = producer->site,
-          .output = in->copy,
-          .out_buf = -1,
-          .grad_buf = -1};
+          .output = in->copy};
   fields_default(op_info[OP_TRANSFORM].fields, &t.attr);
   t.attr.to = (int)m->graph.values.data[in->copy].layout;
   vec_push(&m->arena, t.inputs, in->value);

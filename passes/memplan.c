@@ -1,12 +1,16 @@
-/* Pass `memplan`: gives every tensor of a training step an offset.
+/* Pass `memplan`: gives every tensor of the training step, and of evaluation, an offset.
  *
- * Buffers are the ops' outputs, the gradients of those outputs, and what ops save for
+ * Training buffers are the ops' outputs, the gradients of those outputs, and what ops save for
  * backward. Each lives on the step timeline (forward op i is step i, backward step j is
  * step n + j) from the step that writes it to the last step that reads it: an activation
  * lives until its last forward consumer or the backward step that reads it (the op table's
  * bwd_reads), a gradient from its first writer to its producer's backward step. Buffers whose
  * lifetimes do not overlap may share memory; placement is greedy, largest first, at the
  * lowest offset that fits (as static planners in Glow and TensorFlow do).
+ *
+ * Evaluation runs forward alone: no gradients, and nothing outlives its last forward reader
+ * (what a forward kernel writes for backward dies at once), so its plan is a fraction of the
+ * training one per image and a larger evaluation batch fits in the same memory.
  *
  * Per-image buffers are planned in units of one image, so one plan serves any batch size.
  * Parameters (and, at the same offsets, their gradients and momentum) form one contiguous
@@ -18,28 +22,32 @@
 
 enum { ALIGN_WORDS = 16 }; /* 64 bytes per image: vector and cache-line alignment */
 
-static int add_buffer(Module *m, BufferKind kind, const char *name, int op, int64_t elems,
-                      bool per_image, DType dt, int first, int last) {
+static int add_buffer(Module *m, StepPlan *p, BufferKind kind, const char *name, int op,
+                      int64_t elems, bool per_image, DType dt, int first, int last) {
   Buffer b = {kind, name, op, elems, per_image, dt, first, last, 0};
-  vec_push(&m->arena, m->plan.buffers, b);
-  return m->plan.buffers.len - 1;
+  vec_push(&m->arena, p->buffers, b);
+  return p->buffers.len - 1;
 }
 
 static int extend(int last, int step) { return step > last ? step : last; }
 
-/* Per op: the step of its backward on the timeline (ops + backward index), or -1. */
-static int *backward_steps(Module *m) {
+/* Per op: the step of its backward on the training timeline (ops + backward index), or -1;
+ * for evaluation, -1 for all. */
+static int *backward_steps(Module *m, StepKind kind) {
   int *bstep = schedule_backward_index(m);
   for (int i = 0; i < m->graph.ops.len; i++)
-    if (bstep[i] >= 0) bstep[i] += m->graph.ops.len;
+    if (bstep[i] >= 0) bstep[i] = kind == STEP_EVAL ? -1 : bstep[i] + m->graph.ops.len;
   return bstep;
 }
 
-static void create_buffers(Module *m, const int *bstep) {
+static void create_buffers(Module *m, StepKind kind) {
   Graph *g = &m->graph;
+  StepPlan *p = &m->plan.step[kind];
+  const int *bstep = backward_steps(m, kind);
   int n = g->ops.len;
   for (int i = 0; i < n; i++) {
     Op *op = &g->ops.data[i];
+    OpBuffers *ob = &op->buf[kind];
     const Value *v = &g->values.data[op->output];
     bool scalar = v->shape.rank == 0;
     OpRole role = op_info[op->kind].role;
@@ -47,13 +55,13 @@ static void create_buffers(Module *m, const int *bstep) {
     bool metric = role == ROLE_LOSS || role == ROLE_METRIC;     /* read after it */
     int last = metric ? INT_MAX : i;
     if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
-    op->out_buf = add_buffer(m, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape),
-                             !scalar, v->dtype, external ? 0 : i, last);
+    ob->out = add_buffer(m, p, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
+                         v->dtype, external ? 0 : i, last);
     SavedSpec saved[2];
     op->nsaved = op_saved(g, op, saved);
     for (int k = 0; k < op->nsaved; k++)
-      op->saved_buf[k] = add_buffer(
-          m, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
+      ob->saved[k] = add_buffer(
+          m, p, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
           saved[k].elems, saved[k].per_image, saved[k].dtype, i, bstep[i] >= 0 ? bstep[i] : i);
   }
   /* inputs: forward consumers, and backward steps that read their inputs */
@@ -61,23 +69,24 @@ static void create_buffers(Module *m, const int *bstep) {
     const Op *op = &g->ops.data[i];
     for (int j = 0; j < op->inputs.len; j++) {
       Buffer *b =
-          &m->plan.buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].out_buf];
+          &p->buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].buf[kind].out];
       b->last = extend(b->last, i);
       if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0)
         b->last = extend(b->last, bstep[i]);
     }
   }
   /* gradients: from the first backward step that writes them to the producer's backward */
-  for (int j = 0; j < m->schedule.backward.len; j++) {
+  for (int j = 0; kind == STEP_TRAIN && j < m->schedule.backward.len; j++) {
     const BackwardStep *s = &m->schedule.backward.data[j];
     const Op *op = &g->ops.data[s->op];
     for (int k = 0; k < op->inputs.len; k++) {
       if (s->input_grad.data[k] != GRAD_WRITE) continue;
       const Value *v = &g->values.data[op->inputs.data[k]];
       Op *producer = &g->ops.data[v->producer];
-      producer->grad_buf = add_buffer(m, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name),
-                                      v->producer, shape_per_image(v->shape), true, DT_F32, n + j,
-                                      bstep[v->producer] >= 0 ? bstep[v->producer] : n + j);
+      producer->buf[kind].grad =
+          add_buffer(m, p, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
+                     shape_per_image(v->shape), true, DT_F32, n + j,
+                     bstep[v->producer] >= 0 ? bstep[v->producer] : n + j);
     }
   }
 }
@@ -101,12 +110,12 @@ static bool overlap_in_time(const Buffer *a, const Buffer *b) {
 }
 
 /* Places the buffers of one region (per-image or fixed); returns the region's size. */
-static int64_t place_region(Module *m, bool per_image) {
-  int total = m->plan.buffers.len, count = 0;
+static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
+  int total = p->buffers.len, count = 0;
   Buffer **order = arena_alloc(&m->arena, sizeof *order * (size_t)(total + 1));
   Buffer **live = arena_alloc(&m->arena, sizeof *live * (size_t)(total + 1));
   for (int i = 0; i < total; i++)
-    if (m->plan.buffers.data[i].per_image == per_image) order[count++] = &m->plan.buffers.data[i];
+    if (p->buffers.data[i].per_image == per_image) order[count++] = &p->buffers.data[i];
   qsort(order, (size_t)count, sizeof *order, by_size_then_start);
   int64_t size = 0;
   for (int i = 0; i < count; i++) {
@@ -154,19 +163,23 @@ static void place_parameters(Module *m) {
   m->plan.state_words = state;
 }
 
+static void plan_step(Module *m, StepKind kind) {
+  StepPlan *p = &m->plan.step[kind];
+  create_buffers(m, kind);
+  for (int i = 0; i < p->buffers.len; i++)
+    if (p->buffers.data[i].per_image) p->naive_image_words += align(p->buffers.data[i].elems);
+  p->image_words = place_region(m, p, true);
+  p->fixed_words = place_region(m, p, false);
+}
+
 bool pass_memplan(Module *m) {
   m->plan = (MemPlan){0};
   for (int i = 0; i < m->graph.ops.len; i++) {
     Op *op = &m->graph.ops.data[i];
-    op->out_buf = op->grad_buf = -1;
+    for (int k = 0; k < STEP_KINDS; k++) op->buf[k] = (OpBuffers){-1, -1, {-1, -1}};
     op->nsaved = 0;
   }
-  create_buffers(m, backward_steps(m));
-  for (int i = 0; i < m->plan.buffers.len; i++)
-    if (m->plan.buffers.data[i].per_image)
-      m->plan.naive_image_words += align(m->plan.buffers.data[i].elems);
-  m->plan.image_words = place_region(m, true);
-  m->plan.fixed_words = place_region(m, false);
+  for (int k = 0; k < STEP_KINDS; k++) plan_step(m, (StepKind)k);
   place_parameters(m);
   return true;
 }

@@ -11,6 +11,24 @@
 #include "ranks.h"
 #include "util.h"
 
+/* Evaluation runs forward alone on its own plan (docs/runtime.md): by default its batch is as
+ * many images as fit in the memory a training batch uses, so evaluating raises no peak. The
+ * compiler's --stats predicts the same (plan_test_batch). */
+int64_t swn_auto_test_batch(const SwnNetwork *net, int64_t batch) {
+  int64_t fit = net->plan.image_words * batch / net->eval_plan.image_words;
+  return fit < 1 ? 1 : fit > SWN_TEST_BATCH_MAX ? SWN_TEST_BATCH_MAX : fit;
+}
+
+static const char *test_batch_default(const SwnNetwork *net) {
+  static char text[96];
+  if (net->train.test_batch)
+    snprintf(text, sizeof text, "%lld", (long long)net->train.test_batch);
+  else
+    snprintf(text, sizeof text, "%lld: as many as fit in a training batch's memory",
+             (long long)swn_auto_test_batch(net, net->train.batch));
+  return text;
+}
+
 static void usage(const SwnNetwork *net) {
   printf(
       "usage: %s [options]\n\n"
@@ -19,7 +37,7 @@ static void usage(const SwnNetwork *net) {
       "  --epochs N             passes over the training set (default %lld)\n"
       "  --iterations N         train N iterations in total instead (default %lld: use epochs)\n"
       "  --batch N              images per iteration (default %lld)\n"
-      "  --test-batch N         images per evaluation batch (default %lld)\n"
+      "  --test-batch N         images per evaluation batch (default %s)\n"
       "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
       "  --no-shuffle           train in file order\n"
       "  --threads N            compute threads (default: the %ld cores shared by this machine's "
@@ -57,9 +75,9 @@ static void usage(const SwnNetwork *net) {
       "                         the first iteration) for swnc-sim's scaling prediction\n"
       "  -h, --help             this help\n",
       swn_program, net->name, net->source, (long long)net->train.epochs,
-      (long long)net->train.iterations, (long long)net->train.batch,
-      (long long)net->train.test_batch, (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN),
-      swk_core_groups(), (long long)net->train.display, swn_program);
+      (long long)net->train.iterations, (long long)net->train.batch, test_batch_default(net),
+      (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN), swk_core_groups(),
+      (long long)net->train.display, swn_program);
 }
 
 static int64_t number(const char *opt, const char *text, int64_t min) {
@@ -224,6 +242,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   }
   if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
+  if (!o->test_batch) o->test_batch = swn_auto_test_batch(net, o->batch);
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
   if (o->core_groups > swk_core_groups())
     swn_fatal("--core-groups %d: this target has %d core group%s per process", o->core_groups,

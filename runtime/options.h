@@ -23,5 +23,7 @@ typedef struct SwnOptions {
 
 /* Defaults from the network file, then the command line. Exits on bad usage. */
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o);
+/* The evaluation batch of a network whose test_batch is 0 (automatic), for a training batch. */
+int64_t swn_auto_test_batch(const SwnNetwork *net, int64_t batch);
 
 #endif

@@ -11,7 +11,8 @@
 
 #include "kernels.h"
 
-enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16, SWN_MAX_MEAN = 4 };
+/* SWN_TEST_BATCH_MAX: the most images an automatic evaluation batch (train.test_batch 0) has. */
+enum { SWN_MAX_FILES = 16, SWN_MAX_STEPS = 16, SWN_MAX_MEAN = 4, SWN_TEST_BATCH_MAX = 1000 };
 
 typedef enum {
   SWN_INIT_XAVIER,
@@ -41,8 +42,17 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
 #define SwnStateInfo_FIELDS(F, A)                                                                  \
   F(PTR, const char *, name) F(I64, int64_t, offset) F(I64, int64_t, count) F(F32, float, init)
 
-/* A scalar the forward pass computes: a loss or an accuracy, in the fixed region. */
-#define SwnMetric_FIELDS(F, A) F(PTR, const char *, name) F(I64, int64_t, offset) F(BOOL, bool, is_loss)
+/* A scalar the forward pass computes: a loss or an accuracy, in the fixed region of the training
+ * step (offset) and of evaluation (eval_offset). */
+#define SwnMetric_FIELDS(F, A)                                                                     \
+  F(PTR, const char *, name) F(I64, int64_t, offset) F(I64, int64_t, eval_offset)                 \
+  F(BOOL, bool, is_loss)
+
+/* One step's memory plan: its regions' sizes and where the runtime writes the batch. Per-image
+ * words and offsets are multiplied by the step's batch. */
+#define SwnPlan_FIELDS(F, A)                                                                       \
+  F(I64, int64_t, image_words) F(I64, int64_t, fixed_words)                                        \
+  F(I64, int64_t, input_offset) F(I64, int64_t, label_offset)
 
 #define SwnTrainConfig_FIELDS(F, A)                                                                \
   F(I64, int64_t, batch) F(I64, int64_t, test_batch) F(I64, int64_t, epochs)                       \
@@ -70,6 +80,7 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
 SWN_C_STRUCT(SwnParamInfo)
 SWN_C_STRUCT(SwnStateInfo)
 SWN_C_STRUCT(SwnMetric)
+SWN_C_STRUCT(SwnPlan)
 SWN_C_STRUCT(SwnTrainConfig)
 SWN_C_STRUCT(SwnDataConfig)
 
@@ -107,32 +118,31 @@ typedef struct SwnConvState SwnConvState;
 SWN_C_STRUCT(SwnStep)
 
 typedef size_t SwnWorkspaceFn(void);         /* floats, for the current thread count */
-typedef void SwnForwardFn(SwnStep *s, bool train);
-typedef void SwnBackwardFn(SwnStep *s);
+typedef void SwnStepFn(SwnStep *s); /* forward (training mode), evaluate, backward */
 typedef void SwnUpdateFn(SwnStep *s, float lr);
 
 #define SwnNetwork_FIELDS(F, A)                                                                    \
   F(PTR, const char *, name) F(PTR, const char *, source)                                          \
   F(U64, uint64_t, hash) /* of the parameter table: checkpoints of another net are refused */     \
-  F(I64, int64_t, image_words) F(I64, int64_t, fixed_words) F(I64, int64_t, param_words)           \
-  F(I64, int64_t, state_words)                                                                     \
+  F(STRUCT, SwnPlan, plan) F(STRUCT, SwnPlan, eval_plan) /* training, evaluation */              \
+  F(I64, int64_t, param_words) F(I64, int64_t, state_words)                                        \
   F(PTR, const char *const *, layers) /* op names, for profiles */                                 \
   F(I32, int, nlayers)                                                                             \
   F(PTR, const SwnParamInfo *, params) F(I32, int, nparams)                                        \
   F(PTR, const SwnStateInfo *, state) F(I32, int, nstate)                                          \
   F(PTR, const SwnMetric *, metrics) F(I32, int, nmetrics)                                         \
   F(I32, int, in_c) F(I32, int, in_h) F(I32, int, in_w) /* the input's image shape (h = w = 1 for a vector) */ \
-  F(I64, int64_t, input_offset) F(I64, int64_t, label_offset) /* per-image offsets */              \
   F(I32, int, classes) /* of the first loss layer */                                               \
   F(STRUCT, SwnTrainConfig, train)                                                                 \
   F(STRUCT, SwnDataConfig, data)                                                                   \
-  F(PTR, SwnWorkspaceFn *, workspace) F(PTR, SwnForwardFn *, forward)                              \
-  F(PTR, SwnBackwardFn *, backward) F(PTR, SwnUpdateFn *, update)                                  \
+  F(PTR, SwnWorkspaceFn *, workspace) F(PTR, SwnStepFn *, forward)                                 \
+  F(PTR, SwnStepFn *, evaluate) /* forward in inference mode, on the evaluation plan */           \
+  F(PTR, SwnStepFn *, backward) F(PTR, SwnUpdateFn *, update)                                      \
   F(I32, int, nbuckets) /* gradient buckets per backward pass */
 SWN_C_STRUCT(SwnNetwork)
 
 /* Every struct of the contract (kernels.h's and these), in the order the compiler lists them. */
-#define SWN_STRUCTS(S) SWK_STRUCTS(S) S(SwnParamInfo) S(SwnStateInfo) S(SwnMetric) \
+#define SWN_STRUCTS(S) SWK_STRUCTS(S) S(SwnParamInfo) S(SwnStateInfo) S(SwnMetric) S(SwnPlan) \
   S(SwnTrainConfig) S(SwnDataConfig) S(SwnStep) S(SwnNetwork)
 
 /* The runtime's functions generated code calls, as rows (contract.h).

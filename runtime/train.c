@@ -32,22 +32,30 @@ typedef struct Trainer {
   SwnTiming timing; /* --comm-profile */
 } Trainer;
 
-static float metric(const Trainer *t, bool loss) {
+/* The losses' sum, or the first accuracy, after a training step or an evaluation batch. */
+static float metric(const Trainer *t, bool loss, bool eval) {
   float sum = 0;
   for (int i = 0; i < t->net->nmetrics; i++)
     if (t->net->metrics[i].is_loss == loss) {
-      sum += t->step.fixed[t->net->metrics[i].offset];
+      const SwnMetric *m = &t->net->metrics[i];
+      sum += t->step.fixed[eval ? m->eval_offset : m->offset];
       if (!loss) break; /* the first accuracy */
     }
   return sum;
 }
 
+static int64_t larger(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Training and evaluation are never live at once: one arena holds either step's plan at its
+ * batch (evaluation needs no room for backward, so its batch can be larger in the same space). */
 static void allocate(Trainer *t) {
   const SwnNetwork *net = t->net;
-  int64_t max_batch = t->o.batch > t->o.test_batch ? t->o.batch : t->o.test_batch;
   SwnStep *s = &t->step;
-  s->image = swn_alloc(sizeof(float) * (size_t)(net->image_words * max_batch));
-  s->fixed = swn_alloc(sizeof(float) * (size_t)net->fixed_words);
+  int64_t image = larger(t->o.eval_only ? 0 : net->plan.image_words * t->o.batch,
+                         net->eval_plan.image_words * t->o.test_batch);
+  s->image = swn_alloc(sizeof(float) * (size_t)image);
+  s->fixed =
+      swn_alloc(sizeof(float) * (size_t)larger(net->plan.fixed_words, net->eval_plan.fixed_words));
   s->params = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->grads = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->momentum = swn_alloc(sizeof(float) * (size_t)net->param_words);
@@ -97,11 +105,11 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
     int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
     for (int i = 0; i < n; i++) indices[i] = first + i;
     t->step.batch = n;
-    swn_fill_batch(t->net, d, indices, n, swn_batch_input(t->net, &t->step, n),
-                   swn_batch_labels(t->net, &t->step, n));
-    t->net->forward(&t->step, false);
-    sums[0] += (double)metric(t, true) * n;
-    sums[1] += (double)metric(t, false) * n;
+    swn_fill_batch(t->net, d, indices, n, swn_batch_input(&t->net->eval_plan, &t->step, n),
+                   swn_batch_labels(&t->net->eval_plan, &t->step, n));
+    t->net->evaluate(&t->step);
+    sums[0] += (double)metric(t, true, true) * n;
+    sums[1] += (double)metric(t, false, true) * n;
   }
   free(indices);
   t->step.params = local;
@@ -136,7 +144,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_distributed_begin(&t->dist); /* before any worker can complete a bucket */
   /* images numbered across ranks: dropout masks as in one process */
   swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch);
-  t->net->forward(&t->step, true);
+  t->net->forward(&t->step);
   phase[1] = swn_now();
   t->step.buckets_ready = 0;
   t->net->backward(&t->step);
@@ -152,7 +160,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
-  double mean_loss = metric(t, true);
+  double mean_loss = metric(t, true, false);
   swn_sum_doubles(&mean_loss, 1);
   float loss = (float)(mean_loss / t->ranks);
   if (!isfinite(loss))

@@ -38,18 +38,18 @@ static int64_t input_words(const SwnNetwork *net) {
   return (int64_t)net->in_c * net->in_h * net->in_w;
 }
 
-float *swn_batch_input(const SwnNetwork *net, const SwnStep *s, int64_t batch) {
-  return s->image + net->input_offset * batch;
+float *swn_batch_input(const SwnPlan *plan, const SwnStep *s, int64_t batch) {
+  return s->image + plan->input_offset * batch;
 }
 
-int32_t *swn_batch_labels(const SwnNetwork *net, const SwnStep *s, int64_t batch) {
-  return (int32_t *)(s->image + net->label_offset * batch);
+int32_t *swn_batch_labels(const SwnPlan *plan, const SwnStep *s, int64_t batch) {
+  return (int32_t *)(s->image + plan->label_offset * batch);
 }
 
 static void run_round(Worker *k) {
   const SwnNetwork *net = k->all->net;
   swn_conv_timing(k->step->conv, true);
-  net->forward(k->step, true);
+  net->forward(k->step);
   k->step->buckets_ready = 0;
   net->backward(k->step);
   if (k->step->buckets_ready != net->nbuckets)
@@ -90,8 +90,8 @@ static void open_worker(SwnWorkers *w, Worker *k, const SwnStep *main, int64_t i
   SwnStep *s = &k->own;
   *s = *main; /* the shared weights, optimiser settings and seed; no profile, no allreduce */
   s->profile = NULL;
-  s->image = swn_alloc(sizeof(float) * (size_t)(net->image_words * images));
-  s->fixed = swn_alloc(sizeof(float) * (size_t)net->fixed_words);
+  s->image = swn_alloc(sizeof(float) * (size_t)(net->plan.image_words * images));
+  s->fixed = swn_alloc(sizeof(float) * (size_t)net->plan.fixed_words);
   s->grads = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
   memcpy(s->state, main->state, sizeof(float) * (size_t)net->state_words);
@@ -145,11 +145,11 @@ void swn_workers_close(SwnWorkers *w) {
 int swn_workers_count(const SwnWorkers *w) { return w->count; }
 
 float *swn_workers_input(SwnWorkers *w) {
-  return w->count > 1 ? w->input : swn_batch_input(w->net, w->worker[0].step, w->batch);
+  return w->count > 1 ? w->input : swn_batch_input(&w->net->plan, w->worker[0].step, w->batch);
 }
 
 int32_t *swn_workers_labels(SwnWorkers *w) {
-  return w->count > 1 ? w->labels : swn_batch_labels(w->net, w->worker[0].step, w->batch);
+  return w->count > 1 ? w->labels : swn_batch_labels(&w->net->plan, w->worker[0].step, w->batch);
 }
 
 void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image) {
@@ -161,9 +161,9 @@ void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image) 
     s->first_image = first_image + (uint64_t)k->first; /* dropout masks as with one worker */
     s->batch = k->images;
     if (w->count == 1) return; /* the loader wrote worker 0's input */
-    memcpy(swn_batch_input(w->net, s, s->batch), w->input + k->first * words,
+    memcpy(swn_batch_input(&w->net->plan, s, s->batch), w->input + k->first * words,
            sizeof(float) * (size_t)(words * s->batch));
-    memcpy(swn_batch_labels(w->net, s, s->batch), w->labels + k->first,
+    memcpy(swn_batch_labels(&w->net->plan, s, s->batch), w->labels + k->first,
            sizeof(int32_t) * (size_t)s->batch);
   }
   memset(w->bucket_workers, 0, sizeof(int) * (size_t)(w->net->nbuckets + 1));

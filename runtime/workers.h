@@ -35,8 +35,8 @@ bool swn_workers_bucket_ready(SwnStep *s, int bucket, int64_t offset, int64_t wo
 
 /* Where step s keeps its input images and labels while it holds `batch` images (the per-image
  * layout of swnc_rt.h). */
-float *swn_batch_input(const SwnNetwork *net, const SwnStep *s, int64_t batch);
-int32_t *swn_batch_labels(const SwnNetwork *net, const SwnStep *s, int64_t batch);
+float *swn_batch_input(const SwnPlan *plan, const SwnStep *s, int64_t batch);
+int32_t *swn_batch_labels(const SwnPlan *plan, const SwnStep *s, int64_t batch);
 
 /* Worker 0's batch-norm statistics become the workers' mean, and every worker's. */
 void swn_workers_average_state(SwnWorkers *w);

@@ -35,6 +35,19 @@ expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ck
 expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
 ./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
 
+# Evaluation runs forward alone on its own memory plan: batch norm's running statistics,
+# dropout off, residual adds; its result is the same whatever the evaluation batch, and the
+# automatic batch (test_batch 0) is the largest that fits in a training batch's memory.
+"$swnc" "$root/tests/nets/small_resnet.swn" -o resnet || fail "cannot build small_resnet"
+./resnet --iterations 8 --threads 1 --quiet --checkpoint resnet.ckpt >/dev/null
+for tb in 1 7 64 auto; do
+  ./resnet --eval-only --init-weights resnet.ckpt --threads 1 $([ $tb = auto ] || echo --test-batch $tb) | grep "^test:"
+done > evals.txt
+[ "$(wc -l < evals.txt)" -eq 4 ] && [ "$(uniq evals.txt | wc -l)" -eq 1 ] && pass || fail "evaluation depends on the test batch: $(cat evals.txt)"
+auto=$("$swnc" --stats "$root/tests/nets/small_resnet.swn" | sed -n 's/.*(test batch \([0-9]*\): as many images as fit.*/\1/p')
+./resnet --help | grep -q -- "--test-batch N .*(default $auto: as many as fit in a training batch's memory)" && [ "$auto" -gt 16 ] &&
+  pass || fail "the automatic test batch: --stats says '$auto', --help says '$(./resnet --help | grep -- --test-batch)'"
+
 # Data files are validated with messages that name the file and the problem.
 fm=/usr/share/datasets/fashion-mnist
 expect_error "missing file" "cannot open" ./lenet --train nosuch.gz,$fm/train-labels-idx1-ubyte.gz --iterations 1

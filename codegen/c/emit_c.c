@@ -147,7 +147,6 @@ static void print_arg(Out *o, const Call *c, const CallArg *a) {
   if (field >= 0) putf(o, "s->%s", abi_structs[ABI_SwnStep].fields[field].name);
   switch (a->kind) {
   case ARG_BATCH: return put(o, "B");
-  case ARG_TRAIN: return put(o, "train");
   case ARG_STRUCT: return putf(o, "&%s", c->object);
   case ARG_PTR: return print_ptr(o, a->ptr);
   case ARG_BOOL: return put(o, a->i ? "true" : "false");
@@ -209,9 +208,11 @@ static void print_functions(Out *o, const Lowered *l) {
   for (int i = 0; i < l->workspace.len; i++)
     putf(o, "  if ((w = %s(&%s)) > need) need = w;\n", l->workspace.data[i].fn->name,
          l->workspace.data[i].object);
-  put(o, "  return need;\n}\n\nstatic void " LOWERED_FORWARD "(SwnStep *s, bool train) {\n"
-         "  const int B = s->batch;\n  (void)train;\n");
+  put(o, "  return need;\n}\n\nstatic void " LOWERED_FORWARD "(SwnStep *s) {\n"
+         "  const int B = s->batch;\n");
   print_calls(o, &l->forward, "SWN_PHASE_FORWARD");
+  put(o, "}\n\nstatic void " LOWERED_EVALUATE "(SwnStep *s) {\n  const int B = s->batch;\n");
+  print_calls(o, &l->evaluate, "SWN_PHASE_FORWARD");
   put(o, "}\n\nstatic void " LOWERED_BACKWARD "(SwnStep *s) {\n  const int B = s->batch;\n");
   print_calls(o, &l->backward, "SWN_PHASE_BACKWARD");
   put(o, "}\n\nstatic void " LOWERED_UPDATE "(SwnStep *s, float lr) {\n");
@@ -233,8 +234,8 @@ bool emit_c(const Module *m, const char *source, FILE *f) {
             "#define ACT(o) (s->image + (size_t)(o) * (size_t)B)\n#define FIX(o) (s->fixed + (o))\n"
             "#define PARAM(o) (s->params + (o))\n#define GRAD(o) (s->grads + (o))\n"
             "#define MOMENTUM(o) (s->momentum + (o))\n#define STATE(o) (s->state + (o))\n\n"
-            "static SwnWorkspaceFn " LOWERED_WORKSPACE ";\nstatic SwnForwardFn " LOWERED_FORWARD
-            ";\nstatic SwnBackwardFn " LOWERED_BACKWARD ";\nstatic SwnUpdateFn " LOWERED_UPDATE
+            "static SwnWorkspaceFn " LOWERED_WORKSPACE ";\nstatic SwnStepFn " LOWERED_FORWARD
+            ", " LOWERED_EVALUATE ", " LOWERED_BACKWARD ";\nstatic SwnUpdateFn " LOWERED_UPDATE
             ";\n\n");
     print_globals(&o, &l);
     print_functions(&o, &l);

@@ -17,7 +17,7 @@ typedef struct Gen {
   LLVMBuilderRef b;
   LLVMTypeRef i8, i32, i64, f32, p8, pf32, step;
   /* in the function being built */
-  LLVMValueRef s, batch32, batch64, train, lr;
+  LLVMValueRef s, batch32, batch64, lr;
   LLVMValueRef region[REG_COUNT]; /* float * bases */
 } Gen;
 
@@ -201,7 +201,6 @@ static LLVMValueRef arg_value(Gen *g, const Call *c, const CallArg *a) {
   LLVMValueRef *items;
   switch (a->kind) {
   case ARG_BATCH: return g->batch32;
-  case ARG_TRAIN: return g->train;
   case ARG_SEED:
   case ARG_ITERATION:
   case ARG_FIRST_IMAGE: return load_step(g, field, g->i64);
@@ -284,14 +283,16 @@ static LLVMValueRef add_function(Gen *g, const char *name, LLVMTypeRef ret, LLVM
   return fn;
 }
 
+enum { FN_WORKSPACE, FN_FORWARD, FN_EVALUATE, FN_BACKWARD, FN_UPDATE, STEP_FUNCTIONS };
+
 /* The step functions' declarations, before the constants that name them. */
-static void declare_step_functions(Gen *g, LLVMValueRef fns[4]) {
-  LLVMTypeRef with_flag[2] = {g->p8, g->i8}, with_lr[2] = {g->p8, g->f32};
-  fns[0] = add_function(g, LOWERED_WORKSPACE, g->i64, NULL, 0);
-  fns[1] = add_function(g, LOWERED_FORWARD, LLVMVoidTypeInContext(g->ctx), with_flag, 2);
-  LLVMAddAttributeAtIndex(fns[1], 2, zeroext(g));
-  fns[2] = add_function(g, LOWERED_BACKWARD, LLVMVoidTypeInContext(g->ctx), with_flag, 1);
-  fns[3] = add_function(g, LOWERED_UPDATE, LLVMVoidTypeInContext(g->ctx), with_lr, 2);
+static void declare_step_functions(Gen *g, LLVMValueRef fns[STEP_FUNCTIONS]) {
+  LLVMTypeRef step_then_lr[2] = {g->p8, g->f32}, void_type = LLVMVoidTypeInContext(g->ctx);
+  fns[FN_WORKSPACE] = add_function(g, LOWERED_WORKSPACE, g->i64, NULL, 0);
+  fns[FN_FORWARD] = add_function(g, LOWERED_FORWARD, void_type, step_then_lr, 1);
+  fns[FN_EVALUATE] = add_function(g, LOWERED_EVALUATE, void_type, step_then_lr, 1);
+  fns[FN_BACKWARD] = add_function(g, LOWERED_BACKWARD, void_type, step_then_lr, 1);
+  fns[FN_UPDATE] = add_function(g, LOWERED_UPDATE, void_type, step_then_lr, 2);
 }
 
 /* Opens a step function's body: void name(SwnStep *s, ...), with the region bases loaded once. */
@@ -304,23 +305,23 @@ static void begin_step(Gen *g, LLVMValueRef fn) {
     g->region[r] = load_step(g, region_step_field((Region)r), g->pf32);
 }
 
-static void build_functions(Gen *g, LLVMValueRef fns[4]) {
-  /* forward(SwnStep *, bool train): the flag is tested, not trusted to be 0 or 1 */
-  begin_step(g, fns[1]);
-  g->train =
-      LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, LLVMGetParam(fns[1], 1), c_i8(g, 0), ""),
-                    g->i8, "train");
-  emit_calls(g, &g->l->forward, SWN_PHASE_FORWARD);
+/* void name(SwnStep *s): the calls of one list. */
+static void build_step(Gen *g, LLVMValueRef fn, const CallList *calls, int phase) {
+  begin_step(g, fn);
+  emit_calls(g, calls, phase);
   LLVMBuildRetVoid(g->b);
-  begin_step(g, fns[2]);
-  emit_calls(g, &g->l->backward, SWN_PHASE_BACKWARD);
-  LLVMBuildRetVoid(g->b);
-  begin_step(g, fns[3]);
-  g->lr = LLVMGetParam(fns[3], 1);
+}
+
+static void build_functions(Gen *g, LLVMValueRef fns[STEP_FUNCTIONS]) {
+  build_step(g, fns[FN_FORWARD], &g->l->forward, SWN_PHASE_FORWARD);
+  build_step(g, fns[FN_EVALUATE], &g->l->evaluate, SWN_PHASE_FORWARD);
+  build_step(g, fns[FN_BACKWARD], &g->l->backward, SWN_PHASE_BACKWARD);
+  begin_step(g, fns[FN_UPDATE]);
+  g->lr = LLVMGetParam(fns[FN_UPDATE], 1);
   emit_calls(g, &g->l->update, SWN_PHASE_UPDATE);
   LLVMBuildRetVoid(g->b);
   /* size_t workspace(void): the largest any kernel asks for */
-  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, fns[0], "entry"));
+  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, fns[FN_WORKSPACE], "entry"));
   LLVMValueRef need = c_i64(g, 0);
   for (int i = 0; i < g->l->workspace.len; i++) {
     LLVMValueRef w = emit_call(g, &g->l->workspace.data[i]);
@@ -357,7 +358,7 @@ LLVMModuleRef llvm_build_module(const Module *m, const char *source, LLVMContext
   g.pf32 = LLVMPointerType(g.f32, 0);
   g.step = llvm_runtime_type(ctx, "SwnStep");
   LLVMSetSourceFileName(g.mod, source, strlen(source));
-  LLVMValueRef fns[4];
+  LLVMValueRef fns[STEP_FUNCTIONS];
   declare_step_functions(&g, fns);
   build_globals(&g);
   build_functions(&g, fns);
