@@ -1,52 +1,69 @@
 #!/usr/bin/env bash
-# Training throughput of swnc against PyTorch CPU, measured in the same run: LeNet (batch 64,
-# Fashion-MNIST) and cifar10_quick (batch 100, synthetic data), with 1 and 2 threads, under
-# OPENBLAS_CORETYPE=Haswell (OpenBLAS held to AVX2, this environment's preset) and unset
-# (OpenBLAS picks its kernels for the CPU; AVX-512 here); best of two alternating runs of each.
-# swnc's rate is its training loop's
-# (data loading included, evaluation excluded); PyTorch's is on in-memory tensors.
-# Also the peak RSS of a LeNet training run of each.
-#   bench/train_vs_pytorch.sh [BUILD_DIR]     (default: build)
+# Training throughput and peak memory of swnc's programs against PyTorch CPU on the same
+# networks (bench/pytorch_nets.py builds each example in PyTorch), batch and thread count:
+#   lenet b64, cifar10_quick b100, alexnet b32, vgg16 b8, resnet50 b8, googlenet b8.
+# swnc runs 2 threads; PyTorch runs torch.set_num_threads(2) with OpenBLAS's own pool at 1
+# thread and at 2 threads, and the faster of the two is its figure (the table says which won).
+# Runs alternate (swnc, PyTorch at 1, PyTorch at 2, twice) and each side keeps its best, because
+# the machine is shared and noisy. Everything runs with OPENBLAS_CORETYPE=Haswell (OpenBLAS held
+# to AVX2, this environment's preset) and again with it unset (OpenBLAS picks AVX-512 here).
+# swnc's rate is its training loop's over the second half of the run (data loading included:
+# synthetic images for the ImageNet-sized nets, Fashion-MNIST for lenet); PyTorch's is on one
+# in-memory random batch after warm-up. Peak RSS: swnc's from /usr/bin/time, PyTorch's from
+# getrusage; "predicted" is `swnc --stats`'s memory of a run for the same batch.
+#   bench/train_vs_pytorch.sh [BUILD_DIR] [NET...]     (default: build, every net)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
+shift || true
 swnc=$build/driver/swnc
 py=/usr/bin/python3 # Debian's python3-torch
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$swnc" "$root/examples/lenet.swn" -o "$work/lenet"
-"$swnc" "$root/examples/cifar10_quick.swn" -o "$work/cifar10_quick"
 
-# images/s of the second half of an N-iteration run (the first half warms up)
-swnc_rate() { # net threads iterations
-  "$work/$1" --iterations "$3" --threads "$2" --display $(($3 / 2)) --test-size 100 --quiet \
-    --log "$work/log.json" >/dev/null
-  grep '"train"' "$work/log.json" | tail -1 | sed 's/.*"images_per_s":\([0-9.]*\).*/\1/'
+nets=("$@")
+[ ${#nets[@]} -gt 0 ] || nets=(lenet cifar10_quick alexnet vgg16 resnet50 googlenet)
+batch_of() { case $1 in lenet) echo 64 ;; cifar10_quick) echo 100 ;; alexnet) echo 32 ;; *) echo 8 ;; esac; }
+iterations_of() { case $1 in lenet) echo 800 ;; cifar10_quick) echo 200 ;; vgg16) echo 4 ;; *) echo 10 ;; esac; }
+
+# images/s of the second half of the run, and peak RSS in MiB
+swnc_run() { # net batch iterations
+  /usr/bin/time -f "%M" -o "$work/rss" "$work/$1" --batch "$2" --iterations "$3" --threads 2 \
+    --display $(($3 / 2)) --test-size 8 --quiet --log "$work/log.json" >/dev/null
+  printf "%s %s\n" "$(grep '"train"' "$work/log.json" | tail -1 | sed 's/.*"images_per_s":\([0-9.]*\).*/\1/')" \
+    "$(awk "{ print \$1 / 1024 }" "$work/rss")"
 }
+torch_run() { # blas_threads net batch iterations
+  OPENBLAS_NUM_THREADS=$1 $py "$root/bench/pytorch_nets.py" "$2" 2 "$4" "$3"
+}
+best() { awk "BEGIN { print ($1 > $2) ? $1 : $2 }"; }
+least() { awk "BEGIN { print ($1 < $2 || $2 == 0) ? $1 : $2 }"; }
 
-echo "# swnc vs PyTorch $($py -c 'import torch; print(torch.__version__)') CPU training, images/s (higher is better)"
-printf "%-26s %-14s %8s %10s %10s %7s\n" "OPENBLAS_CORETYPE" network threads swnc pytorch ratio
+for net in "${nets[@]}"; do "$swnc" "$root/examples/$net.swn" -o "$work/$net"; done
+echo "# swnc vs PyTorch $($py -c 'import torch; print(torch.__version__)') CPU training, 2 threads"
+echo "# img/s: higher is better; RSS: peak MiB, lower is better"
+printf "%-17s %-14s %6s %9s %9s %7s %9s %9s %9s %7s  %s\n" OPENBLAS_CORETYPE network batch \
+  "swnc" "pytorch" "speed" "swnc RSS" "predicted" "pt RSS" "memory" "pytorch's best OpenBLAS pool"
 for coretype in Haswell unset; do
-  for net in lenet:400 cifar10_quick:200; do
-    name=${net%:*} iterations=${net#*:}
-    for threads in 1 2; do
-      if [ "$coretype" = unset ]; then envs=(env -u OPENBLAS_CORETYPE); else envs=(env OPENBLAS_CORETYPE=$coretype); fi
-      # best of two alternating runs each: the machine is shared and noisy (+-25% seen)
-      ours=0 theirs=0
-      for round in 1 2; do
-        o=$("${envs[@]}" bash -c "$(declare -f swnc_rate); work=$work; swnc_rate $name $threads $iterations")
-        t=$("${envs[@]}" $py "$root/bench/pytorch_nets.py" "$name" "$threads" "$iterations" | cut -d' ' -f1)
-        ours=$(awk "BEGIN { print ($o > $ours) ? $o : $ours }")
-        theirs=$(awk "BEGIN { print ($t > $theirs) ? $t : $theirs }")
+  if [ "$coretype" = unset ]; then envs=(env -u OPENBLAS_CORETYPE); else envs=(env OPENBLAS_CORETYPE=$coretype); fi
+  for net in "${nets[@]}"; do
+    batch=$(batch_of "$net") iterations=$(iterations_of "$net")
+    predicted=$("$swnc" --stats -D train.batch="$batch" "$root/examples/$net.swn" |
+      sed -n 's/^memory of a run *\([0-9.]*\) MiB.*/\1/p')
+    ours=0 ours_rss=0 pool1=0 pool2=0 theirs_rss=0
+    for round in 1 2; do
+      read -r rate rss < <("${envs[@]}" bash -c "$(declare -f swnc_run); work=$work; swnc_run $net $batch $iterations")
+      ours=$(best "$rate" "$ours") ours_rss=$(least "$rss" "$ours_rss")
+      for pool in 1 2; do
+        read -r rate rss < <("${envs[@]}" bash -c "$(declare -f torch_run); py=$py root=$root; torch_run $pool $net $batch $iterations")
+        if [ $pool = 1 ]; then pool1=$(best "$rate" "$pool1"); else pool2=$(best "$rate" "$pool2"); fi
+        theirs_rss=$(least "$rss" "$theirs_rss")
       done
-      printf "%-26s %-14s %8d %10.0f %10.0f %6.2fx\n" "$coretype" "$name" "$threads" "$ours" "$theirs" \
-        "$(awk "BEGIN { print $ours / $theirs }")"
     done
+    theirs=$(best "$pool1" "$pool2")
+    winner=$(awk "BEGIN { print ($pool1 >= $pool2) ? \"1 thread ($pool1 vs $pool2 img/s)\" : \"2 threads ($pool2 vs $pool1 img/s)\" }")
+    printf "%-17s %-14s %6d %9.1f %9.1f %6.2fx %9.0f %9.0f %9.0f %6.2fx  %s\n" "$coretype" "$net" "$batch" \
+      "$ours" "$theirs" "$(awk "BEGIN { print $ours / $theirs }")" "$ours_rss" "$predicted" "$theirs_rss" \
+      "$(awk "BEGIN { print $ours_rss / $theirs_rss }")" "$winner"
   done
 done
-
-echo
-echo "# peak RSS while training LeNet (MiB)"
-/usr/bin/time -f "%M" -o "$work/rss" "$work/lenet" --iterations 200 --threads 2 --quiet >/dev/null
-printf "swnc     %6.0f (Fashion-MNIST in memory as uint8: 55 MiB of it)\n" "$(awk "BEGIN { print $(cat "$work/rss") / 1024 }")"
-printf "pytorch  %6.0f (random in-memory batch only)\n" "$($py "$root/bench/pytorch_nets.py" lenet 2 50 | cut -d' ' -f2)"
