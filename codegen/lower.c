@@ -10,8 +10,9 @@ typedef struct Ctx {
   const Module *m;
   Arena *a;
   Lowered *out;
-  StepKind step;        /* whose memory plan the buffers come from */
-  const char **objects; /* per op: the global holding its kernel struct, or NULL */
+  StepKind step;          /* whose memory plan the buffers come from */
+  const char **objects;   /* per op: the global holding its kernel struct, or NULL */
+  const char **epilogues; /* per op: the global holding its epilogue's SwkAct, or NULL */
   bool ok;
 } Ctx;
 
@@ -202,6 +203,12 @@ static Datum pool_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
   return s;
 }
 
+static Datum act_struct(Ctx *c, Shape y, double slope) {
+  Datum s = d_struct(c->a, ABI_SwkAct);
+  s.items[SwkAct_n] = d_int(shape_per_image(y)), s.items[SwkAct_slope] = d_float(slope);
+  return s;
+}
+
 /* The op's kernel-parameter struct, or a ZERO datum if its kernels take none. */
 static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
   const Graph *g = &c->m->graph;
@@ -217,10 +224,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkFc_in] = d_int(shape_per_image(x)), s.items[SwkFc_out] = d_int(a->outputs);
     s.items[SwkFc_bias] = d_int(a->bias);
     return s;
-  case FAMILY_ACTIVATION:
-    s = d_struct(c->a, *type = ABI_SwkAct);
-    s.items[SwkAct_n] = d_int(shape_per_image(y)), s.items[SwkAct_slope] = d_float(a->slope);
-    return s;
+  case FAMILY_ACTIVATION: *type = ABI_SwkAct; return act_struct(c, y, a->slope);
   case FAMILY_BATCHNORM:
     s = d_struct(c->a, *type = ABI_SwkBatchNorm);
     s.items[SwkBatchNorm_c] = d_int(x.dim[1]),
@@ -255,7 +259,15 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
 static void lower_structs(Ctx *c) {
   const Graph *g = &c->m->graph;
   c->objects = arena_alloc(c->a, sizeof(const char *) * (size_t)(g->ops.len + 1));
+  c->epilogues = arena_alloc(c->a, sizeof(const char *) * (size_t)(g->ops.len + 1));
   for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    if (op->epilogue.on) {
+      c->epilogues[i] = arena_printf(c->a, "L%d_epilogue", i);
+      add_global(c, c->epilogues[i], ABI_SwkAct, 0,
+                 act_struct(c, g->values.data[op->output].shape, op->epilogue.slope),
+                 arena_printf(c->a, "%s's %s", op->name, op_info[op->epilogue.kind].name));
+    }
     AbiStructId type;
     Datum s = make_struct(c, &g->ops.data[i], &type);
     if (s.kind == DATUM_ZERO) continue;
@@ -318,8 +330,8 @@ static const char *kernel_name(Ctx *c, const Op *op, const char *direction) {
 /* The kernels' training-mode flag: set in the training step's forward, clear in evaluation. */
 static void arg_train(Ctx *c, Call *call) { arg_bool(c, call, c->step == STEP_TRAIN); }
 
-/* Op i's forward calls, appended to f (the training step's forward, or evaluation). */
-static void lower_forward(Ctx *c, CallList *f, int i) {
+/* Op i's own forward calls, appended to f (the training step's forward, or evaluation). */
+static void lower_forward_op(Ctx *c, CallList *f, int i) {
   const Module *m = c->m;
   const Op *op = &m->graph.ops.data[i];
   Call *k;
@@ -387,6 +399,35 @@ static void lower_forward(Ctx *c, CallList *f, int i) {
     arg_ptr(c, k, output(c, op));
     return;
   }
+}
+
+/* swk_<activation>_<direction>(epilogue struct, batch, ...) for op i's epilogue. */
+static Call *epilogue_call(Ctx *c, CallList *list, int i, const char *direction) {
+  const Op *op = &c->m->graph.ops.data[i];
+  Call *k = begin(c, list,
+                  arena_printf(c->a, "swk_%s_%s", op_info[op->epilogue.kind].name, direction), i);
+  k->object = c->epilogues[i];
+  arg_kind(c, k, ARG_STRUCT), arg_kind(c, k, ARG_BATCH);
+  return k;
+}
+
+/* Op i's forward, then its epilogue on its output in place. */
+static void lower_forward(Ctx *c, CallList *f, int i) {
+  const Op *op = &c->m->graph.ops.data[i];
+  lower_forward_op(c, f, i);
+  if (!op->epilogue.on) return;
+  Call *k = epilogue_call(c, f, i, "forward");
+  arg_ptr(c, k, output(c, op)), arg_ptr(c, k, output(c, op));
+}
+
+/* Before op i's backward: its epilogue's backward turns the gradient of its output into the
+ * gradient of the values before the activation, in place. */
+static void lower_epilogue_backward(Ctx *c, int i) {
+  const Op *op = &c->m->graph.ops.data[i];
+  if (!op->epilogue.on) return;
+  Call *k = epilogue_call(c, &c->out->backward, i, "backward");
+  arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), arg_ptr(c, k, dy(c, op));
+  arg_bool(c, k, false);
 }
 
 /* ------------------------------------------------------------------ backward */
@@ -769,7 +810,7 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   }
   Io io;
   if (!find_io(m, &io)) return false;
-  Ctx c = {m, a, out, STEP_EVAL, NULL, true};
+  Ctx c = {m, a, out, STEP_EVAL, NULL, NULL, true};
   lower_structs(&c);
   for (int i = 0; i < m->schedule.forward.len; i++)
     lower_forward(&c, &out->evaluate, m->schedule.forward.data[i]);
@@ -777,6 +818,7 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   for (int i = 0; i < m->schedule.forward.len; i++)
     lower_forward(&c, &out->forward, m->schedule.forward.data[i]);
   for (int i = 0; i < m->schedule.backward.len; i++) {
+    lower_epilogue_backward(&c, m->schedule.backward.data[i].op);
     lower_backward(&c, &m->schedule.backward.data[i]);
     lower_bucket_marks(&c, i);
   }

@@ -75,6 +75,8 @@ static void usage(FILE *f) {
       "                       object from LLVM, linked with $CC)\n"
       "  --triple=TRIPLE      LLVM target triple for llvm, bc, asm and obj (default: the host)\n"
       "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
+      "  --no-fuse            keep every activation as its own op (default: folded into the\n"
+      "                       op before it where that is exact, see --passes)\n"
       "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
       "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
       "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
@@ -128,6 +130,7 @@ enum {
   OPT_BACKEND,
   OPT_TRIPLE,
   OPT_FUSION,
+  OPT_NO_FUSE,
   OPT_CONV,
   OPT_TUNE,
   OPT_EXPLAIN,
@@ -163,6 +166,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                                         {"backend", required_argument, 0, OPT_BACKEND},
                                         {"triple", required_argument, 0, OPT_TRIPLE},
                                         {"fusion-threshold", required_argument, 0, OPT_FUSION},
+                                        {"no-fuse", no_argument, 0, OPT_NO_FUSE},
                                         {"conv", required_argument, 0, OPT_CONV},
                                         {"tune", required_argument, 0, OPT_TUNE},
                                         {"explain", no_argument, 0, OPT_EXPLAIN},
@@ -263,6 +267,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->build.llvm = !strcmp(optarg, "llvm");
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
+    case OPT_NO_FUSE: o->compile.no_fuse = true; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
         return usage_error(

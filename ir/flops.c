@@ -46,4 +46,8 @@ double flops_softmax(const Graph *g, const Op *op) {
   return 4.0 * (double)shape_elems(in_shape(g, op, 0));
 }
 
-double op_flops(const Graph *g, const Op *op) { return op_info[op->kind].flops(g, op); }
+/* An epilogue's activation works on the op's output, as it did on its own. */
+double op_flops(const Graph *g, const Op *op) {
+  double epilogue = op->epilogue.on ? op_info[op->epilogue.kind].flops(g, op) : 0;
+  return op_info[op->kind].flops(g, op) + epilogue;
+}

@@ -260,6 +260,15 @@ typedef enum {
  * (forward, backward, update) and evaluation (forward only, in inference mode). */
 typedef enum { STEP_TRAIN, STEP_EVAL, STEP_KINDS } StepKind;
 
+/* An activation folded into the op that produces its input (pass fuse-elementwise): applied to
+ * the op's output in place after forward, and to the output's gradient in place before the
+ * op's backward (reading the output: the memory plan keeps it until then). */
+typedef struct Epilogue {
+  bool on;
+  OpKind kind; /* FAMILY_ACTIVATION */
+  double slope;
+} Epilogue;
+
 /* An op's buffers in one step's plan: indices into its buffers, -1 for none. */
 typedef struct OpBuffers {
   int out, grad, saved[2];
@@ -275,6 +284,7 @@ typedef struct Op {
   OpAttrs attr;
   VEC(Param) params;
   ConvChoice conv; /* conv only */
+  Epilogue epilogue;
   /* set by the memory plan: the op's buffers in each step's plan, what it saves for backward,
    * and the offset of its non-learned state */
   OpBuffers buf[STEP_KINDS];
@@ -445,6 +455,7 @@ typedef struct CompileOptions {
   int conv;                 /* ConvForce: --conv */
   const Tuning *tuning;     /* --tune: measured costs, or NULL */
   const char *machine;      /* this machine as tuning files name it (with --tune) */
+  bool no_fuse;             /* --no-fuse: keep every element-wise op on its own */
   int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
                                per tensor; INT64_MAX: one bucket */
 } CompileOptions;
@@ -462,7 +473,8 @@ typedef enum {
   STAGE_SCHEDULED = 1 << 5,  /* forward, backward and update steps */
   STAGE_PLANNED = 1 << 6,    /* every buffer is placed */
   STAGE_CUT = 1 << 7,        /* the gradient pool is cut into buckets */
-  STAGE_ALL = (1 << 8) - 1,
+  STAGE_FUSED = 1 << 8,      /* activations are folded into their producers */
+  STAGE_ALL = (1 << 9) - 1,
 } Stage;
 
 struct Graph {

@@ -26,6 +26,10 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
     fprintf(f, "%s%s", j ? ", " : "", g->values.data[op->inputs.data[j]].name);
   fputc(')', f);
   print_attrs(f, op);
+  if (op->epilogue.on) {
+    fprintf(f, " epilogue=%s", op_info[op->epilogue.kind].name);
+    if (op->epilogue.slope != 0) fprintf(f, "(slope=%g)", op->epilogue.slope);
+  }
   const Value *out = &g->values.data[op->output];
   if (!module_has(m, STAGE_SHAPED)) {
     fputs(" -> ?\n", f);

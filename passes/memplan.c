@@ -1,10 +1,11 @@
 /* Pass `memplan`: gives every tensor of the training step, and of evaluation, an offset.
  *
  * Training buffers are the ops' outputs, the gradients of those outputs, and what ops save for
- * backward. Each lives on the step timeline (forward op i is step i, backward step j is
- * step n + j) from the step that writes it to the last step that reads it: an activation
- * lives until its last forward consumer or the backward step that reads it (the op table's
- * bwd_reads), a gradient from its first writer to its producer's backward step. Buffers whose
+ * backward. Each lives on the step timeline (forward op i is step i, then the backward steps,
+ * an epilogue's backward a step of its own) from the step that writes it to the last step that
+ * reads it: an activation lives until its last forward consumer or the backward step that
+ * reads it (the op table's bwd_reads; an op's epilogue reads its output), a gradient from its
+ * first writer to its producer's backward step. Buffers whose
  * lifetimes do not overlap may share memory; placement is greedy, largest first, at the
  * lowest offset that fits (as static planners in Glow and TensorFlow do).
  *
@@ -31,12 +32,19 @@ static int add_buffer(Module *m, StepPlan *p, BufferKind kind, const char *name,
 
 static int extend(int last, int step) { return step > last ? step : last; }
 
-/* Per op: the step of its backward on the training timeline (ops + backward index), or -1;
- * for evaluation, -1 for all. */
+/* Per op: the step of its backward on the training timeline, or -1; for evaluation, -1 for all.
+ * Forward op i is step i; then each backward step in turn, preceded by a step of its own for an
+ * epilogue's backward (which reads the op's output before the op's backward writes anything). */
 static int *backward_steps(Module *m, StepKind kind) {
-  int *bstep = schedule_backward_index(m);
-  for (int i = 0; i < m->graph.ops.len; i++)
-    if (bstep[i] >= 0) bstep[i] = kind == STEP_EVAL ? -1 : bstep[i] + m->graph.ops.len;
+  int n = m->graph.ops.len, *bstep = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) bstep[i] = -1;
+  if (kind == STEP_EVAL) return bstep;
+  int step = n;
+  for (int j = 0; j < m->schedule.backward.len; j++) {
+    int op = m->schedule.backward.data[j].op;
+    if (m->graph.ops.data[op].epilogue.on) step++;
+    bstep[op] = step++;
+  }
   return bstep;
 }
 
@@ -55,6 +63,7 @@ static void create_buffers(Module *m, StepKind kind) {
     bool metric = role == ROLE_LOSS || role == ROLE_METRIC;     /* read after it */
     int last = metric ? INT_MAX : i;
     if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
+    if (op->epilogue.on && bstep[i] >= 0) last = extend(last, bstep[i] - 1); /* its backward */
     ob->out = add_buffer(m, p, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
                          v->dtype, external ? 0 : i, last);
     SavedSpec saved[2];
@@ -83,21 +92,59 @@ static void create_buffers(Module *m, StepKind kind) {
       if (s->input_grad.data[k] != GRAD_WRITE) continue;
       const Value *v = &g->values.data[op->inputs.data[k]];
       Op *producer = &g->ops.data[v->producer];
+      int written = bstep[s->op];
       producer->buf[kind].grad =
           add_buffer(m, p, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
-                     shape_per_image(v->shape), true, DT_F32, n + j,
-                     bstep[v->producer] >= 0 ? bstep[v->producer] : n + j);
+                     shape_per_image(v->shape), true, DT_F32, written,
+                     bstep[v->producer] >= 0 ? bstep[v->producer] : written);
     }
   }
 }
 
 static int64_t align(int64_t x) { return (x + ALIGN_WORDS - 1) / ALIGN_WORDS * ALIGN_WORDS; }
 
-static int by_size_then_start(const void *a, const void *b) {
-  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
-  if (x->elems != y->elems) return x->elems < y->elems ? 1 : -1;
+/* The orders greedy placement tries, each with the others as tie-breakers; the smallest region
+ * wins. By size alone, a long-lived small buffer (the input images) can land above a gap that a
+ * short-lived large one left; placing long-lived or large-and-long-lived buffers first avoids
+ * that on other graphs. */
+static int64_t lifetime(const Buffer *b) { return (int64_t)b->last - b->first + 1; }
+static int64_t footprint(const Buffer *b) { return b->elems * lifetime(b); }
+
+static int descending(int64_t x, int64_t y) { return x < y ? 1 : x > y ? -1 : 0; }
+
+static int tie_break(const Buffer *x, const Buffer *y) {
   if (x->first != y->first) return x->first < y->first ? -1 : 1;
   return x < y ? -1 : x > y;
+}
+
+static int by_size(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  int d = descending(x->elems, y->elems);
+  return d ? d : tie_break(x, y);
+}
+
+static int by_lifetime(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  int d = descending(lifetime(x), lifetime(y));
+  return d ? d : by_size(a, b);
+}
+
+static int by_footprint(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  int d = descending(footprint(x), footprint(y));
+  return d ? d : by_size(a, b);
+}
+
+static int by_start(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  int d = descending(y->first, x->first);
+  return d ? d : by_size(a, b);
+}
+
+static int by_end(const void *a, const void *b) {
+  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
+  int d = descending(x->last, y->last);
+  return d ? d : by_size(a, b);
 }
 
 static int by_offset(const void *a, const void *b) {
@@ -109,14 +156,9 @@ static bool overlap_in_time(const Buffer *a, const Buffer *b) {
   return a->first <= b->last && b->first <= a->last;
 }
 
-/* Places the buffers of one region (per-image or fixed); returns the region's size. */
-static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
-  int total = p->buffers.len, count = 0;
-  Buffer **order = arena_alloc(&m->arena, sizeof *order * (size_t)(total + 1));
-  Buffer **live = arena_alloc(&m->arena, sizeof *live * (size_t)(total + 1));
-  for (int i = 0; i < total; i++)
-    if (p->buffers.data[i].per_image == per_image) order[count++] = &p->buffers.data[i];
-  qsort(order, (size_t)count, sizeof *order, by_size_then_start);
+/* Places the buffers in `order`, each at the lowest offset where it overlaps no buffer placed
+ * before it that is live at the same time; returns the region's size. */
+static int64_t place_in_order(Buffer **order, int count, Buffer **live) {
   int64_t size = 0;
   for (int i = 0; i < count; i++) {
     Buffer *b = order[i];
@@ -134,6 +176,28 @@ static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
     if (offset + words > size) size = offset + words;
   }
   return size;
+}
+
+/* Places the buffers of one region (per-image or fixed) in the best of the greedy orders;
+ * returns the region's size. */
+static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
+  int (*const orders[])(const void *, const void *) = {by_size, by_lifetime, by_footprint, by_start,
+                                                       by_end};
+  int norders = (int)(sizeof orders / sizeof orders[0]);
+  int total = p->buffers.len, count = 0;
+  Buffer **order = arena_alloc(&m->arena, sizeof *order * (size_t)(total + 1));
+  Buffer **live = arena_alloc(&m->arena, sizeof *live * (size_t)(total + 1));
+  for (int i = 0; i < total; i++)
+    if (p->buffers.data[i].per_image == per_image) order[count++] = &p->buffers.data[i];
+  int best = 0;
+  int64_t best_size = INT64_MAX;
+  for (int k = 0; k < norders; k++) {
+    qsort(order, (size_t)count, sizeof *order, orders[k]);
+    int64_t size = place_in_order(order, count, live);
+    if (size < best_size) best = k, best_size = size;
+  }
+  qsort(order, (size_t)count, sizeof *order, orders[best]);
+  return place_in_order(order, count, live);
 }
 
 static void place_parameters(Module *m) {

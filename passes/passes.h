@@ -28,6 +28,7 @@ bool pipeline_run(Module *m, const PipelineOptions *opts);
 bool pass_elaborate(Module *m);
 bool pass_infer_shapes(Module *m);
 bool pass_verify(Module *m);
+bool pass_fuse_elementwise(Module *m);
 bool pass_conv_strategy(Module *m);
 bool pass_layout(Module *m);
 bool pass_schedule(Module *m);

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The fuse-elementwise pass: activations folded into the op before them train exactly as the
+# unfused program does. For lenet, cifar10_quick and a small ResNet (ReLU after fc, pooling,
+# convolution, batch norm and a residual add), 20 iterations' losses of the fused program match
+# --no-fuse's to a relative 1e-5 (they are bit-identical: the same kernels on the same values),
+# built from C and by LLVM on the host, and from C on the sw26010 target (its emulator); the
+# fused IR has the epilogues and fewer ops, and, with the same convolution plans (explicit:
+# the layout pass may lay a graph without activations out differently), its training plan is no
+# larger.
+# Usage: fuse_test.sh SWNC PROJECT_DIR WORKDIR
+swnc=$1 root=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib.sh"
+args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+
+# close WHAT A.json B.json: 20 losses each, equal to a relative 1e-5
+close() {
+  worst=$(worst_difference "$2" "$3")
+  case $worst in
+    count*) fail "$1: $worst losses, not 20" ;;
+    *) if awk "BEGIN { exit !($worst <= 1e-5) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
+  esac
+}
+
+ops() { grep -c '^  [^ ]* = ' "$1"; }
+per_image() { sed -n 's/^  train: per-image \([0-9]*\) words.*/\1/p' "$1"; }
+
+for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/tests/nets/small_resnet.swn"; do
+  name=$(basename "$net" .swn)
+  "$swnc" --emit=ir --conv=explicit "$net" > "$name-fused.ir" &&
+    "$swnc" --emit=ir --conv=explicit --no-fuse "$net" > "$name-unfused.ir" || { fail "$name: IR"; continue; }
+  if grep -q ' epilogue=relu ' "$name-fused.ir" && ! grep -q ' = relu(' "$name-fused.ir" &&
+    [ "$(ops "$name-fused.ir")" -lt "$(ops "$name-unfused.ir")" ] &&
+    [ "$(per_image "$name-fused.ir")" -le "$(per_image "$name-unfused.ir")" ]; then pass; else
+    fail "$name: the fused IR ($(ops "$name-fused.ir") ops, $(per_image "$name-fused.ir") words per image) against the unfused ($(ops "$name-unfused.ir"), $(per_image "$name-unfused.ir"))"
+  fi
+  for build in "c:" "llvm:--backend=llvm" "sw26010:--target=sw26010"; do
+    what=${build%%:*} flags=${build#*:}
+    "$swnc" $flags "$net" -o "$name-$what-fused" && "$swnc" $flags --no-fuse "$net" -o "$name-$what-unfused" ||
+      { fail "$name ($what): build"; continue; }
+    batch=$([ $what = sw26010 ] && echo "--batch 8")
+    ./"$name-$what-fused" $args $batch --log "$name-$what-fused.json" >/dev/null
+    ./"$name-$what-unfused" $args $batch --log "$name-$what-unfused.json" >/dev/null
+    close "$name ($what): fused vs unfused" "$name-$what-fused.json" "$name-$what-unfused.json"
+  done
+done
+finish
