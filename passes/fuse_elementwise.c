@@ -16,14 +16,12 @@
 /* Whether op p can take an activation on its output. */
 static bool takes_epilogue(const Op *p) {
   const OpInfo *info = &op_info[p->kind];
-  return info->role == ROLE_LAYER && info->family != FAMILY_NONE && !p->epilogue.on &&
-         !(info->bwd_reads & BWD_OUT);
+  return info->role == ROLE_LAYER && info->family != FAMILY_NONE && !(info->bwd_reads & BWD_OUT);
 }
 
 /* Whether activation op a can run as an epilogue: its backward reads its output only. */
 static bool is_foldable_activation(const Op *a) {
-  return op_info[a->kind].family == FAMILY_ACTIVATION && op_info[a->kind].bwd_reads == BWD_OUT &&
-         a->inputs.len == 1;
+  return op_info[a->kind].family == FAMILY_ACTIVATION && op_info[a->kind].bwd_reads == BWD_OUT;
 }
 
 /* Readers of each value. */

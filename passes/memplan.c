@@ -196,8 +196,11 @@ static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
     int64_t size = place_in_order(order, count, live);
     if (size < best_size) best = k, best_size = size;
   }
-  qsort(order, (size_t)count, sizeof *order, orders[best]);
-  return place_in_order(order, count, live);
+  if (best != norders - 1) { /* the offsets are the last order's: place the best again */
+    qsort(order, (size_t)count, sizeof *order, orders[best]);
+    place_in_order(order, count, live);
+  }
+  return best_size;
 }
 
 static void place_parameters(Module *m) {
