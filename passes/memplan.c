@@ -178,12 +178,18 @@ static int64_t place_in_order(Buffer **order, int count, Buffer **live) {
   return size;
 }
 
+/* Placement is quadratic in the buffers; past this many (no real network comes near: ResNet-50
+ * has about 600) only the first order is tried, so that a generated graph of tens of thousands
+ * of layers still compiles in seconds. */
+enum { ORDERS_TRIED_UP_TO = 4096 };
+
 /* Places the buffers of one region (per-image or fixed) in the best of the greedy orders;
  * returns the region's size. */
 static int64_t place_region(Module *m, StepPlan *p, bool per_image) {
   int (*const orders[])(const void *, const void *) = {by_size, by_lifetime, by_footprint, by_start,
                                                        by_end};
   int norders = (int)(sizeof orders / sizeof orders[0]);
+  if (p->buffers.len > ORDERS_TRIED_UP_TO) norders = 1;
   int total = p->buffers.len, count = 0;
   Buffer **order = arena_alloc(&m->arena, sizeof *order * (size_t)(total + 1));
   Buffer **live = arena_alloc(&m->arena, sizeof *live * (size_t)(total + 1));

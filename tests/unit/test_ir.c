@@ -212,6 +212,19 @@ static void test_verifier_catches_broken_ir(void) {
   fv->layout = LAYOUT_RCNB;
   CHECK(!ir_verify(m));
   fv->layout = LAYOUT_BNRC;
+  CHECK(ir_verify(m));
+  /* in each step's plan, the fc's output moved onto its input, which it reads while writing */
+  for (int k = 0; k < STEP_KINDS; k++) {
+    StepPlan *p = &m->plan.step[k];
+    Buffer *in = &p->buffers.data[m->graph.ops.data[1].buf[k].out];
+    Buffer *out = &p->buffers.data[m->graph.ops.data[2].buf[k].out];
+    CHECK(!strcmp(in->name, "x") && !strcmp(out->name, "f"));
+    int64_t offset = out->offset;
+    out->offset = in->offset;
+    CHECK(!ir_verify(m));
+    out->offset = offset;
+    CHECK(ir_verify(m));
+  }
   m->graph.ops.data[2].inputs.data[0] = 999; /* a value that does not exist */
   CHECK(!ir_verify(m));
   diag_set_stream(NULL);
