@@ -354,6 +354,7 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     k = kernel(c, f, "swk_fc_forward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
+    arg_kind(c, k, ARG_WORKSPACE);
     return;
   case FAMILY_ACTIVATION: /* one kernel for both layouts: element-wise */
     k = kernel(c, f, arena_printf(c->a, "swk_%s_forward", op_info[op->kind].name), i);

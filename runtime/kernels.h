@@ -152,7 +152,7 @@ SWK_STRUCTS(SWN_C_STRUCT)
   FN(SIZE, swk_fc_workspace, (P(PTR, const SwkFc *, p)))                                           \
   FN(VOID, swk_fc_forward, (P(PTR, const SwkFc *, p), P(I32, int, batch),                          \
                             P(PTR, const float *, x), P(PTR, const float *, w),                    \
-                            P(PTR, const float *, b), P(PTR, float *, y)))                         \
+                            P(PTR, const float *, b), P(PTR, float *, y), P(PTR, float *, ws)))    \
   FN(VOID, swk_fc_backward, (P(PTR, const SwkFc *, p), P(I32, int, batch),                         \
                              P(PTR, const float *, x), P(PTR, const float *, w),                   \
                              P(PTR, const float *, dy), P(PTR, float *, dx),                       \

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
-          libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
+          libopenmpi-dev openmpi-bin zlib1g-dev
           dataset-fashion-mnist graphviz)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3-torch python3-numpy clang-format)

@@ -12,6 +12,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_mpi_yield_when_idle=1 # more ranks than cores: waiting ranks yield
 mpi() { timeout 300 "$mpiexec" --oversubscribe "$@"; }
 data="--train-size 2000 --test-size 200 --threads 1 --quiet --display 1"
+rm -f ./*.one*.json # one-process logs are reused within a run, never from an earlier build
 
 
 # Small buckets, so that several allreduces overlap backward.

@@ -75,9 +75,13 @@ expect_error "unknown option" "unknown option '--frobnicate'" ./lenet --frobnica
 expect_error "resume and init" "exclude each other" ./lenet --resume a --init-weights b
 ./lenet --help | grep -q "usage: lenet" && pass || fail "--help"
 
-# Synthetic data trains: the loss of cifar10_quick falls.
-./cifar --iterations 60 --threads 2 --display 20 --train-size 2000 --log syn.json >/dev/null
-first=$(losses syn.json | head -1) last=$(losses syn.json | tail -1)
-python3 -c "import sys; sys.exit(0 if $last < $first else 1)" && pass || fail "synthetic loss did not fall ($first -> $last)"
+# Synthetic data trains: the loss of cifar10_quick falls (means of the first and last 10 of 60
+# iterations). At the example's rate, 0.001 with momentum 0.9, a run on 2000 synthetic images
+# sometimes jumps and stays near chance whatever the arithmetic: a fifth of it trains calmly.
+"$swnc" -D train.lr=0.0002 "$root/examples/cifar10_quick.swn" -o cifar_calm
+./cifar_calm --iterations 60 --threads 2 --display 1 --train-size 2000 --log syn.json >/dev/null
+means=$(losses syn.json | awk '{ l[NR] = $1 } END { for (i = 1; i <= 10; i++) { f += l[i]; e += l[NR - 10 + i] }; print f / 10, e / 10 }')
+awk -v m="$means" 'BEGIN { split(m, x, " "); exit !(x[2] < x[1] - 0.05) }' && pass ||
+  fail "synthetic loss did not fall (means of the first and last 10 iterations: $means)"
 
 finish

@@ -9,10 +9,10 @@
  *       dX = col2im(dcol_g), whose GEMM has only co/g as inner dimension.
  * Each thread accumulates its own dW and db; they are summed in thread order afterwards, so
  * results are the same from run to run for a given thread count. */
-#include <cblas.h>
 #include <omp.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "im2col.h"
 
 enum { PACK_FLOATS = 1 << 16 }; /* packed columns per thread: 256 KB stays in L2 */
@@ -56,10 +56,12 @@ static Dims dims(const SwkConv *p) {
 }
 
 /* Per thread: packed columns (K x nb*P; with flip also dY's columns for one image), packed
- * outputs or output gradients (co/g x nb*P), and for backward a private dW (co x K) and db
- * (co). Shared by all threads, after them: the flipped filters (the size of W). */
+ * outputs or output gradients (co/g x nb*P), for backward a private dW (per group, K x co/g)
+ * and db (co),
+ * and the GEMM's own packing area. Shared by all threads, after them: the flipped filters
+ * (the size of W). */
 typedef struct Scratch {
-  float *col, *packed, *dw, *db;
+  float *col, *packed, *dw, *db, *gemm;
 } Scratch;
 
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
@@ -73,7 +75,7 @@ static size_t col_floats(const Dims *d) {
 static size_t per_thread(const SwkConv *p, const Dims *d) {
   size_t cols = (size_t)d->nb * d->pixels;
   return col_floats(d) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) +
-         round16((size_t)p->co);
+         round16((size_t)p->co) + HOST_GEMM_PACK_FLOATS;
 }
 
 static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
@@ -83,6 +85,7 @@ static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
   s.packed = s.col + col_floats(d);
   s.dw = s.packed + round16((size_t)d->cog * cols);
   s.db = s.dw + round16((size_t)p->co * d->k);
+  s.gemm = s.db + round16((size_t)p->co);
   return s;
 }
 
@@ -127,8 +130,8 @@ static void forward_images(const SwkConv *p, const Dims *d, int from, int to, co
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
       pack_columns(p, d, x, first, n, g, s.col);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->cog, (int)ld, d->k, 1.0f,
-                  w + (size_t)g * d->cog * d->k, d->k, s.col, (int)ld, 0.0f, s.packed, (int)ld);
+      host_sgemm(false, false, d->cog, (int)ld, d->k, w + (size_t)g * d->cog * d->k, d->k, s.col,
+                 ld, 0.0f, s.packed, ld, s.gemm);
       for (int j = 0; j < n; j++)
         for (int c = 0; c < d->cog; c++) {
           int channel = g * d->cog + c;
@@ -155,13 +158,13 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 
 /* dX of one image and group as the convolution of dY with the flipped filters. */
 static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n,
-                       int g, float *dx, bool dx_add, float *col) {
+                       int g, float *dx, bool dx_add, Scratch s) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
-  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, col,
+  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, s.col,
               (size_t)hw);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->cig, hw, kt, 1.0f,
-              wf + (size_t)g * d->cig * kt, kt, col, hw, dx_add ? 1.0f : 0.0f,
-              dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw);
+  host_sgemm(false, false, d->cig, hw, kt, wf + (size_t)g * d->cig * kt, kt, s.col, hw,
+             dx_add ? 1.0f : 0.0f, dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw,
+             s.gemm);
 }
 
 /* Gathers dY_g of the packed images [first, first + n) into s.packed, adding their sums to db. */
@@ -196,16 +199,18 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
         pack_output_gradient(d, dy, first, n, g, s.packed, weights ? s.db : NULL);
       if (weights) {
         pack_columns(p, d, x, first, n, g, s.col);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d->cog, d->k, (int)ld, 1.0f, s.packed,
-                    (int)ld, s.col, (int)ld, 1.0f, s.dw + (size_t)g * d->cog * d->k, d->k);
+        /* dW_g^T (K x co/g) += col_g dY_g^T: the operand the GEMM packs transposed is the
+         * small one (dY), not the columns */
+        host_sgemm(false, true, d->k, d->cog, (int)ld, s.col, ld, s.packed, ld, 1.0f,
+                   s.dw + (size_t)g * d->cog * d->k, d->cog, s.gemm);
       }
       if (!dx) continue;
       if (d->flip) {
-        for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s.col);
+        for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s);
         continue;
       }
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d->k, (int)ld, d->cog, 1.0f,
-                  w + (size_t)g * d->cog * d->k, d->k, s.packed, (int)ld, 0.0f, s.col, (int)ld);
+      host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k, s.packed,
+                 ld, 0.0f, s.col, ld, s.gemm);
       for (int j = 0; j < n; j++)
         host_col2im(p, d->cig, s.col + (size_t)j * d->pixels, ld,
                     dx + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w);
@@ -213,14 +218,17 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
   }
 }
 
-/* dw and db as the sums of the threads' private ones, in thread order (inside the team). */
+/* dw and db as the sums of the threads' private ones, in thread order (inside the team). The
+ * private ones hold each group's dW transposed (K x co/g). */
 static void sum_private_gradients(const SwkConv *p, const Dims *d, int nt, float *ws, float *dw,
                                   float *db) {
   size_t wsize = (size_t)p->co * d->k;
 #pragma omp for schedule(static)
-  for (size_t i = 0; i < wsize; i++) {
+  for (size_t i = 0; i < wsize; i++) { /* i: (group, channel o in it, row k of col) */
+    size_t k = i % d->k, o = i / d->k % d->cog, g = i / ((size_t)d->k * d->cog);
+    size_t at = (g * d->k + k) * d->cog + o;
     float sum = 0;
-    for (int k = 0; k < nt; k++) sum += scratch(p, d, ws, k).dw[i];
+    for (int t = 0; t < nt; t++) sum += scratch(p, d, ws, t).dw[at];
     dw[i] = sum;
   }
   if (!db || !p->bias) return;

@@ -8,10 +8,10 @@
  * Filters are read in either order: (No,Ni,K,K), as the parameter pool keeps them whatever the
  * plan (so checkpoints and gradient buckets do not depend on it), or swDNN's (K,K,No,Ni)
  * (SwkConv.filters_kkoi); the broadcast loads of the micro-kernel absorb the stride. */
-#include <cblas.h>
 #include <omp.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "kernels.h"
 
 typedef float v8 __attribute__((vector_size(32)));
@@ -194,7 +194,8 @@ static int pixel_block(int batch) { return batch >= PIXEL_FLOATS ? 1 : PIXEL_FLO
 
 static size_t implicit_thread_floats(const SwkConv *p, int batch) {
   size_t k = (size_t)pixel_block(batch) * batch;
-  return (size_t)p->kh * p->kw * p->co * p->ci + (size_t)(p->co + p->ci) * k + 16;
+  return (size_t)p->kh * p->kw * p->co * p->ci + (size_t)(p->co + p->ci) * k +
+         HOST_GEMM_PACK_FLOATS;
 }
 
 size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
@@ -204,7 +205,7 @@ size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
 
 /* Adds the block of output pixels [first, first + n) to sums (tap, co, ci). */
 static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int first,
-                         int n, float *sums, float *dy_pack, float *x_pack) {
+                         int n, float *sums, float *dy_pack, float *x_pack, float *gemm) {
   for (int kh = 0; kh < p->kh; kh++)
     for (int kw = 0; kw < p->kw; kw++) {
       int count = 0;
@@ -223,8 +224,8 @@ static void weight_block(const SwkConv *p, int batch, const float *x, const floa
       }
       if (!count) continue;
       int k = count * batch, ld = n * batch;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p->co, p->ci, k, 1.0f, dy_pack, ld,
-                  x_pack, ld, 1.0f, sums + ((size_t)kh * p->kw + kw) * p->co * p->ci, p->ci);
+      host_sgemm(false, true, p->co, p->ci, k, dy_pack, (size_t)ld, x_pack, (size_t)ld, 1.0f,
+                 sums + ((size_t)kh * p->kw + kw) * p->co * p->ci, p->ci, gemm);
     }
 }
 
@@ -240,10 +241,11 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     float *sums = ws + per_thread * (size_t)t, *dy_pack = sums + weights;
     float *x_pack = dy_pack + (size_t)p->co * block * batch;
+    float *gemm = x_pack + (size_t)p->ci * block * batch;
     memset(sums, 0, sizeof(float) * weights);
     for (int b = (int)((int64_t)blocks * t / nt); b < (int)((int64_t)blocks * (t + 1) / nt); b++) {
       int first = b * block, n = pixels - first < block ? pixels - first : block;
-      weight_block(p, batch, x, dy, first, n, sums, dy_pack, x_pack);
+      weight_block(p, batch, x, dy, first, n, sums, dy_pack, x_pack, gemm);
     }
 #pragma omp barrier
 #pragma omp for schedule(static)

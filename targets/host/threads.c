@@ -1,6 +1,5 @@
-/* Threading of the host kernels: OpenMP over images or channels, with OpenBLAS held to one
- * thread so that the kernels' own parallel loops are the only level (no oversubscription). */
-#include <cblas.h>
+/* Threading of the host kernels: OpenMP over images, rows or channels; the GEMM runs on the
+ * calling thread, so the kernels' own parallel loops are the only level. */
 #include <omp.h>
 
 #include "kernels.h"
@@ -10,7 +9,6 @@ static int thread_count = 1;
 void swk_set_threads(int threads) {
   thread_count = threads > 0 ? threads : 1;
   omp_set_num_threads(thread_count);
-  openblas_set_num_threads(1);
 }
 
 int swk_threads(void) { return thread_count; }

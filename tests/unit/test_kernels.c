@@ -216,20 +216,23 @@ static void test_pool_rcnb(SwkPool p, int batch) {
   free(c.in[0]), free(c.y), free(c.r), free(c.idx);
 }
 
-static void fc_fwd(Case *c) { swk_fc_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y); }
+static void fc_fwd(Case *c) {
+  swk_fc_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y, c->ws);
+}
 
 static void test_fc(SwkFc p, int batch) {
   int64_t nx = (int64_t)batch * p.in, nw = (int64_t)p.in * p.out;
   Case c = {.forward = fc_fwd, .p = &p, .batch = batch, .ny = (int64_t)batch * p.out};
   c.in[0] = random_array(nx), c.in[1] = random_array(nw), c.in[2] = random_array(p.out);
-  c.y = zeros(c.ny), c.r = random_array(c.ny);
+  c.y = zeros(c.ny), c.r = random_array(c.ny), c.ws = zeros((int64_t)swk_fc_workspace(&p));
   float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.out);
   fc_fwd(&c);
-  swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, NULL);
+  swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, c.ws);
   check_gradient("fc dx", &c, c.in[0], nx, dx);
   check_gradient("fc dw", &c, c.in[1], nw, dw);
   check_gradient("fc db", &c, c.in[2], p.out, db);
   free(dx), free(dw), free(db), free(c.in[0]), free(c.in[1]), free(c.in[2]), free(c.y), free(c.r);
+  free(c.ws);
 }
 
 typedef void (*ActFwd)(const SwkAct *, int, const float *, float *);

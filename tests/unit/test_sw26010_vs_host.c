@@ -150,8 +150,8 @@ static void fc(SwkFc p, int batch) {
         *dw[2] = {zeros(nw), zeros(nw)};
   float *db[2] = {zeros(p.out), zeros(p.out)};
   float *ws[2] = {zeros((int64_t)swk_fc_workspace(&p)), zeros((int64_t)ref_fc_workspace(&p))};
-  swk_fc_forward(&p, batch, x, w, b, y[0]);
-  ref_fc_forward(&p, batch, x, w, b, y[1]);
+  swk_fc_forward(&p, batch, x, w, b, y[0], ws[0]);
+  ref_fc_forward(&p, batch, x, w, b, y[1], ws[1]);
   swk_fc_backward(&p, batch, x, w, dy, dx[0], false, dw[0], db[0], ws[0]);
   ref_fc_backward(&p, batch, x, w, dy, dx[1], false, dw[1], db[1], ws[1]);
   agree("fc y", y[0], y[1], ny, PRODUCT);

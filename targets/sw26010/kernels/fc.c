@@ -8,7 +8,8 @@ size_t swk_fc_workspace(const SwkFc *p) {
 }
 
 void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, const float *b,
-                    float *y) {
+                    float *y, float *ws) {
+  (void)ws;
   SwGemmArgs m = {.m = batch,
                   .n = p->out,
                   .k = p->in,

@@ -1,0 +1,311 @@
+/* The host kernels' GEMM, laid out as in BLIS (Van Zee and van de Geijn, "BLIS: A Framework for
+ * Rapidly Instantiating BLAS Functionality", ACM TOMS 2015): op(B) is packed KC rows by NC
+ * columns at a time into panels NR columns wide, op(A) KC columns by MC rows into panels MR
+ * rows high, and a micro-kernel keeps an MR x NR block of C in registers while it streams one
+ * panel of each. The last panel of a block is padded with zeros to whole vectors (and to MR
+ * rows); the micro-kernel stores only the part of its block inside C.
+ *
+ * Why not OpenBLAS: the kernels call it on one thread, on shapes it handles poorly (the
+ * convolutions' 32-row products run at a third of its large-matrix rate), and it is held to
+ * its AVX2 kernels on machines whose OPENBLAS_CORETYPE is set so. This GEMM picks its
+ * micro-kernel from what the CPU runs, once, at the first call. */
+#include "gemm.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HOST_GEMM_X86 1
+#endif
+
+/* C (m x n, ldc) = or += A-panel (MR x kc, MR values per step) times B-panel (kc rows of nv*VL
+ * values, b_step floats apart); m <= MR, n <= nv * VL. */
+typedef void Tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c,
+                  size_t ldc, int m, int n, bool add);
+
+typedef struct Isa {
+  const char *name;
+  int mr, vl, max_nv; /* NR = max_nv * vl */
+  Tile *tile;
+  bool (*runs)(void);
+} Isa;
+
+/* ------------------------------------------------------------------ plain C */
+
+enum { C_MR = 4, C_VL = 8, C_NV = 2 };
+
+static void c_tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c,
+                   size_t ldc, int m, int n, bool add) {
+  int width = nv * C_VL;
+  float acc[C_MR][C_NV * C_VL] = {{0}};
+  for (int k = 0; k < kc; k++, a += C_MR, b += b_step)
+    for (int i = 0; i < C_MR; i++)
+      for (int j = 0; j < width; j++) acc[i][j] += a[i] * b[j];
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) c[i * ldc + j] = add ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+}
+
+static bool always(void) { return true; }
+
+#ifdef HOST_GEMM_X86
+/* ------------------------------------------------------------------ AVX-512: 8 x 48 */
+
+#define AVX512 __attribute__((target("avx512f"), always_inline)) inline
+enum { Z_MR = 8, Z_VL = 16, Z_NV = 3 };
+
+static AVX512 void avx512_store(__m512 v, float *row, int left, bool add) {
+  __mmask16 mask = left >= Z_VL ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+  if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, row));
+  _mm512_mask_storeu_ps(row, mask, v);
+}
+
+/* nv is a constant where this is inlined, so the loops unroll and acc stays in registers. */
+static AVX512 void avx512_block(const int nv, int kc, const float *a, const float *b, size_t b_step,
+                                float *c, size_t ldc, int m, int n, bool add) {
+  __m512 acc[Z_MR][Z_NV];
+  for (int i = 0; i < Z_MR; i++)
+    for (int v = 0; v < Z_NV; v++) acc[i][v] = _mm512_setzero_ps();
+  for (int k = 0; k < kc; k++, a += Z_MR, b += b_step) {
+    __m512 bv[Z_NV];
+    for (int v = 0; v < nv; v++) bv[v] = _mm512_loadu_ps(b + v * Z_VL);
+    for (int i = 0; i < Z_MR; i++) {
+      __m512 ai = _mm512_set1_ps(a[i]);
+      for (int v = 0; v < nv; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < Z_MR; i++) /* a constant trip count: acc is never indexed at run time */
+    for (int v = 0; v < nv; v++)
+      if (i < m && v * Z_VL < n) avx512_store(acc[i][v], c + i * ldc + v * Z_VL, n - v * Z_VL, add);
+}
+
+__attribute__((target("avx512f"))) static void avx512_tile(int nv, int kc, const float *a,
+                                                           const float *b, size_t b_step, float *c,
+                                                           size_t ldc, int m, int n, bool add) {
+  if (nv == 3)
+    avx512_block(3, kc, a, b, b_step, c, ldc, m, n, add);
+  else if (nv == 2)
+    avx512_block(2, kc, a, b, b_step, c, ldc, m, n, add);
+  else
+    avx512_block(1, kc, a, b, b_step, c, ldc, m, n, add);
+}
+
+static bool runs_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
+/* ------------------------------------------------------------------ AVX2 + FMA: 6 x 16 */
+
+#define AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+enum { Y_MR = 6, Y_VL = 8, Y_NV = 2 };
+
+/* The accumulators are named variables: held in an array, GCC keeps a copy of them in memory
+ * and stores all twelve on every step. */
+#define AVX2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define AVX2_ZERO(i) __m256 acc##i##0 = _mm256_setzero_ps(), acc##i##1 = _mm256_setzero_ps();
+#define AVX2_FMA(i)                                                                                \
+  {                                                                                                \
+    __m256 ai = _mm256_broadcast_ss(a + i);                                                        \
+    acc##i##0 = _mm256_fmadd_ps(ai, b0, acc##i##0);                                                \
+    if (nv == 2) acc##i##1 = _mm256_fmadd_ps(ai, b1, acc##i##1);                                   \
+  }
+#define AVX2_SAVE(i)                                                                               \
+  _mm256_storeu_ps(part[i], acc##i##0);                                                            \
+  _mm256_storeu_ps(part[i] + Y_VL, acc##i##1);
+
+static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b, size_t b_step,
+                            float *c, size_t ldc, int m, int n, bool add) {
+  AVX2_ROWS(AVX2_ZERO)
+  for (int k = 0; k < kc; k++, a += Y_MR, b += b_step) {
+    __m256 b0 = _mm256_loadu_ps(b), b1 = nv == 2 ? _mm256_loadu_ps(b + Y_VL) : b0;
+    AVX2_ROWS(AVX2_FMA)
+  }
+  float part[Y_MR][Y_NV * Y_VL];
+  AVX2_ROWS(AVX2_SAVE)
+  for (int i = 0; i < m; i++) {
+    float *row = c + i * ldc;
+    for (int j = 0; j < n; j++) row[j] = add ? row[j] + part[i][j] : part[i][j];
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void avx2_tile(int nv, int kc, const float *a,
+                                                          const float *b, size_t b_step, float *c,
+                                                          size_t ldc, int m, int n, bool add) {
+  if (nv == 2)
+    avx2_block(2, kc, a, b, b_step, c, ldc, m, n, add);
+  else
+    avx2_block(1, kc, a, b, b_step, c, ldc, m, n, add);
+}
+
+static bool runs_avx2(void) {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+/* Widest first. */
+static const Isa isas[] = {
+#ifdef HOST_GEMM_X86
+    {"avx512", Z_MR, Z_VL, Z_NV, avx512_tile, runs_avx512},
+    {"avx2", Y_MR, Y_VL, Y_NV, avx2_tile, runs_avx2},
+#endif
+    {"c", C_MR, C_VL, C_NV, c_tile, always},
+};
+enum { ISA_COUNT = sizeof isas / sizeof isas[0] };
+
+static const Isa *isa;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+
+static const Isa *widest_from(int first) {
+  for (int i = first; i < ISA_COUNT; i++)
+    if (isas[i].runs()) return &isas[i];
+  return &isas[ISA_COUNT - 1];
+}
+
+/* The widest the CPU runs, or SWN_ISA's choice if it names one of those. */
+static void choose_isa(void) {
+  isa = widest_from(0);
+  const char *wanted = getenv("SWN_ISA");
+  for (int i = isa - isas; wanted && i < ISA_COUNT; i++)
+    if (!strcmp(isas[i].name, wanted) && isas[i].runs()) isa = &isas[i];
+}
+
+static const Isa *current(void) {
+  pthread_once(&isa_once, choose_isa);
+  return isa;
+}
+
+const char *host_gemm_isa(void) { return current()->name; }
+
+bool host_gemm_use(const char *name) {
+  current();
+  for (int i = 0; i < ISA_COUNT; i++)
+    if (!strcmp(isas[i].name, name) && isas[i].runs()) {
+      isa = &isas[i];
+      return true;
+    }
+  return false;
+}
+
+/* ------------------------------------------------------------------ packing */
+
+typedef float v8 __attribute__((vector_size(32)));
+
+/* dst[j * 8 + i] = src[i * ld + j] for i, j < 8: three rounds of shuffles, in whatever vector
+ * registers the build targets. */
+static void transpose8(const float *src, size_t ld, float *dst) {
+  v8 r[8], t[8], u[8];
+  for (int i = 0; i < 8; i++) memcpy(&r[i], src + i * ld, sizeof r[i]);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; h++) {
+      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int j = 0; j < 4; j++) {
+    v8 low = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    v8 high = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    memcpy(dst + j * 8, &low, sizeof low);
+    memcpy(dst + (j + 4) * 8, &high, sizeof high);
+  }
+}
+
+/* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(A) as panels of mr rows, column after
+ * column; rows past the end are zeros. A row of A^T is copied as it is; whole panels of
+ * eight rows of A are transposed eight columns at a time. */
+static void pack_a(bool trans, const float *a, size_t lda, int i0, int mc, int p0, int kc, int mr,
+                   float *dst) {
+  for (int ip = 0; ip < mc; ip += mr) {
+    int rows = mc - ip < mr ? mc - ip : mr, k = 0;
+    size_t first = (size_t)i0 + ip;
+    if (!trans && rows == 8 && mr == 8)
+      for (; k + 8 <= kc; k += 8) transpose8(a + first * lda + p0 + k, lda, dst + (size_t)k * 8);
+    for (; k < kc; k++) {
+      float *col = dst + (size_t)k * mr;
+      if (trans) {
+        const float *src = a + (size_t)(p0 + k) * lda + first;
+        for (int r = 0; r < rows; r++) col[r] = src[r];
+      } else {
+        for (int r = 0; r < rows; r++) col[r] = a[(first + r) * lda + p0 + k];
+      }
+      for (int r = rows; r < mr; r++) col[r] = 0;
+    }
+    dst += (size_t)mr * kc;
+  }
+}
+
+/* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of op(B) as panels of nr columns, row after
+ * row; the last panel is as wide as its columns rounded up to whole vectors, zero-padded.
+ * Transposed, a panel is read vl rows of B at a time, so writes stay sequential. */
+static void pack_b(bool trans, const float *b, size_t ldb, int p0, int kc, int j0, int nc, int nr,
+                   int vl, float *dst) {
+  for (int jp = 0; jp < nc; jp += nr) {
+    int cols = nc - jp < nr ? nc - jp : nr, width = (cols + vl - 1) / vl * vl;
+    for (int k = 0; k < kc; k++) {
+      float *row = dst + (size_t)k * width;
+      if (trans) {
+        const float *src = b + (size_t)(j0 + jp) * ldb + p0 + k;
+        for (int j = 0; j < cols; j++) row[j] = src[(size_t)j * ldb];
+      } else {
+        const float *src = b + (size_t)(p0 + k) * ldb + j0 + jp;
+        for (int j = 0; j < cols; j++) row[j] = src[j];
+      }
+      for (int j = cols; j < width; j++) row[j] = 0;
+    }
+    dst += (size_t)width * kc;
+  }
+}
+
+/* ------------------------------------------------------------------ the loops */
+
+static void scale(int m, int n, float beta, float *c, size_t ldc) {
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
+}
+
+void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
+                const float *b, size_t ldb, float beta, float *c, size_t ldc, float *pack) {
+  const Isa *x = current();
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || (beta != 0 && beta != 1)) {
+    scale(m, n, beta, c, ldc);
+    if (k <= 0) return;
+    beta = 1;
+  }
+  int nr = x->max_nv * x->vl;
+  /* With few rows each value of B is used by few micro-kernel calls: packing it would cost
+   * about as much as the arithmetic, so whole panels are read where they are. */
+  bool pack_all_b = trans_b || m > HOST_GEMM_MC;
+  float *packed_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
+  for (int jc = 0; jc < n; jc += HOST_GEMM_NC) {
+    int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;
+    for (int pc = 0; pc < k; pc += HOST_GEMM_KC) {
+      int kc = k - pc < HOST_GEMM_KC ? k - pc : HOST_GEMM_KC, whole = nc / nr * nr;
+      bool add = pc > 0 || beta != 0;
+      if (pack_all_b)
+        pack_b(trans_b, b, ldb, pc, kc, jc, nc, nr, x->vl, packed_b);
+      else if (whole < nc)
+        pack_b(false, b, ldb, pc, kc, jc + whole, nc - whole, nr, x->vl, packed_b);
+      for (int ic = 0; ic < m; ic += HOST_GEMM_MC) {
+        int mc = m - ic < HOST_GEMM_MC ? m - ic : HOST_GEMM_MC;
+        pack_a(trans_a, a, lda, ic, mc, pc, kc, x->mr, packed_a);
+        for (int jr = 0; jr < nc; jr += nr) {
+          int cols = nc - jr < nr ? nc - jr : nr, nv = (cols + x->vl - 1) / x->vl;
+          const float *panel = packed_b + (size_t)jr * kc;
+          size_t step = (size_t)nv * x->vl;
+          if (!pack_all_b) {
+            panel = jr < whole ? b + (size_t)pc * ldb + jc + jr : packed_b;
+            step = jr < whole ? ldb : step;
+          }
+          for (int ir = 0; ir < mc; ir += x->mr)
+            x->tile(nv, kc, packed_a + (size_t)ir * kc, panel, step,
+                    c + (size_t)(ic + ir) * ldc + jc + jr, ldc, mc - ir < x->mr ? mc - ir : x->mr,
+                    cols, add);
+        }
+      }
+    }
+  }
+}
