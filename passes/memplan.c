@@ -123,29 +123,18 @@ static int by_size(const void *a, const void *b) {
   return d ? d : tie_break(x, y);
 }
 
-static int by_lifetime(const void *a, const void *b) {
-  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
-  int d = descending(lifetime(x), lifetime(y));
-  return d ? d : by_size(a, b);
-}
-
-static int by_footprint(const void *a, const void *b) {
-  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
-  int d = descending(footprint(x), footprint(y));
-  return d ? d : by_size(a, b);
-}
-
-static int by_start(const void *a, const void *b) {
-  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
-  int d = descending(y->first, x->first);
-  return d ? d : by_size(a, b);
-}
-
-static int by_end(const void *a, const void *b) {
-  const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;
-  int d = descending(x->last, y->last);
-  return d ? d : by_size(a, b);
-}
+/* Descending by a key, then by size. */
+#define ORDER_BY(name, key)                                                                        \
+  static int name(const void *a, const void *b) {                                                  \
+    int d = descending(key(*(Buffer *const *)a), key(*(Buffer *const *)b));                        \
+    return d ? d : by_size(a, b);                                                                  \
+  }
+static int64_t late_start(const Buffer *b) { return -(int64_t)b->first; }
+static int64_t end(const Buffer *b) { return b->last; }
+ORDER_BY(by_lifetime, lifetime)
+ORDER_BY(by_footprint, footprint)
+ORDER_BY(by_start, late_start)
+ORDER_BY(by_end, end)
 
 static int by_offset(const void *a, const void *b) {
   const Buffer *x = *(Buffer *const *)a, *y = *(Buffer *const *)b;

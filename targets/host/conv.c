@@ -2,7 +2,7 @@
  * each thread packs `nb` of its images side by side into one column matrix so that one GEMM
  * covers them (small images would otherwise give GEMMs too small to run fast). Per group g:
  *   Y_g (co/g x nb*P) = W_g (co/g x K) * col_g (K x nb*P),   K = ci/g*kh*kw, P = ho*wo
- *   dW_g += dY_g * col_g^T
+ *   dW_g^T += col_g * dY_g^T  (transposed, so that the operand the GEMM packs across is dY)
  *   dX: with stride 1 and "same" padding, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a forward convolution
  *       of dY with the flipped, channel-transposed filters Wf and padding k-1-p: a GEMM with a
  *       long inner dimension, written straight into dX. Otherwise dcol_g = W_g^T * dY_g and

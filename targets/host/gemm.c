@@ -239,7 +239,7 @@ static void pack_a(bool trans, const float *a, size_t lda, int i0, int mc, int p
 
 /* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of op(B) as panels of nr columns, row after
  * row; the last panel is as wide as its columns rounded up to whole vectors, zero-padded.
- * Transposed, a panel is read vl rows of B at a time, so writes stay sequential. */
+ * Transposed, a panel is read from nr rows of B at once, so writes stay sequential. */
 static void pack_b(bool trans, const float *b, size_t ldb, int p0, int kc, int j0, int nc, int nr,
                    int vl, float *dst) {
   for (int jp = 0; jp < nc; jp += nr) {

@@ -25,7 +25,7 @@ static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float 
   size_t lda = (size_t)(ta ? m : k) + 3, ldb = (size_t)(tb ? k : n) + 5, ldc = (size_t)n + 7;
   float *a = random_matrix((size_t)(ta ? k : m) * lda, seed);
   float *b = random_matrix((size_t)(tb ? n : k) * ldb, seed);
-  float *c = random_matrix((size_t)m * ldc, seed), *c0 = malloc(sizeof(float) * m * ldc + 4);
+  float *c = random_matrix((size_t)m * ldc, seed), *c0 = malloc(sizeof(float) * m * ldc);
   for (size_t i = 0; i < (size_t)m * ldc; i++) c0[i] = c[i];
   float *pack = malloc(sizeof(float) * HOST_GEMM_PACK_FLOATS);
   host_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, pack);
