@@ -1,44 +1,56 @@
-/* Convolution by explicit GEMM (im2col + sgemm), with groups. Images are split over threads;
- * each thread packs `nb` of its images side by side into one column matrix so that one GEMM
- * covers them (small images would otherwise give GEMMs too small to run fast). Per group g:
+/* Convolution by explicit GEMM, with groups. The GEMM reads the column matrix (im2col) straight
+ * from the images, a block at a time as it packs (im2col.h), so it is never written out. Images
+ * are split over threads; a thread puts `nb` of its small images side by side so that one GEMM
+ * covers them (one small image alone gives a GEMM too narrow to run fast). Per group g:
  *   Y_g (co/g x nb*P) = W_g (co/g x K) * col_g (K x nb*P),   K = ci/g*kh*kw, P = ho*wo
- *   dW_g^T += col_g * dY_g^T  (transposed, so that the operand the GEMM packs across is dY)
- *   dX: with stride 1 and "same" padding, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a forward convolution
- *       of dY with the flipped, channel-transposed filters Wf and padding k-1-p: a GEMM with a
- *       long inner dimension, written straight into dX. Otherwise dcol_g = W_g^T * dY_g and
- *       dX = col2im(dcol_g), whose GEMM has only co/g as inner dimension.
- * Each thread accumulates its own dW and db; they are summed in thread order afterwards, so
- * results are the same from run to run for a given thread count. */
+ *   dW_g^T = col_g * dY_g^T  (transposed, so that the operand the GEMM packs across is dY),
+ *       its rows split over threads: each thread sums all images for its rows, in one order
+ *       whatever the thread count, then writes them into dW
+ *   dX: with stride 1 and "same" padding, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a
+ *       forward convolution of dY with the flipped, channel-transposed filters Wf and padding
+ *       k-1-p: a GEMM with a long inner dimension, written straight into dX. Otherwise
+ *       dcol_g = W_g^T * dY_g is written out and dX = col2im(dcol_g); that GEMM has only co/g
+ *       as inner dimension.
+ * db is split over threads by channel. Every sum runs over the images in the same order
+ * whatever the thread count, so results do not depend on it. */
 #include <omp.h>
 #include <string.h>
 
 #include "gemm.h"
 #include "im2col.h"
 
-enum { PACK_FLOATS = 1 << 16 }; /* packed columns per thread: 256 KB stays in L2 */
+/* Small images go side by side until a GEMM is at least this many columns wide (one 7x7 image
+ * alone is 49 columns: a full panel of the micro-kernel and a nearly empty one). Several
+ * images' outputs are gathered in a per-thread buffer; one large image's go straight to y. */
+enum { WIDE_GEMM = 256 };
+enum { COL_FLOATS = 1 << 16 }; /* a written-out column matrix (col2im's) grows no wider */
 
 typedef struct Dims {
   int cig, cog; /* channels per group */
   int k;        /* rows of col: cig * kh * kw */
   int pixels;   /* P = ho * wo */
-  int nb;       /* images packed per GEMM */
+  int nb;       /* images side by side per GEMM */
   size_t in_image, out_image;
-  bool flip; /* dX as a convolution of dY with flipped filters (stride 1) */
-  SwkConv t; /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
+  bool pointwise; /* 1x1, stride 1, no padding: an image's column matrix is the image */
+  bool flip;      /* dX as a convolution of dY with flipped filters (stride 1) */
+  SwkConv t;      /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
 } Dims;
 
 static Dims dims(const SwkConv *p) {
   Dims d = {.cig = p->ci / p->groups, .cog = p->co / p->groups, .pixels = p->ho * p->wo, .nb = 1};
   d.k = d.cig * p->kh * p->kw;
-  size_t per_image = (size_t)d.k * d.pixels;
-  d.nb = per_image >= PACK_FLOATS ? 1 : (int)(PACK_FLOATS / per_image);
   d.in_image = (size_t)p->ci * p->h * p->w;
   d.out_image = (size_t)p->co * d.pixels;
+  d.pointwise = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
   /* The flipped convolution does h*w/(ho*wo) times the old path's arithmetic: use it only for
    * stride-1 convolutions that keep the image size ("same" padding), where it is no more work
    * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work. */
   d.flip =
       p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
+  d.nb = d.pixels >= WIDE_GEMM ? 1 : (WIDE_GEMM + d.pixels - 1) / d.pixels;
+  size_t per_image = (size_t)d.k * d.pixels;
+  if (!d.flip && (size_t)d.nb * per_image > COL_FLOATS)
+    d.nb = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
   d.t = (SwkConv){.ci = d.cog,
                   .h = p->ho,
                   .w = p->wo,
@@ -55,37 +67,38 @@ static Dims dims(const SwkConv *p) {
   return d;
 }
 
-/* Per thread: packed columns (K x nb*P; with flip also dY's columns for one image), packed
- * outputs or output gradients (co/g x nb*P), for backward a private dW (per group, K x co/g)
- * and db (co),
- * and the GEMM's own packing area. Shared by all threads, after them: the flipped filters
- * (the size of W). */
+/* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
+ * gathered outputs or output gradients of nb images (co/g x nb*P); the GEMM's own packing area;
+ * padded copies of the images whose columns the GEMM reads (nb images of x, or one of dY).
+ * Shared by all threads, after them: the flipped filters and dW transposed (each the size
+ * of W). */
 typedef struct Scratch {
-  float *col, *packed, *dw, *db, *gemm;
+  float *col, *packed, *gemm, *padded;
 } Scratch;
 
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 static size_t col_floats(const Dims *d) {
-  size_t x_cols = (size_t)d->k * d->nb * d->pixels;
-  size_t dy_cols = d->flip ? (size_t)d->cog * d->t.kh * d->t.kw * d->t.ho * d->t.wo : 0;
-  return round16(x_cols > dy_cols ? x_cols : dy_cols);
+  return d->flip ? 0 : round16((size_t)d->k * d->nb * d->pixels);
+}
+
+static size_t padded_floats(const SwkConv *p, const Dims *d) {
+  size_t x = host_pad_floats(p, d->cig, d->nb),
+         dy = d->flip ? host_pad_floats(&d->t, d->cog, 1) : 0;
+  return round16(x > dy ? x : dy);
 }
 
 static size_t per_thread(const SwkConv *p, const Dims *d) {
-  size_t cols = (size_t)d->nb * d->pixels;
-  return col_floats(d) + round16((size_t)d->cog * cols) + round16((size_t)p->co * d->k) +
-         round16((size_t)p->co) + HOST_GEMM_PACK_FLOATS;
+  return col_floats(d) + round16((size_t)d->cog * d->nb * d->pixels) + HOST_GEMM_PACK_FLOATS +
+         padded_floats(p, d);
 }
 
 static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
-  size_t cols = (size_t)d->nb * d->pixels;
   Scratch s;
   s.col = ws + per_thread(p, d) * (size_t)thread;
   s.packed = s.col + col_floats(d);
-  s.dw = s.packed + round16((size_t)d->cog * cols);
-  s.db = s.dw + round16((size_t)p->co * d->k);
-  s.gemm = s.db + round16((size_t)p->co);
+  s.gemm = s.packed + round16((size_t)d->cog * d->nb * d->pixels);
+  s.padded = s.gemm + HOST_GEMM_PACK_FLOATS;
   return s;
 }
 
@@ -93,9 +106,13 @@ static float *flipped_filters(const SwkConv *p, const Dims *d, float *ws) {
   return ws + per_thread(p, d) * (size_t)swk_threads();
 }
 
+static float *transposed_weight_gradient(const SwkConv *p, const Dims *d, float *ws) {
+  return flipped_filters(p, d, ws) + round16((size_t)p->co * d->k);
+}
+
 size_t swk_conv_workspace(const SwkConv *p) {
   Dims d = dims(p);
-  return per_thread(p, &d) * (size_t)swk_threads() + (size_t)p->co * d.k;
+  return per_thread(p, &d) * (size_t)swk_threads() + 2 * round16((size_t)p->co * d.k);
 }
 
 /* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side. */
@@ -115,12 +132,32 @@ static void share(int batch, int t, int nt, int *from, int *to) {
   *to = (int)((int64_t)batch * (t + 1) / nt);
 }
 
-static void pack_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n, int g,
-                         float *col) {
+/* Rows from `row0` on of group g's column matrix of images [first, first + n), as a GEMM
+ * operand; `view` holds it. */
+static HostMatrix input_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n,
+                                int g, int row0, float *padded, HostColumns *view) {
+  const float *images = x + (size_t)first * d->in_image + (size_t)g * d->cig * p->h * p->w;
+  if (d->pointwise && n == 1)
+    return host_stored(images + (size_t)row0 * d->pixels, (size_t)d->pixels, false);
+  *view = host_pad(p, d->cig, images, d->in_image, n, padded);
+  view->row0 = row0;
+  return host_columns(view);
+}
+
+/* y of images [first, first + n), group g, from the GEMM's result `c` (co/g x n*P; for one
+ * image c is y itself), plus the bias. */
+static void store_outputs(const SwkConv *p, const Dims *d, int first, int n, int g, const float *c,
+                          const float *b, float *y) {
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
-    host_im2col(p, d->cig, x + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w,
-                col + (size_t)j * d->pixels, ld);
+    for (int o = 0; o < d->cog; o++) {
+      int channel = g * d->cog + o;
+      float *dst = y + (size_t)(first + j) * d->out_image + (size_t)channel * d->pixels;
+      const float *src = c + (size_t)o * ld + (size_t)j * d->pixels;
+      float bias = p->bias ? b[channel] : 0.0f;
+      if (src != dst || bias != 0)
+        for (int i = 0; i < d->pixels; i++) dst[i] = src[i] + bias;
+    }
 }
 
 static void forward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x,
@@ -129,17 +166,12 @@ static void forward_images(const SwkConv *p, const Dims *d, int from, int to, co
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
-      pack_columns(p, d, x, first, n, g, s.col);
-      host_sgemm(false, false, d->cog, (int)ld, d->k, w + (size_t)g * d->cog * d->k, d->k, s.col,
-                 ld, 0.0f, s.packed, ld, s.gemm);
-      for (int j = 0; j < n; j++)
-        for (int c = 0; c < d->cog; c++) {
-          int channel = g * d->cog + c;
-          float *dst = y + (size_t)(first + j) * d->out_image + (size_t)channel * d->pixels;
-          const float *src = s.packed + (size_t)c * ld + (size_t)j * d->pixels;
-          float bias = p->bias ? b[channel] : 0.0f;
-          for (int i = 0; i < d->pixels; i++) dst[i] = src[i] + bias;
-        }
+      HostColumns view;
+      float *c =
+          n == 1 ? y + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels : s.packed;
+      host_gemm(d->cog, (int)ld, d->k, host_stored(w + (size_t)g * d->cog * d->k, d->k, false),
+                input_columns(p, d, x, first, n, g, 0, s.padded, &view), 0.0f, c, ld, s.gemm);
+      store_outputs(p, d, first, n, g, c, b, y);
     }
   }
 }
@@ -160,57 +192,44 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n,
                        int g, float *dx, bool dx_add, Scratch s) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
-  host_im2col(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels, s.col,
-              (size_t)hw);
-  host_sgemm(false, false, d->cig, hw, kt, wf + (size_t)g * d->cig * kt, kt, s.col, hw,
-             dx_add ? 1.0f : 0.0f, dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw,
-             s.gemm);
+  HostColumns view =
+      host_pad(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels,
+               d->out_image, 1, s.padded);
+  host_gemm(d->cig, hw, kt, host_stored(wf + (size_t)g * d->cig * kt, kt, false),
+            host_columns(&view), dx_add ? 1.0f : 0.0f,
+            dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw, s.gemm);
 }
 
-/* Gathers dY_g of the packed images [first, first + n) into s.packed, adding their sums to db. */
-static void pack_output_gradient(const Dims *d, const float *dy, int first, int n, int g,
-                                 float *packed, float *db) {
+/* dY_g of images [first, first + n) as a co/g x n*P matrix: for one image dY_g itself, for
+ * several gathered into `packed`. */
+static const float *output_gradient(const Dims *d, const float *dy, int first, int n, int g,
+                                    float *packed) {
+  const float *images = dy + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels;
+  if (n == 1) return images;
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
-    for (int c = 0; c < d->cog; c++) {
-      const float *src =
-          dy + (size_t)(first + j) * d->out_image + (size_t)(g * d->cog + c) * d->pixels;
-      float *dst = packed + (size_t)c * ld + (size_t)j * d->pixels, sum = 0;
-      for (int i = 0; i < d->pixels; i++) sum += dst[i] = src[i];
-      if (db) db[g * d->cog + c] += sum;
-    }
+    for (int c = 0; c < d->cog; c++)
+      memcpy(packed + (size_t)c * ld + (size_t)j * d->pixels,
+             images + (size_t)j * d->out_image + (size_t)c * d->pixels,
+             sizeof(float) * (size_t)d->pixels);
+  return packed;
 }
 
-/* dW and db of images [from, to) into the thread's private buffers if `weights`; dx if asked. */
-static void backward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x,
-                            const float *w, const float *wf, const float *dy, float *dx,
-                            bool dx_add, bool weights, Scratch s) {
-  if (weights) {
-    memset(s.dw, 0, sizeof(float) * (size_t)p->co * d->k);
-    memset(s.db, 0, sizeof(float) * (size_t)p->co);
-  }
-  if (dx && !dx_add && !d->flip)
+/* dX of images [from, to), written or added to. */
+static void input_gradient(const SwkConv *p, const Dims *d, int from, int to, const float *w,
+                           const float *wf, const float *dy, float *dx, bool dx_add, Scratch s) {
+  if (!dx_add && !d->flip)
     memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
-      if (weights || (dx && !d->flip))
-        pack_output_gradient(d, dy, first, n, g, s.packed, weights ? s.db : NULL);
-      if (weights) {
-        pack_columns(p, d, x, first, n, g, s.col);
-        /* dW_g^T (K x co/g) += col_g dY_g^T: the operand the GEMM packs transposed is the
-         * small one (dY), not the columns */
-        host_sgemm(false, true, d->k, d->cog, (int)ld, s.col, ld, s.packed, ld, 1.0f,
-                   s.dw + (size_t)g * d->cog * d->k, d->cog, s.gemm);
-      }
-      if (!dx) continue;
       if (d->flip) {
         for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s);
         continue;
       }
-      host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k, s.packed,
-                 ld, 0.0f, s.col, ld, s.gemm);
+      host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k,
+                 output_gradient(d, dy, first, n, g, s.packed), ld, 0.0f, s.col, ld, s.gemm);
       for (int j = 0; j < n; j++)
         host_col2im(p, d->cig, s.col + (size_t)j * d->pixels, ld,
                     dx + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w);
@@ -218,40 +237,60 @@ static void backward_images(const SwkConv *p, const Dims *d, int from, int to, c
   }
 }
 
-/* dw and db as the sums of the threads' private ones, in thread order (inside the team). The
- * private ones hold each group's dW transposed (K x co/g). */
-static void sum_private_gradients(const SwkConv *p, const Dims *d, int nt, float *ws, float *dw,
-                                  float *db) {
-  size_t wsize = (size_t)p->co * d->k;
-#pragma omp for schedule(static)
-  for (size_t i = 0; i < wsize; i++) { /* i: (group, channel o in it, row k of col) */
-    size_t k = i % d->k, o = i / d->k % d->cog, g = i / ((size_t)d->k * d->cog);
-    size_t at = (g * d->k + k) * d->cog + o;
-    float sum = 0;
-    for (int t = 0; t < nt; t++) sum += scratch(p, d, ws, t).dw[at];
-    dw[i] = sum;
+/* Rows [from, to) of each group's dW^T (K x co/g) over all images, then those rows of dW. */
+static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from, int to,
+                            const float *x, const float *dy, float *dwt, float *dw, Scratch s) {
+  for (int first = 0; first < batch && from < to; first += d->nb) {
+    int n = batch - first < d->nb ? batch - first : d->nb;
+    size_t ld = (size_t)n * d->pixels;
+    for (int g = 0; g < p->groups; g++) {
+      HostColumns view;
+      host_gemm(to - from, d->cog, (int)ld,
+                input_columns(p, d, x, first, n, g, from, s.padded, &view),
+                host_stored(output_gradient(d, dy, first, n, g, s.packed), ld, true),
+                first ? 1.0f : 0.0f, dwt + ((size_t)g * d->k + from) * d->cog, d->cog, s.gemm);
+    }
   }
-  if (!db || !p->bias) return;
-#pragma omp for schedule(static)
-  for (int c = 0; c < p->co; c++) {
+  for (int g = 0; g < p->groups; g++)
+    for (int o = 0; o < d->cog; o++)
+      for (int k = from; k < to; k++)
+        dw[((size_t)g * d->cog + o) * d->k + k] = dwt[((size_t)g * d->k + k) * d->cog + o];
+}
+
+/* db of channels [from, to). */
+static void bias_gradient(const Dims *d, int batch, int from, int to, const float *dy, float *db) {
+  for (int c = from; c < to; c++) {
     float sum = 0;
-    for (int k = 0; k < nt; k++) sum += scratch(p, d, ws, k).db[c];
+    for (int n = 0; n < batch; n++) {
+      const float *src = dy + (size_t)n * d->out_image + (size_t)c * d->pixels;
+      for (int i = 0; i < d->pixels; i++) sum += src[i];
+    }
     db[c] = sum;
   }
+}
+
+/* [from, to) of `count` things for thread t of nt, in whole units of `unit`. */
+static void share_units(int count, int unit, int t, int nt, int *from, int *to) {
+  int units = (count + unit - 1) / unit;
+  share(units, t, nt, from, to);
+  *from = *from * unit < count ? *from * unit : count;
+  *to = *to * unit < count ? *to * unit : count;
 }
 
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float *ws) {
   Dims d = dims(p);
-  int threads = swk_threads() < batch ? swk_threads() : batch;
-  float *wf = flipped_filters(p, &d, ws);
+  float *wf = flipped_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
   if (dx && d.flip) flip_filters(p, &d, w, wf);
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(swk_threads())
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
+    Scratch s = scratch(p, &d, ws, t);
     share(batch, t, nt, &from, &to);
-    backward_images(p, &d, from, to, x, w, wf, dy, dx, dx_add, dw != NULL, scratch(p, &d, ws, t));
-#pragma omp barrier
-    if (dw) sum_private_gradients(p, &d, nt, ws, dw, db);
+    if (dx) input_gradient(p, &d, from, to, w, wf, dy, dx, dx_add, s);
+    share_units(d.k, 8, t, nt, &from, &to); /* whole panels of the GEMM's rows */
+    if (dw) weight_gradient(p, &d, batch, from, to, x, dy, dwt, dw, s);
+    share(p->co, t, nt, &from, &to);
+    if (db && p->bias) bias_gradient(&d, batch, from, to, dy, db);
   }
 }

@@ -213,48 +213,72 @@ static void transpose8(const float *src, size_t ld, float *dst) {
   }
 }
 
-/* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(A) as panels of mr rows, column after
- * column; rows past the end are zeros. A row of A^T is copied as it is; whole panels of
- * eight rows of A are transposed eight columns at a time. */
-static void pack_a(bool trans, const float *a, size_t lda, int i0, int mc, int p0, int kc, int mr,
-                   float *dst) {
-  for (int ip = 0; ip < mc; ip += mr) {
-    int rows = mc - ip < mr ? mc - ip : mr, k = 0;
-    size_t first = (size_t)i0 + ip;
-    if (!trans && rows == 8 && mr == 8)
-      for (; k + 8 <= kc; k += 8) transpose8(a + first * lda + p0 + k, lda, dst + (size_t)k * 8);
-    for (; k < kc; k++) {
-      float *col = dst + (size_t)k * mr;
-      if (trans) {
-        const float *src = a + (size_t)(p0 + k) * lda + first;
-        for (int r = 0; r < rows; r++) col[r] = src[r];
-      } else {
-        for (int r = 0; r < rows; r++) col[r] = a[(first + r) * lda + p0 + k];
-      }
-      for (int r = rows; r < mr; r++) col[r] = 0;
-    }
-    dst += (size_t)mr * kc;
+enum { MAX_MR = 8 }; /* the tallest micro-kernel block (AVX-512's) */
+
+/* One panel of A from `rows` <= mr rows of a row-major source (kc columns, ld apart): column
+ * after column of mr values, rows past the end zeros. Whole panels of eight rows are
+ * transposed eight columns at a time. */
+static void panel_from_rows(const float *src, size_t ld, int rows, int kc, int mr, float *dst) {
+  int k = 0;
+  if (rows == 8 && mr == 8)
+    for (; k + 8 <= kc; k += 8) transpose8(src + k, ld, dst + (size_t)k * 8);
+  for (; k < kc; k++) {
+    float *col = dst + (size_t)k * mr;
+    for (int r = 0; r < rows; r++) col[r] = src[(size_t)r * ld + k];
+    for (int r = rows; r < mr; r++) col[r] = 0;
   }
 }
 
-/* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of op(B) as panels of nr columns, row after
- * row; the last panel is as wide as its columns rounded up to whole vectors, zero-padded.
- * Transposed, a panel is read from nr rows of B at once, so writes stay sequential. */
-static void pack_b(bool trans, const float *b, size_t ldb, int p0, int kc, int j0, int nc, int nr,
-                   int vl, float *dst) {
+/* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of A as panels of mr rows. A row of a stored
+ * A^T is a column of the panel, copied as it is; rows of a stored A, or of a computed one
+ * (written out a panel at a time first), are transposed. */
+static void pack_a(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr, float *dst) {
+  float rows[MAX_MR * HOST_GEMM_KC];
+  for (int ip = 0; ip < mc; ip += mr, dst += (size_t)mr * kc) {
+    int count = mc - ip < mr ? mc - ip : mr;
+    size_t first = (size_t)i0 + ip;
+    if (a->block) {
+      a->block(a->source, (int)first, count, p0, kc, rows, (size_t)kc);
+      panel_from_rows(rows, (size_t)kc, count, kc, mr, dst);
+    } else if (!a->trans) {
+      panel_from_rows(a->data + first * a->ld + p0, a->ld, count, kc, mr, dst);
+    } else {
+      for (int k = 0; k < kc; k++) {
+        const float *src = a->data + (size_t)(p0 + k) * a->ld + first;
+        float *col = dst + (size_t)k * mr;
+        for (int r = 0; r < count; r++) col[r] = src[r];
+        for (int r = count; r < mr; r++) col[r] = 0;
+      }
+    }
+  }
+}
+
+/* Rows [p0, p0 + kc) and columns [j0, j0 + cols) of a stored B, row after row, `width`
+ * floats apart. B^T is read `cols` rows at once, so writes stay sequential. */
+static void copy_stored_b(const HostMatrix *b, int p0, int kc, int j0, int cols, float *dst,
+                          size_t width) {
+  for (int k = 0; k < kc; k++, dst += width)
+    if (b->trans) {
+      const float *src = b->data + (size_t)j0 * b->ld + p0 + k;
+      for (int j = 0; j < cols; j++) dst[j] = src[(size_t)j * b->ld];
+    } else {
+      const float *src = b->data + (size_t)(p0 + k) * b->ld + j0;
+      for (int j = 0; j < cols; j++) dst[j] = src[j];
+    }
+}
+
+/* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of B as panels of nr columns, row after row;
+ * the last panel is as wide as its columns rounded up to whole vectors, zero-padded. */
+static void pack_b(const HostMatrix *b, int p0, int kc, int j0, int nc, int nr, int vl,
+                   float *dst) {
   for (int jp = 0; jp < nc; jp += nr) {
     int cols = nc - jp < nr ? nc - jp : nr, width = (cols + vl - 1) / vl * vl;
-    for (int k = 0; k < kc; k++) {
-      float *row = dst + (size_t)k * width;
-      if (trans) {
-        const float *src = b + (size_t)(j0 + jp) * ldb + p0 + k;
-        for (int j = 0; j < cols; j++) row[j] = src[(size_t)j * ldb];
-      } else {
-        const float *src = b + (size_t)(p0 + k) * ldb + j0 + jp;
-        for (int j = 0; j < cols; j++) row[j] = src[j];
-      }
-      for (int j = cols; j < width; j++) row[j] = 0;
-    }
+    if (b->block)
+      b->block(b->source, p0, kc, j0 + jp, cols, dst, (size_t)width);
+    else
+      copy_stored_b(b, p0, kc, j0 + jp, cols, dst, (size_t)width);
+    for (int k = 0; cols < width && k < kc; k++)
+      memset(dst + (size_t)k * width + cols, 0, sizeof(float) * (size_t)(width - cols));
     dst += (size_t)width * kc;
   }
 }
@@ -266,8 +290,8 @@ static void scale(int m, int n, float beta, float *c, size_t ldc) {
     for (int j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
 }
 
-void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
-                const float *b, size_t ldb, float beta, float *c, size_t ldc, float *pack) {
+void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, float *c, size_t ldc,
+               float *pack) {
   const Isa *x = current();
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || (beta != 0 && beta != 1)) {
@@ -276,29 +300,30 @@ void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a,
     beta = 1;
   }
   int nr = x->max_nv * x->vl;
-  /* With few rows each value of B is used by few micro-kernel calls: packing it would cost
-   * about as much as the arithmetic, so whole panels are read where they are. */
-  bool pack_all_b = trans_b || m > HOST_GEMM_MC;
+  /* With few rows (one block of A), each panel of B serves one pass of the micro-kernel down
+   * that block: it is packed just before, so it is still in L1 when used, and a stored,
+   * untransposed B is not packed at all (that would cost about as much as the arithmetic)
+   * except for its last, partial panel. */
+  bool one_block = m <= HOST_GEMM_MC, in_place = one_block && !b.block && !b.trans;
   float *packed_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
   for (int jc = 0; jc < n; jc += HOST_GEMM_NC) {
     int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;
     for (int pc = 0; pc < k; pc += HOST_GEMM_KC) {
       int kc = k - pc < HOST_GEMM_KC ? k - pc : HOST_GEMM_KC, whole = nc / nr * nr;
       bool add = pc > 0 || beta != 0;
-      if (pack_all_b)
-        pack_b(trans_b, b, ldb, pc, kc, jc, nc, nr, x->vl, packed_b);
-      else if (whole < nc)
-        pack_b(false, b, ldb, pc, kc, jc + whole, nc - whole, nr, x->vl, packed_b);
+      if (!one_block) pack_b(&b, pc, kc, jc, nc, nr, x->vl, packed_b);
       for (int ic = 0; ic < m; ic += HOST_GEMM_MC) {
         int mc = m - ic < HOST_GEMM_MC ? m - ic : HOST_GEMM_MC;
-        pack_a(trans_a, a, lda, ic, mc, pc, kc, x->mr, packed_a);
+        pack_a(&a, ic, mc, pc, kc, x->mr, packed_a);
         for (int jr = 0; jr < nc; jr += nr) {
           int cols = nc - jr < nr ? nc - jr : nr, nv = (cols + x->vl - 1) / x->vl;
           const float *panel = packed_b + (size_t)jr * kc;
           size_t step = (size_t)nv * x->vl;
-          if (!pack_all_b) {
-            panel = jr < whole ? b + (size_t)pc * ldb + jc + jr : packed_b;
-            step = jr < whole ? ldb : step;
+          if (in_place && jr < whole) {
+            panel = b.data + (size_t)pc * b.ld + jc + jr, step = b.ld;
+          } else if (one_block) {
+            pack_b(&b, pc, kc, jc + jr, cols, nr, x->vl, packed_b);
+            panel = packed_b;
           }
           for (int ir = 0; ir < mc; ir += x->mr)
             x->tile(nv, kc, packed_a + (size_t)ir * kc, panel, step,

@@ -1,7 +1,9 @@
 /* Single-precision matrix multiply for the host kernels, on the calling thread:
- *   C (m x n) = op(A) (m x k) op(B) (k x n) + beta C,   row-major, op(X) = X or X^T.
- * The kernels split their work over threads themselves and give each call `pack`, a scratch
- * area of HOST_GEMM_PACK_FLOATS floats from their workspace. The micro-kernel
+ *   C (m x n) = A (m x k) B (k x n) + beta C,   row-major.
+ * An operand is stored (op(X) = X or X^T of a row-major X) or computed block by block as the
+ * GEMM packs it: a convolution's column matrix is read from the image this way, never written
+ * out whole (im2col.h). The kernels split their work over threads themselves and give each call
+ * `pack`, a scratch area of HOST_GEMM_PACK_FLOATS floats from their workspace. The micro-kernel
  * is the widest the CPU runs (AVX-512, AVX2+FMA or plain C), chosen once. */
 #ifndef SWNC_HOST_GEMM_H
 #define SWNC_HOST_GEMM_H
@@ -12,8 +14,33 @@
 enum { HOST_GEMM_KC = 192, HOST_GEMM_MC = 96, HOST_GEMM_NC = 768 };
 enum { HOST_GEMM_PACK_FLOATS = (HOST_GEMM_MC + HOST_GEMM_NC) * HOST_GEMM_KC };
 
-void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
-                const float *b, size_t ldb, float beta, float *c, size_t ldc, float *pack);
+/* Writes rows [r0, r0 + rows) by columns [c0, c0 + cols) of a computed operand to dst, row
+ * after row, `pitch` floats apart. */
+typedef void HostBlock(const void *source, int r0, int rows, int c0, int cols, float *dst,
+                       size_t pitch);
+
+typedef struct HostMatrix {
+  const float *data; /* stored: element (i, j) is data[i * ld + j], or data[j * ld + i] if trans */
+  size_t ld;
+  bool trans;
+  HostBlock *block; /* computed (data unused): block(source, ...) */
+  const void *source;
+} HostMatrix;
+
+static inline HostMatrix host_stored(const float *data, size_t ld, bool trans) {
+  return (HostMatrix){.data = data, .ld = ld, .trans = trans};
+}
+
+void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, float *c, size_t ldc,
+               float *pack);
+
+/* host_gemm on two stored operands, in BLAS's argument order. */
+static inline void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a,
+                              size_t lda, const float *b, size_t ldb, float beta, float *c,
+                              size_t ldc, float *pack) {
+  host_gemm(m, n, k, host_stored(a, lda, trans_a), host_stored(b, ldb, trans_b), beta, c, ldc,
+            pack);
+}
 
 /* The instruction set the micro-kernel uses: "avx512", "avx2" or "c". SWN_ISA in the
  * environment picks a narrower one (tests run every path the CPU has). */

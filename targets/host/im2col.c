@@ -1,5 +1,6 @@
 #include "im2col.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Output columns [lo, hi) read input columns inside [0, w) for kernel column `kj`. */
@@ -12,30 +13,86 @@ static void valid_range(const SwkConv *p, int kj, int *lo, int *hi) {
   if (*lo > *hi) *lo = *hi;
 }
 
-void host_im2col(const SwkConv *p, int ci, const float *x, float *col, size_t ld) {
-  for (int c = 0; c < ci; c++)
-    for (int ki = 0; ki < p->kh; ki++)
-      for (int kj = 0; kj < p->kw; kj++) {
-        int lo, hi;
-        valid_range(p, kj, &lo, &hi);
-        for (int oh = 0; oh < p->ho; oh++) {
-          int ih = oh * p->sh - p->ph + ki;
-          float *out = col + oh * p->wo;
-          if (ih < 0 || ih >= p->h) {
-            memset(out, 0, sizeof(float) * (size_t)p->wo);
-            continue;
-          }
-          const float *row = x + ((size_t)c * p->h + ih) * p->w;
-          int shift = kj - p->pw; /* input column of output column 0 */
-          for (int ow = 0; ow < lo; ow++) out[ow] = 0;
-          if (p->sw == 1 && hi > lo)
-            memcpy(out + lo, row + lo + shift, sizeof(float) * (size_t)(hi - lo));
-          else
-            for (int ow = lo; ow < hi; ow++) out[ow] = row[ow * p->sw + shift];
-          for (int ow = hi; ow < p->wo; ow++) out[ow] = 0;
-        }
-        col += ld;
-      }
+static bool padded(const SwkConv *p) { return p->ph > 0 || p->pw > 0; }
+
+/* An image's rows and columns with its padding: enough for the last window. */
+static int padded_height(const SwkConv *p) {
+  int used = (p->ho - 1) * p->sh + p->kh;
+  return p->h + 2 * p->ph > used ? p->h + 2 * p->ph : used;
+}
+
+static int padded_width(const SwkConv *p) {
+  int used = (p->wo - 1) * p->sw + p->kw;
+  return p->w + 2 * p->pw > used ? p->w + 2 * p->pw : used;
+}
+
+size_t host_pad_floats(const SwkConv *p, int channels, int images) {
+  if (!padded(p)) return 0;
+  return (size_t)images * channels * padded_height(p) * padded_width(p);
+}
+
+HostColumns host_pad(const SwkConv *p, int channels, const float *x, size_t image_floats,
+                     int images, float *buffer) {
+  HostColumns v = {.conv = p,
+                   .channels = channels,
+                   .x = x,
+                   .height = p->h,
+                   .width = p->w,
+                   .image_floats = image_floats};
+  if (!padded(p)) return v;
+  v.height = padded_height(p), v.width = padded_width(p);
+  v.x = buffer, v.image_floats = (size_t)channels * v.height * v.width;
+  size_t plane = (size_t)v.height * v.width;
+  memset(buffer, 0, sizeof(float) * host_pad_floats(p, channels, images));
+  for (int n = 0; n < images; n++)
+    for (int c = 0; c < channels; c++)
+      for (int ih = 0; ih < p->h; ih++)
+        memcpy(buffer + n * v.image_floats + c * plane + (size_t)(ih + p->ph) * v.width + p->pw,
+               x + n * image_floats + ((size_t)c * p->h + ih) * p->w, sizeof(float) * (size_t)p->w);
+  return v;
+}
+
+/* dst[i] = src[i * stride] for i < n: with stride 1, in pieces of 16, 8 and 4 floats that the
+ * compiler turns into single vector moves (runs are an output row long: often 7 to 32). */
+static void copy_run(const float *src, int n, int stride, float *dst) {
+  int i = 0;
+  if (stride == 1) {
+    for (; i + 16 <= n; i += 16) memcpy(dst + i, src + i, 16 * sizeof(float));
+    if (i + 8 <= n) memcpy(dst + i, src + i, 8 * sizeof(float)), i += 8;
+    if (i + 4 <= n) memcpy(dst + i, src + i, 4 * sizeof(float)), i += 4;
+  }
+  for (; i < n; i++) dst[i] = src[(size_t)i * stride];
+}
+
+/* The GEMM asks for at most HOST_GEMM_KC columns at once (a packed panel of A is KC wide, one of
+ * B NR <= KC), so at most that many runs. */
+enum { MAX_RUNS = HOST_GEMM_KC };
+
+void host_columns_block(const void *columns, int r0, int rows, int c0, int cols, float *dst,
+                        size_t pitch) {
+  const HostColumns *v = columns;
+  const SwkConv *p = v->conv;
+  /* the columns as runs inside one output row: where each starts in the images, its length
+   * and where it goes in dst */
+  size_t from[MAX_RUNS];
+  int length[MAX_RUNS], at[MAX_RUNS], runs = 0, pixels = p->ho * p->wo;
+  int image = c0 / pixels, oh = c0 % pixels / p->wo, ow = c0 % p->wo;
+  assert(cols <= MAX_RUNS);
+  for (int j = 0; j < cols; runs++) {
+    int n = p->wo - ow < cols - j ? p->wo - ow : cols - j;
+    from[runs] = image * v->image_floats + (size_t)oh * p->sh * v->width + (size_t)ow * p->sw;
+    length[runs] = n, at[runs] = j;
+    j += n, ow = 0;
+    if (++oh == p->ho) oh = 0, image++;
+  }
+  size_t plane = (size_t)v->height * v->width;
+  r0 += v->row0;
+  int taps = p->kh * p->kw, c = r0 / taps, ki = r0 % taps / p->kw, kj = r0 % p->kw;
+  for (int r = 0; r < rows; r++, dst += pitch) {
+    const float *tap = v->x + c * plane + (size_t)ki * v->width + kj;
+    for (int s = 0; s < runs; s++) copy_run(tap + from[s], length[s], p->sw, dst + at[s]);
+    if (++kj == p->kw && (kj = 0, ++ki == p->kh)) ki = 0, c++;
+  }
 }
 
 void host_col2im(const SwkConv *p, int ci, const float *col, size_t ld, float *x) {

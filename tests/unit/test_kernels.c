@@ -162,6 +162,58 @@ static void test_conv(SwkConv p, int batch) {
   free(c.y), free(c.r), free(c.ws);
 }
 
+/* Forward and both gradients of a convolution, by the definition, in double precision. */
+static void reference_conv(const SwkConv *p, int batch, const float *x, const float *w,
+                           const float *b, const float *dy, float *y, float *dx, float *dw,
+                           float *db) {
+  int cig = p->ci / p->groups, cog = p->co / p->groups;
+  int64_t nx = conv_x_size(p, batch), nw = (int64_t)p->co * cig * p->kh * p->kw;
+  double *gx = calloc((size_t)nx, sizeof(double)), *gw = calloc((size_t)nw, sizeof(double));
+  for (int n = 0; n < batch; n++)
+    for (int o = 0; o < p->co; o++)
+      for (int oh = 0; oh < p->ho; oh++)
+        for (int ow = 0; ow < p->wo; ow++) {
+          int64_t at = (((int64_t)n * p->co + o) * p->ho + oh) * p->wo + ow;
+          double sum = p->bias ? b[o] : 0;
+          for (int c = 0; c < cig; c++)
+            for (int i = 0; i < p->kh; i++)
+              for (int j = 0; j < p->kw; j++) {
+                int ih = oh * p->sh - p->ph + i, iw = ow * p->sw - p->pw + j;
+                if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
+                int64_t xi = (((int64_t)n * p->ci + o / cog * cig + c) * p->h + ih) * p->w + iw;
+                int64_t wi = (((int64_t)o * cig + c) * p->kh + i) * p->kw + j;
+                sum += (double)x[xi] * w[wi];
+                gx[xi] += (double)dy[at] * w[wi];
+                gw[wi] += (double)dy[at] * x[xi];
+              }
+          y[at] = (float)sum;
+          db[o] += dy[at];
+        }
+  for (int64_t i = 0; i < nx; i++) dx[i] = (float)gx[i];
+  for (int64_t i = 0; i < nw; i++) dw[i] = (float)gw[i];
+  free(gx), free(gw);
+}
+
+/* Shapes too large for finite differences to be sharp (one image's column matrix is wider than
+ * the GEMM's blocks, K crosses a cache block mid-channel) against the definition. */
+static void test_conv_large(SwkConv p, int batch) {
+  int64_t nx = conv_x_size(&p, batch), ny = conv_y_size(&p, batch),
+          nw = (int64_t)p.co * (p.ci / p.groups) * p.kh * p.kw;
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
+        *dy = random_array(ny), *ws = zeros((int64_t)swk_conv_workspace(&p));
+  float *y = zeros(ny), *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
+  float *want_y = zeros(ny), *want_dx = zeros(nx), *want_dw = zeros(nw), *want_db = zeros(p.co);
+  reference_conv(&p, batch, x, w, b, dy, want_y, want_dx, want_dw, want_db);
+  swk_conv_forward(&p, batch, x, w, b, y, ws);
+  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, ws);
+  check_close("large conv y", y, want_y, ny);
+  check_close("large conv dx", dx, want_dx, nx);
+  check_close("large conv dw", dw, want_dw, nw);
+  if (p.bias) check_close("large conv db", db, want_db, p.co);
+  float *all[] = {x, w, b, dy, ws, y, dx, dw, db, want_y, want_dx, want_dw, want_db};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 static void pool_fwd(Case *c) { swk_pool_forward(c->p, c->batch, c->in[0], c->y, c->idx); }
 
 static void test_pool(SwkPool p, int batch) {
@@ -586,6 +638,64 @@ int main(void) {
                         .groups = 1,
                         .bias = true},
               3); /* stride 1, "valid": dX by col2im */
+    test_conv_large((SwkConv){.ci = 24,
+                              .h = 16,
+                              .w = 16,
+                              .co = 20,
+                              .ho = 16,
+                              .wo = 16,
+                              .kh = 3,
+                              .kw = 3,
+                              .sh = 1,
+                              .sw = 1,
+                              .ph = 1,
+                              .pw = 1,
+                              .groups = 1,
+                              .bias = true},
+                    3); /* K = 216: crosses a cache block inside a channel; dX flipped */
+    test_conv_large((SwkConv){.ci = 200,
+                              .h = 16,
+                              .w = 17,
+                              .co = 8,
+                              .ho = 16,
+                              .wo = 17,
+                              .kh = 1,
+                              .kw = 1,
+                              .sh = 1,
+                              .sw = 1,
+                              .groups = 1,
+                              .bias = false},
+                    2); /* 1x1 read in place */
+    test_conv_large((SwkConv){.ci = 6,
+                              .h = 33,
+                              .w = 31,
+                              .co = 100,
+                              .ho = 17,
+                              .wo = 16,
+                              .kh = 5,
+                              .kw = 5,
+                              .sh = 2,
+                              .sw = 2,
+                              .ph = 2,
+                              .pw = 2,
+                              .groups = 2,
+                              .bias = true},
+                    2); /* 50 rows per group; dX by col2im */
+    test_conv_large((SwkConv){.ci = 8,
+                              .h = 7,
+                              .w = 7,
+                              .co = 100,
+                              .ho = 7,
+                              .wo = 7,
+                              .kh = 3,
+                              .kw = 3,
+                              .sh = 1,
+                              .sw = 1,
+                              .ph = 1,
+                              .pw = 1,
+                              .groups = 1,
+                              .bias = true},
+                    7); /* images side by side; more than one block of rows */
     test_pool((SwkPool){.c = 2,
                         .h = 7,
                         .w = 7,
