@@ -76,10 +76,15 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
 void ir_print_explain(FILE *f, const Module *m) {
   if (!module_has(m, STAGE_LAID_OUT)) return;
   const Graph *g = &m->graph;
+  const Target *t = m->options.target;
   fprintf(
       f,
       "# convolution plans on target '%s'; costs per training step: (m) model, (t) tuning file\n",
-      m->options.target->name);
+      t->name);
+  if (t->kernel_isa)
+    fprintf(
+        f, "# kernels: %s on this machine (a program chooses when it starts; SWN_ISA narrows it)\n",
+        t->kernel_isa());
   int transforms = 0;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];

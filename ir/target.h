@@ -44,6 +44,9 @@ struct Target {
    * directory's src/NAME tree (the runtime's and kernel set's sources) and a Makefile. false:
    * one C file, built against the installed runtime. */
   bool emits_source_tree;
+  /* The instruction set the target's kernels would choose when a program starts on this
+   * machine, for --explain; NULL if they have one only. */
+  const char *(*kernel_isa)(void);
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

@@ -19,6 +19,10 @@
 void swk_set_threads(int threads);
 int swk_threads(void);
 
+/* What the kernels run on in this process, for --profile: the host's instruction set ("avx512",
+ * "avx2" or "c", chosen at start-up), or the emulated chip. */
+const char *swk_isa(void);
+
 /* Core groups: compute clusters with their own memory controller, each driven by its own
  * management thread. A process runs one worker per group, each on its share of the batch
  * (runtime/workers.c); the kernels a worker calls run on its own group. 1 where all cores

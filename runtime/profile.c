@@ -91,8 +91,9 @@ void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   for (int i = 0; i < 3 * p->net->nlayers; i++) total[i % 3] += p->seconds[i];
   double all = total[0] + total[1] + total[2], per = p->steps ? 1e3 / (double)p->steps : 0;
   fprintf(f,
-          "\nprofile over %lld training iterations (ms per iteration):\n%-32s %10s %10s %10s %7s\n",
-          (long long)p->steps, "layer", "forward", "backward", "update", "share");
+          "\nprofile over %lld training iterations (ms per iteration), kernels: %s\n"
+          "%-32s %10s %10s %10s %7s\n",
+          (long long)p->steps, swk_isa(), "layer", "forward", "backward", "update", "share");
   for (int i = 0; i < p->net->nlayers; i++) {
     const double *s = &p->seconds[3 * i];
     double sum = s[0] + s[1] + s[2];

@@ -37,6 +37,15 @@ grep -q "^estimated time on the target.*core group 0 of 4, on 4 of the 16 images
 "$swnc" "$root/examples/lenet.swn" -o lenet-host-p && ./lenet-host-p --iterations 1 --train-size 64 --test-size 16 \
   --quiet --profile > host-profile.txt 2>&1
 grep -q "estimated" host-profile.txt && fail "the host target printed an estimate" || pass
+# Both say what the kernels run on: the host's instruction set (SWN_ISA=c narrows it to plain
+# C on any CPU), the emulated chip for sw26010.
+SWN_ISA=c ./lenet-host-p --iterations 1 --train-size 64 --test-size 16 --quiet --profile 2>&1 |
+  grep -q "^profile over 1 training iterations (ms per iteration), kernels: c$" && pass ||
+  fail "host --profile does not name the instruction set"
+grep -q "kernels: sw26010 CPE clusters, emulated" profile.txt && pass ||
+  fail "sw26010 --profile does not name the kernels: $(head -5 profile.txt)"
+SWN_ISA=c "$swnc" "$root/examples/lenet.swn" --explain | grep -q "^# kernels: c on this machine" &&
+  pass || fail "host --explain does not name the instruction set"
 
 LSAN_OPTIONS= ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
   "$swnc" run --target=sw26010 "$root/examples/lenet.swn" -- $args --iterations 3 --batch 16 --log lenet-jit.json >/dev/null

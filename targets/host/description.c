@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../../ir/target.h"
+#include "isa.h"
 
 /* Per thread; a step's estimate divides by the online CPUs, as kernels use them all. */
 static const double PEAK = 100e9;         /* FP32 FLOP/s of an FMA loop */
@@ -93,7 +94,8 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
 
 const Target host_target = {
     .name = "host",
-    .summary = "x86-64 or ARM Linux: OpenBLAS and OpenMP",
+    .summary = "x86-64 or ARM Linux: its own GEMM (AVX-512, AVX2+FMA or plain C) and OpenMP",
+    .kernel_isa = host_isa_choice,
     .conv_illegal = host_conv_illegal,
     .conv_cost = host_conv_cost,
     .transform_cost = host_transform_cost,

@@ -10,6 +10,7 @@
  * its AVX2 kernels on machines whose OPENBLAS_CORETYPE is set so. This GEMM picks its
  * micro-kernel from what the CPU runs, once, at the first call. */
 #include "gemm.h"
+#include "isa.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -30,7 +31,6 @@ typedef struct Isa {
   const char *name;
   int mr, vl, max_nv; /* NR = max_nv * vl */
   Tile *tile;
-  bool (*runs)(void);
 } Isa;
 
 /* ------------------------------------------------------------------ plain C */
@@ -47,8 +47,6 @@ static void c_tile(int nv, int kc, const float *a, const float *b, size_t b_step
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) c[i * ldc + j] = add ? c[i * ldc + j] + acc[i][j] : acc[i][j];
 }
-
-static bool always(void) { return true; }
 
 #ifdef HOST_GEMM_X86
 /* ------------------------------------------------------------------ AVX-512: 8 x 48 */
@@ -92,8 +90,6 @@ __attribute__((target("avx512f"))) static void avx512_tile(int nv, int kc, const
     avx512_block(1, kc, a, b, b_step, c, ldc, m, n, add);
 }
 
-static bool runs_avx512(void) { return __builtin_cpu_supports("avx512f"); }
-
 /* ------------------------------------------------------------------ AVX2 + FMA: 6 x 16 */
 
 #define AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
@@ -136,38 +132,29 @@ __attribute__((target("avx2,fma"))) static void avx2_tile(int nv, int kc, const 
   else
     avx2_block(1, kc, a, b, b_step, c, ldc, m, n, add);
 }
-
-static bool runs_avx2(void) {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 #endif
 
-/* Widest first. */
+/* The micro-kernels of isa.h's instruction sets, in its order. */
 static const Isa isas[] = {
 #ifdef HOST_GEMM_X86
-    {"avx512", Z_MR, Z_VL, Z_NV, avx512_tile, runs_avx512},
-    {"avx2", Y_MR, Y_VL, Y_NV, avx2_tile, runs_avx2},
+    {"avx512", Z_MR, Z_VL, Z_NV, avx512_tile},
+    {"avx2", Y_MR, Y_VL, Y_NV, avx2_tile},
 #endif
-    {"c", C_MR, C_VL, C_NV, c_tile, always},
+    {"c", C_MR, C_VL, C_NV, c_tile},
 };
 enum { ISA_COUNT = sizeof isas / sizeof isas[0] };
+_Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT, "a micro-kernel per instruction set of isa.h");
 
 static const Isa *isa;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 
-static const Isa *widest_from(int first) {
-  for (int i = first; i < ISA_COUNT; i++)
-    if (isas[i].runs()) return &isas[i];
+static const Isa *named(const char *name) {
+  for (int i = 0; i < ISA_COUNT; i++)
+    if (!strcmp(isas[i].name, name)) return &isas[i];
   return &isas[ISA_COUNT - 1];
 }
 
-/* The widest the CPU runs, or SWN_ISA's choice if it names one of those. */
-static void choose_isa(void) {
-  isa = widest_from(0);
-  const char *wanted = getenv("SWN_ISA");
-  for (int i = isa - isas; wanted && i < ISA_COUNT; i++)
-    if (!strcmp(isas[i].name, wanted) && isas[i].runs()) isa = &isas[i];
-}
+static void choose_isa(void) { isa = named(host_isa_choice()); }
 
 static const Isa *current(void) {
   pthread_once(&isa_once, choose_isa);
@@ -178,12 +165,9 @@ const char *host_gemm_isa(void) { return current()->name; }
 
 bool host_gemm_use(const char *name) {
   current();
-  for (int i = 0; i < ISA_COUNT; i++)
-    if (!strcmp(isas[i].name, name) && isas[i].runs()) {
-      isa = &isas[i];
-      return true;
-    }
-  return false;
+  if (!host_isa_runs(name)) return false;
+  isa = named(name);
+  return true;
 }
 
 /* ------------------------------------------------------------------ packing */

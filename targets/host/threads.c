@@ -2,6 +2,7 @@
  * calling thread, so the kernels' own parallel loops are the only level. */
 #include <omp.h>
 
+#include "gemm.h"
 #include "kernels.h"
 
 static int thread_count = 1;
@@ -12,6 +13,8 @@ void swk_set_threads(int threads) {
 }
 
 int swk_threads(void) { return thread_count; }
+
+const char *swk_isa(void) { return host_gemm_isa(); }
 
 /* One core group: the worker's OpenMP threads share all the cores. */
 int swk_core_groups(void) { return 1; }

@@ -6,3 +6,4 @@
 void swk_set_threads(int threads) { (void)threads; }
 int swk_threads(void) { return 1; }
 int swk_core_groups(void) { return SW_CORE_GROUPS; }
+const char *swk_isa(void) { return "sw26010 CPE clusters, emulated"; }

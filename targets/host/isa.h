@@ -1,0 +1,39 @@
+/* The instruction sets the host kernels have micro-kernels for, widest first, and the one a
+ * process uses: the widest this CPU runs, or a narrower one named by SWN_ISA in the
+ * environment. One definition for the kernels (gemm.c) and the target's description, which
+ * `swnc --explain` prints. */
+#ifndef SWNC_HOST_ISA_H
+#define SWNC_HOST_ISA_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const host_isas[] = {
+#if defined(__x86_64__) && defined(__GNUC__)
+    "avx512",
+    "avx2",
+#endif
+    "c",
+};
+enum { HOST_ISA_COUNT = sizeof host_isas / sizeof host_isas[0] };
+
+static inline bool host_isa_runs(const char *isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!strcmp(isa, "avx512")) return __builtin_cpu_supports("avx512f");
+  if (!strcmp(isa, "avx2")) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+  return !strcmp(isa, "c");
+}
+
+/* The widest this CPU runs, or SWN_ISA's choice if it names a narrower one the CPU runs. */
+static inline const char *host_isa_choice(void) {
+  int widest = 0;
+  while (widest < HOST_ISA_COUNT - 1 && !host_isa_runs(host_isas[widest])) widest++;
+  const char *wanted = getenv("SWN_ISA");
+  for (int i = widest; wanted && i < HOST_ISA_COUNT; i++)
+    if (!strcmp(host_isas[i], wanted) && host_isa_runs(wanted)) return host_isas[i];
+  return host_isas[widest];
+}
+
+#endif
