@@ -1,5 +1,6 @@
 /* --stats: per layer output shape, parameters, forward FLOPs, activation bytes; totals. */
 #include "ir.h"
+#include "target.h"
 
 /* 431080 -> "431,080" in one of 4 rotating static buffers. */
 static const char *grouped(double x) {
@@ -35,9 +36,63 @@ static void print_step_plan(FILE *f, const char *what, const StepPlan *p, int64_
           mib((double)p->naive_image_words * (double)batch));
 }
 
+/* Bytes of an uncompressed file: a gzip file's trailer holds its size modulo 2^32 (RFC 1952),
+ * which is the size for the data sets this reads; -1 if it cannot be read. */
+static int64_t content_bytes(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  unsigned char magic[2] = {0}, tail[4];
+  int64_t size = -1;
+  bool gzip = fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (fseek(f, gzip ? -4 : 0, SEEK_END) == 0) {
+    size = ftell(f);
+    if (gzip)
+      size = fread(tail, 1, 4, f) == 4 ? (int64_t)tail[0] | (int64_t)tail[1] << 8 |
+                                             (int64_t)tail[2] << 16 | (int64_t)tail[3] << 24
+                                       : -1;
+  }
+  fclose(f);
+  return size;
+}
+
+/* Images a data set holds as the program loads it (all of a file source unless a size limits
+ * it; a synthetic source is made batch by batch and holds none), or -1 if its files cannot be
+ * read. */
+static int64_t data_set_images(const DataConfig *d, const StrList *files, int64_t limit,
+                               int64_t image_bytes) {
+  if (d->source == DATA_SYNTHETIC || files->n == 0) return 0;
+  int64_t images = 0;
+  if (d->source == DATA_IDX) { /* images file: a 16-byte header, then the pixels */
+    int64_t bytes = content_bytes(files->v[0]);
+    if (bytes < 16) return -1;
+    images = (bytes - 16) / image_bytes;
+  } else { /* CIFAR: records of a label byte and the pixels */
+    for (int i = 0; i < files->n; i++) {
+      int64_t bytes = content_bytes(files->v[i]);
+      if (bytes < 0) return -1;
+      images += bytes / (image_bytes + 1);
+    }
+  }
+  return limit > 0 && limit < images ? limit : images;
+}
+
+/* The data sets in memory: a byte a pixel and a 4-byte label an image; -1 if unknown. */
+static double data_set_bytes(const Module *m) {
+  int64_t image_bytes = 0;
+  for (int i = 0; i < m->graph.ops.len; i++)
+    if (m->graph.ops.data[i].kind == OP_INPUT)
+      image_bytes = shape_per_image(m->graph.values.data[m->graph.ops.data[i].output].shape);
+  if (image_bytes <= 0) return 0;
+  int64_t train = data_set_images(&m->data, &m->data.train, m->data.train_size, image_bytes),
+          test = data_set_images(&m->data, &m->data.test, m->data.test_size, image_bytes);
+  if (train < 0 || test < 0) return -1;
+  return (double)(train + test) * (double)(image_bytes + 4);
+}
+
 /* Both steps' plans and what a run holds: one activation arena for the larger of the two (they
- * are never live at once), the fixed region, parameters, gradients, momentum and state. The
- * convolution workspaces, which grow with the thread count, and the data sets come on top. */
+ * are never live at once), the fixed region, parameters, gradients, momentum and state, the
+ * data sets and the process itself (the target's measure of a program before it allocates any
+ * of this). The convolution workspaces, which grow with the thread count, come on top. */
 static void print_memory(FILE *f, const Module *m) {
   const MemPlan *p = &m->plan;
   const StepPlan *train = &p->step[STEP_TRAIN], *eval = &p->step[STEP_EVAL];
@@ -59,10 +114,20 @@ static void print_memory(FILE *f, const Module *m) {
           grouped(state * 4));
   fprintf(f, "                     %s bytes each for parameters, gradients and momentum\n",
           grouped((double)p->param_words * 4));
+  double data = data_set_bytes(m), process = m->options.target->process_mib;
+  if (data >= 0)
+    fprintf(f, "data sets            %.2f MiB (a byte a pixel, 4 bytes a label)\n",
+            data / (1 << 20));
+  else
+    fprintf(f, "data sets            not counted: their files cannot be read from here\n");
+  if (process > 0)
+    fprintf(f, "process              %.0f MiB before any of this (MPI, threads, libraries)\n",
+            process);
   fprintf(f,
           "memory of a run      %.2f MiB: activations %.2f, parameters, gradients and momentum "
-          "%.2f (workspaces and data sets not counted)\n",
-          mib(arena + fixed + params + state), mib(arena), mib(params));
+          "%.2f, data sets and process %.2f (convolution workspaces not counted)\n",
+          mib(arena + fixed + params + state) + (data > 0 ? data / (1 << 20) : 0) + process,
+          mib(arena), mib(params), (data > 0 ? data / (1 << 20) : 0) + process);
 }
 
 void ir_print_stats(FILE *f, const Module *m) {

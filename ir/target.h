@@ -47,6 +47,9 @@ struct Target {
   /* The instruction set the target's kernels would choose when a program starts on this
    * machine, for --explain; NULL if they have one only. */
   const char *(*kernel_isa)(void);
+  /* Peak memory of one of the target's programs before it allocates its network or data (MPI,
+   * OpenMP threads, libraries), in MiB, for --stats; 0 if not known. */
+  double process_mib;
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

@@ -81,6 +81,17 @@ contains "$tmp/err" "cannot write" "unwritable -o"
 expect_status 0 "--stats" "$swnc" --stats "$lenet"
 contains "$tmp/out" "conv2                        conv          64x50x8x8                  25,050        205,004,800        819,200" "--stats row"
 contains "$tmp/out" "forward FLOPs        295,455,360 per batch" "--stats total"
+# The data sets a run holds, from the files' sizes (a gzip file's trailer), a size limit, or
+# nothing to count with.
+contains "$tmp/out" "data sets            52.60 MiB" "--stats: Fashion-MNIST's 70000 images"
+expect_status 0 "--stats, train_size" "$swnc" --stats -D data.train_size=1000 "$lenet"
+contains "$tmp/out" "data sets            8.27 MiB" "--stats: 1000 + 10000 images"
+{ printf '\000\000\010\003\000\000\007\320\000\000\000\034\000\000\000\034'; head -c 1568000 /dev/zero; } >"$tmp/images.idx"
+expect_status 0 "--stats, plain IDX" "$swnc" --stats -D "data.train=[\"$tmp/images.idx\", \"x\"]" \
+  -D "data.test=[\"$tmp/images.idx\", \"x\"]" "$lenet"
+contains "$tmp/out" "data sets            3.01 MiB" "--stats: 2 x 2000 images of an uncompressed file"
+expect_status 0 "--stats, no files" "$swnc" --stats -D 'data.train=["/no/such.gz", "x"]' "$lenet"
+contains "$tmp/out" "data sets            not counted: their files cannot be read from here" "--stats: missing files"
 
 # Building programs: C output, a missing runtime, a failing C compiler.
 expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
