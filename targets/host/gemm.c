@@ -143,7 +143,8 @@ static const Isa isas[] = {
     {"c", C_MR, C_VL, C_NV, c_tile},
 };
 enum { ISA_COUNT = sizeof isas / sizeof isas[0] };
-_Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT, "a micro-kernel per instruction set of isa.h");
+_Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT,
+               "a micro-kernel per instruction set of isa.h");
 
 static const Isa *isa;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
