@@ -132,15 +132,16 @@ static void share(int batch, int t, int nt, int *from, int *to) {
   *to = (int)((int64_t)batch * (t + 1) / nt);
 }
 
-/* Rows from `row0` on of group g's column matrix of images [first, first + n), as a GEMM
- * operand; `view` holds it. */
+/* Rows [row0, row1) of group g's column matrix of images [first, first + n), as a GEMM operand;
+ * `view` holds it. Only the channels those rows read are padded (a thread computing part of
+ * dW^T reads part of them). */
 static HostMatrix input_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n,
-                                int g, int row0, float *padded, HostColumns *view) {
-  const float *images = x + (size_t)first * d->in_image + (size_t)g * d->cig * p->h * p->w;
-  if (d->pointwise && n == 1)
-    return host_stored(images + (size_t)row0 * d->pixels, (size_t)d->pixels, false);
-  *view = host_pad(p, d->cig, images, d->in_image, n, padded);
-  view->row0 = row0;
+                                int g, int row0, int row1, float *padded, HostColumns *view) {
+  int taps = p->kh * p->kw, c0 = row0 / taps, c1 = (row1 + taps - 1) / taps;
+  const float *images = x + (size_t)first * d->in_image + ((size_t)g * d->cig + c0) * p->h * p->w;
+  if (d->pointwise && n == 1) return host_stored(images, (size_t)d->pixels, false);
+  *view = host_pad(p, c1 - c0, images, d->in_image, n, padded);
+  view->row0 = row0 - c0 * taps;
   return host_columns(view);
 }
 
@@ -170,7 +171,7 @@ static void forward_images(const SwkConv *p, const Dims *d, int from, int to, co
       float *c =
           n == 1 ? y + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels : s.packed;
       host_gemm(d->cog, (int)ld, d->k, host_stored(w + (size_t)g * d->cog * d->k, d->k, false),
-                input_columns(p, d, x, first, n, g, 0, s.padded, &view), 0.0f, c, ld, s.gemm);
+                input_columns(p, d, x, first, n, g, 0, d->k, s.padded, &view), 0.0f, c, ld, s.gemm);
       store_outputs(p, d, first, n, g, c, b, y);
     }
   }
@@ -246,7 +247,7 @@ static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from
     for (int g = 0; g < p->groups; g++) {
       HostColumns view;
       host_gemm(to - from, d->cog, (int)ld,
-                input_columns(p, d, x, first, n, g, from, s.padded, &view),
+                input_columns(p, d, x, first, n, g, from, to, s.padded, &view),
                 host_stored(output_gradient(d, dy, first, n, g, s.packed), ld, true),
                 first ? 1.0f : 0.0f, dwt + ((size_t)g * d->k + from) * d->cog, d->cog, s.gemm);
     }

@@ -33,12 +33,7 @@ size_t host_pad_floats(const SwkConv *p, int channels, int images) {
 
 HostColumns host_pad(const SwkConv *p, int channels, const float *x, size_t image_floats,
                      int images, float *buffer) {
-  HostColumns v = {.conv = p,
-                   .channels = channels,
-                   .x = x,
-                   .height = p->h,
-                   .width = p->w,
-                   .image_floats = image_floats};
+  HostColumns v = {.conv = p, .x = x, .height = p->h, .width = p->w, .image_floats = image_floats};
   if (!padded(p)) return v;
   v.height = padded_height(p), v.width = padded_width(p);
   v.x = buffer, v.image_floats = (size_t)channels * v.height * v.width;

@@ -12,7 +12,6 @@
 
 typedef struct HostColumns {
   const SwkConv *conv; /* kernel, stride and output sizes */
-  int channels;
   const float *x;      /* the first image's first channel, padding included: tap (ki, kj) of */
   int height, width;   /* output pixel (oh, ow) is at row oh*sh + ki, column ow*sw + kj */
   size_t image_floats; /* from one image to the next */
