@@ -105,8 +105,8 @@ int main(int argc, char **argv) {
     const Shape *s = &shapes[i];
     if (filter && !strstr(s->net, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
-    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k, s->k,
-                 s->s,  s->s, s->p, s->p,  1,  true, false};
+    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k,  s->k,
+                 s->s,  s->s, s->p, s->p,  1,  true, false, false};
     size_t nx = (size_t)batch * s->ci * s->h * s->w, ny = (size_t)batch * s->co * ho * wo;
     size_t nw = (size_t)s->co * s->ci * s->k * s->k;
     Buffers m = {calloc(nx, 4),

@@ -11,6 +11,7 @@ typedef struct Ctx {
   Arena *a;
   Lowered *out;
   StepKind step;          /* whose memory plan the buffers come from */
+  bool backward;          /* lowering backward: outputs are read where backward recomputed them */
   const char **objects;   /* per op: the global holding its kernel struct, or NULL */
   const char **epilogues; /* per op: the global holding its epilogue's SwkAct, or NULL */
   bool ok;
@@ -65,10 +66,14 @@ static Ptr buffer_ptr(const Ctx *c, int buf) {
 static const Op *producer(const Module *m, int value) {
   return &m->graph.ops.data[m->graph.values.data[value].producer];
 }
-static Ptr input(const Ctx *c, const Op *op, int i) {
-  return buffer_ptr(c, producer(c->m, op->inputs.data[i])->buf[c->step].out);
+/* Where op's output is read: in backward, from its recomputed buffer if it has one. */
+static Ptr output(const Ctx *c, const Op *op) {
+  const OpBuffers *b = &op->buf[c->step];
+  return buffer_ptr(c, c->backward && b->recomputed >= 0 ? b->recomputed : b->out);
 }
-static Ptr output(const Ctx *c, const Op *op) { return buffer_ptr(c, op->buf[c->step].out); }
+static Ptr input(const Ctx *c, const Op *op, int i) {
+  return output(c, producer(c->m, op->inputs.data[i]));
+}
 static Ptr dy(const Ctx *c, const Op *op) { return buffer_ptr(c, op->buf[c->step].grad); }
 static Ptr saved(const Ctx *c, const Op *op) {
   return buffer_ptr(c, op->nsaved ? op->buf[c->step].saved[0] : -1);
@@ -177,16 +182,32 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 
 /* ------------------------------------------------------------------ kernel structs */
 
-static Datum conv_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
+/* Whether backward asks op i for the gradient of its first input. */
+static bool needs_input_gradient(const Module *m, int i) {
+  for (int j = 0; j < m->schedule.backward.len; j++)
+    if (m->schedule.backward.data[j].op == i)
+      return m->schedule.backward.data[j].input_grad.data[0] != GRAD_NONE;
+  return false;
+}
+
+static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   Datum s = d_struct(c->a, ABI_SwkConv);
-  int64_t v[] = {[SwkConv_ci] = x.dim[1],      [SwkConv_h] = x.dim[2],
-                 [SwkConv_w] = x.dim[3],       [SwkConv_co] = y.dim[1],
-                 [SwkConv_ho] = y.dim[2],      [SwkConv_wo] = y.dim[3],
-                 [SwkConv_kh] = a->kernel[0],  [SwkConv_kw] = a->kernel[1],
-                 [SwkConv_sh] = a->stride[0],  [SwkConv_sw] = a->stride[1],
-                 [SwkConv_ph] = a->pad[0],     [SwkConv_pw] = a->pad[1],
-                 [SwkConv_groups] = a->groups, [SwkConv_bias] = a->bias,
-                 [SwkConv_filters_kkoi] = 0}; /* the pool keeps (No,Ni,K,K) */
+  int64_t v[] = {[SwkConv_ci] = x.dim[1],
+                 [SwkConv_h] = x.dim[2],
+                 [SwkConv_w] = x.dim[3],
+                 [SwkConv_co] = y.dim[1],
+                 [SwkConv_ho] = y.dim[2],
+                 [SwkConv_wo] = y.dim[3],
+                 [SwkConv_kh] = a->kernel[0],
+                 [SwkConv_kw] = a->kernel[1],
+                 [SwkConv_sh] = a->stride[0],
+                 [SwkConv_sw] = a->stride[1],
+                 [SwkConv_ph] = a->pad[0],
+                 [SwkConv_pw] = a->pad[1],
+                 [SwkConv_groups] = a->groups,
+                 [SwkConv_bias] = a->bias,
+                 [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */
+                 [SwkConv_no_input_gradient] = !needs_input_gradient(c->m, i)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   return s;
 }
@@ -217,7 +238,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
   const OpAttrs *a = &op->attr;
   Datum s = {0};
   switch (op_info[op->kind].family) {
-  case FAMILY_CONV: *type = ABI_SwkConv; return conv_struct(c, x, y, a);
+  case FAMILY_CONV: *type = ABI_SwkConv; return conv_struct(c, (int)(op - g->ops.data), x, y, a);
   case FAMILY_POOL: *type = ABI_SwkPool; return pool_struct(c, x, y, a);
   case FAMILY_FC:
     s = d_struct(c->a, *type = ABI_SwkFc);
@@ -412,13 +433,35 @@ static Call *epilogue_call(Ctx *c, CallList *list, int i, const char *direction)
   return k;
 }
 
-/* Op i's forward, then its epilogue on its output in place. */
-static void lower_forward(Ctx *c, CallList *f, int i) {
+/* Op i's epilogue on its output in place, after whatever wrote the output. */
+static void lower_epilogue_forward(Ctx *c, CallList *f, int i) {
   const Op *op = &c->m->graph.ops.data[i];
-  lower_forward_op(c, f, i);
   if (!op->epilogue.on) return;
   Call *k = epilogue_call(c, f, i, "forward");
   arg_ptr(c, k, output(c, op)), arg_ptr(c, k, output(c, op));
+}
+
+/* Op i's forward, then its epilogue. */
+static void lower_forward(Ctx *c, CallList *f, int i) {
+  lower_forward_op(c, f, i);
+  lower_epilogue_forward(c, f, i);
+}
+
+/* Before a backward step: op i's output computed again (pass recompute), then its epilogue,
+ * into the buffer backward reads it from: batch norm from its input and saved statistics, the
+ * other kinds by their forward kernel (reading recomputed inputs where there are). */
+static void lower_recompute(Ctx *c, int i) {
+  const Op *op = &c->m->graph.ops.data[i];
+  CallList *f = &c->out->backward;
+  if (op_info[op->kind].family == FAMILY_BATCHNORM) {
+    Call *k = kernel(c, f, "swk_batchnorm_recompute", i);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
+    arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, saved(c, op));
+    arg_ptr(c, k, output(c, op));
+  } else {
+    lower_forward_op(c, f, i);
+  }
+  lower_epilogue_forward(c, f, i);
 }
 
 /* Before op i's backward: its epilogue's backward turns the gradient of its output into the
@@ -811,18 +854,22 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   }
   Io io;
   if (!find_io(m, &io)) return false;
-  Ctx c = {m, a, out, STEP_EVAL, NULL, NULL, true};
+  Ctx c = {m, a, out, STEP_EVAL, false, NULL, NULL, true};
   lower_structs(&c);
   for (int i = 0; i < m->schedule.forward.len; i++)
     lower_forward(&c, &out->evaluate, m->schedule.forward.data[i]);
   c.step = STEP_TRAIN;
   for (int i = 0; i < m->schedule.forward.len; i++)
     lower_forward(&c, &out->forward, m->schedule.forward.data[i]);
+  c.backward = true;
   for (int i = 0; i < m->schedule.backward.len; i++) {
-    lower_epilogue_backward(&c, m->schedule.backward.data[i].op);
-    lower_backward(&c, &m->schedule.backward.data[i]);
+    const BackwardStep *b = &m->schedule.backward.data[i];
+    for (int k = 0; k < b->recompute.len; k++) lower_recompute(&c, b->recompute.data[k]);
+    lower_epilogue_backward(&c, b->op);
+    lower_backward(&c, b);
     lower_bucket_marks(&c, i);
   }
+  c.backward = false;
   int index = 0;
   for (int i = 0; i < m->schedule.update_ops.len; i++)
     lower_update(&c, m->schedule.update_ops.data[i], &index);

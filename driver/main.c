@@ -77,6 +77,9 @@ static void usage(FILE *f) {
       "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
       "  --no-fuse            keep every activation as its own op (default: folded into the\n"
       "                       op before it where that is exact, see --passes)\n"
+      "  --no-recompute       keep every output backward reads (default: batch norm outputs,\n"
+      "                       sums and concatenations are computed again in backward: less\n"
+      "                       memory for one more pass over each, see --passes)\n"
       "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
       "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
       "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
@@ -131,6 +134,7 @@ enum {
   OPT_TRIPLE,
   OPT_FUSION,
   OPT_NO_FUSE,
+  OPT_NO_RECOMPUTE,
   OPT_CONV,
   OPT_TUNE,
   OPT_EXPLAIN,
@@ -167,6 +171,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                                         {"triple", required_argument, 0, OPT_TRIPLE},
                                         {"fusion-threshold", required_argument, 0, OPT_FUSION},
                                         {"no-fuse", no_argument, 0, OPT_NO_FUSE},
+                                        {"no-recompute", no_argument, 0, OPT_NO_RECOMPUTE},
                                         {"conv", required_argument, 0, OPT_CONV},
                                         {"tune", required_argument, 0, OPT_TUNE},
                                         {"explain", no_argument, 0, OPT_EXPLAIN},
@@ -268,6 +273,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_NO_FUSE: o->compile.no_fuse = true; break;
+    case OPT_NO_RECOMPUTE: o->compile.no_recompute = true; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
         return usage_error(

@@ -179,9 +179,9 @@ static void evict_caches(void) {
  * ran out. */
 static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   const ConvShape *c = &j->conv;
-  SwkConv p = {(int)c->ci, (int)c->h,  (int)c->w,      (int)c->co, (int)c->ho,
-               (int)c->wo, (int)c->kh, (int)c->kw,     (int)c->sh, (int)c->sw,
-               (int)c->ph, (int)c->pw, (int)c->groups, true,       false};
+  SwkConv p = {(int)c->ci,     (int)c->h,  (int)c->w,  (int)c->co, (int)c->ho, (int)c->wo,
+               (int)c->kh,     (int)c->kw, (int)c->sh, (int)c->sw, (int)c->ph, (int)c->pw,
+               (int)c->groups, true,       false,      false};
   bool conv = !strcmp(j->kind, "conv");
   size_t elems = conv ? 0 : (size_t)batch * (size_t)shape_per_image(j->tensor);
   size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems,

@@ -272,6 +272,7 @@ typedef struct Epilogue {
 /* An op's buffers in one step's plan: indices into its buffers, -1 for none. */
 typedef struct OpBuffers {
   int out, grad, saved[2];
+  int recomputed; /* the output as backward computes it again (pass recompute), or -1 */
 } OpBuffers;
 
 typedef struct Op {
@@ -322,6 +323,9 @@ typedef struct BackwardStep {
   int op;
   VEC(GradMode) input_grad; /* per input: not needed, overwrite, or add to */
   bool param_grads;
+  VEC(int)
+  recompute; /* ops whose output is computed again just before this step, from what
+                         backward keeps anyway (pass recompute), in this order */
 } BackwardStep;
 
 typedef struct Schedule {
@@ -357,7 +361,7 @@ typedef struct StatePart {
 int op_state(const Graph *g, const Op *op, StatePart out[2]); /* returns how many */
 int64_t op_state_words(const Graph *g, const Op *op);         /* all parts */
 
-typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED } BufferKind;
+typedef enum { BUF_ACT, BUF_GRAD, BUF_SAVED, BUF_RECOMPUTED } BufferKind;
 
 /* One tensor of a step. Per-image buffers are placed in units of one image: the
  * region for a batch of B is B times the per-image region, buffer at offset x B. */
@@ -456,6 +460,7 @@ typedef struct CompileOptions {
   const Tuning *tuning;     /* --tune: measured costs, or NULL */
   const char *machine;      /* this machine as tuning files name it (with --tune) */
   bool no_fuse;             /* --no-fuse: keep every element-wise op on its own */
+  bool no_recompute;        /* --no-recompute: keep every output backward reads */
   int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
                                per tensor; INT64_MAX: one bucket */
 } CompileOptions;
@@ -474,7 +479,8 @@ typedef enum {
   STAGE_PLANNED = 1 << 6,    /* every buffer is placed */
   STAGE_CUT = 1 << 7,        /* the gradient pool is cut into buckets */
   STAGE_FUSED = 1 << 8,      /* activations are folded into their producers */
-  STAGE_ALL = (1 << 9) - 1,
+  STAGE_RECOMPUTED = 1 << 9, /* backward knows which outputs it computes again */
+  STAGE_ALL = (1 << 10) - 1,
 } Stage;
 
 struct Graph {

@@ -72,6 +72,8 @@ static void print_schedule(FILE *f, const Module *m) {
     const BackwardStep *b = &s->backward.data[i];
     const Op *op = &g->ops.data[b->op];
     fprintf(f, "  backward %s:", op->name);
+    for (int j = 0; j < b->recompute.len; j++)
+      fprintf(f, " recompute %s;", g->ops.data[b->recompute.data[j]].name);
     for (int j = 0; j < b->input_grad.len; j++)
       if (b->input_grad.data[j] != GRAD_NONE)
         fprintf(f, " d(%s) %s", g->values.data[op->inputs.data[j]].name,
@@ -85,7 +87,7 @@ static void print_schedule(FILE *f, const Module *m) {
   fputs("\n}\n", f);
 }
 
-static const char *const buffer_kinds[] = {"act", "grad", "saved"};
+static const char *const buffer_kinds[] = {"act", "grad", "saved", "recomputed"};
 
 static const char *const step_names[] = {"train", "eval"};
 

@@ -5,7 +5,9 @@
  * an epilogue's backward a step of its own) from the step that writes it to the last step that
  * reads it: an activation lives until its last forward consumer or the backward step that
  * reads it (the op table's bwd_reads; an op's epilogue reads its output), a gradient from its
- * first writer to its producer's backward step. Buffers whose
+ * first writer to its producer's backward step. An output that backward computes again (pass
+ * recompute) lives until its last forward reader, and its recomputed copy from the
+ * recomputation to the last backward reader. Buffers whose
  * lifetimes do not overlap may share memory; placement is greedy, largest first, at the
  * lowest offset that fits (as static planners in Glow and TensorFlow do).
  *
@@ -32,26 +34,40 @@ static int add_buffer(Module *m, StepPlan *p, BufferKind kind, const char *name,
 
 static int extend(int last, int step) { return step > last ? step : last; }
 
-/* Per op: the step of its backward on the training timeline, or -1; for evaluation, -1 for all.
- * Forward op i is step i; then each backward step in turn, preceded by a step of its own for an
+/* Where each op's backward, and the recomputation of its output, fall on a step's timeline
+ * (-1: none; for evaluation, none at all). Forward op i is step i; then each backward step in
+ * turn, preceded by a step for each output it recomputes (pass recompute) and one for an
  * epilogue's backward (which reads the op's output before the op's backward writes anything). */
-static int *backward_steps(Module *m, StepKind kind) {
-  int n = m->graph.ops.len, *bstep = arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) bstep[i] = -1;
-  if (kind == STEP_EVAL) return bstep;
+typedef struct Timeline {
+  int *backward, *recompute;
+} Timeline;
+
+static Timeline timeline(Module *m, StepKind kind) {
+  int n = m->graph.ops.len;
+  Timeline t = {arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1)),
+                arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1))};
+  for (int i = 0; i < n; i++) t.backward[i] = t.recompute[i] = -1;
+  if (kind == STEP_EVAL) return t;
   int step = n;
   for (int j = 0; j < m->schedule.backward.len; j++) {
-    int op = m->schedule.backward.data[j].op;
-    if (m->graph.ops.data[op].epilogue.on) step++;
-    bstep[op] = step++;
+    const BackwardStep *s = &m->schedule.backward.data[j];
+    for (int k = 0; k < s->recompute.len; k++) t.recompute[s->recompute.data[k]] = step++;
+    if (m->graph.ops.data[s->op].epilogue.on) step++;
+    t.backward[s->op] = step++;
   }
-  return bstep;
+  return t;
+}
+
+/* The buffer that backward reads an op's output from: the recomputed one if there is one. */
+static Buffer *read_in_backward(StepPlan *p, const OpBuffers *ob) {
+  return &p->buffers.data[ob->recomputed >= 0 ? ob->recomputed : ob->out];
 }
 
 static void create_buffers(Module *m, StepKind kind) {
   Graph *g = &m->graph;
   StepPlan *p = &m->plan.step[kind];
-  const int *bstep = backward_steps(m, kind);
+  const Timeline t = timeline(m, kind);
+  const int *bstep = t.backward;
   int n = g->ops.len;
   for (int i = 0; i < n; i++) {
     Op *op = &g->ops.data[i];
@@ -61,11 +77,17 @@ static void create_buffers(Module *m, StepKind kind) {
     OpRole role = op_info[op->kind].role;
     bool external = role == ROLE_IMAGES || role == ROLE_LABELS; /* written before forward */
     bool metric = role == ROLE_LOSS || role == ROLE_METRIC;     /* read after it */
-    int last = metric ? INT_MAX : i;
-    if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0) last = extend(last, bstep[i]);
-    if (op->epilogue.on && bstep[i] >= 0) last = extend(last, bstep[i] - 1); /* its backward */
-    ob->out = add_buffer(m, p, BUF_ACT, v->name, i, scalar ? 1 : shape_per_image(v->shape), !scalar,
-                         v->dtype, external ? 0 : i, last);
+    int64_t elems = scalar ? 1 : shape_per_image(v->shape);
+    ob->out = add_buffer(m, p, BUF_ACT, v->name, i, elems, !scalar, v->dtype, external ? 0 : i,
+                         metric ? INT_MAX : i);
+    if (t.recompute[i] >= 0)
+      ob->recomputed = add_buffer(m, p, BUF_RECOMPUTED, arena_printf(&m->arena, "%s'", v->name), i,
+                                  elems, !scalar, v->dtype, t.recompute[i], t.recompute[i]);
+    Buffer *b = read_in_backward(p, ob);
+    if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0)
+      b->last = extend(b->last, bstep[i]);
+    if (op->epilogue.on && bstep[i] >= 0)
+      b->last = extend(b->last, bstep[i] - 1); /* its backward */
     SavedSpec saved[2];
     op->nsaved = op_saved(g, op, saved);
     for (int k = 0; k < op->nsaved; k++)
@@ -73,15 +95,21 @@ static void create_buffers(Module *m, StepKind kind) {
           m, p, BUF_SAVED, arena_printf(&m->arena, "%s.%s", op->name, saved[k].what), i,
           saved[k].elems, saved[k].per_image, saved[k].dtype, i, bstep[i] >= 0 ? bstep[i] : i);
   }
-  /* inputs: forward consumers, and backward steps that read their inputs */
+  /* inputs: forward consumers, recomputations, and backward steps that read their inputs */
   for (int i = 0; i < n; i++) {
     const Op *op = &g->ops.data[i];
     for (int j = 0; j < op->inputs.len; j++) {
-      Buffer *b =
-          &p->buffers.data[g->ops.data[g->values.data[op->inputs.data[j]].producer].buf[kind].out];
+      const OpBuffers *in = &g->ops.data[g->values.data[op->inputs.data[j]].producer].buf[kind];
+      Buffer *b = &p->buffers.data[in->out];
       b->last = extend(b->last, i);
-      if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0)
+      if (t.recompute[i] >= 0) {
+        b = read_in_backward(p, in);
+        b->last = extend(b->last, t.recompute[i]);
+      }
+      if ((op_info[op->kind].bwd_reads & BWD_IN) && bstep[i] >= 0) {
+        b = read_in_backward(p, in);
         b->last = extend(b->last, bstep[i]);
+      }
     }
   }
   /* gradients: from the first backward step that writes them to the producer's backward */
@@ -238,7 +266,7 @@ bool pass_memplan(Module *m) {
   m->plan = (MemPlan){0};
   for (int i = 0; i < m->graph.ops.len; i++) {
     Op *op = &m->graph.ops.data[i];
-    for (int k = 0; k < STEP_KINDS; k++) op->buf[k] = (OpBuffers){-1, -1, {-1, -1}};
+    for (int k = 0; k < STEP_KINDS; k++) op->buf[k] = (OpBuffers){-1, -1, {-1, -1}, -1};
     op->nsaved = 0;
   }
   for (int k = 0; k < STEP_KINDS; k++) plan_step(m, (StepKind)k);

@@ -20,8 +20,11 @@ static const Pass passes[] = {
      pass_layout, GRAPH | STAGE_COSTED, STAGE_LAID_OUT},
     {"schedule", "lower training into forward, backward and update steps", pass_schedule,
      GRAPH | STAGE_LAID_OUT, STAGE_SCHEDULED},
+    {"recompute",
+     "let backward compute cheap outputs again (batch norm, sums) instead of keeping them",
+     pass_recompute, GRAPH | STAGE_SCHEDULED, STAGE_RECOMPUTED},
     {"memplan", "place every tensor of a training step in one arena, reusing dead memory",
-     pass_memplan, GRAPH | STAGE_SCHEDULED, STAGE_PLANNED},
+     pass_memplan, GRAPH | STAGE_SCHEDULED | STAGE_RECOMPUTED, STAGE_PLANNED},
     {"fusion", "cut the gradient pool into buckets and mark where backward completes each",
      pass_fusion, GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
 };

@@ -50,7 +50,9 @@ bool swk_estimate(SwkEstimate *totals);
   F(I32, int, kh) F(I32, int, kw) F(I32, int, sh) F(I32, int, sw) F(I32, int, ph) F(I32, int, pw) \
   F(I32, int, groups)                                                                              \
   F(BOOL, bool, bias)                                                                              \
-  F(BOOL, bool, filters_kkoi) /* implicit plan only: filters in (K,K,No,Ni), not (No,Ni,K,K) */
+  F(BOOL, bool, filters_kkoi) /* implicit plan only: filters in (K,K,No,Ni), not (No,Ni,K,K) */ \
+  F(BOOL, bool, no_input_gradient) /* backward is never asked for dX (the first layer): the    \
+                                      workspace need not hold what computing it takes */
 
 /* ------------------------------------------------------------- pooling */
 #define SwkPool_FIELDS(F, A)                                                                       \
@@ -67,6 +69,10 @@ bool swk_estimate(SwkEstimate *totals);
   F(F32, float, slope) /* the op's parameter: relu's leaky slope, elu's alpha */
 
 /* ------------------------------------------------------------- batch normalisation */
+/* forward: in training, normalises with the batch's statistics, saves them (mean, then 1/std,
+ * per channel) and updates the running ones; else normalises with the running ones.
+ * recompute: the training forward's y again, bit for bit, from x and the saved statistics
+ * (writes nothing else), for a backward that did not keep y (pass recompute). */
 #define SwkBatchNorm_FIELDS(F, A)                                                                  \
   F(I32, int, c) F(I32, int, hw)                                                                   \
   F(F32, float, eps)                                                                               \
@@ -168,6 +174,10 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                    P(PTR, const float *, scale), P(PTR, const float *, shift),     \
                                    P(PTR, float *, y), P(PTR, float *, saved),                     \
                                    P(PTR, float *, running)))                                      \
+  FN(VOID, swk_batchnorm_recompute, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),          \
+                                     P(PTR, const float *, x), P(PTR, const float *, scale),       \
+                                     P(PTR, const float *, shift), P(PTR, const float *, saved),   \
+                                     P(PTR, float *, y)))                                          \
   FN(VOID, swk_batchnorm_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
                                     P(PTR, const float *, x), P(PTR, const float *, scale),        \
                                     P(PTR, const float *, dy), P(PTR, const float *, saved),       \

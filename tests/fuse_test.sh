@@ -23,7 +23,6 @@ close() {
 }
 
 ops() { grep -c '^  [^ ]* = ' "$1"; }
-per_image() { sed -n 's/^  train: per-image \([0-9]*\) words.*/\1/p' "$1"; }
 
 for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/tests/nets/small_resnet.swn"; do
   name=$(basename "$net" .swn)

@@ -32,6 +32,9 @@ same_losses() {
   esac
 }
 
+# per_image FILE.ir: the training plan's words per image in an --emit=ir dump.
+per_image() { sed -n 's/^  train: per-image \([0-9]*\) words.*/\1/p' "$1"; }
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -1,45 +1,68 @@
 /* Batch normalisation per channel over batch and pixels (PyTorch's and Caffe's convention:
  * biased variance to normalise, unbiased for the running average). Channels are spread over
- * threads; sums are in double so large batches do not lose the mean. */
+ * threads; sums are in double so large batches do not lose the mean, in vector lanes
+ * (runtime/lanes.h) so that they run at memory speed. A channel's data (batch runs of hw
+ * floats) is read by the statistics and again by the normalisation while it is in cache. */
 #include <math.h>
 
 #include "kernels.h"
+#include "lanes.h"
 
-#define AT(n, c, i) ((size_t)(n)*p->c * p->hw + (size_t)(c)*p->hw + (size_t)(i))
+/* Channel c's run of image n. */
+static size_t run_at(const SwkBatchNorm *p, int n, int c) {
+  return ((size_t)n * (size_t)p->c + (size_t)c) * (size_t)p->hw;
+}
+
+/* The batch's mean and 1/std of channel c; saves them and updates the running statistics. */
+static void batch_statistics(const SwkBatchNorm *p, int batch, const float *x, int c, float *saved,
+                             float *running, float *mean, float *invstd) {
+  double count = (double)batch * p->hw;
+  SwkLanes s = {0}, ss = {0};
+  for (int n = 0; n < batch; n++) swk_lanes_add(&s, x + run_at(p, n, c), p->hw);
+  double m = swk_lanes_total(&s) / count;
+  for (int n = 0; n < batch; n++) swk_lanes_add_squares(&ss, x + run_at(p, n, c), p->hw, m);
+  double squares = swk_lanes_total(&ss), var = squares / count;
+  double unbiased = count > 1 ? squares / (count - 1) : var;
+  *mean = (float)m;
+  *invstd = (float)(1.0 / sqrt(var + p->eps));
+  saved[c] = *mean;
+  saved[p->c + c] = *invstd;
+  running[c] = p->momentum * running[c] + (1 - p->momentum) * (float)m;
+  running[p->c + c] = p->momentum * running[p->c + c] + (1 - p->momentum) * (float)unbiased;
+}
+
+/* y = (x - mean) * invstd * scale + shift over channel c. */
+static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                      const float *shift, int c, float mean, float invstd, float *y) {
+  float a = p->affine ? scale[c] * invstd : invstd, b = p->affine ? shift[c] : 0;
+  for (int n = 0; n < batch; n++) {
+    const float *in = x + run_at(p, n, c);
+    float *out = y + run_at(p, n, c);
+    for (int i = 0; i < p->hw; i++) out[i] = (in[i] - mean) * a + b;
+  }
+}
 
 void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
                            const float *scale, const float *shift, float *y, float *saved,
                            float *running) {
-  double count = (double)batch * p->hw;
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < p->c; c++) {
     float mean, invstd;
     if (train) {
-      double s = 0, ss = 0;
-      for (int n = 0; n < batch; n++)
-        for (int i = 0; i < p->hw; i++) s += x[AT(n, c, i)];
-      double m = s / count;
-      for (int n = 0; n < batch; n++)
-        for (int i = 0; i < p->hw; i++) {
-          double d = x[AT(n, c, i)] - m;
-          ss += d * d;
-        }
-      double var = ss / count;
-      mean = (float)m;
-      invstd = (float)(1.0 / sqrt(var + p->eps));
-      saved[c] = mean;
-      saved[p->c + c] = invstd;
-      double unbiased = count > 1 ? ss / (count - 1) : var;
-      running[c] = p->momentum * running[c] + (1 - p->momentum) * (float)m;
-      running[p->c + c] = p->momentum * running[p->c + c] + (1 - p->momentum) * (float)unbiased;
+      batch_statistics(p, batch, x, c, saved, running, &mean, &invstd);
     } else {
       mean = running[c];
       invstd = 1.0f / sqrtf(running[p->c + c] + p->eps);
     }
-    float a = p->affine ? scale[c] * invstd : invstd, b = p->affine ? shift[c] : 0;
-    for (int n = 0; n < batch; n++)
-      for (int i = 0; i < p->hw; i++) y[AT(n, c, i)] = (x[AT(n, c, i)] - mean) * a + b;
+    normalise(p, batch, x, scale, shift, c, mean, invstd, y);
   }
+}
+
+void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                             const float *shift, const float *saved, float *y) {
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < p->c; c++)
+    normalise(p, batch, x, scale, shift, c, saved[c], saved[p->c + c], y);
 }
 
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
@@ -49,13 +72,11 @@ void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, co
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < p->c; c++) {
     float mean = saved[c], invstd = saved[p->c + c];
-    double sum_dy = 0, sum_dy_xhat = 0;
+    SwkLanes dys = {0}, dyxs = {0};
     for (int n = 0; n < batch; n++)
-      for (int i = 0; i < p->hw; i++) {
-        float g = dy[AT(n, c, i)];
-        sum_dy += g;
-        sum_dy_xhat += g * (x[AT(n, c, i)] - mean) * invstd;
-      }
+      swk_lanes_add_products(&dys, &dyxs, dy + run_at(p, n, c), x + run_at(p, n, c), p->hw, mean,
+                             invstd);
+    double sum_dy = swk_lanes_total(&dys), sum_dy_xhat = swk_lanes_total(&dyxs);
     if (p->affine) {
       dscale[c] = (float)sum_dy_xhat;
       dshift[c] = (float)sum_dy;
@@ -63,12 +84,15 @@ void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, co
     if (!dx) continue;
     float gamma = p->affine ? scale[c] : 1.0f;
     float k = gamma * invstd, mdy = (float)(sum_dy / count), mdyx = (float)(sum_dy_xhat / count);
-    for (int n = 0; n < batch; n++)
+    for (int n = 0; n < batch; n++) {
+      size_t at = run_at(p, n, c);
+      const float *xs = x + at, *g = dy + at;
+      float *d = dx + at;
       for (int i = 0; i < p->hw; i++) {
-        size_t at = AT(n, c, i);
-        float xhat = (x[at] - mean) * invstd;
-        float g = k * (dy[at] - mdy - xhat * mdyx);
-        dx[at] = dx_add ? dx[at] + g : g;
+        float xhat = (xs[i] - mean) * invstd;
+        float v = k * (g[i] - mdy - xhat * mdyx);
+        d[i] = dx_add ? d[i] + v : v;
       }
+    }
   }
 }

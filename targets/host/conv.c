@@ -8,11 +8,13 @@
  *       whatever the thread count, then writes them into dW
  *   dX: with stride 1 and "same" padding, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a
  *       forward convolution of dY with the flipped, channel-transposed filters Wf and padding
- *       k-1-p: a GEMM with a long inner dimension, written straight into dX. Otherwise
+ *       k-1-p: a GEMM with a long inner dimension, over nb images side by side as forward
+ *       (written straight into dX for one image). Otherwise
  *       dcol_g = W_g^T * dY_g is written out and dX = col2im(dcol_g); that GEMM has only co/g
  *       as inner dimension.
  * db is split over threads by channel. Every sum runs over the images in the same order
  * whatever the thread count, so results do not depend on it. */
+#include <assert.h>
 #include <omp.h>
 #include <string.h>
 
@@ -32,12 +34,17 @@ typedef struct Dims {
   int nb;       /* images side by side per GEMM */
   size_t in_image, out_image;
   bool pointwise; /* 1x1, stride 1, no padding: an image's column matrix is the image */
+  bool dx;        /* backward may be asked for dX */
   bool flip;      /* dX as a convolution of dY with flipped filters (stride 1) */
   SwkConv t;      /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
 } Dims;
 
 static Dims dims(const SwkConv *p) {
-  Dims d = {.cig = p->ci / p->groups, .cog = p->co / p->groups, .pixels = p->ho * p->wo, .nb = 1};
+  Dims d = {.cig = p->ci / p->groups,
+            .cog = p->co / p->groups,
+            .pixels = p->ho * p->wo,
+            .nb = 1,
+            .dx = !p->no_input_gradient};
   d.k = d.cig * p->kh * p->kw;
   d.in_image = (size_t)p->ci * p->h * p->w;
   d.out_image = (size_t)p->co * d.pixels;
@@ -68,8 +75,9 @@ static Dims dims(const SwkConv *p) {
 }
 
 /* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
- * gathered outputs or output gradients of nb images (co/g x nb*P); the GEMM's own packing area;
- * padded copies of the images whose columns the GEMM reads (nb images of x, or one of dY).
+ * gathered outputs, output gradients or flipped input gradients of nb images; the GEMM's own
+ * packing area;
+ * padded copies of the images whose columns the GEMM reads (nb images of x or of dY).
  * Shared by all threads, after them: the flipped filters and dW transposed (each the size
  * of W). */
 typedef struct Scratch {
@@ -79,25 +87,31 @@ typedef struct Scratch {
 static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 static size_t col_floats(const Dims *d) {
-  return d->flip ? 0 : round16((size_t)d->k * d->nb * d->pixels);
+  return d->flip || !d->dx ? 0 : round16((size_t)d->k * d->nb * d->pixels);
 }
 
 static size_t padded_floats(const SwkConv *p, const Dims *d) {
   size_t x = host_pad_floats(p, d->cig, d->nb),
-         dy = d->flip ? host_pad_floats(&d->t, d->cog, 1) : 0;
+         dy = d->flip && d->dx ? host_pad_floats(&d->t, d->cog, d->nb) : 0;
   return round16(x > dy ? x : dy);
 }
 
+/* Gathered results of nb images: outputs or output gradients (co/g x nb*P), or the flipped
+ * convolution's input gradients (ci/g x nb*h*w, no more than nb*P). */
+static size_t packed_floats(const Dims *d) {
+  int rows = d->flip && d->dx && d->cig > d->cog ? d->cig : d->cog;
+  return round16((size_t)rows * d->nb * d->pixels);
+}
+
 static size_t per_thread(const SwkConv *p, const Dims *d) {
-  return col_floats(d) + round16((size_t)d->cog * d->nb * d->pixels) + HOST_GEMM_PACK_FLOATS +
-         padded_floats(p, d);
+  return col_floats(d) + packed_floats(d) + HOST_GEMM_PACK_FLOATS + padded_floats(p, d);
 }
 
 static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
   Scratch s;
   s.col = ws + per_thread(p, d) * (size_t)thread;
   s.packed = s.col + col_floats(d);
-  s.gemm = s.packed + round16((size_t)d->cog * d->nb * d->pixels);
+  s.gemm = s.packed + packed_floats(d);
   s.padded = s.gemm + HOST_GEMM_PACK_FLOATS;
   return s;
 }
@@ -189,16 +203,29 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
   }
 }
 
-/* dX of one image and group as the convolution of dY with the flipped filters. */
-static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int n,
-                       int g, float *dx, bool dx_add, Scratch s) {
+/* dX of images [first, first + n), group g, as the convolution of dY with the flipped filters:
+ * one GEMM over the images side by side, its result gathered in `packed` and then written or
+ * added to dX (for one image, the GEMM writes or adds to dX itself). */
+static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int first,
+                       int n, int g, float *dx, bool dx_add, Scratch s) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
+  size_t ld = (size_t)n * hw;
   HostColumns view =
-      host_pad(&d->t, d->cog, dy + (size_t)n * d->out_image + (size_t)g * d->cog * d->pixels,
-               d->out_image, 1, s.padded);
-  host_gemm(d->cig, hw, kt, host_stored(wf + (size_t)g * d->cig * kt, kt, false),
-            host_columns(&view), dx_add ? 1.0f : 0.0f,
-            dx + (size_t)n * d->in_image + (size_t)g * d->cig * hw, hw, s.gemm);
+      host_pad(&d->t, d->cog, dy + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels,
+               d->out_image, n, s.padded);
+  float *out = dx + (size_t)first * d->in_image + (size_t)g * d->cig * hw;
+  float *c = n == 1 ? out : s.packed;
+  host_gemm(d->cig, (int)ld, kt, host_stored(wf + (size_t)g * d->cig * kt, kt, false),
+            host_columns(&view), n == 1 && dx_add ? 1.0f : 0.0f, c, ld, s.gemm);
+  for (int j = 0; n > 1 && j < n; j++)
+    for (int ch = 0; ch < d->cig; ch++) {
+      float *dst = out + (size_t)j * d->in_image + (size_t)ch * hw;
+      const float *src = c + (size_t)ch * ld + (size_t)j * hw;
+      if (dx_add)
+        for (int i = 0; i < hw; i++) dst[i] += src[i];
+      else
+        memcpy(dst, src, sizeof(float) * (size_t)hw);
+    }
 }
 
 /* dY_g of images [first, first + n) as a co/g x n*P matrix: for one image dY_g itself, for
@@ -226,7 +253,7 @@ static void input_gradient(const SwkConv *p, const Dims *d, int from, int to, co
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
       if (d->flip) {
-        for (int j = 0; j < n; j++) flipped_dx(p, d, wf, dy, first + j, g, dx, dx_add, s);
+        flipped_dx(p, d, wf, dy, first, n, g, dx, dx_add, s);
         continue;
       }
       host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k,
@@ -281,6 +308,7 @@ static void share_units(int count, int unit, int t, int nt, int *from, int *to) 
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float *ws) {
   Dims d = dims(p);
+  assert(d.dx || !dx); /* the workspace has no room for it */
   float *wf = flipped_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
   if (dx && d.flip) flip_filters(p, &d, w, wf);
 #pragma omp parallel num_threads(swk_threads())

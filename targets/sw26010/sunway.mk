@@ -50,7 +50,7 @@ $(NET): $(call sw,$(NET).c $(RUNTIME) $(MPE) $(FALLBACK) $(CPE))
 
 build/sw/$(KERNELS)/%_cpe.o: $(KERNELS)/%_cpe.c
 	@mkdir -p $(dir $@)
-	$(CPE_CC) $(CFLAGS) -I$(KERNELS) -c $< -o $@
+	$(CPE_CC) $(CFLAGS) -I$(KERNELS) -I$(SWNC)/runtime -c $< -o $@
 
 build/sw/$(SWNC)/targets/host/%.o: $(SWNC)/targets/host/%.c
 	@mkdir -p $(dir $@)
@@ -71,7 +71,7 @@ build/emu/cpe.o: $(call emu,$(CPE))
 
 build/emu/$(KERNELS)/%_cpe.o: $(KERNELS)/%_cpe.c
 	@mkdir -p $(dir $@)
-	$(EMU_CC) $(EMU_CFLAGS) -I$(KERNELS) -c $< -o $@
+	$(EMU_CC) $(EMU_CFLAGS) -I$(KERNELS) -I$(SWNC)/runtime -c $< -o $@
 
 build/emu/$(SWNC)/targets/host/%.o: $(SWNC)/targets/host/%.c
 	@mkdir -p $(dir $@)

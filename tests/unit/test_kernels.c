@@ -157,6 +157,16 @@ static void test_conv(SwkConv p, int batch) {
   memcpy(acc, before, sizeof(float) * (size_t)nx);
   swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, acc, true, dw, db, c.ws);
   check_adds("conv dx_add", dx, acc, before, nx);
+  /* a layer never asked for dX (the first) sizes a workspace of no more, and gets the same dW */
+  SwkConv first = p;
+  first.no_input_gradient = true;
+  CHECK(swk_conv_workspace(&first) <= swk_conv_workspace(&p));
+  float *dw_first = zeros(nw), *db_first = zeros(p.co);
+  float *ws_first = zeros((int64_t)swk_conv_workspace(&first));
+  swk_conv_backward(&first, batch, c.in[0], c.in[1], c.r, NULL, false, dw_first, db_first,
+                    ws_first);
+  CHECK(!memcmp(dw_first, dw, sizeof(float) * (size_t)nw));
+  free(dw_first), free(db_first), free(ws_first);
   free(before), free(acc), free(dx), free(dw), free(db);
   for (int i = 0; i < 3; i++) free(c.in[i]);
   free(c.y), free(c.r), free(c.ws);
@@ -318,7 +328,8 @@ static void bn_fwd(Case *c) {
 }
 
 static void test_batchnorm(void) {
-  SwkBatchNorm p = {.c = 3, .hw = 5, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+  /* 37 pixels: two whole vectors of the sums' lanes and a remainder */
+  SwkBatchNorm p = {.c = 3, .hw = 37, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
   int batch = 4;
   int64_t n = (int64_t)batch * p.c * p.hw;
   Case c = {.forward = bn_fwd, .p = &p, .batch = batch, .ny = n};
@@ -326,6 +337,11 @@ static void test_batchnorm(void) {
   c.y = zeros(n), c.r = random_array(n), c.aux = zeros(2 * p.c), c.aux2 = zeros(2 * p.c);
   float *dx = zeros(n), *ds = zeros(p.c), *dsh = zeros(p.c);
   bn_fwd(&c);
+  /* recomputing from the saved statistics gives the training forward's output bit for bit */
+  float *again = zeros(n);
+  swk_batchnorm_recompute(&p, batch, c.in[0], c.in[1], c.in[2], c.aux, again);
+  CHECK(!memcmp(again, c.y, sizeof(float) * (size_t)n));
+  free(again);
   swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh);
   check_gradient("batchnorm dx", &c, c.in[0], n, dx);
   check_gradient("batchnorm dscale", &c, c.in[1], p.c, ds);
@@ -748,6 +764,21 @@ int main(void) {
                              .pw = 1,
                              .max = false},
                    3);
+    /* stride 1 (GoogLeNet's 3x3 max pools) and 3: interior columns vectorised by stride */
+    for (int stride = 1; stride <= 3; stride += 2)
+      test_pool((SwkPool){.c = 2,
+                          .h = 9,
+                          .w = 9,
+                          .ho = stride == 1 ? 9 : 4,
+                          .wo = stride == 1 ? 9 : 4,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = stride,
+                          .sw = stride,
+                          .ph = 1,
+                          .pw = 1,
+                          .max = true},
+                2);
     test_pool((SwkPool){.c = 3,
                         .h = 6,
                         .w = 5,

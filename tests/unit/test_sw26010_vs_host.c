@@ -21,7 +21,7 @@ REF(conv_implicit_backward) REF(conv_implicit_workspace) REF(to_rcnb) REF(to_bnr
 REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backward)
 REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
 REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
-REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_backward) REF(softmax_loss_forward)
+REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
 REF(softmax_loss_backward) REF(sgd_update) REF(easgd_elastic) REF(sum_into) REF(scale)
     /* clang-format on */
 
@@ -201,6 +201,9 @@ static void batchnorm(SwkBatchNorm p, int batch) {
   agree("batchnorm dx (added)", dx[0], dx[1], n, EXACT);
   agree("batchnorm dscale", ds[0], ds[1], p.c, EXACT);
   agree("batchnorm dshift", dsh[0], dsh[1], p.c, EXACT);
+  swk_batchnorm_recompute(&p, batch, x, scale, shift, saved[1], y[0]);
+  ref_batchnorm_recompute(&p, batch, x, scale, shift, saved[1], y[1]);
+  agree("batchnorm y (recomputed)", y[0], y[1], n, EXACT);
   swk_batchnorm_forward(&p, batch, false, x, scale, shift, y[0], NULL, running0);
   ref_batchnorm_forward(&p, batch, false, x, scale, shift, y[1], NULL, running0);
   agree("batchnorm y (inference)", y[0], y[1], n, EXACT);

@@ -164,9 +164,11 @@ typedef struct SwSoftmaxArgs {
 } SwSoftmaxArgs;
 
 /* Batch normalisation (batchnorm_cpe.c), a channel per task, with the semantics of the host
- * target's (double sums; biased variance to normalise, unbiased for the running average). */
+ * target's (double sums; biased variance to normalise, unbiased for the running average).
+ * Forward with the batch's statistics (train), the running ones, or the saved ones
+ * (recompute); or backward. */
 typedef struct SwBatchNormArgs {
-  int c, hw, batch, backward, train, affine, add;
+  int c, hw, batch, backward, train, recompute, affine, add;
   float eps, momentum;
   const float *x, *scale, *shift, *dy;
   float *y, *saved, *running, *dx, *dscale, *dshift;

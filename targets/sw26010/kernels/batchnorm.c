@@ -19,6 +19,13 @@ void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const f
   SW_RUN(sw_batchnorm, &a);
 }
 
+void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                             const float *shift, const float *saved, float *y) {
+  SwBatchNormArgs a = batchnorm_args(p, batch);
+  a.recompute = 1, a.x = x, a.scale = scale, a.shift = shift, a.y = y, a.saved = (float *)saved;
+  SW_RUN(sw_batchnorm, &a);
+}
+
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                             const float *dy, const float *saved, float *dx, bool dx_add,
                             float *dscale, float *dshift) {

@@ -1,5 +1,6 @@
 /* Batch normalisation on the CPEs (args.h), a channel per task, with the host target's
- * arithmetic: double sums in image and pixel order, the same float expressions. A channel's
+ * arithmetic: double sums in the lanes of runtime/lanes.h (pieces are whole vectors, so the
+ * sums are the host's bit for bit), the same float expressions. A channel's
  * data is batch runs of hw floats, c * hw apart; it streams through the LDM in pieces of up to
  * SW_STREAM_CHUNK floats: several whole images' runs in one strided transfer when hw is small,
  * else a part of one run. */
@@ -7,6 +8,9 @@
 
 #include "args.h"
 #include "cpe.h"
+#include "lanes.h"
+
+_Static_assert(SW_STREAM_CHUNK % SWK_LANES == 0, "a run cut into pieces sums as a whole");
 
 /* A piece of channel ch's data: `images` runs from image n, floats [i, i + len) of each. */
 typedef struct Piece {
@@ -58,29 +62,33 @@ static float get_one(const float *at) {
 
 static void put_one(float *at, float v) { cpe_put(at, &v, 4); }
 
-/* mean and 1/std of the batch (saving them and updating the running statistics), or the
- * running ones. */
+/* mean and 1/std of the batch (saving them and updating the running statistics), the saved
+ * ones, or the running ones. */
 static void statistics(const SwBatchNormArgs *p, int ch, float *x, float *mean, float *invstd) {
+  if (p->recompute) {
+    *mean = get_one(p->saved + ch);
+    *invstd = get_one(p->saved + p->c + ch);
+    return;
+  }
   if (!p->train) {
     *mean = get_one(p->running + ch);
     *invstd = 1.0f / sqrtf(get_one(p->running + p->c + ch) + p->eps);
     return;
   }
-  double count = (double)p->batch * p->hw, s = 0, ss = 0;
+  double count = (double)p->batch * p->hw;
+  SwkLanes s = {0}, ss = {0};
   for (Piece q = {0}; next_piece(p, &q);) {
     get_piece(p, x, p->x, ch, &q);
-    for (int k = 0; k < q.images * q.len; k++) s += x[k];
+    for (int r = 0; r < q.images; r++) swk_lanes_add(&s, x + r * q.len, q.len);
   }
-  double m = s / count;
+  double m = swk_lanes_total(&s) / count;
   for (Piece q = {0}; next_piece(p, &q);) {
     get_piece(p, x, p->x, ch, &q);
-    for (int k = 0; k < q.images * q.len; k++) {
-      double d = x[k] - m;
-      ss += d * d;
-    }
+    for (int r = 0; r < q.images; r++) swk_lanes_add_squares(&ss, x + r * q.len, q.len, m);
   }
   cpe_count_flops((int64_t)(4 * count));
-  double var = ss / count, unbiased = count > 1 ? ss / (count - 1) : var;
+  double squares = swk_lanes_total(&ss), var = squares / count;
+  double unbiased = count > 1 ? squares / (count - 1) : var;
   *mean = (float)m;
   *invstd = (float)(1.0 / sqrt(var + p->eps));
   put_one(p->saved + ch, *mean);
@@ -105,15 +113,15 @@ static void forward(const SwBatchNormArgs *p, int ch, float *x) {
 
 static void backward(const SwBatchNormArgs *p, int ch, float *x, float *dy, float *dx) {
   float mean = get_one(p->saved + ch), invstd = get_one(p->saved + p->c + ch);
-  double count = (double)p->batch * p->hw, sum_dy = 0, sum_dy_xhat = 0;
+  double count = (double)p->batch * p->hw;
+  SwkLanes dys = {0}, dyxs = {0};
   for (Piece q = {0}; next_piece(p, &q);) {
     get_piece(p, x, p->x, ch, &q);
     get_piece(p, dy, p->dy, ch, &q);
-    for (int k = 0; k < q.images * q.len; k++) {
-      sum_dy += dy[k];
-      sum_dy_xhat += dy[k] * (x[k] - mean) * invstd;
-    }
+    for (int r = 0; r < q.images; r++)
+      swk_lanes_add_products(&dys, &dyxs, dy + r * q.len, x + r * q.len, q.len, mean, invstd);
   }
+  double sum_dy = swk_lanes_total(&dys), sum_dy_xhat = swk_lanes_total(&dyxs);
   cpe_count_flops((int64_t)(5 * count));
   if (p->affine) {
     put_one(p->dscale + ch, (float)sum_dy_xhat);

@@ -1,0 +1,127 @@
+/* Pass `recompute`: trades cheap computation for memory. Training keeps, from forward until
+ * backward reads it, every value some backward step reads; at the start of backward all of
+ * them are live at once, and that is the training plan's peak. Some of them are cheap to make
+ * again from values backward keeps anyway: a batch norm's output (after its epilogue: the next
+ * convolution's weight gradient reads it, and a ReLU epilogue's backward) from its input and
+ * saved batch statistics, which its own backward reads; a residual sum from the batch norm
+ * before it and the block's input; a concatenation from its parts. Such an output dies after
+ * its last forward reader, and backward computes it again just before the first backward step
+ * that needs it (BackwardStep.recompute), into a buffer of its own that lives until the last.
+ * A recomputation may need a value that is itself recomputed (a sum needs the batch norm before
+ * it, and the previous block's sum): that one is recomputed first, at the same step at the
+ * latest. Nothing is recomputed from a value backward would otherwise have let go (a ReLU
+ * after a convolution, without fusion: the convolution's output). The values are the same bit for
+ * bit: the same kernels on the same inputs (batch norm: swk_batchnorm_recompute, the forward's
+ * expression on the saved statistics). --no-recompute keeps every output. */
+#include <limits.h>
+
+#include "passes.h"
+
+/* Whether op i's output can be computed again in backward: by a pure kernel of its inputs, or
+ * (batch norm) from its input and the statistics it saves for its backward step, which must
+ * come no earlier than `step`. */
+static bool recomputable(const Module *m, int i, const int *backward_index, int step) {
+  const Op *op = &m->graph.ops.data[i];
+  switch (op_info[op->kind].family) {
+  case FAMILY_BATCHNORM: return backward_index[i] >= step;
+  case FAMILY_JOIN:
+  case FAMILY_ACTIVATION: return true;
+  default: return false;
+  }
+}
+
+/* Whether backward step `s` reads op v's output (an input of its op, or the op's own output
+ * through its epilogue or its backward). */
+static bool step_reads_output(const Module *m, const BackwardStep *s, int v) {
+  const Op *op = &m->graph.ops.data[s->op];
+  int reads = op_info[op->kind].bwd_reads;
+  if (s->op == v) return op->epilogue.on || (reads & BWD_OUT);
+  if (!(reads & BWD_IN)) return false;
+  for (int j = 0; j < op->inputs.len; j++)
+    if (op->inputs.data[j] == m->graph.ops.data[v].output) return true;
+  return false;
+}
+
+/* The first and last backward step that reads each op's output (INT_MAX and -1 if none). */
+typedef struct Reads {
+  int *first, *last;
+} Reads;
+
+static Reads backward_reads(Module *m) {
+  int n = m->graph.ops.len;
+  Reads r = {arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1)),
+             arena_alloc(&m->arena, sizeof(int) * (size_t)(n + 1))};
+  for (int i = 0; i < n; i++) r.first[i] = INT_MAX, r.last[i] = -1;
+  for (int j = 0; j < m->schedule.backward.len; j++) {
+    const BackwardStep *s = &m->schedule.backward.data[j];
+    const Op *op = &m->graph.ops.data[s->op];
+    for (int k = -1; k < op->inputs.len; k++) {
+      int v = k < 0 ? s->op : m->graph.values.data[op->inputs.data[k]].producer;
+      if (!step_reads_output(m, s, v)) continue;
+      if (j < r.first[v]) r.first[v] = j;
+      r.last[v] = j;
+    }
+  }
+  return r;
+}
+
+/* Recomputations nest no deeper than this (a chain of residual sums is as deep as a stage). */
+enum { DEPTH = 64 };
+
+/* What at_hand has found for the current question (one backward step): per op, the question
+ * it was last answered for and the answer. Without it, sums that each read the two before
+ * them would be asked about exponentially often. */
+typedef struct Memo {
+  int *asked, query;
+  bool *answer;
+} Memo;
+
+/* Whether op i's output can be had at backward step `step` without keeping anything longer:
+ * backward keeps it until then anyway, or it can be recomputed from such values. */
+static bool at_hand(const Module *m, int i, const Reads *r, const int *backward_index, int step,
+                    int depth, Memo *memo) {
+  if (r->last[i] >= step) return true;
+  if (memo->asked[i] == memo->query) return memo->answer[i];
+  bool ok = depth < DEPTH && recomputable(m, i, backward_index, step);
+  const Op *op = &m->graph.ops.data[i];
+  for (int k = 0; ok && k < op->inputs.len; k++)
+    ok = at_hand(m, m->graph.values.data[op->inputs.data[k]].producer, r, backward_index, step,
+                 depth + 1, memo);
+  memo->asked[i] = memo->query, memo->answer[i] = ok;
+  return ok;
+}
+
+bool pass_recompute(Module *m) {
+  Schedule *s = &m->schedule;
+  for (int j = 0; j < s->backward.len; j++) s->backward.data[j].recompute.len = 0;
+  if (m->options.no_recompute) return true;
+  const Graph *g = &m->graph;
+  const int *backward_index = schedule_backward_index(m);
+  /* needed[i]: the first backward step that needs op i's output, reading it or recomputing
+   * from it; ops are decided last first, so every recomputation that reads an op's output is
+   * known before the op is. An op is recomputed where what it reads is at hand then. */
+  Reads reads = backward_reads(m);
+  int *needed = reads.first;
+  int *at = arena_alloc(&m->arena, sizeof(int) * (size_t)(g->ops.len + 1));
+  Memo memo = {arena_alloc(&m->arena, sizeof(int) * (size_t)(g->ops.len + 1)), 0,
+               arena_alloc(&m->arena, sizeof(bool) * (size_t)(g->ops.len + 1))};
+  for (int i = g->ops.len - 1; i >= 0; i--) {
+    at[i] = -1;
+    memo.query = g->ops.len - i; /* one question per op: asked[] starts at 0 */
+    const Op *op = &g->ops.data[i];
+    bool cheap = needed[i] != INT_MAX && recomputable(m, i, backward_index, needed[i]);
+    for (int k = 0; cheap && k < op->inputs.len; k++)
+      cheap = at_hand(m, g->values.data[op->inputs.data[k]].producer, &reads, backward_index,
+                      needed[i], 1, &memo);
+    if (!cheap) continue;
+    at[i] = needed[i];
+    for (int k = 0; k < op->inputs.len; k++) {
+      int producer = g->values.data[op->inputs.data[k]].producer;
+      if (at[i] < needed[producer]) needed[producer] = at[i];
+    }
+  }
+  /* in op order: what a recomputation reads is recomputed before it */
+  for (int i = 0; i < g->ops.len; i++)
+    if (at[i] >= 0) vec_push(&m->arena, s->backward.data[at[i]].recompute, i);
+  return true;
+}

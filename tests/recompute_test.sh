@@ -1,0 +1,62 @@
+#!/bin/sh
+# The recompute pass: backward computes batch norm outputs, residual sums and concatenations
+# again instead of keeping them. A small ResNet trains with the same 20 losses, bit for bit, as
+# with --no-recompute (the same kernels on the same values), built from C and by LLVM on the
+# host and on the sw26010 target; the IR names what each backward step recomputes and the
+# recomputed buffers; ResNet-50's training plan per image is at most 70% of --no-recompute's
+# (it is 60%: batch norm outputs and sums are two fifths of what backward keeps), and
+# GoogLeNet recomputes its inception outputs; deciding what to recompute stays fast on a chain
+# of sums that each read the two before them.
+# Usage: recompute_test.sh SWNC PROJECT_DIR WORKDIR
+swnc=$1 root=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib.sh"
+args="--iterations 20 --threads 1 --display 1 --train-size 160 --test-size 16 --batch 8 --quiet"
+net=$root/tests/nets/small_resnet.swn
+
+
+"$swnc" --emit=ir "$net" > on.ir && "$swnc" --emit=ir --no-recompute "$net" > off.ir || fail "IR"
+grep -q '^  backward [^ ]*: recompute [^ ]*bn;' on.ir && grep -q 'recompute [^ ]*sum;' on.ir &&
+  grep -q "^  train recomputed [^ ]*bn' @ " on.ir && pass ||
+  fail "the IR does not show what backward recomputes"
+grep -q 'recompute' off.ir && fail "--no-recompute still recomputes" || pass
+
+for build in "c:" "llvm:--backend=llvm" "sw26010:--target=sw26010"; do
+  what=${build%%:*} flags=${build#*:}
+  "$swnc" $flags "$net" -o "$what-on" && "$swnc" $flags --no-recompute "$net" -o "$what-off" ||
+    { fail "$what: build"; continue; }
+  ./"$what-on" $args --log "$what-on.json" >/dev/null
+  ./"$what-off" $args --log "$what-off.json" >/dev/null
+  [ "$(losses "$what-on.json" | wc -l)" -eq 20 ] &&
+    [ "$(losses "$what-on.json")" = "$(losses "$what-off.json")" ] && pass ||
+    fail "$what: losses with recomputation differ from --no-recompute's"
+done
+
+"$swnc" --emit=ir "$root/examples/resnet50.swn" > r50-on.ir &&
+  "$swnc" --emit=ir --no-recompute "$root/examples/resnet50.swn" > r50-off.ir || fail "resnet50 IR"
+on=$(per_image r50-on.ir) off=$(per_image r50-off.ir)
+[ -n "$on" ] && [ $((on * 10)) -le $((off * 7)) ] && pass ||
+  fail "resnet50: $on words per image with recomputation, $off without"
+"$swnc" --emit=ir "$root/examples/googlenet.swn" | grep -q '^  backward .*: recompute inception_4a/output;' &&
+  pass || fail "googlenet does not recompute its concatenations"
+# Sums that each read the two before them, over a value backward keeps: deciding what to
+# recompute asks about each op once per question, not exponentially often (this took minutes).
+{
+  echo 'train { batch = 4 }'
+  echo 'data { source = synthetic  classes = 10  train_size = 8  test_size = 8 }'
+  echo 'network chain {'
+  echo '  data = input(shape=[1, 4, 4])'
+  echo '  label = label()'
+  echo '  c = conv(data, outputs=2, kernel=1)'
+  echo '  s0 = add(c, c)'
+  echo '  s1 = add(s0, c)'
+  k=2
+  while [ $k -lt 48 ]; do echo "  s$k = add(s$((k - 1)), s$((k - 2)))"; k=$((k + 1)); done
+  echo '  d = conv(c, outputs=2, kernel=1)'
+  echo '  t = add(s47, d)'
+  echo '  f = fc(t, outputs=10)'
+  echo '  loss = softmax_loss(f, label)'
+  echo '}'
+} > chain.swn
+timeout 20 "$swnc" --emit=ir chain.swn > chain.ir && pass || fail "a chain of 48 sums: swnc did not finish in 20 s"
+finish
