@@ -83,9 +83,10 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   else if (computation == 0)
     swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
   else if (plan == 0)
-    swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->ws);
+    swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, 1, 1, 0, m->ws);
   else
-    swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, m->implicit_ws);
+    swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, 1, 1, 0,
+                               m->implicit_ws);
   return now() - t0;
 }
 

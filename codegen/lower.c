@@ -32,6 +32,8 @@ int arg_step_field(ArgKind k) {
   case ARG_WORKSPACE: return SwnStep_ws;
   case ARG_DECAY: return SwnStep_weight_decay;
   case ARG_MOMENTUM: return SwnStep_momentum_coef;
+  case ARG_FOLD_SCALE: return SwnStep_fold_scale;
+  case ARG_FOLD_KEEP: return SwnStep_fold_keep;
   default: return -1;
   }
 }
@@ -48,7 +50,10 @@ static AbiCode arg_code(ArgKind k) {
   case ARG_INT64: return ABI_I64;
   case ARG_LR:
   case ARG_DECAY:
-  case ARG_MOMENTUM: return ABI_F32;
+  case ARG_MOMENTUM:
+  case ARG_FLOAT:
+  case ARG_FOLD_SCALE:
+  case ARG_FOLD_KEEP: return ABI_F32;
   default: return ABI_PTR;
   }
 }
@@ -91,6 +96,11 @@ static Ptr param(const Op *op, ParamRole role, Region region) {
   return (Ptr){.null = true};
 }
 static Ptr state(const Op *op) { return (Ptr){.region = REG_STATE, .offset = op->state_offset}; }
+/* Where backward writes parameter gradients: their own pool, or (pass fold-gradients) SGD's
+ * momentum. */
+static Region gradients(const Ctx *c) {
+  return c->m->schedule.gradients_in_momentum ? REG_MOMENTUM : REG_GRADS;
+}
 
 /* ------------------------------------------------------------------ building calls */
 
@@ -116,6 +126,26 @@ static void arg_ptr(Ctx *c, Call *call, Ptr p) {
 }
 static void arg_bool(Ctx *c, Call *call, bool b) {
   arg(c, call, (CallArg){.kind = ARG_BOOL, .i = b});
+}
+
+/* A backward kernel's parameter gradients (the weight's or scale's, the bias's or shift's) and
+ * how it stores them (runtime/kernels.h): the plain gradient, or (pass fold-gradients) added into
+ * SGD's momentum, scaled by the learning rate over the ranks times each one's lr_mult. */
+static void param_gradient_args(Ctx *c, Call *k, const Op *op, ParamRole weight, ParamRole bias) {
+  bool folded = c->m->schedule.gradients_in_momentum;
+  ParamRole roles[2] = {weight, bias};
+  for (int r = 0; r < 2; r++) arg_ptr(c, k, param(op, roles[r], gradients(c)));
+  for (int r = 0; r < 2; r++) {
+    double lr_mult = 1;
+    for (int i = 0; i < op->params.len; i++)
+      if (op->params.data[i].role == roles[r]) lr_mult = op->params.data[i].lr_mult;
+    arg(c, k,
+        (CallArg){.kind = folded ? ARG_FOLD_SCALE : ARG_FLOAT, .scale = folded ? lr_mult : 1});
+  }
+  if (folded)
+    arg_kind(c, k, ARG_FOLD_KEEP);
+  else
+    arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = 0});
 }
 static void arg_int(Ctx *c, Call *call, int64_t i) {
   arg(c, call, (CallArg){.kind = ARG_INT, .i = i});
@@ -488,16 +518,14 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
         arg_ptr(c, k, dy(c, op));
     grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
-        arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
+    param_gradient_args(c, k, op, PARAM_WEIGHT, PARAM_BIAS);
     return;
   case FAMILY_FC:
     k = kernel(c, f, "swk_fc_backward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
         arg_ptr(c, k, dy(c, op));
     grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_GRADS)),
-        arg_ptr(c, k, param(op, PARAM_BIAS, REG_GRADS));
+    param_gradient_args(c, k, op, PARAM_WEIGHT, PARAM_BIAS);
     arg_kind(c, k, ARG_WORKSPACE);
     return;
   case FAMILY_TRANSFORM: /* the gradient goes back the other way */
@@ -517,8 +545,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)),
         arg_ptr(c, k, dy(c, op));
     arg_ptr(c, k, saved(c, op)), grad_args(c, k, op, b, 0);
-    arg_ptr(c, k, param(op, PARAM_SCALE, REG_GRADS)),
-        arg_ptr(c, k, param(op, PARAM_SHIFT, REG_GRADS));
+    param_gradient_args(c, k, op, PARAM_SCALE, PARAM_SHIFT);
     return;
   case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_backward", i);
@@ -567,13 +594,14 @@ static void lower_update(Ctx *c, int i, int *index) {
         Call *w = begin(c, &c->out->update, "swn_gradients_wait", i);
         arg_kind(c, w, ARG_STEP), arg_int(c, w, b);
       }
-    Call *k = begin(c, &c->out->update, "swk_sgd_update", i);
+    bool folded = c->m->schedule.gradients_in_momentum;
+    Call *k = begin(c, &c->out->update, folded ? "swk_sgd_apply" : "swk_sgd_update", i);
     arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_elems(q->shape)});
     arg(c, k, (CallArg){.kind = ARG_LR, .scale = q->lr_mult});
     arg(c, k, (CallArg){.kind = ARG_DECAY, .scale = q->decay_mult});
-    arg_kind(c, k, ARG_MOMENTUM);
+    if (!folded) arg_kind(c, k, ARG_MOMENTUM);
     arg_ptr(c, k, (Ptr){.region = REG_PARAMS, .offset = q->offset});
-    arg_ptr(c, k, (Ptr){.region = REG_GRADS, .offset = q->offset});
+    if (!folded) arg_ptr(c, k, (Ptr){.region = REG_GRADS, .offset = q->offset});
     arg_ptr(c, k, (Ptr){.region = REG_MOMENTUM, .offset = q->offset});
   }
 }
@@ -820,6 +848,7 @@ static void lower_network(Ctx *c, const Io *io) {
   f[SwnNetwork_hash] = d_int((int64_t)network_hash(m));
   f[SwnNetwork_plan] = step_plan(c, io, STEP_TRAIN),
   f[SwnNetwork_eval_plan] = step_plan(c, io, STEP_EVAL);
+  f[SwnNetwork_gradients_in_momentum] = d_int(m->schedule.gradients_in_momentum);
   f[SwnNetwork_param_words] = d_int(m->plan.param_words),
   f[SwnNetwork_state_words] = d_int(m->plan.state_words);
   f[SwnNetwork_layers] = d_symbol("layers"), f[SwnNetwork_nlayers] = d_int(g->ops.len);

@@ -43,12 +43,15 @@ typedef enum {
   ARG_BOOLS,   /* a local array of bools */
   ARG_SIZES,   /* a constant array of int64_t */
   ARG_BOOL,
-  ARG_INT,      /* int */
-  ARG_INT64,    /* int64_t */
-  ARG_LR,       /* float: the step's learning rate times `scale` */
-  ARG_DECAY,    /* float: the weight decay times `scale` (SwnStep) */
-  ARG_MOMENTUM, /* float: the momentum coefficient (SwnStep) */
-  ARG_STEP,     /* SwnStep *: the step itself */
+  ARG_INT,        /* int */
+  ARG_INT64,      /* int64_t */
+  ARG_LR,         /* float: the step's learning rate times `scale` */
+  ARG_DECAY,      /* float: the weight decay times `scale` (SwnStep) */
+  ARG_MOMENTUM,   /* float: the momentum coefficient (SwnStep) */
+  ARG_FLOAT,      /* float: the constant `scale` */
+  ARG_FOLD_SCALE, /* float: SwnStep's fold_scale times `scale` (a parameter's lr_mult) */
+  ARG_FOLD_KEEP,  /* float: SwnStep's fold_keep */
+  ARG_STEP,       /* SwnStep *: the step itself */
 } ArgKind;
 
 /* The SwnStep field an argument is read from, or -1 if it is not one. */

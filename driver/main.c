@@ -80,6 +80,9 @@ static void usage(FILE *f) {
       "  --no-recompute       keep every output backward reads (default: batch norm outputs,\n"
       "                       sums and concatenations are computed again in backward: less\n"
       "                       memory for one more pass over each, see --passes)\n"
+      "  --no-fold-gradients  keep the gradients in a pool of their own (default with SGD on\n"
+      "                       host: backward adds them into the momentum, one parameter-sized\n"
+      "                       pool less; needed for --save-gradients)\n"
       "  --fusion-threshold=B least size of a gradient bucket: bytes with an optional K, M or G,\n"
       "                       0 (a bucket per tensor) or inf (one bucket); default 4M\n"
       "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
@@ -135,6 +138,7 @@ enum {
   OPT_FUSION,
   OPT_NO_FUSE,
   OPT_NO_RECOMPUTE,
+  OPT_NO_FOLD_GRADIENTS,
   OPT_CONV,
   OPT_TUNE,
   OPT_EXPLAIN,
@@ -156,28 +160,30 @@ static int64_t parse_bytes(const char *text) {
 
 /* Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, Options *o) {
-  static const struct option longs[] = {{"emit", required_argument, 0, OPT_EMIT},
-                                        {"stats", no_argument, 0, OPT_STATS},
-                                        {"passes", no_argument, 0, OPT_PASSES},
-                                        {"print-after", required_argument, 0, OPT_PRINT_AFTER},
-                                        {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
-                                        {"verify-each", no_argument, 0, OPT_VERIFY},
-                                        {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
-                                        {"help", no_argument, 0, 'h'},
-                                        {"version", no_argument, 0, OPT_VERSION},
-                                        {"target", required_argument, 0, OPT_TARGET},
-                                        {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
-                                        {"backend", required_argument, 0, OPT_BACKEND},
-                                        {"triple", required_argument, 0, OPT_TRIPLE},
-                                        {"fusion-threshold", required_argument, 0, OPT_FUSION},
-                                        {"no-fuse", no_argument, 0, OPT_NO_FUSE},
-                                        {"no-recompute", no_argument, 0, OPT_NO_RECOMPUTE},
-                                        {"conv", required_argument, 0, OPT_CONV},
-                                        {"tune", required_argument, 0, OPT_TUNE},
-                                        {"explain", no_argument, 0, OPT_EXPLAIN},
-                                        {"repeat", required_argument, 0, OPT_REPEAT},
-                                        {"limit", required_argument, 0, OPT_LIMIT},
-                                        {0, 0, 0, 0}};
+  static const struct option longs[] = {
+      {"emit", required_argument, 0, OPT_EMIT},
+      {"stats", no_argument, 0, OPT_STATS},
+      {"passes", no_argument, 0, OPT_PASSES},
+      {"print-after", required_argument, 0, OPT_PRINT_AFTER},
+      {"print-after-all", no_argument, 0, OPT_PRINT_AFTER_ALL},
+      {"verify-each", no_argument, 0, OPT_VERIFY},
+      {"no-verify-each", no_argument, 0, OPT_NO_VERIFY},
+      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, OPT_VERSION},
+      {"target", required_argument, 0, OPT_TARGET},
+      {"runtime-dir", required_argument, 0, OPT_RUNTIME_DIR},
+      {"backend", required_argument, 0, OPT_BACKEND},
+      {"triple", required_argument, 0, OPT_TRIPLE},
+      {"fusion-threshold", required_argument, 0, OPT_FUSION},
+      {"no-fuse", no_argument, 0, OPT_NO_FUSE},
+      {"no-recompute", no_argument, 0, OPT_NO_RECOMPUTE},
+      {"no-fold-gradients", no_argument, 0, OPT_NO_FOLD_GRADIENTS},
+      {"conv", required_argument, 0, OPT_CONV},
+      {"tune", required_argument, 0, OPT_TUNE},
+      {"explain", no_argument, 0, OPT_EXPLAIN},
+      {"repeat", required_argument, 0, OPT_REPEAT},
+      {"limit", required_argument, 0, OPT_LIMIT},
+      {0, 0, 0, 0}};
   o->overrides = xcalloc((size_t)argc, sizeof *o->overrides, "the options");
   opterr = 0;
   int c;
@@ -274,6 +280,7 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_NO_FUSE: o->compile.no_fuse = true; break;
     case OPT_NO_RECOMPUTE: o->compile.no_recompute = true; break;
+    case OPT_NO_FOLD_GRADIENTS: o->compile.no_fold_gradients = true; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
         return usage_error(

@@ -148,9 +148,9 @@ static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch
   bool wgrad = !strcmp(j->what, "wgrad"), dgrad = !strcmp(j->what, "dgrad");
   float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
   if (implicit)
-    k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+    k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
   else
-    k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, b->ws);
+    k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
 }
 
 static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkConv *p, int batch) {

@@ -332,6 +332,9 @@ typedef struct Schedule {
   VEC(int) forward;
   VEC(BackwardStep) backward;
   VEC(int) update_ops; /* ops whose parameters the optimizer updates, in backward order */
+  /* Pass fold-gradients: backward adds each gradient, scaled by the learning rate, into SGD's
+   * momentum after scaling that by the momentum coefficient; there is no gradient pool. */
+  bool gradients_in_momentum;
 } Schedule;
 
 /* Per value: whether some parameter lies upstream of it (a gradient flows back into it). */
@@ -461,6 +464,7 @@ typedef struct CompileOptions {
   const char *machine;      /* this machine as tuning files name it (with --tune) */
   bool no_fuse;             /* --no-fuse: keep every element-wise op on its own */
   bool no_recompute;        /* --no-recompute: keep every output backward reads */
+  bool no_fold_gradients;   /* --no-fold-gradients: gradients in a pool of their own */
   int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
                                per tensor; INT64_MAX: one bucket */
 } CompileOptions;
@@ -480,7 +484,8 @@ typedef enum {
   STAGE_CUT = 1 << 7,        /* the gradient pool is cut into buckets */
   STAGE_FUSED = 1 << 8,      /* activations are folded into their producers */
   STAGE_RECOMPUTED = 1 << 9, /* backward knows which outputs it computes again */
-  STAGE_ALL = (1 << 10) - 1,
+  STAGE_FOLDED = 1 << 10,    /* it is decided where parameter gradients go */
+  STAGE_ALL = (1 << 11) - 1,
 } Stage;
 
 struct Graph {

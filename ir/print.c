@@ -84,6 +84,10 @@ static void print_schedule(FILE *f, const Module *m) {
   fputs("  update", f);
   for (int i = 0; i < s->update_ops.len; i++)
     fprintf(f, " %s", g->ops.data[s->update_ops.data[i]].name);
+  if (module_has(m, STAGE_FOLDED))
+    fputs(s->gradients_in_momentum ? "\n  gradients into momentum"
+                                   : "\n  gradients in their own pool",
+          f);
   fputs("\n}\n", f);
 }
 

@@ -109,11 +109,13 @@ static void print_memory(FILE *f, const Module *m) {
                               : eval->image_words * test_batch);
   double fixed =
       (double)(train->fixed_words > eval->fixed_words ? train->fixed_words : eval->fixed_words);
-  double params = 3 * (double)p->param_words, state = (double)p->state_words;
+  bool folded = m->schedule.gradients_in_momentum;
+  double params = (folded ? 2 : 3) * (double)p->param_words, state = (double)p->state_words;
+  const char *pools = folded ? "parameters and momentum" : "parameters, gradients and momentum";
   fprintf(f, "                     %s bytes fixed, %s bytes of state\n", grouped(fixed * 4),
           grouped(state * 4));
-  fprintf(f, "                     %s bytes each for parameters, gradients and momentum\n",
-          grouped((double)p->param_words * 4));
+  fprintf(f, "                     %s bytes each for %s%s\n", grouped((double)p->param_words * 4),
+          pools, folded ? " (backward adds the gradients into momentum)" : "");
   double data = data_set_bytes(m), process = m->options.target->process_mib;
   if (data >= 0)
     fprintf(f, "data sets            %.2f MiB (a byte a pixel, 4 bytes a label)\n",
@@ -124,10 +126,10 @@ static void print_memory(FILE *f, const Module *m) {
     fprintf(f, "process              %.0f MiB before any of this (MPI, threads, libraries)\n",
             process);
   fprintf(f,
-          "memory of a run      %.2f MiB: activations %.2f, parameters, gradients and momentum "
-          "%.2f, data sets and process %.2f (convolution workspaces not counted)\n",
+          "memory of a run      %.2f MiB: activations %.2f, %s %.2f, data sets and process %.2f "
+          "(convolution workspaces not counted)\n",
           mib(arena + fixed + params + state) + (data > 0 ? data / (1 << 20) : 0) + process,
-          mib(arena), mib(params), (data > 0 ? data / (1 << 20) : 0) + process);
+          mib(arena), pools, mib(params), (data > 0 ? data / (1 << 20) : 0) + process);
 }
 
 void ir_print_stats(FILE *f, const Module *m) {

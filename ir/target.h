@@ -50,6 +50,9 @@ struct Target {
   /* Peak memory of one of the target's programs before it allocates its network or data (MPI,
    * OpenMP threads, libraries), in MiB, for --stats; 0 if not known. */
   double process_mib;
+  /* Its backward kernels honour grad_scale and grad_keep (runtime/kernels.h), so pass
+   * fold-gradients may have them write into SGD's momentum. */
+  bool folds_gradients;
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

@@ -33,6 +33,7 @@ bool pass_conv_strategy(Module *m);
 bool pass_layout(Module *m);
 bool pass_schedule(Module *m);
 bool pass_recompute(Module *m);
+bool pass_fold_gradients(Module *m);
 bool pass_memplan(Module *m);
 bool pass_fusion(Module *m);
 

@@ -23,8 +23,11 @@ static const Pass passes[] = {
     {"recompute",
      "let backward compute cheap outputs again (batch norm, sums) instead of keeping them",
      pass_recompute, GRAPH | STAGE_SCHEDULED, STAGE_RECOMPUTED},
+    {"fold-gradients",
+     "have backward add the gradients into SGD's momentum instead of a pool of their own",
+     pass_fold_gradients, GRAPH | STAGE_SCHEDULED, STAGE_FOLDED},
     {"memplan", "place every tensor of a training step in one arena, reusing dead memory",
-     pass_memplan, GRAPH | STAGE_SCHEDULED | STAGE_RECOMPUTED, STAGE_PLANNED},
+     pass_memplan, GRAPH | STAGE_SCHEDULED | STAGE_RECOMPUTED | STAGE_FOLDED, STAGE_PLANNED},
     {"fusion", "cut the gradient pool into buckets and mark where backward completes each",
      pass_fusion, GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
 };

@@ -92,10 +92,15 @@ static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws,
   if (!native) convert(rcnb, p->co, p->ho, p->wo, batch, yp, y, false);
 }
 
+/* How parameter gradients are stored: the kernels' grad_scale, bias_grad_scale, grad_keep. */
+typedef struct GradStore {
+  float scale, bias_scale, keep;
+} GradStore;
+
 /* The weight gradient (if dw) and the input gradient (if dx) in one plan. */
 static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                          bool rcnb, const float *x, const float *w, const float *dy, float *dx,
-                         bool dx_add, float *dw, float *db) {
+                         bool dx_add, float *dw, float *db, GradStore g) {
   bool native = (plan == 1) == rcnb;
   const float *xp = x, *dyp = dy;
   float *dxp = dx;
@@ -112,10 +117,10 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   }
   bool add = native && dx_add;
   if (plan == 1)
-    swk_conv_implicit_backward(p, batch, xp, w, dyp, dxp, add, dw, db,
-                               scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
+    swk_conv_implicit_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale,
+                               g.keep, scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
   else
-    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, ws);
+    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep, ws);
   if (!native && dx) convert(rcnb, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
 }
 
@@ -167,20 +172,22 @@ void swn_conv_forward(const SwkConv *p, int batch, SwnStep *s, int layer, int pl
 
 void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int plans,
                        const float *x, const float *w, const float *dy, float *dx, bool dx_add,
-                       float *dw, float *db) {
+                       float *dw, float *db, float grad_scale, float bias_grad_scale,
+                       float grad_keep) {
   SwnConvState *c = s->conv;
+  GradStore g = {grad_scale, bias_grad_scale, grad_keep};
   bool rcnb = plans & SWN_CONV_RCNB;
   Trial wg = begin_trial(c, layer, 1, plans), dg = dx ? begin_trial(c, layer, 2, plans) : wg;
   if (!dx || (wg.plan == dg.plan && !wg.timed && !dg.timed)) { /* one call does both */
     double start = swn_now();
-    run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, dx, dx_add, dw, db);
+    run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, dx, dx_add, dw, db, g);
     end_trial(c, layer, 1, wg, swn_now() - start);
     return;
   }
   double start = swn_now();
-  run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, NULL, false, dw, db);
+  run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, NULL, false, dw, db, g);
   end_trial(c, layer, 1, wg, swn_now() - start);
   start = swn_now();
-  run_backward(c, p, batch, s->ws, dg.plan, rcnb, x, w, dy, dx, dx_add, NULL, NULL);
+  run_backward(c, p, batch, s->ws, dg.plan, rcnb, x, w, dy, dx, dx_add, NULL, NULL, g);
   end_trial(c, layer, 2, dg, swn_now() - start);
 }

@@ -116,8 +116,8 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->words = swn_alloc(sizeof(int64_t) * n);
   d->ready_at = swn_alloc(sizeof(double) * n);
   d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
-  d->job_scale =
-      d->easgd ? 1.0f : 1.0f / (float)d->size; /* gradients: their mean over all images */
+  /* gradients: their mean over all images (a folded network's backward scaled them already) */
+  d->job_scale = d->easgd || net->gradients_in_momentum ? 1.0f : 1.0f / (float)d->size;
   if (d->easgd && d->size > 1) d->weight_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size,
                 o->chain);

@@ -3,7 +3,9 @@
  * is the number of images in this call; shapes in the structs are per image. A backward
  * kernel writes each requested gradient, or adds to it where `*_add` is set (a value that fans
  * out to several layers); a NULL gradient pointer means it is not needed. Parameter gradients
- * are always written. Kernels use up to swk_threads() threads and a workspace of the size
+ * are always written, as dw = grad_keep * dw + grad_scale * (the gradient), and a bias's (or
+ * batch norm's shift) with bias_grad_scale: keep 0 and scales 1 give the gradient itself; pass
+ * fold-gradients has SGD's momentum buffer receive it this way. Kernels use up to swk_threads() threads and a workspace of the size
  * their *_workspace function asks for, which they may use freely during the call; they allocate
  * nothing and never exit. Structs and the calls generated code makes are declared as rows
  * (contract.h): the *_FIELDS lists and SWK_KERNELS below. */
@@ -120,7 +122,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * Labels must be in [0, classes): the data loader checks them.
  * Accuracy: the fraction of images whose label is among the `top` highest scores (ties count
  * against; a score that is not a number beats the label's).
- * SGD (Caffe's): v = momentum * v + lr * (g + decay * w); w -= v. */
+ * SGD (Caffe's): v = momentum * v + lr * (g + decay * w); w -= v.
+ * SGD whose backward already added momentum * v + lr * g into v (pass fold-gradients; summed
+ * over the ranks): v += lr * decay * w; w -= v. */
 #define SWK_ACT(FN, P, name, fwd, bwd)                                                             \
   FN(VOID, fwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, x),          \
                  P(PTR, float *, y)))                                                              \
@@ -144,7 +148,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                P(PTR, const float *, x), P(PTR, const float *, w),                 \
                                P(PTR, const float *, dy), P(PTR, float *, dx),                     \
                                P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),    \
-                               P(PTR, float *, ws)))                                               \
+                               P(F32, float, grad_scale), P(F32, float, bias_grad_scale),          \
+                               P(F32, float, grad_keep), P(PTR, float *, ws)))                                               \
   FN(SIZE, swk_conv_implicit_workspace, (P(PTR, const SwkConv *, p), P(I32, int, batch)))          \
   FN(VOID, swk_conv_implicit_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),             \
                                        P(PTR, const float *, x), P(PTR, const float *, w),         \
@@ -154,7 +159,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                         P(PTR, const float *, x), P(PTR, const float *, w),        \
                                         P(PTR, const float *, dy), P(PTR, float *, dx),            \
                                         P(BOOL, bool, dx_add), P(PTR, float *, dw),                \
-                                        P(PTR, float *, db), P(PTR, float *, ws)))                 \
+                                        P(PTR, float *, db), P(F32, float, grad_scale),            \
+                                        P(F32, float, bias_grad_scale),                            \
+                                        P(F32, float, grad_keep), P(PTR, float *, ws)))            \
   SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
   SWK_POOL(FN, P, swk_pool_forward, swk_pool_backward)                                             \
@@ -167,7 +174,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
                              P(PTR, const float *, x), P(PTR, const float *, w),                   \
                              P(PTR, const float *, dy), P(PTR, float *, dx),                       \
                              P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),      \
-                             P(PTR, float *, ws)))                                                 \
+                             P(F32, float, grad_scale), P(F32, float, bias_grad_scale),            \
+                             P(F32, float, grad_keep), P(PTR, float *, ws)))                                                 \
   SWK_ACTIVATIONS(SWK_ACT, FN, P)                                                                  \
   FN(VOID, swk_batchnorm_forward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),            \
                                    P(BOOL, bool, train), P(PTR, const float *, x),                 \
@@ -182,7 +190,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                     P(PTR, const float *, x), P(PTR, const float *, scale),        \
                                     P(PTR, const float *, dy), P(PTR, const float *, saved),       \
                                     P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \
-                                    P(PTR, float *, dscale), P(PTR, float *, dshift)))             \
+                                    P(PTR, float *, dscale), P(PTR, float *, dshift),              \
+                                    P(F32, float, grad_scale), P(F32, float, bias_grad_scale),     \
+                                    P(F32, float, grad_keep)))          \
   FN(VOID, swk_lrn_forward, (P(PTR, const SwkLrn *, p), P(I32, int, batch),                        \
                              P(PTR, const float *, x), P(PTR, float *, y),                         \
                              P(PTR, float *, scale)))                                              \
@@ -222,7 +232,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                   P(PTR, const int32_t *, labels), P(PTR, float *, accuracy)))     \
   FN(VOID, swk_sgd_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),           \
                             P(F32, float, momentum), P(PTR, float *, w), P(PTR, const float *, g), \
-                            P(PTR, float *, v)))
+                            P(PTR, float *, v)))                                                   \
+  FN(VOID, swk_sgd_apply, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),            \
+                           P(PTR, float *, w), P(PTR, float *, v)))
 
 /* The element-wise activations: one row each, SwkAct and the same two kernels (x -> y forward;
  * y, dy -> dx backward). The op table (ir/ops.h) names the same rows. */
@@ -234,6 +246,12 @@ SWK_STRUCTS(SWN_C_STRUCT)
 
 /* clang-format on */
 SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
+
+/* A parameter gradient's element as the backward kernels store it (see the top): `old` is
+ * not read when keep is 0, so whatever the memory held cannot leak in (0 x NaN). */
+static inline float swk_gradient_store(float old, float g, float scale, float keep) {
+  return keep == 0 ? scale * g : keep * old + scale * g;
+}
 
 /* ------------------------------------------------------------- called by the runtime only */
 /* The mask swk_dropout_forward applies: whether element `element` of image `image` is kept. */

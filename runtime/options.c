@@ -242,6 +242,13 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
   }
   if (optind < argc) swn_fatal("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->resume && o->init_weights) swn_fatal("--resume and --init-weights exclude each other");
+  if (o->save_gradients && net->gradients_in_momentum)
+    swn_fatal("--save-gradients: %s adds its gradients into the momentum as backward computes "
+              "them, so none are kept; compile it with swnc --no-fold-gradients to save them",
+              net->name);
+  if (net->gradients_in_momentum && swk_core_groups() > 1)
+    swn_fatal("internal: gradients folded into momentum on a target of %d core groups",
+              swk_core_groups());
   if (!o->test_batch) o->test_batch = swn_auto_test_batch(net, o->batch);
   if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
   if (o->core_groups > swk_core_groups())

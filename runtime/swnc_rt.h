@@ -111,6 +111,9 @@ typedef struct SwnConvState SwnConvState;
   F(U64, uint64_t, iteration)   /* and the iteration */                                            \
   F(U64, uint64_t, first_image) /* and the global index of the image */                            \
   F(F32, float, momentum_coef) F(F32, float, weight_decay)                                         \
+  /* a network whose gradients go into momentum: the learning rate over the ranks, and momentum \
+     over the ranks (grad_scale and grad_keep of the kernels, before lr_mult) */                  \
+  F(F32, float, fold_scale) F(F32, float, fold_keep)                                               \
   F(I32, int, buckets_ready)      /* gradient buckets completed in this backward pass */           \
   F(PTR, SwnConvState *, conv)    /* the dispatcher's scratch memory and --autotune timings */     \
   F(PTR, struct SwnDistributed *, dist) /* the ranks' gradient allreduce (runtime/distributed.c) */ \
@@ -138,7 +141,8 @@ typedef void SwnUpdateFn(SwnStep *s, float lr);
   F(PTR, SwnWorkspaceFn *, workspace) F(PTR, SwnStepFn *, forward)                                 \
   F(PTR, SwnStepFn *, evaluate) /* forward in inference mode, on the evaluation plan */           \
   F(PTR, SwnStepFn *, backward) F(PTR, SwnUpdateFn *, update)                                      \
-  F(I32, int, nbuckets) /* gradient buckets per backward pass */
+  F(I32, int, nbuckets) /* gradient buckets per backward pass */                                  \
+  F(BOOL, bool, gradients_in_momentum) /* pass fold-gradients: `grads` is `momentum` */
 SWN_C_STRUCT(SwnNetwork)
 
 /* Every struct of the contract (kernels.h's and these), in the order the compiler lists them. */
@@ -161,7 +165,9 @@ SWN_C_STRUCT(SwnNetwork)
                                P(PTR, SwnStep *, s), P(I32, int, layer), P(I32, int, plans),       \
                                P(PTR, const float *, x), P(PTR, const float *, w),                 \
                                P(PTR, const float *, dy), P(PTR, float *, dx),                     \
-                               P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db)))   \
+                               P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),    \
+                               P(F32, float, grad_scale), P(F32, float, bias_grad_scale),          \
+                               P(F32, float, grad_keep)))                                          \
   FN(VOID, swn_gradients_ready, (P(PTR, SwnStep *, s), P(I32, int, bucket),                        \
                                  P(I64, int64_t, offset), P(I64, int64_t, words)))                 \
   FN(VOID, swn_gradients_wait, (P(PTR, SwnStep *, s), P(I32, int, bucket)))                        \

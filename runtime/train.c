@@ -57,8 +57,10 @@ static void allocate(Trainer *t) {
   s->fixed =
       swn_alloc(sizeof(float) * (size_t)larger(net->plan.fixed_words, net->eval_plan.fixed_words));
   s->params = swn_alloc(sizeof(float) * (size_t)net->param_words);
-  s->grads = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->momentum = swn_alloc(sizeof(float) * (size_t)net->param_words);
+  /* folded: backward adds the gradients into momentum (passes/fold_gradients.c) */
+  s->grads = net->gradients_in_momentum ? s->momentum
+                                        : swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
   s->ws = swn_alloc(sizeof(float) * net->workspace());
   s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
@@ -69,8 +71,8 @@ static void allocate(Trainer *t) {
 
 static void release(Trainer *t) {
   SwnStep *s = &t->step;
-  free(s->image), free(s->fixed), free(s->params), free(s->grads), free(s->momentum),
-      free(s->state), free(s->ws);
+  if (s->grads != s->momentum) free(s->grads);
+  free(s->image), free(s->fixed), free(s->params), free(s->momentum), free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
   swn_workers_close(t->workers);
   swn_distributed_close(&t->dist);
@@ -139,6 +141,11 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_loader_next(loader, it, swn_workers_input(t->workers), swn_workers_labels(t->workers));
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
+  float lr = swn_learning_rate(&t->net->train, it, total);
+  /* a folded network's backward leaves momentum x v + lr x g, over the ranks: their sum is
+   * Caffe's v before its decay term */
+  t->step.fold_scale = lr / (float)t->ranks;
+  t->step.fold_keep = t->net->train.momentum / (float)t->ranks;
   double phase[4];
   phase[0] = swn_now();
   swn_distributed_begin(&t->dist); /* before any worker can complete a bucket */
@@ -153,7 +160,6 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
               t->net->nbuckets);
-  float lr = swn_learning_rate(&t->net->train, it, total);
   if (t->center) swn_distributed_elastic(&t->dist, t->center, lr, t->net->train.elastic);
   t->net->update(&t->step, lr);
   phase[3] = swn_now();

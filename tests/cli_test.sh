@@ -54,7 +54,7 @@ contains "$tmp/err" "--fusion-threshold takes bytes" "bad --fusion-threshold"
 # --print-after-all: one dump per pass, on stderr; stdout stays clean.
 expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
 n=$(grep -c "^; IR after pass" "$tmp/err")
-[ "$n" -eq 10 ] && pass || fail "--print-after-all printed $n dumps"
+[ "$n" -eq 11 ] && pass || fail "--print-after-all printed $n dumps"
 [ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
 expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
 contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"

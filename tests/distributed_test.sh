@@ -19,6 +19,11 @@ rm -f ./*.one*.json # one-process logs are reused within a run, never from an ea
 "$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -o lenet || fail "cannot build lenet"
 "$swnc" "$root/examples/cifar10_quick.swn" --fusion-threshold=64K -D train.lr=0.0001 -D train.momentum=0 \
   -o cifar || fail "cannot build cifar10_quick"
+# The same with a gradient pool of their own (the default adds gradients into the momentum), to
+# compare gradients (--save-gradients)
+"$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K --no-fold-gradients -o lenet-pool &&
+  "$swnc" "$root/examples/cifar10_quick.swn" --fusion-threshold=64K --no-fold-gradients -o cifar-pool ||
+  fail "cannot build with a gradient pool"
 
 check() { # NET N PER_RANK_BATCH OPTIONS...
   net=$1 n=$2 b=$3; shift 3
@@ -42,8 +47,8 @@ check cifar 2 25 --allreduce topo
 # compared: every parameter's to a relative 1e-5 (float rounding is ~1e-6).
 same_gradients() { # NET N PER_RANK_BATCH OPTIONS...
   net=$1 n=$2 b=$3; shift 3
-  ./$net --iterations 1 --batch $((n * b)) $data --save-gradients one.grad >/dev/null &&
-    mpi -np "$n" ./$net --iterations 1 --batch "$b" $data --save-gradients many.grad "$@" >/dev/null ||
+  ./$net-pool --iterations 1 --batch $((n * b)) $data --save-gradients one.grad >/dev/null &&
+    mpi -np "$n" ./$net-pool --iterations 1 --batch "$b" $data --save-gradients many.grad "$@" >/dev/null ||
     { fail "$net: cannot save gradients"; return; }
   worst=$(/usr/bin/python3 - <<PY
 import sys; sys.path.insert(0, "$root/tools")

@@ -13,15 +13,6 @@ mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
 args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 
-# close WHAT A.json B.json: 20 losses each, equal to a relative 1e-5
-close() {
-  worst=$(worst_difference "$2" "$3")
-  case $worst in
-    count*) fail "$1: $worst losses, not 20" ;;
-    *) if awk "BEGIN { exit !($worst <= 1e-5) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
-  esac
-}
-
 ops() { grep -c '^  [^ ]* = ' "$1"; }
 
 for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/tests/nets/small_resnet.swn"; do
@@ -40,7 +31,7 @@ for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/
     batch=$([ $what = sw26010 ] && echo "--batch 8")
     ./"$name-$what-fused" $args $batch --log "$name-$what-fused.json" >/dev/null
     ./"$name-$what-unfused" $args $batch --log "$name-$what-unfused.json" >/dev/null
-    close "$name ($what): fused vs unfused" "$name-$what-fused.json" "$name-$what-unfused.json"
+    close_losses "$name ($what): fused vs unfused" "$name-$what-fused.json" "$name-$what-unfused.json"
   done
 done
 finish

@@ -23,14 +23,18 @@ worst_difference() {
                                               END { if (n != count) print "count" n; else print w + 0 }'
 }
 
-# same_losses WHAT A.json B.json [COUNT]: COUNT (20) training losses each, equal to a relative 1e-4.
+# same_losses WHAT A.json B.json [COUNT [TOLERANCE]]: COUNT (20) training losses each, equal to
+# a relative TOLERANCE (1e-4).
 same_losses() {
   worst=$(worst_difference "$2" "$3" "$4")
   case $worst in
     count*) fail "$1: $worst losses, not ${4:-20}" ;;
-    *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
+    *) if awk "BEGIN { exit !($worst <= ${5:-1e-4}) }"; then pass; else fail "$1: losses differ by $worst"; fi ;;
   esac
 }
+
+# close_losses WHAT A.json B.json: 20 training losses each, equal to a relative 1e-5.
+close_losses() { same_losses "$1" "$2" "$3" 20 1e-5; }
 
 # per_image FILE.ir: the training plan's words per image in an --emit=ir dump.
 per_image() { sed -n 's/^  train: per-image \([0-9]*\) words.*/\1/p' "$1"; }

@@ -153,7 +153,9 @@ static void print_arg(Out *o, const Call *c, const CallArg *a) {
   case ARG_INT: return putf(o, "%" PRId64, a->i);
   case ARG_INT64: return putf(o, "INT64_C(%" PRId64 ")", a->i);
   case ARG_LR: return put(o, "lr * "), print_float(o, a->scale);
-  case ARG_DECAY: return put(o, " * "), print_float(o, a->scale);
+  case ARG_DECAY:
+  case ARG_FOLD_SCALE: return put(o, " * "), print_float(o, a->scale);
+  case ARG_FLOAT: return print_float(o, a->scale);
   case ARG_STEP: return put(o, "s");
   case ARG_SIZES:
     put(o, "(const int64_t[]){");

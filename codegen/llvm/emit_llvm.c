@@ -211,8 +211,12 @@ static LLVMValueRef arg_value(Gen *g, const Call *c, const CallArg *a) {
   case ARG_INT: return c_i32(g, a->i);
   case ARG_INT64: return c_i64(g, a->i);
   case ARG_LR: return LLVMBuildFMul(g->b, g->lr, c_f32(g, a->scale), "");
-  case ARG_DECAY: return LLVMBuildFMul(g->b, load_step(g, field, g->f32), c_f32(g, a->scale), "");
-  case ARG_MOMENTUM: return load_step(g, field, g->f32);
+  case ARG_DECAY:
+  case ARG_FOLD_SCALE:
+    return LLVMBuildFMul(g->b, load_step(g, field, g->f32), c_f32(g, a->scale), "");
+  case ARG_MOMENTUM:
+  case ARG_FOLD_KEEP: return load_step(g, field, g->f32);
+  case ARG_FLOAT: return c_f32(g, a->scale);
   case ARG_STEP: return LLVMBuildBitCast(g->b, g->s, g->p8, "");
   case ARG_INPUTS:
   case ARG_OUTPUTS:

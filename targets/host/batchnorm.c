@@ -67,7 +67,8 @@ void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, c
 
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                             const float *dy, const float *saved, float *dx, bool dx_add,
-                            float *dscale, float *dshift) {
+                            float *dscale, float *dshift, float grad_scale, float bias_grad_scale,
+                            float grad_keep) {
   double count = (double)batch * p->hw;
 #pragma omp parallel for schedule(static)
   for (int c = 0; c < p->c; c++) {
@@ -78,8 +79,8 @@ void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, co
                              invstd);
     double sum_dy = swk_lanes_total(&dys), sum_dy_xhat = swk_lanes_total(&dyxs);
     if (p->affine) {
-      dscale[c] = (float)sum_dy_xhat;
-      dshift[c] = (float)sum_dy;
+      dscale[c] = swk_gradient_store(dscale[c], (float)sum_dy_xhat, grad_scale, grad_keep);
+      dshift[c] = swk_gradient_store(dshift[c], (float)sum_dy, bias_grad_scale, grad_keep);
     }
     if (!dx) continue;
     float gamma = p->affine ? scale[c] : 1.0f;

@@ -267,7 +267,8 @@ static void input_gradient(const SwkConv *p, const Dims *d, int from, int to, co
 
 /* Rows [from, to) of each group's dW^T (K x co/g) over all images, then those rows of dW. */
 static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from, int to,
-                            const float *x, const float *dy, float *dwt, float *dw, Scratch s) {
+                            const float *x, const float *dy, float *dwt, float *dw,
+                            const float *scale_keep, Scratch s) {
   for (int first = 0; first < batch && from < to; first += d->nb) {
     int n = batch - first < d->nb ? batch - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
@@ -281,19 +282,23 @@ static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from
   }
   for (int g = 0; g < p->groups; g++)
     for (int o = 0; o < d->cog; o++)
-      for (int k = from; k < to; k++)
-        dw[((size_t)g * d->cog + o) * d->k + k] = dwt[((size_t)g * d->k + k) * d->cog + o];
+      for (int k = from; k < to; k++) {
+        float *at = &dw[((size_t)g * d->cog + o) * d->k + k];
+        *at = swk_gradient_store(*at, dwt[((size_t)g * d->k + k) * d->cog + o], scale_keep[0],
+                                 scale_keep[1]);
+      }
 }
 
 /* db of channels [from, to). */
-static void bias_gradient(const Dims *d, int batch, int from, int to, const float *dy, float *db) {
+static void bias_gradient(const Dims *d, int batch, int from, int to, const float *dy, float *db,
+                          const float *scale_keep) {
   for (int c = from; c < to; c++) {
     float sum = 0;
     for (int n = 0; n < batch; n++) {
       const float *src = dy + (size_t)n * d->out_image + (size_t)c * d->pixels;
       for (int i = 0; i < d->pixels; i++) sum += src[i];
     }
-    db[c] = sum;
+    db[c] = swk_gradient_store(db[c], sum, scale_keep[0], scale_keep[1]);
   }
 }
 
@@ -306,8 +311,11 @@ static void share_units(int count, int unit, int t, int nt, int *from, int *to) 
 }
 
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                       float *dx, bool dx_add, float *dw, float *db, float *ws) {
+                       float *dx, bool dx_add, float *dw, float *db, float grad_scale,
+                       float bias_grad_scale, float grad_keep, float *ws) {
   Dims d = dims(p);
+  const float weights_scale_keep[2] = {grad_scale, grad_keep},
+              bias_scale_keep[2] = {bias_grad_scale, grad_keep};
   assert(d.dx || !dx); /* the workspace has no room for it */
   float *wf = flipped_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
   if (dx && d.flip) flip_filters(p, &d, w, wf);
@@ -318,8 +326,8 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
     share(batch, t, nt, &from, &to);
     if (dx) input_gradient(p, &d, from, to, w, wf, dy, dx, dx_add, s);
     share_units(d.k, 8, t, nt, &from, &to); /* whole panels of the GEMM's rows */
-    if (dw) weight_gradient(p, &d, batch, from, to, x, dy, dwt, dw, s);
+    if (dw) weight_gradient(p, &d, batch, from, to, x, dy, dwt, dw, weights_scale_keep, s);
     share(p->co, t, nt, &from, &to);
-    if (db && p->bias) bias_gradient(&d, batch, from, to, dy, db);
+    if (db && p->bias) bias_gradient(&d, batch, from, to, dy, db, bias_scale_keep);
   }
 }

@@ -230,7 +230,7 @@ static void weight_block(const SwkConv *p, int batch, const float *x, const floa
 }
 
 static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw,
-                            float *db, float *ws) {
+                            float *db, float scale, float bias_scale, float keep, float *ws) {
   int pixels = p->ho * p->wo, block = pixel_block(batch), blocks = (pixels + block - 1) / block;
   size_t per_thread = implicit_thread_floats(p, batch),
          weights = (size_t)p->kh * p->kw * p->co * p->ci;
@@ -253,7 +253,8 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
       float sum = 0;
       for (int k = 0; k < nt; k++) sum += ws[per_thread * (size_t)k + i];
       size_t ci = i % p->ci, co = i / p->ci % p->co, tap = i / ((size_t)p->ci * p->co);
-      dw[tap * st.tap + co * st.co + ci * st.ci] = sum;
+      float *at = &dw[tap * st.tap + co * st.co + ci * st.ci];
+      *at = swk_gradient_store(*at, sum, scale, keep);
     }
   }
   if (!db || !p->bias) return;
@@ -262,14 +263,15 @@ static void weight_gradient(const SwkConv *p, int batch, const float *x, const f
     double s = 0;
     for (int pix = 0; pix < pixels; pix++)
       for (int b = 0; b < batch; b++) s += dy[((size_t)pix * p->co + co) * batch + b];
-    db[co] = (float)s;
+    db[co] = swk_gradient_store(db[co], (float)s, bias_scale, keep);
   }
 }
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
                                 const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                                float grad_scale, float bias_grad_scale, float grad_keep,
                                 float *ws) {
-  if (dw) weight_gradient(p, batch, x, dy, dw, db, ws);
+  if (dw) weight_gradient(p, batch, x, dy, dw, db, grad_scale, bias_grad_scale, grad_keep, ws);
   if (dx) input_gradient(p, batch, w, dy, dx, dx_add, ws);
 }
 

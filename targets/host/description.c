@@ -100,6 +100,7 @@ const Target host_target = {
      * peak holds beyond its plan and data sets measured 20 MiB for lenet and 37 MiB for
      * cifar10_quick at batch 1 (not yet explained: convolution workspaces are not counted) */
     .process_mib = 30,
+    .folds_gradients = true,
     .conv_illegal = host_conv_illegal,
     .conv_cost = host_conv_cost,
     .transform_cost = host_transform_cost,

@@ -43,19 +43,21 @@ void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, c
 }
 
 void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy,
-                     float *dx, bool dx_add, float *dw, float *db, float *ws) {
+                     float *dx, bool dx_add, float *dw, float *db, float grad_scale,
+                     float bias_grad_scale, float grad_keep, float *ws) {
 #pragma omp parallel num_threads(swk_threads())
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     split(p->out, t, nt, &from, &to); /* dW rows and db entries */
     if (to > from) {
-      host_sgemm(true, false, to - from, p->in, batch, dy + from, p->out, x, p->in, 0.0f,
-                 dw + (size_t)from * p->in, p->in, pack_area(ws));
+      host_gemm_scaled(to - from, p->in, batch, grad_scale, host_stored(dy + from, p->out, true),
+                       host_stored(x, p->in, false), grad_keep, dw + (size_t)from * p->in, p->in,
+                       pack_area(ws));
       if (db)
         for (int o = from; o < to; o++) {
           float s = 0;
           for (int n = 0; n < batch; n++) s += dy[(size_t)n * p->out + o];
-          db[o] = s;
+          db[o] = swk_gradient_store(db[o], s, bias_grad_scale, grad_keep);
         }
     }
     split(p->in, t, nt, &from, &to); /* dX columns */

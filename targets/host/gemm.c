@@ -22,10 +22,10 @@
 #define HOST_GEMM_X86 1
 #endif
 
-/* C (m x n, ldc) = or += A-panel (MR x kc, MR values per step) times B-panel (kc rows of nv*VL
- * values, b_step floats apart); m <= MR, n <= nv * VL. */
+/* C (m x n, ldc) = A-panel (MR x kc, MR values per step) times B-panel (kc rows of nv*VL
+ * values, b_step floats apart) + beta C (C is not read if beta is 0); m <= MR, n <= nv * VL. */
 typedef void Tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c,
-                  size_t ldc, int m, int n, bool add);
+                  size_t ldc, int m, int n, float beta);
 
 typedef struct Isa {
   const char *name;
@@ -38,14 +38,15 @@ typedef struct Isa {
 enum { C_MR = 4, C_VL = 8, C_NV = 2 };
 
 static void c_tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c,
-                   size_t ldc, int m, int n, bool add) {
+                   size_t ldc, int m, int n, float beta) {
   int width = nv * C_VL;
   float acc[C_MR][C_NV * C_VL] = {{0}};
   for (int k = 0; k < kc; k++, a += C_MR, b += b_step)
     for (int i = 0; i < C_MR; i++)
       for (int j = 0; j < width; j++) acc[i][j] += a[i] * b[j];
   for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) c[i * ldc + j] = add ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+    for (int j = 0; j < n; j++)
+      c[i * ldc + j] = beta == 0 ? acc[i][j] : beta * c[i * ldc + j] + acc[i][j];
 }
 
 #ifdef HOST_GEMM_X86
@@ -54,15 +55,15 @@ static void c_tile(int nv, int kc, const float *a, const float *b, size_t b_step
 #define AVX512 __attribute__((target("avx512f"), always_inline)) inline
 enum { Z_MR = 8, Z_VL = 16, Z_NV = 3 };
 
-static AVX512 void avx512_store(__m512 v, float *row, int left, bool add) {
+static AVX512 void avx512_store(__m512 v, float *row, int left, float beta) {
   __mmask16 mask = left >= Z_VL ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-  if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, row));
+  if (beta != 0) v = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(mask, row), v);
   _mm512_mask_storeu_ps(row, mask, v);
 }
 
 /* nv is a constant where this is inlined, so the loops unroll and acc stays in registers. */
 static AVX512 void avx512_block(const int nv, int kc, const float *a, const float *b, size_t b_step,
-                                float *c, size_t ldc, int m, int n, bool add) {
+                                float *c, size_t ldc, int m, int n, float beta) {
   __m512 acc[Z_MR][Z_NV];
   for (int i = 0; i < Z_MR; i++)
     for (int v = 0; v < Z_NV; v++) acc[i][v] = _mm512_setzero_ps();
@@ -76,18 +77,19 @@ static AVX512 void avx512_block(const int nv, int kc, const float *a, const floa
   }
   for (int i = 0; i < Z_MR; i++) /* a constant trip count: acc is never indexed at run time */
     for (int v = 0; v < nv; v++)
-      if (i < m && v * Z_VL < n) avx512_store(acc[i][v], c + i * ldc + v * Z_VL, n - v * Z_VL, add);
+      if (i < m && v * Z_VL < n)
+        avx512_store(acc[i][v], c + i * ldc + v * Z_VL, n - v * Z_VL, beta);
 }
 
 __attribute__((target("avx512f"))) static void avx512_tile(int nv, int kc, const float *a,
                                                            const float *b, size_t b_step, float *c,
-                                                           size_t ldc, int m, int n, bool add) {
+                                                           size_t ldc, int m, int n, float beta) {
   if (nv == 3)
-    avx512_block(3, kc, a, b, b_step, c, ldc, m, n, add);
+    avx512_block(3, kc, a, b, b_step, c, ldc, m, n, beta);
   else if (nv == 2)
-    avx512_block(2, kc, a, b, b_step, c, ldc, m, n, add);
+    avx512_block(2, kc, a, b, b_step, c, ldc, m, n, beta);
   else
-    avx512_block(1, kc, a, b, b_step, c, ldc, m, n, add);
+    avx512_block(1, kc, a, b, b_step, c, ldc, m, n, beta);
 }
 
 /* ------------------------------------------------------------------ AVX2 + FMA: 6 x 16 */
@@ -110,7 +112,7 @@ enum { Y_MR = 6, Y_VL = 8, Y_NV = 2 };
   _mm256_storeu_ps(part[i] + Y_VL, acc##i##1);
 
 static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b, size_t b_step,
-                            float *c, size_t ldc, int m, int n, bool add) {
+                            float *c, size_t ldc, int m, int n, float beta) {
   AVX2_ROWS(AVX2_ZERO)
   for (int k = 0; k < kc; k++, a += Y_MR, b += b_step) {
     __m256 b0 = _mm256_loadu_ps(b), b1 = nv == 2 ? _mm256_loadu_ps(b + Y_VL) : b0;
@@ -120,17 +122,17 @@ static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b
   AVX2_ROWS(AVX2_SAVE)
   for (int i = 0; i < m; i++) {
     float *row = c + i * ldc;
-    for (int j = 0; j < n; j++) row[j] = add ? row[j] + part[i][j] : part[i][j];
+    for (int j = 0; j < n; j++) row[j] = beta == 0 ? part[i][j] : beta * row[j] + part[i][j];
   }
 }
 
 __attribute__((target("avx2,fma"))) static void avx2_tile(int nv, int kc, const float *a,
                                                           const float *b, size_t b_step, float *c,
-                                                          size_t ldc, int m, int n, bool add) {
+                                                          size_t ldc, int m, int n, float beta) {
   if (nv == 2)
-    avx2_block(2, kc, a, b, b_step, c, ldc, m, n, add);
+    avx2_block(2, kc, a, b, b_step, c, ldc, m, n, beta);
   else
-    avx2_block(1, kc, a, b, b_step, c, ldc, m, n, add);
+    avx2_block(1, kc, a, b, b_step, c, ldc, m, n, beta);
 }
 #endif
 
@@ -217,8 +219,9 @@ static void panel_from_rows(const float *src, size_t ld, int rows, int kc, int m
 /* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of A as panels of mr rows. A row of a stored
  * A^T is a column of the panel, copied as it is; rows of a stored A, or of a computed one
  * (written out a panel at a time first), are transposed. */
-static void pack_a(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr, float *dst) {
-  float rows[MAX_MR * HOST_GEMM_KC];
+static void pack_a(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr, float alpha,
+                   float *dst) {
+  float rows[MAX_MR * HOST_GEMM_KC], *start = dst;
   for (int ip = 0; ip < mc; ip += mr, dst += (size_t)mr * kc) {
     int count = mc - ip < mr ? mc - ip : mr;
     size_t first = (size_t)i0 + ip;
@@ -236,6 +239,8 @@ static void pack_a(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr, 
       }
     }
   }
+  if (alpha != 1) /* alpha A B: scaled here, where each element of A passes once */
+    for (size_t i = 0; i < (size_t)(mc + mr - 1) / mr * mr * kc; i++) start[i] *= alpha;
 }
 
 /* Rows [p0, p0 + kc) and columns [j0, j0 + cols) of a stored B, row after row, `width`
@@ -275,14 +280,13 @@ static void scale(int m, int n, float beta, float *c, size_t ldc) {
     for (int j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
 }
 
-void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, float *c, size_t ldc,
-               float *pack) {
+void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix b, float beta,
+                      float *c, size_t ldc, float *pack) {
   const Isa *x = current();
   if (m <= 0 || n <= 0) return;
-  if (k <= 0 || (beta != 0 && beta != 1)) {
+  if (k <= 0) {
     scale(m, n, beta, c, ldc);
-    if (k <= 0) return;
-    beta = 1;
+    return;
   }
   int nr = x->max_nv * x->vl;
   /* With few rows (one block of A), each panel of B serves one pass of the micro-kernel down
@@ -295,11 +299,11 @@ void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, floa
     int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;
     for (int pc = 0; pc < k; pc += HOST_GEMM_KC) {
       int kc = k - pc < HOST_GEMM_KC ? k - pc : HOST_GEMM_KC, whole = nc / nr * nr;
-      bool add = pc > 0 || beta != 0;
+      float keep = pc > 0 ? 1.0f : beta; /* what the micro-kernel does with C */
       if (!one_block) pack_b(&b, pc, kc, jc, nc, nr, x->vl, packed_b);
       for (int ic = 0; ic < m; ic += HOST_GEMM_MC) {
         int mc = m - ic < HOST_GEMM_MC ? m - ic : HOST_GEMM_MC;
-        pack_a(&a, ic, mc, pc, kc, x->mr, packed_a);
+        pack_a(&a, ic, mc, pc, kc, x->mr, alpha, packed_a);
         for (int jr = 0; jr < nc; jr += nr) {
           int cols = nc - jr < nr ? nc - jr : nr, nv = (cols + x->vl - 1) / x->vl;
           const float *panel = packed_b + (size_t)jr * kc;
@@ -313,7 +317,7 @@ void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, floa
           for (int ir = 0; ir < mc; ir += x->mr)
             x->tile(nv, kc, packed_a + (size_t)ir * kc, panel, step,
                     c + (size_t)(ic + ir) * ldc + jc + jr, ldc, mc - ir < x->mr ? mc - ir : x->mr,
-                    cols, add);
+                    cols, keep);
         }
       }
     }

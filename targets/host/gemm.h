@@ -1,5 +1,5 @@
 /* Single-precision matrix multiply for the host kernels, on the calling thread:
- *   C (m x n) = A (m x k) B (k x n) + beta C,   row-major.
+ *   C (m x n) = alpha A (m x k) B (k x n) + beta C,   row-major (alpha 1 unless scaled).
  * An operand is stored (op(X) = X or X^T of a row-major X) or computed block by block as the
  * GEMM packs it: a convolution's column matrix is read from the image this way, never written
  * out whole (im2col.h). The kernels split their work over threads themselves and give each call
@@ -31,8 +31,13 @@ static inline HostMatrix host_stored(const float *data, size_t ld, bool trans) {
   return (HostMatrix){.data = data, .ld = ld, .trans = trans};
 }
 
-void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, float *c, size_t ldc,
-               float *pack);
+void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix b, float beta,
+                      float *c, size_t ldc, float *pack);
+
+static inline void host_gemm(int m, int n, int k, HostMatrix a, HostMatrix b, float beta, float *c,
+                             size_t ldc, float *pack) {
+  host_gemm_scaled(m, n, k, 1.0f, a, b, beta, c, ldc, pack);
+}
 
 /* host_gemm on two stored operands, in BLAS's argument order. */
 static inline void host_sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float *a,

@@ -130,10 +130,13 @@ def main():
     data = os.path.join(work, "random.bin")
     pixels, labels = write_cifar(data, np.random.default_rng(3))
     run(swnc, os.path.join(HERE, "every_layer.swn"), "-o", exe)
+    # the default build adds gradients into the momentum (pass fold-gradients): it trains; one
+    # with a gradient pool of its own saves the last iteration's gradients
+    run(swnc, os.path.join(HERE, "every_layer.swn"), "--no-fold-gradients", "-o", exe + "_pool")
     common = ["--train", data, "--test", data, "--threads", "1", "--no-shuffle"]
     run(exe, *common, "--epochs", "0", "--checkpoint", "init.ckpt")
-    run(exe, *common, "--iterations", str(ITERATIONS), "--log", "log.json", "--checkpoint", "after.ckpt",
-        "--save-gradients", "grads.ckpt")
+    run(exe, *common, "--iterations", str(ITERATIONS), "--log", "log.json", "--checkpoint", "after.ckpt")
+    run(exe + "_pool", *common, "--iterations", str(ITERATIONS), "--save-gradients", "grads.ckpt")
     with open(os.path.join(work, "log.json")) as f:
         ours_losses = [e["loss"] for e in map(json.loads, f) if e["event"] == "train"]
     init, after, grads = (ck.load(os.path.join(work, n)) for n in ("init.ckpt", "after.ckpt", "grads.ckpt"))

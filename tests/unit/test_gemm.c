@@ -1,5 +1,5 @@
 /* The host GEMM against a double-precision loop, on every micro-kernel this CPU runs: all four
- * transpositions, beta 0, 1 and otherwise, leading dimensions wider than the matrices, shapes
+ * transpositions, alpha 1 and otherwise, beta 0, 1 and otherwise, leading dimensions wider than the matrices, shapes
  * around the register block and the cache blocks (fringes in every direction). */
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static double at(const float *x, size_t ld, bool trans, int i, int j) {
   return trans ? x[(size_t)j * ld + i] : x[(size_t)i * ld + j];
 }
 
-static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float beta,
+static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float alpha, float beta,
                   unsigned *seed) {
   size_t lda = (size_t)(ta ? m : k) + 3, ldb = (size_t)(tb ? k : n) + 5, ldc = (size_t)n + 7;
   float *a = random_matrix((size_t)(ta ? k : m) * lda, seed);
@@ -28,7 +28,8 @@ static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float 
   float *c = random_matrix((size_t)m * ldc, seed), *c0 = malloc(sizeof(float) * m * ldc);
   for (size_t i = 0; i < (size_t)m * ldc; i++) c0[i] = c[i];
   float *pack = malloc(sizeof(float) * HOST_GEMM_PACK_FLOATS);
-  host_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, pack);
+  host_gemm_scaled(m, n, k, alpha, host_stored(a, lda, ta), host_stored(b, ldb, tb), beta, c, ldc,
+                   pack);
   double worst = 0;
   for (int i = 0; i < m; i++)
     for (int j = 0; j < (int)ldc; j++) {
@@ -36,7 +37,7 @@ static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float 
       if (j < n) { /* inside C: the product; outside (padding) untouched */
         want = beta == 0 ? 0 : beta * want;
         for (int p = 0; p < k; p++) {
-          double t = at(a, lda, ta, i, p) * at(b, ldb, tb, p, j);
+          double t = alpha * at(a, lda, ta, i, p) * at(b, ldb, tb, p, j);
           want += t, scale += fabs(t);
         }
       }
@@ -44,8 +45,8 @@ static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float 
       if (err > worst) worst = err;
     }
   if (worst > 1e-6) {
-    printf("FAIL %s: %c%c m=%d n=%d k=%d beta=%g: relative error %.3g\n", isa, ta ? 'T' : 'N',
-           tb ? 'T' : 'N', m, n, k, beta, worst);
+    printf("FAIL %s: %c%c m=%d n=%d k=%d alpha=%g beta=%g: relative error %.3g\n", isa,
+           ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, beta, worst);
     failures++;
   }
   free(a), free(b), free(c), free(c0), free(pack);
@@ -57,7 +58,7 @@ int main(void) {
                                   {7, 15, 33},    {16, 16, 16},   {17, 33, 65},  {32, 256, 75},
                                   {32, 250, 300}, {6, 8, 200},    {97, 31, 193}, {5, 800, 20},
                                   {100, 1000, 3}, {200, 770, 40}, {13, 17, 0},   {64, 64, 400}};
-  static const float betas[] = {0.0f, 1.0f, 0.5f};
+  static const float betas[] = {0.0f, 1.0f, 0.5f}, alphas[] = {1.0f, 0.25f};
   int tried = 0;
   unsigned seed = 12345;
   for (size_t i = 0; i < sizeof isas / sizeof *isas; i++) {
@@ -68,8 +69,8 @@ int main(void) {
     tried++;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
       for (int t = 0; t < 4; t++)
-        check(isas[i], t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], betas[(s + t) % 3],
-              &seed);
+        check(isas[i], t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], alphas[(s + t) % 2],
+              betas[(s + t) % 3], &seed);
     printf("%s: %zu shapes x 4 transpositions checked\n", isas[i], sizeof shapes / sizeof *shapes);
   }
   if (!tried || !host_gemm_use("c")) failures++; /* plain C runs everywhere */

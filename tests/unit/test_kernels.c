@@ -123,18 +123,42 @@ static void check_close(const char *what, const float *a, const float *b, int64_
 /* Backward with only dw or only dx asked for gives what the joint call gives. */
 typedef void (*ConvBackward)(const SwkConv *p, int batch, const float *x, const float *w,
                              const float *dy, float *dx, bool dx_add, float *dw, float *db,
-                             float *ws);
+                             float grad_scale, float bias_grad_scale, float grad_keep, float *ws);
+
+/* A parameter gradient stored as keep x old + scale x grad (pass fold-gradients), by a kernel
+ * set that folds (FOLDS_GRADIENTS: its target description says so). */
+#ifndef FOLDS_GRADIENTS
+#define FOLDS_GRADIENTS 0
+#endif
+static void check_stored(const char *what, const float *got, const float *old, const float *grad,
+                         int64_t n, float scale, float keep) {
+  float *want = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) want[i] = keep * old[i] + scale * grad[i];
+  check_close(what, got, want, n);
+  free(want);
+}
 static void check_split_backward(const char *plan, ConvBackward backward, const SwkConv *p,
                                  int batch, const float *x, const float *w, const float *dy,
                                  const float *dx, const float *dw, const float *db, float *ws) {
   int64_t nx = conv_x_size(p, batch), nw = (int64_t)p->co * p->ci / p->groups * p->kh * p->kw;
   float *dx2 = zeros(nx), *dw2 = zeros(nw), *db2 = zeros(p->co);
-  backward(p, batch, x, w, dy, NULL, false, dw2, db2, ws);
-  backward(p, batch, x, w, dy, dx2, false, NULL, NULL, ws);
+  backward(p, batch, x, w, dy, NULL, false, dw2, db2, 1, 1, 0, ws);
+  backward(p, batch, x, w, dy, dx2, false, NULL, NULL, 1, 1, 0, ws);
   char what[64];
   snprintf(what, sizeof what, "%s: dx alone", plan), check_close(what, dx2, dx, nx);
   snprintf(what, sizeof what, "%s: dw alone", plan), check_close(what, dw2, dw, nw);
   if (p->bias) snprintf(what, sizeof what, "%s: db alone", plan), check_close(what, db2, db, p->co);
+  if (FOLDS_GRADIENTS) {
+    float *old_w = random_array(nw), *old_b = random_array(p->co);
+    memcpy(dw2, old_w, sizeof(float) * (size_t)nw);
+    memcpy(db2, old_b, sizeof(float) * (size_t)p->co);
+    backward(p, batch, x, w, dy, NULL, false, dw2, db2, 0.03f, 0.06f, 0.45f, ws);
+    snprintf(what, sizeof what, "%s: dw into momentum", plan);
+    check_stored(what, dw2, old_w, dw, nw, 0.03f, 0.45f);
+    snprintf(what, sizeof what, "%s: db into momentum", plan);
+    if (p->bias) check_stored(what, db2, old_b, db, p->co, 0.06f, 0.45f);
+    free(old_w), free(old_b);
+  }
   free(dx2), free(dw2), free(db2);
 }
 
@@ -147,7 +171,7 @@ static void test_conv(SwkConv p, int batch) {
   c.y = zeros(c.ny), c.r = random_array(c.ny), c.ws = zeros((int64_t)swk_conv_workspace(&p));
   float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co);
   conv_fwd(&c);
-  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, c.ws);
+  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, 1, 1, 0, c.ws);
   check_split_backward("explicit", swk_conv_backward, &p, batch, c.in[0], c.in[1], c.r, dx, dw, db,
                        c.ws);
   check_gradient("conv dx", &c, c.in[0], nx, dx);
@@ -155,7 +179,7 @@ static void test_conv(SwkConv p, int batch) {
   if (p.bias) check_gradient("conv db", &c, c.in[2], p.co, db);
   float *before = random_array(nx), *acc = malloc(sizeof(float) * (size_t)nx);
   memcpy(acc, before, sizeof(float) * (size_t)nx);
-  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, acc, true, dw, db, c.ws);
+  swk_conv_backward(&p, batch, c.in[0], c.in[1], c.r, acc, true, dw, db, 1, 1, 0, c.ws);
   check_adds("conv dx_add", dx, acc, before, nx);
   /* a layer never asked for dX (the first) sizes a workspace of no more, and gets the same dW */
   SwkConv first = p;
@@ -163,7 +187,7 @@ static void test_conv(SwkConv p, int batch) {
   CHECK(swk_conv_workspace(&first) <= swk_conv_workspace(&p));
   float *dw_first = zeros(nw), *db_first = zeros(p.co);
   float *ws_first = zeros((int64_t)swk_conv_workspace(&first));
-  swk_conv_backward(&first, batch, c.in[0], c.in[1], c.r, NULL, false, dw_first, db_first,
+  swk_conv_backward(&first, batch, c.in[0], c.in[1], c.r, NULL, false, dw_first, db_first, 1, 1, 0,
                     ws_first);
   CHECK(!memcmp(dw_first, dw, sizeof(float) * (size_t)nw));
   free(dw_first), free(db_first), free(ws_first);
@@ -215,7 +239,7 @@ static void test_conv_large(SwkConv p, int batch) {
   float *want_y = zeros(ny), *want_dx = zeros(nx), *want_dw = zeros(nw), *want_db = zeros(p.co);
   reference_conv(&p, batch, x, w, b, dy, want_y, want_dx, want_dw, want_db);
   swk_conv_forward(&p, batch, x, w, b, y, ws);
-  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, ws);
+  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, 1, 1, 0, ws);
   check_close("large conv y", y, want_y, ny);
   check_close("large conv dx", dx, want_dx, nx);
   check_close("large conv dw", dw, want_dw, nw);
@@ -289,9 +313,19 @@ static void test_fc(SwkFc p, int batch) {
   c.y = zeros(c.ny), c.r = random_array(c.ny), c.ws = zeros((int64_t)swk_fc_workspace(&p));
   float *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.out);
   fc_fwd(&c);
-  swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, c.ws);
+  swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, dx, false, dw, db, 1, 1, 0, c.ws);
   check_gradient("fc dx", &c, c.in[0], nx, dx);
   check_gradient("fc dw", &c, c.in[1], nw, dw);
+  if (FOLDS_GRADIENTS) {
+    float *old_w = random_array(nw), *old_b = random_array(p.out), *vw = malloc(sizeof(float) * nw),
+          *vb = malloc(sizeof(float) * p.out);
+    memcpy(vw, old_w, sizeof(float) * nw), memcpy(vb, old_b, sizeof(float) * p.out);
+    swk_fc_backward(&p, batch, c.in[0], c.in[1], c.r, NULL, false, vw, vb, 0.03f, 0.06f, 0.45f,
+                    c.ws);
+    check_stored("fc dw into momentum", vw, old_w, dw, nw, 0.03f, 0.45f);
+    if (p.bias) check_stored("fc db into momentum", vb, old_b, db, p.out, 0.06f, 0.45f);
+    free(old_w), free(old_b), free(vw), free(vb);
+  }
   check_gradient("fc db", &c, c.in[2], p.out, db);
   free(dx), free(dw), free(db), free(c.in[0]), free(c.in[1]), free(c.in[2]), free(c.y), free(c.r);
   free(c.ws);
@@ -342,10 +376,19 @@ static void test_batchnorm(void) {
   swk_batchnorm_recompute(&p, batch, c.in[0], c.in[1], c.in[2], c.aux, again);
   CHECK(!memcmp(again, c.y, sizeof(float) * (size_t)n));
   free(again);
-  swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh);
+  swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh, 1, 1, 0);
   check_gradient("batchnorm dx", &c, c.in[0], n, dx);
   check_gradient("batchnorm dscale", &c, c.in[1], p.c, ds);
   check_gradient("batchnorm dshift", &c, c.in[2], p.c, dsh);
+  if (FOLDS_GRADIENTS) {
+    float *old = random_array(2 * p.c), *v = malloc(sizeof(float) * 2 * p.c);
+    memcpy(v, old, sizeof(float) * 2 * p.c);
+    swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, NULL, false, v, v + p.c, 0.03f,
+                           0.06f, 0.45f);
+    check_stored("batchnorm dscale into momentum", v, old, ds, p.c, 0.03f, 0.45f);
+    check_stored("batchnorm dshift into momentum", v + p.c, old + p.c, dsh, p.c, 0.06f, 0.45f);
+    free(old), free(v);
+  }
   /* running statistics after one step from (0, 1): 0.1 * batch mean, 0.9 + 0.1 * unbiased var */
   double m = 0, v = 0;
   for (int b = 0; b < batch; b++)
@@ -493,6 +536,11 @@ static void test_accuracy_and_sgd(void) {
   swk_sgd_update(2, 0.1f, 0.01f, 0.9f, w, g, v);
   CHECK(fabsf(v[0] - (0.09f + 0.1f * (0.5f + 0.01f))) < 1e-7f);
   CHECK(fabsf(w[1] - (-2 - 0.1f * (0.25f - 0.02f))) < 1e-6f);
+  /* the same step on momentum that backward already added 0.9 v + lr g into (fold-gradients) */
+  float wf[2] = {1, -2}, vf[2] = {0.9f * 0.1f + 0.1f * 0.5f, 0.1f * 0.25f};
+  swk_sgd_apply(2, 0.1f, 0.01f, wf, vf);
+  CHECK(fabsf(vf[0] - v[0]) < 1e-7f && fabsf(vf[1] - v[1]) < 1e-7f);
+  CHECK(fabsf(wf[0] - w[0]) < 1e-6f && fabsf(wf[1] - w[1]) < 1e-6f);
   /* EASGD, 3 ranks: g += rho (w - c); c += eta rho (sum - 3 c) */
   float mine[2] = {1, 2}, sum[2] = {3, 9}, center[2] = {0.5f, 4}, grad[2] = {0.1f, -0.1f};
   swk_easgd_elastic(2, 0.1f, 0.5f, 3, mine, sum, center, grad);
@@ -513,10 +561,11 @@ static void implicit_fwd(Case *c) {
 
 static void implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
                               const float *dy, float *dx, bool dx_add, float *dw, float *db,
-                              float *ws) {
+                              float grad_scale, float bias_grad_scale, float grad_keep, float *ws) {
   (void)ws;
   float *own = zeros((int64_t)swk_conv_implicit_workspace(p, batch));
-  swk_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db, own);
+  swk_conv_implicit_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale, bias_grad_scale,
+                             grad_keep, own);
   free(own);
 }
 
@@ -529,7 +578,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   float *ws = zeros((int64_t)swk_conv_workspace(&p)), *y = zeros(ny), *dx = zeros(nx),
         *dw = zeros(nw), *db = zeros(p.co);
   swk_conv_forward(&p, batch, x, w, b, y, ws);
-  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, ws);
+  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, 1, 1, 0, ws);
   check_split_backward("explicit", swk_conv_backward, &p, batch, x, w, dy, dx, dw, db, ws);
   /* the same in (R,C,N,B) */
   p.filters_kkoi = kkoi;
@@ -547,7 +596,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   free(iws);
   swk_to_bnrc(p.co, p.ho, p.wo, batch, yr, back, false);
   check_close("implicit forward vs explicit", back, y, ny);
-  implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr, NULL);
+  implicit_backward(&p, batch, xr, wr, dyr, dxr, false, dwr, dbr, 1, 1, 0, NULL);
   swk_to_bnrc(p.ci, p.h, p.w, batch, dxr, back, false);
   check_close("implicit dx vs explicit", back, dx, nx);
   if (kkoi)
@@ -565,7 +614,7 @@ static void test_conv_implicit(SwkConv p, int batch, bool kkoi) {
   if (p.bias) check_gradient("implicit db", &c, b, p.co, dbr);
   float *acc = random_array(nx), *keep = malloc(sizeof(float) * (size_t)nx);
   memcpy(keep, acc, sizeof(float) * (size_t)nx);
-  implicit_backward(&p, batch, xr, wr, dyr, acc, true, dwr, dbr, NULL);
+  implicit_backward(&p, batch, xr, wr, dyr, acc, true, dwr, dbr, 1, 1, 0, NULL);
   check_adds("implicit dx_add", dxr, acc, keep, nx);
   /* the transforms are each other's inverse, and add when asked */
   swk_to_bnrc(p.ci, p.h, p.w, batch, xr, back, false);

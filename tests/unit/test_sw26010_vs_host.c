@@ -22,7 +22,7 @@ REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backwa
 REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
 REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
 REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
-REF(softmax_loss_backward) REF(sgd_update) REF(easgd_elastic) REF(sum_into) REF(scale)
+REF(softmax_loss_backward) REF(sgd_update) REF(sgd_apply) REF(easgd_elastic) REF(sum_into) REF(scale)
     /* clang-format on */
 
     static uint64_t rng_state = 777;
@@ -75,8 +75,8 @@ static void conv_explicit(SwkConv p, int batch) {
   float *ws[2] = {zeros((int64_t)swk_conv_workspace(&p)), zeros((int64_t)ref_conv_workspace(&p))};
   swk_conv_forward(&p, batch, x, w, b, y[0], ws[0]);
   ref_conv_forward(&p, batch, x, w, b, y[1], ws[1]);
-  swk_conv_backward(&p, batch, x, w, dy, dx[0], true, dw[0], db[0], ws[0]);
-  ref_conv_backward(&p, batch, x, w, dy, dx[1], true, dw[1], db[1], ws[1]);
+  swk_conv_backward(&p, batch, x, w, dy, dx[0], true, dw[0], db[0], 1, 1, 0, ws[0]);
+  ref_conv_backward(&p, batch, x, w, dy, dx[1], true, dw[1], db[1], 1, 1, 0, ws[1]);
   agree("explicit conv y", y[0], y[1], ny, PRODUCT);
   agree("explicit conv dx (added)", dx[0], dx[1], nx, PRODUCT);
   agree("explicit conv dw", dw[0], dw[1], nw, long_sum((int64_t)batch * p.ho * p.wo));
@@ -103,8 +103,8 @@ static void conv_implicit(SwkConv p, int batch) {
   swk_conv_implicit_forward(&p, batch, xr[0], w, b, y[0], ws[0]);
   ref_conv_implicit_forward(&p, batch, xr[1], w, b, y[1], ws[1]);
   agree("implicit conv y", y[0], y[1], ny, PRODUCT);
-  swk_conv_implicit_backward(&p, batch, xr[0], w, dy, dx[0], false, dw[0], db[0], ws[0]);
-  ref_conv_implicit_backward(&p, batch, xr[1], w, dy, dx[1], false, dw[1], db[1], ws[1]);
+  swk_conv_implicit_backward(&p, batch, xr[0], w, dy, dx[0], false, dw[0], db[0], 1, 1, 0, ws[0]);
+  ref_conv_implicit_backward(&p, batch, xr[1], w, dy, dx[1], false, dw[1], db[1], 1, 1, 0, ws[1]);
   agree("implicit conv dx", dx[0], dx[1], nx, PRODUCT);
   agree("implicit conv dw", dw[0], dw[1], nw, PRODUCT);
   agree("implicit conv db", db[0], db[1], p.co, PRODUCT);
@@ -152,8 +152,8 @@ static void fc(SwkFc p, int batch) {
   float *ws[2] = {zeros((int64_t)swk_fc_workspace(&p)), zeros((int64_t)ref_fc_workspace(&p))};
   swk_fc_forward(&p, batch, x, w, b, y[0], ws[0]);
   ref_fc_forward(&p, batch, x, w, b, y[1], ws[1]);
-  swk_fc_backward(&p, batch, x, w, dy, dx[0], false, dw[0], db[0], ws[0]);
-  ref_fc_backward(&p, batch, x, w, dy, dx[1], false, dw[1], db[1], ws[1]);
+  swk_fc_backward(&p, batch, x, w, dy, dx[0], false, dw[0], db[0], 1, 1, 0, ws[0]);
+  ref_fc_backward(&p, batch, x, w, dy, dx[1], false, dw[1], db[1], 1, 1, 0, ws[1]);
   agree("fc y", y[0], y[1], ny, PRODUCT);
   agree("fc dx", dx[0], dx[1], nx, PRODUCT);
   agree("fc dw", dw[0], dw[1], nw, PRODUCT);
@@ -196,8 +196,8 @@ static void batchnorm(SwkBatchNorm p, int batch) {
   agree("batchnorm y (training)", y[0], y[1], n, EXACT);
   agree("batchnorm saved statistics", saved[0], saved[1], 2 * p.c, EXACT);
   agree("batchnorm running statistics", running[0], running[1], 2 * p.c, EXACT);
-  swk_batchnorm_backward(&p, batch, x, scale, dy, saved[1], dx[0], true, ds[0], dsh[0]);
-  ref_batchnorm_backward(&p, batch, x, scale, dy, saved[1], dx[1], true, ds[1], dsh[1]);
+  swk_batchnorm_backward(&p, batch, x, scale, dy, saved[1], dx[0], true, ds[0], dsh[0], 1, 1, 0);
+  ref_batchnorm_backward(&p, batch, x, scale, dy, saved[1], dx[1], true, ds[1], dsh[1], 1, 1, 0);
   agree("batchnorm dx (added)", dx[0], dx[1], n, EXACT);
   agree("batchnorm dscale", ds[0], ds[1], p.c, EXACT);
   agree("batchnorm dshift", dsh[0], dsh[1], p.c, EXACT);
@@ -237,6 +237,10 @@ static void optimizer_and_collectives(void) {
   ref_sgd_update(n, 0.01f, 5e-4f, 0.9f, w[1], g, v[1]);
   agree("sgd weights", w[0], w[1], n, EXACT);
   agree("sgd momentum", v[0], v[1], n, EXACT);
+  swk_sgd_apply(n, 0.01f, 5e-4f, w[0], v[0]); /* momentum that backward added gradients into */
+  ref_sgd_apply(n, 0.01f, 5e-4f, w[1], v[1]);
+  agree("sgd with folded gradients: weights", w[0], w[1], n, EXACT);
+  agree("sgd with folded gradients: momentum", v[0], v[1], n, EXACT);
   float *gs[2] = {copy(g, n), copy(g, n)};
   swk_easgd_elastic(n, 0.5f, 0.1f, 3, w0, sum, v[0], gs[0]);
   ref_easgd_elastic(n, 0.5f, 0.1f, 3, w0, sum, v[1], gs[1]);

@@ -51,6 +51,7 @@ typedef enum {
   SW_SUM_INTO,
   SW_SCALE,
   SW_SGD,
+  SW_SGD_APPLY,
   SW_EASGD,
   SW_ROW_BIAS_GRAD
 } SwStreamOp;

@@ -28,7 +28,9 @@ void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, c
 
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                             const float *dy, const float *saved, float *dx, bool dx_add,
-                            float *dscale, float *dshift) {
+                            float *dscale, float *dshift, float grad_scale, float bias_grad_scale,
+                            float grad_keep) {
+  sw_unfolded(grad_scale, bias_grad_scale, grad_keep);
   SwBatchNormArgs a = batchnorm_args(p, batch);
   a.backward = 1, a.x = x, a.scale = scale, a.dy = dy, a.saved = (float *)saved, a.dx = dx,
   a.add = dx_add;

@@ -117,7 +117,9 @@ static void column_gradient(const Dims *d, const float *w, const float *dy, int 
 }
 
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
-                       float *dx, bool dx_add, float *dw, float *db, float *ws) {
+                       float *dx, bool dx_add, float *dw, float *db, float grad_scale,
+                       float bias_grad_scale, float grad_keep, float *ws) {
+  sw_unfolded(grad_scale, bias_grad_scale, grad_keep);
   Dims d = dims(p);
   for (int g = 0; g < p->groups; g++)
     for (int first = 0; first < batch; first += d.nb) {

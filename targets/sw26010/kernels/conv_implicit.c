@@ -40,7 +40,9 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
                                 const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                                float grad_scale, float bias_grad_scale, float grad_keep,
                                 float *ws) {
+  sw_unfolded(grad_scale, bias_grad_scale, grad_keep);
   if (dw) {
     SwImplicitArgs a = {
         .pass = SW_IMPLICIT_WEIGHTS, .x = x, .dy = dy, .out = p->filters_kkoi ? dw : ws};

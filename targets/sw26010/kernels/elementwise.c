@@ -52,6 +52,11 @@ void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, 
   sw_stream_run(&s);
 }
 
+void swk_sgd_apply(int64_t n, float lr, float decay, float *w, float *v) {
+  SwStreamArgs s = {.op = SW_SGD_APPLY, .n = n, .y = w, .z = v, .s0 = lr, .s1 = decay};
+  sw_stream_run(&s);
+}
+
 void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum,
                        float *center, float *g) {
   SwStreamArgs s = {.op = SW_EASGD,

@@ -27,8 +27,11 @@ void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, c
 }
 
 void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, const float *dy,
-                     float *dx, bool dx_add, float *dw, float *db, float *ws) {
+                     float *dx, bool dx_add, float *dw, float *db, float grad_scale,
+                     float bias_grad_scale, float grad_keep, float *ws) {
   (void)ws;
+  sw_unfolded(grad_scale, bias_grad_scale, grad_keep);
+
   SwGemmArgs gw = {.m = p->out,
                    .n = p->in,
                    .k = batch,

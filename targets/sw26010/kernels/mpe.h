@@ -3,6 +3,7 @@
 #ifndef SWNC_SW26010_MPE_H
 #define SWNC_SW26010_MPE_H
 
+#include <assert.h>
 #include <athread.h>
 
 #include "args.h"
@@ -36,6 +37,13 @@ void sw_gemm_run(SwGemmArgs *a);
 void sw_stream_run(SwStreamArgs *a);
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
 void sw_transpose_run(int64_t a, int64_t mid, int64_t b, const float *x, float *y, bool add);
+
+/* This target does not fold gradients into momentum (its description says so): the compiler
+ * passes the backward kernels scales 1 and grad_keep 0, the plain gradient, only. */
+static inline void sw_unfolded(float grad_scale, float bias_grad_scale, float grad_keep) {
+  assert(grad_scale == 1 && bias_grad_scale == 1 && grad_keep == 0);
+  (void)grad_scale, (void)bias_grad_scale, (void)grad_keep;
+}
 
 /* Shapes the CPE kernels do not take, on the MPE (mpe.c). */
 __typeof__(swk_pool_forward) sw_mpe_pool_forward;

@@ -14,14 +14,14 @@ typedef struct Chunk {
 
 static bool reads_y(const SwStreamArgs *p) {
   return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD ||
-         p->op == SW_EASGD;
+         p->op == SW_SGD_APPLY || p->op == SW_EASGD;
 }
 static bool has_b(SwStreamOp op) {
   return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD ||
          op == SW_EASGD;
 }
-static bool has_a(SwStreamOp op) { return op != SW_SCALE; }
-static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_EASGD; }
+static bool has_a(SwStreamOp op) { return op != SW_SCALE && op != SW_SGD_APPLY; }
+static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_SGD_APPLY || op == SW_EASGD; }
 
 static float gradient(const SwStreamArgs *p, float y, float dy) {
   switch (p->op) {
@@ -44,6 +44,10 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
     case SW_SCALE: y[i] *= p->s0; break;
     case SW_SGD: /* y: w, a: g, z: v; s0 lr, s1 decay, s2 momentum */
       z[i] = p->s2 * z[i] + p->s0 * (a[i] + p->s1 * y[i]);
+      y[i] -= z[i];
+      break;
+    case SW_SGD_APPLY: /* y: w, z: v; s0 lr, s1 decay */
+      z[i] += p->s0 * p->s1 * y[i];
       y[i] -= z[i];
       break;
     case SW_EASGD: { /* a: w, b: sum, y: g, z: center; s0 eta, s1 rho, s2 ranks */
