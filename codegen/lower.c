@@ -313,11 +313,12 @@ static void lower_structs(Ctx *c) {
   c->epilogues = arena_alloc(c->a, sizeof(const char *) * (size_t)(g->ops.len + 1));
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    if (op->epilogue.on) {
+    const Epilogue *e = op->epilogue.on ? &op->epilogue : backward_epilogue(op);
+    if (e) { /* an op has at most one: a pool that carries one has none of its own */
       c->epilogues[i] = arena_printf(c->a, "L%d_epilogue", i);
       add_global(c, c->epilogues[i], ABI_SwkAct, 0,
-                 act_struct(c, g->values.data[op->output].shape, op->epilogue.slope),
-                 arena_printf(c->a, "%s's %s", op->name, op_info[op->epilogue.kind].name));
+                 act_struct(c, g->values.data[op->output].shape, e->slope),
+                 arena_printf(c->a, "%s's %s", op->name, op_info[e->kind].name));
     }
     AbiStructId type;
     Datum s = make_struct(c, &g->ops.data[i], &type);
@@ -453,11 +454,10 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
   }
 }
 
-/* swk_<activation>_<direction>(epilogue struct, batch, ...) for op i's epilogue. */
-static Call *epilogue_call(Ctx *c, CallList *list, int i, const char *direction) {
-  const Op *op = &c->m->graph.ops.data[i];
-  Call *k = begin(c, list,
-                  arena_printf(c->a, "swk_%s_%s", op_info[op->epilogue.kind].name, direction), i);
+/* swk_<activation>_<direction>(epilogue struct, batch, ...) for op i's epilogue e. */
+static Call *epilogue_call(Ctx *c, CallList *list, int i, const Epilogue *e,
+                           const char *direction) {
+  Call *k = begin(c, list, arena_printf(c->a, "swk_%s_%s", op_info[e->kind].name, direction), i);
   k->object = c->epilogues[i];
   arg_kind(c, k, ARG_STRUCT), arg_kind(c, k, ARG_BATCH);
   return k;
@@ -467,7 +467,7 @@ static Call *epilogue_call(Ctx *c, CallList *list, int i, const char *direction)
 static void lower_epilogue_forward(Ctx *c, CallList *f, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   if (!op->epilogue.on) return;
-  Call *k = epilogue_call(c, f, i, "forward");
+  Call *k = epilogue_call(c, f, i, &op->epilogue, "forward");
   arg_ptr(c, k, output(c, op)), arg_ptr(c, k, output(c, op));
 }
 
@@ -494,12 +494,13 @@ static void lower_recompute(Ctx *c, int i) {
   lower_epilogue_forward(c, f, i);
 }
 
-/* Before op i's backward: its epilogue's backward turns the gradient of its output into the
- * gradient of the values before the activation, in place. */
+/* Before op i's backward: its epilogue's backward (or the one a max pool carries) turns the
+ * gradient of its output into the gradient of the values before the activation, in place. */
 static void lower_epilogue_backward(Ctx *c, int i) {
   const Op *op = &c->m->graph.ops.data[i];
-  if (!op->epilogue.on) return;
-  Call *k = epilogue_call(c, &c->out->backward, i, "backward");
+  const Epilogue *e = backward_epilogue(op);
+  if (!e) return;
+  Call *k = epilogue_call(c, &c->out->backward, i, e, "backward");
   arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), arg_ptr(c, k, dy(c, op));
   arg_bool(c, k, false);
 }

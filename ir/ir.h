@@ -267,6 +267,7 @@ typedef struct Epilogue {
   bool on;
   OpKind kind; /* FAMILY_ACTIVATION */
   double slope;
+  bool backward_in_reader; /* its backward is the max pool's after it (Op.pool_carries) */
 } Epilogue;
 
 /* An op's buffers in one step's plan: indices into its buffers, -1 for none. */
@@ -286,12 +287,25 @@ typedef struct Op {
   VEC(Param) params;
   ConvChoice conv; /* conv only */
   Epilogue epilogue;
+  /* A max pool whose input has an epilogue (pass fuse-elementwise): that activation's backward
+   * runs on the pool's output gradient, reading the pool's output, before the pool's backward.
+   * At the position each window's maximum came from, the input is the pool's output, so its
+   * activation's output (and gradient) can be read there; the input itself need not be kept. */
+  Epilogue pool_carries;
   /* set by the memory plan: the op's buffers in each step's plan, what it saves for backward,
    * and the offset of its non-learned state */
   OpBuffers buf[STEP_KINDS];
   int nsaved;
   int64_t state_offset, state_words;
 } Op;
+
+/* The activation whose backward runs just before op's backward, in place on the gradient of op's
+ * output and reading op's output: its own epilogue's, or the one a max pool carries; NULL if
+ * none. */
+static inline const Epilogue *backward_epilogue(const Op *op) {
+  if (op->pool_carries.on) return &op->pool_carries;
+  return op->epilogue.on && !op->epilogue.backward_in_reader ? &op->epilogue : NULL;
+}
 
 typedef struct Graph Graph;
 typedef struct Module Module;

@@ -26,6 +26,10 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
     fprintf(f, "%s%s", j ? ", " : "", g->values.data[op->inputs.data[j]].name);
   fputc(')', f);
   print_attrs(f, op);
+  if (op->pool_carries.on) {
+    fprintf(f, " carries=%s", op_info[op->pool_carries.kind].name);
+    if (op->pool_carries.slope != 0) fprintf(f, "(slope=%g)", op->pool_carries.slope);
+  }
   if (op->epilogue.on) {
     fprintf(f, " epilogue=%s", op_info[op->epilogue.kind].name);
     if (op->epilogue.slope != 0) fprintf(f, "(slope=%g)", op->epilogue.slope);

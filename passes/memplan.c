@@ -52,7 +52,7 @@ static Timeline timeline(Module *m, StepKind kind) {
   for (int j = 0; j < m->schedule.backward.len; j++) {
     const BackwardStep *s = &m->schedule.backward.data[j];
     for (int k = 0; k < s->recompute.len; k++) t.recompute[s->recompute.data[k]] = step++;
-    if (m->graph.ops.data[s->op].epilogue.on) step++;
+    if (backward_epilogue(&m->graph.ops.data[s->op])) step++;
     t.backward[s->op] = step++;
   }
   return t;
@@ -86,7 +86,7 @@ static void create_buffers(Module *m, StepKind kind) {
     Buffer *b = read_in_backward(p, ob);
     if ((op_info[op->kind].bwd_reads & BWD_OUT) && bstep[i] >= 0)
       b->last = extend(b->last, bstep[i]);
-    if (op->epilogue.on && bstep[i] >= 0)
+    if (backward_epilogue(op) && bstep[i] >= 0)
       b->last = extend(b->last, bstep[i] - 1); /* its backward */
     SavedSpec saved[2];
     op->nsaved = op_saved(g, op, saved);

@@ -35,7 +35,7 @@ static bool recomputable(const Module *m, int i, const int *backward_index, int 
 static bool step_reads_output(const Module *m, const BackwardStep *s, int v) {
   const Op *op = &m->graph.ops.data[s->op];
   int reads = op_info[op->kind].bwd_reads;
-  if (s->op == v) return op->epilogue.on || (reads & BWD_OUT);
+  if (s->op == v) return backward_epilogue(op) || (reads & BWD_OUT);
   if (!(reads & BWD_IN)) return false;
   for (int j = 0; j < op->inputs.len; j++)
     if (op->inputs.data[j] == m->graph.ops.data[v].output) return true;
