@@ -10,7 +10,7 @@
 # swnc's rate is its training loop's over the second half of the run (data loading included:
 # synthetic images for the ImageNet-sized nets, Fashion-MNIST for lenet); PyTorch's is on one
 # in-memory random batch after warm-up. Peak RSS: swnc's from /usr/bin/time, PyTorch's from
-# getrusage; "predicted" is `swnc --stats`'s memory of a run for the same batch.
+# getrusage; "predicted" is `swnc --stats`'s memory of a run for the same batch and test set.
 #   bench/train_vs_pytorch.sh [BUILD_DIR] [NET...]     (default: build, every net)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +48,7 @@ for coretype in Haswell unset; do
   if [ "$coretype" = unset ]; then envs=(env -u OPENBLAS_CORETYPE); else envs=(env OPENBLAS_CORETYPE=$coretype); fi
   for net in "${nets[@]}"; do
     batch=$(batch_of "$net") iterations=$(iterations_of "$net")
-    predicted=$("$swnc" --stats -D train.batch="$batch" "$root/examples/$net.swn" |
+    predicted=$("$swnc" --stats -D train.batch="$batch" -D data.test_size=8 "$root/examples/$net.swn" |
       sed -n 's/^memory of a run *\([0-9.]*\) MiB.*/\1/p')
     ours=0 ours_rss=0 pool1=0 pool2=0 theirs_rss=0
     for round in 1 2; do

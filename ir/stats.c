@@ -76,12 +76,25 @@ static int64_t data_set_images(const DataConfig *d, const StrList *files, int64_
   return limit > 0 && limit < images ? limit : images;
 }
 
-/* The data sets in memory: a byte a pixel and a 4-byte label an image; -1 if unknown. */
-static double data_set_bytes(const Module *m) {
+static int64_t input_image_bytes(const Module *m) {
   int64_t image_bytes = 0;
   for (int i = 0; i < m->graph.ops.len; i++)
     if (m->graph.ops.data[i].kind == OP_INPUT)
       image_bytes = shape_per_image(m->graph.values.data[m->graph.ops.data[i].output].shape);
+  return image_bytes;
+}
+
+/* Images in the test set, 0 if not known here. */
+static int64_t test_images(const Module *m) {
+  if (m->data.source == DATA_SYNTHETIC) return m->data.test_size;
+  int64_t image_bytes = input_image_bytes(m);
+  return image_bytes > 0 ? data_set_images(&m->data, &m->data.test, m->data.test_size, image_bytes)
+                         : 0;
+}
+
+/* The data sets in memory: a byte a pixel and a 4-byte label an image; -1 if unknown. */
+static double data_set_bytes(const Module *m) {
+  int64_t image_bytes = input_image_bytes(m);
   if (image_bytes <= 0) return 0;
   int64_t train = data_set_images(&m->data, &m->data.train, m->data.train_size, image_bytes),
           test = data_set_images(&m->data, &m->data.test, m->data.test_size, image_bytes);
@@ -96,13 +109,17 @@ static double data_set_bytes(const Module *m) {
 static void print_memory(FILE *f, const Module *m) {
   const MemPlan *p = &m->plan;
   const StepPlan *train = &p->step[STEP_TRAIN], *eval = &p->step[STEP_EVAL];
-  int64_t batch = m->train.batch, test_batch = plan_test_batch(p, batch, m->train.test_batch);
+  int64_t batch = m->train.batch, chosen = plan_test_batch(p, batch, m->train.test_batch);
+  int64_t tests = test_images(m), test_batch = tests > 0 && tests < chosen ? tests : chosen;
   print_step_plan(f, "training plan", train, batch);
   print_step_plan(f, "evaluation plan", eval, test_batch);
   if (!m->train.test_batch)
     fprintf(f,
             "                     (test batch %lld: as many images as fit in the training "
             "plan's memory)\n",
+            (long long)chosen);
+  if (test_batch < chosen) /* as the runtime does */
+    fprintf(f, "                     (test batch %lld: the test set's images)\n",
             (long long)test_batch);
   double arena = (double)(train->image_words * batch > eval->image_words * test_batch
                               ? train->image_words * batch

@@ -290,13 +290,15 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
     t.o.threads = cores > 1 ? (int)cores : 1;
   }
   swk_set_threads(t.o.threads);
+  bool want_test = t.o.eval_only || net->train.eval_interval > 0;
+  if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
+  if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
+  /* a test set smaller than a test batch needs no room for more (--stats predicts the same) */
+  if (t.test.count > 0 && t.test.count < t.o.test_batch) t.o.test_batch = t.test.count;
   allocate(&t);
   swn_distributed_open(&t.dist, net, &t.o, t.step.params, t.step.grads);
   check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
-  bool want_test = t.o.eval_only || net->train.eval_interval > 0;
-  if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
-  if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
   int64_t counts[2] = {t.train.count, t.test.count};
   swn_ranks_check_same(net, &t.o, counts, 2);
   int64_t start = initial_weights(&t);

@@ -92,6 +92,11 @@ expect_status 0 "--stats, plain IDX" "$swnc" --stats -D "data.train=[\"$tmp/imag
 contains "$tmp/out" "data sets            3.01 MiB" "--stats: 2 x 2000 images of an uncompressed file"
 expect_status 0 "--stats, no files" "$swnc" --stats -D 'data.train=["/no/such.gz", "x"]' "$lenet"
 contains "$tmp/out" "data sets            not counted: their files cannot be read from here" "--stats: missing files"
+# A test set smaller than the test batch: evaluation's plan holds only its images (as the
+# program's arena does).
+expect_status 0 "--stats, small test set" "$swnc" --stats -D data.test_size=8 "$lenet"
+contains "$tmp/out" "(test batch 8: the test set's images)" "--stats: a test set of 8"
+contains "$tmp/out" "for 8 images" "--stats: the evaluation plan of 8 images"
 
 # Building programs: C output, a missing runtime, a failing C compiler.
 expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
