@@ -4,7 +4,9 @@
  * again from values backward keeps anyway: a batch norm's output (after its epilogue: the next
  * convolution's weight gradient reads it, and a ReLU epilogue's backward) from its input and
  * saved batch statistics, which its own backward reads; a residual sum from the batch norm
- * before it and the block's input; a concatenation from its parts. Such an output dies after
+ * before it and the block's input; a concatenation from its parts; a convolution of an image
+ * (a few input channels: cheap to run again, its output among the largest) from the image,
+ * which its own weight gradient keeps. Such an output dies after
  * its last forward reader, and backward computes it again just before the first backward step
  * that needs it (BackwardStep.recompute), into a buffer of its own that lives until the last.
  * A recomputation may need a value that is itself recomputed (a sum needs the batch norm before
@@ -17,13 +19,38 @@
 
 #include "passes.h"
 
+/* What the decisions need to know of each op: the index of its backward step, and (a
+ * convolution) whether running it again is cheap. */
+typedef struct Facts {
+  const int *backward_index;
+  const bool *cheap_conv;
+} Facts;
+
+/* A convolution of an image, cheap to run again: at most 4 input channels per group, and at
+ * most a twentieth of the network's forward arithmetic (VGG-16's first: 0.6%; AlexNet's, with
+ * 11x11 filters, is 14% and stays kept). Its output is one of the largest. */
+static bool *cheap_convolutions(Module *m) {
+  const Graph *g = &m->graph;
+  double total = 0;
+  for (int i = 0; i < g->ops.len; i++) total += op_flops(g, &g->ops.data[i]);
+  bool *cheap = arena_alloc(&m->arena, sizeof(bool) * (size_t)(g->ops.len + 1));
+  for (int i = 0; i < g->ops.len; i++) {
+    const Op *op = &g->ops.data[i];
+    cheap[i] = op_info[op->kind].family == FAMILY_CONV &&
+               g->values.data[op->inputs.data[0]].shape.dim[1] / op->attr.groups <= 4 &&
+               op_flops(g, op) <= total / 20;
+  }
+  return cheap;
+}
+
 /* Whether op i's output can be computed again in backward: by a pure kernel of its inputs, or
  * (batch norm) from its input and the statistics it saves for its backward step, which must
  * come no earlier than `step`. */
-static bool recomputable(const Module *m, int i, const int *backward_index, int step) {
+static bool recomputable(const Module *m, int i, const Facts *f, int step) {
   const Op *op = &m->graph.ops.data[i];
   switch (op_info[op->kind].family) {
-  case FAMILY_BATCHNORM: return backward_index[i] >= step;
+  case FAMILY_BATCHNORM: return f->backward_index[i] >= step;
+  case FAMILY_CONV: return f->cheap_conv[i];
   case FAMILY_JOIN:
   case FAMILY_ACTIVATION: return true;
   default: return false;
@@ -78,15 +105,14 @@ typedef struct Memo {
 
 /* Whether op i's output can be had at backward step `step` without keeping anything longer:
  * backward keeps it until then anyway, or it can be recomputed from such values. */
-static bool at_hand(const Module *m, int i, const Reads *r, const int *backward_index, int step,
-                    int depth, Memo *memo) {
+static bool at_hand(const Module *m, int i, const Reads *r, const Facts *f, int step, int depth,
+                    Memo *memo) {
   if (r->last[i] >= step) return true;
   if (memo->asked[i] == memo->query) return memo->answer[i];
-  bool ok = depth < DEPTH && recomputable(m, i, backward_index, step);
+  bool ok = depth < DEPTH && recomputable(m, i, f, step);
   const Op *op = &m->graph.ops.data[i];
   for (int k = 0; ok && k < op->inputs.len; k++)
-    ok = at_hand(m, m->graph.values.data[op->inputs.data[k]].producer, r, backward_index, step,
-                 depth + 1, memo);
+    ok = at_hand(m, m->graph.values.data[op->inputs.data[k]].producer, r, f, step, depth + 1, memo);
   memo->asked[i] = memo->query, memo->answer[i] = ok;
   return ok;
 }
@@ -96,7 +122,7 @@ bool pass_recompute(Module *m) {
   for (int j = 0; j < s->backward.len; j++) s->backward.data[j].recompute.len = 0;
   if (m->options.no_recompute) return true;
   const Graph *g = &m->graph;
-  const int *backward_index = schedule_backward_index(m);
+  const Facts facts = {schedule_backward_index(m), cheap_convolutions(m)};
   /* needed[i]: the first backward step that needs op i's output, reading it or recomputing
    * from it; ops are decided last first, so every recomputation that reads an op's output is
    * known before the op is. An op is recomputed where what it reads is at hand then. */
@@ -109,10 +135,10 @@ bool pass_recompute(Module *m) {
     at[i] = -1;
     memo.query = g->ops.len - i; /* one question per op: asked[] starts at 0 */
     const Op *op = &g->ops.data[i];
-    bool cheap = needed[i] != INT_MAX && recomputable(m, i, backward_index, needed[i]);
+    bool cheap = needed[i] != INT_MAX && recomputable(m, i, &facts, needed[i]);
     for (int k = 0; cheap && k < op->inputs.len; k++)
-      cheap = at_hand(m, g->values.data[op->inputs.data[k]].producer, &reads, backward_index,
-                      needed[i], 1, &memo);
+      cheap = at_hand(m, g->values.data[op->inputs.data[k]].producer, &reads, &facts, needed[i], 1,
+                      &memo);
     if (!cheap) continue;
     at[i] = needed[i];
     for (int k = 0; k < op->inputs.len; k++) {

@@ -18,13 +18,14 @@ ops() { grep -c '^  [^ ]* = ' "$1"; }
 
 # Max pools carry the backward of the activation before them where that is bit for bit (ReLU,
 # or windows that do not overlap), so the activation's input dies after the pool: VGG-16's
-# training plan per image is under 70% of --no-fuse's.
+# training plan per image is under 70% of --no-fuse's (both without recomputation).
 "$swnc" --emit=ir "$root/tests/nets/pools.swn" > pools.ir || fail "pools IR"
 for carried in "p1 carries=relu " "p2 carries=relu " "p4 carries=relu(slope=0.1) "; do
   grep -q "^  ${carried%% *} = pool(.*${carried#* }" pools.ir && pass || fail "pools: ${carried%% *} does not carry"
 done
 grep -q '^  p3 = pool(.*carries' pools.ir && fail "pools: p3 carries a sigmoid over overlapping windows" || pass
-"$swnc" --emit=ir "$root/examples/vgg16.swn" > vgg16.ir && "$swnc" --emit=ir --no-fuse "$root/examples/vgg16.swn" > vgg16-unfused.ir ||
+"$swnc" --emit=ir --no-recompute "$root/examples/vgg16.swn" > vgg16.ir &&
+  "$swnc" --emit=ir --no-fuse --no-recompute "$root/examples/vgg16.swn" > vgg16-unfused.ir ||
   fail "vgg16 IR"
 [ $(( $(per_image vgg16.ir) * 10 )) -lt $(( $(per_image vgg16-unfused.ir) * 7 )) ] && pass ||
   fail "vgg16: $(per_image vgg16.ir) words per image fused, $(per_image vgg16-unfused.ir) unfused"

@@ -4,8 +4,9 @@
 # with --no-recompute (the same kernels on the same values), built from C and by LLVM on the
 # host and on the sw26010 target; the IR names what each backward step recomputes and the
 # recomputed buffers; ResNet-50's training plan per image is at most 70% of --no-recompute's
-# (it is 60%: batch norm outputs and sums are two fifths of what backward keeps), and
-# GoogLeNet recomputes its inception outputs; deciding what to recompute stays fast on a chain
+# (it is 60%: batch norm outputs and sums are two fifths of what backward keeps), GoogLeNet
+# recomputes its inception outputs and VGG-16 its first convolution (3 input channels: its
+# forward is 0.6% of the net's, its output the largest); deciding what to recompute stays fast on a chain
 # of sums that each read the two before them.
 # Usage: recompute_test.sh SWNC PROJECT_DIR WORKDIR
 swnc=$1 root=$2 work=$3
@@ -39,6 +40,10 @@ on=$(per_image r50-on.ir) off=$(per_image r50-off.ir)
   fail "resnet50: $on words per image with recomputation, $off without"
 "$swnc" --emit=ir "$root/examples/googlenet.swn" | grep -q '^  backward .*: recompute inception_4a/output;' &&
   pass || fail "googlenet does not recompute its concatenations"
+"$swnc" --emit=ir "$root/examples/vgg16.swn" > vgg16.ir &&
+  grep -q '^  backward conv1/c2/conv: recompute conv1/c1/conv;' vgg16.ir &&
+  ! grep -q 'recompute conv[2-5]' vgg16.ir && pass ||
+  fail "vgg16 does not recompute just its first convolution"
 # Sums that each read the two before them, over a value backward keeps: deciding what to
 # recompute asks about each op once per question, not exponentially often (this took minutes).
 {
