@@ -89,11 +89,14 @@ static bool in_rcnb(const Module *m, const Op *op) {
   return m->graph.values.data[op->output].layout == LAYOUT_RCNB;
 }
 
-static Ptr param(const Op *op, ParamRole role, Region region) {
+static const Param *role_param(const Op *op, ParamRole role) {
   for (int i = 0; i < op->params.len; i++)
-    if (op->params.data[i].role == role)
-      return (Ptr){.region = region, .offset = op->params.data[i].offset};
-  return (Ptr){.null = true};
+    if (op->params.data[i].role == role) return &op->params.data[i];
+  return NULL;
+}
+static Ptr param(const Op *op, ParamRole role, Region region) {
+  const Param *q = role_param(op, role);
+  return q ? (Ptr){.region = region, .offset = q->offset} : (Ptr){.null = true};
 }
 static Ptr state(const Op *op) { return (Ptr){.region = REG_STATE, .offset = op->state_offset}; }
 /* Where backward writes parameter gradients: their own pool, or (pass fold-gradients) SGD's
@@ -136,9 +139,8 @@ static void param_gradient_args(Ctx *c, Call *k, const Op *op, ParamRole weight,
   ParamRole roles[2] = {weight, bias};
   for (int r = 0; r < 2; r++) arg_ptr(c, k, param(op, roles[r], gradients(c)));
   for (int r = 0; r < 2; r++) {
-    double lr_mult = 1;
-    for (int i = 0; i < op->params.len; i++)
-      if (op->params.data[i].role == roles[r]) lr_mult = op->params.data[i].lr_mult;
+    const Param *q = role_param(op, roles[r]);
+    double lr_mult = q ? q->lr_mult : 1;
     arg(c, k,
         (CallArg){.kind = folded ? ARG_FOLD_SCALE : ARG_FLOAT, .scale = folded ? lr_mult : 1});
   }
