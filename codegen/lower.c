@@ -214,14 +214,6 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 
 /* ------------------------------------------------------------------ kernel structs */
 
-/* Whether backward asks op i for the gradient of its first input. */
-static bool needs_input_gradient(const Module *m, int i) {
-  for (int j = 0; j < m->schedule.backward.len; j++)
-    if (m->schedule.backward.data[j].op == i)
-      return m->schedule.backward.data[j].input_grad.data[0] != GRAD_NONE;
-  return false;
-}
-
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   Datum s = d_struct(c->a, ABI_SwkConv);
   int64_t v[] = {[SwkConv_ci] = x.dim[1],
@@ -239,7 +231,7 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                  [SwkConv_groups] = a->groups,
                  [SwkConv_bias] = a->bias,
                  [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */
-                 [SwkConv_no_input_gradient] = !needs_input_gradient(c->m, i)};
+                 [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   return s;
 }

@@ -20,3 +20,10 @@ int *schedule_backward_index(Module *m) {
   for (int j = 0; j < m->schedule.backward.len; j++) step[m->schedule.backward.data[j].op] = j;
   return step;
 }
+
+bool schedule_needs_input_gradient(const Module *m, int op) {
+  for (int j = 0; j < m->schedule.backward.len; j++)
+    if (m->schedule.backward.data[j].op == op)
+      return m->schedule.backward.data[j].input_grad.data[0] != GRAD_NONE;
+  return false;
+}

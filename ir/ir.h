@@ -355,6 +355,8 @@ typedef struct Schedule {
 char *graph_params_upstream(Module *m);
 /* Per op: the index of its backward step, or -1 if it has none. */
 int *schedule_backward_index(Module *m);
+/* Whether backward asks op for the gradient of its first input. */
+bool schedule_needs_input_gradient(const Module *m, int op);
 
 /* ---------------------------------------------------------------- memory plan */
 

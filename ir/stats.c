@@ -105,7 +105,7 @@ static double data_set_bytes(const Module *m) {
 /* Both steps' plans and what a run holds: one activation arena for the larger of the two (they
  * are never live at once), the fixed region, parameters, gradients, momentum and state, the
  * data sets and the process itself (the target's measure of a program before it allocates any
- * of this). The convolution workspaces, which grow with the thread count, come on top. */
+ * of this), and the scratch memory of kernels, convolution dispatcher and data loader. */
 static void print_memory(FILE *f, const Module *m) {
   const MemPlan *p = &m->plan;
   const StepPlan *train = &p->step[STEP_TRAIN], *eval = &p->step[STEP_EVAL];
@@ -133,6 +133,13 @@ static void print_memory(FILE *f, const Module *m) {
           grouped(state * 4));
   fprintf(f, "                     %s bytes each for %s%s\n", grouped((double)p->param_words * 4),
           pools, folded ? " (backward adds the gradients into momentum)" : "");
+  ScratchWords scratch = run_scratch(m, test_batch);
+  double scratch_words = scratch.kernels + scratch.dispatcher + scratch.loader;
+  if (scratch.known)
+    fprintf(f,
+            "scratch              %.2f MiB: kernels' workspace %.2f (this machine's default "
+            "threads), convolution dispatcher %.2f, data loader %.2f\n",
+            mib(scratch_words), mib(scratch.kernels), mib(scratch.dispatcher), mib(scratch.loader));
   double data = data_set_bytes(m), process = m->options.target->process_mib;
   if (data >= 0)
     fprintf(f, "data sets            %.2f MiB (a byte a pixel, 4 bytes a label)\n",
@@ -142,11 +149,13 @@ static void print_memory(FILE *f, const Module *m) {
   if (process > 0)
     fprintf(f, "process              %.0f MiB before any of this (MPI, threads, libraries)\n",
             process);
+  double rest = (data > 0 ? data / (1 << 20) : 0) + process;
   fprintf(f,
-          "memory of a run      %.2f MiB: activations %.2f, %s %.2f, data sets and process %.2f "
-          "(convolution workspaces not counted)\n",
-          mib(arena + fixed + params + state) + (data > 0 ? data / (1 << 20) : 0) + process,
-          mib(arena), pools, mib(params), (data > 0 ? data / (1 << 20) : 0) + process);
+          "memory of a run      %.2f MiB: activations %.2f, %s %.2f, scratch %.2f, data sets and "
+          "process %.2f%s\n",
+          mib(arena + fixed + params + state + scratch_words) + rest, mib(arena), pools,
+          mib(params), mib(scratch_words), rest,
+          scratch.known ? "" : " (the target does not say what its kernels' workspaces take)");
 }
 
 void ir_print_stats(FILE *f, const Module *m) {

@@ -50,6 +50,11 @@ struct Target {
   /* Peak memory of one of the target's programs before it allocates its network or data (MPI,
    * OpenMP threads, libraries), in MiB, for --stats; 0 if not known. */
   double process_mib;
+  /* Floats of workspace the target's kernel asks for (its swk_*_workspace, runtime/kernels.h)
+   * with the threads a program started on this machine uses by default: a convolution's in
+   * `plan` on s->batch images (input_gradient: backward computes dX), or with s NULL a fully
+   * connected layer's. NULL if not known. For --stats. */
+  double (*kernel_workspace)(const ConvShape *s, ConvPlan plan, bool input_gradient);
   /* Its backward kernels honour grad_scale and grad_keep (runtime/kernels.h), so pass
    * fold-gradients may have them write into SGD's momentum. */
   bool folds_gradients;
@@ -64,6 +69,16 @@ double module_transform_cost(const Module *m, Shape s, Layout to);
 /* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:
  * their `accepts` (targets/kernel_layouts.c). */
 bool kernel_interface_accepts(const Graph *g, const Op *op, Layout l);
+
+/* Floats a run holds beside its memory plan (ir/scratch.c), with `test_batch` images a test
+ * batch: the kernels' shared workspace (the largest any asks for), the convolution
+ * dispatcher's slots (implicit plans' workspace, operands converted between layouts) and the
+ * data loader's two batches of input. known: the target says what its kernels ask for. */
+typedef struct ScratchWords {
+  bool known;
+  double kernels, dispatcher, loader;
+} ScratchWords;
+ScratchWords run_scratch(const Module *m, int64_t test_batch);
 
 const Target *target_find(const char *name); /* NULL if none */
 /* "host, sw26010": for messages */

@@ -20,59 +20,7 @@
 
 #include "gemm.h"
 #include "im2col.h"
-
-/* Small images go side by side until a GEMM is at least this many columns wide (one 7x7 image
- * alone is 49 columns: a full panel of the micro-kernel and a nearly empty one). Several
- * images' outputs are gathered in a per-thread buffer; one large image's go straight to y. */
-enum { WIDE_GEMM = 256 };
-enum { COL_FLOATS = 1 << 16 }; /* a written-out column matrix (col2im's) grows no wider */
-
-typedef struct Dims {
-  int cig, cog; /* channels per group */
-  int k;        /* rows of col: cig * kh * kw */
-  int pixels;   /* P = ho * wo */
-  int nb;       /* images side by side per GEMM */
-  size_t in_image, out_image;
-  bool pointwise; /* 1x1, stride 1, no padding: an image's column matrix is the image */
-  bool dx;        /* backward may be asked for dX */
-  bool flip;      /* dX as a convolution of dY with flipped filters (stride 1) */
-  SwkConv t;      /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
-} Dims;
-
-static Dims dims(const SwkConv *p) {
-  Dims d = {.cig = p->ci / p->groups,
-            .cog = p->co / p->groups,
-            .pixels = p->ho * p->wo,
-            .nb = 1,
-            .dx = !p->no_input_gradient};
-  d.k = d.cig * p->kh * p->kw;
-  d.in_image = (size_t)p->ci * p->h * p->w;
-  d.out_image = (size_t)p->co * d.pixels;
-  d.pointwise = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
-  /* The flipped convolution does h*w/(ho*wo) times the old path's arithmetic: use it only for
-   * stride-1 convolutions that keep the image size ("same" padding), where it is no more work
-   * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work. */
-  d.flip =
-      p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
-  d.nb = d.pixels >= WIDE_GEMM ? 1 : (WIDE_GEMM + d.pixels - 1) / d.pixels;
-  size_t per_image = (size_t)d.k * d.pixels;
-  if (!d.flip && (size_t)d.nb * per_image > COL_FLOATS)
-    d.nb = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
-  d.t = (SwkConv){.ci = d.cog,
-                  .h = p->ho,
-                  .w = p->wo,
-                  .co = d.cig,
-                  .ho = p->h,
-                  .wo = p->w,
-                  .kh = p->kh,
-                  .kw = p->kw,
-                  .sh = 1,
-                  .sw = 1,
-                  .ph = p->kh - 1 - p->ph,
-                  .pw = p->kw - 1 - p->pw,
-                  .groups = 1};
-  return d;
-}
+#include "workspace.h"
 
 /* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
  * gathered outputs, output gradients or flipped input gradients of nb images; the GEMM's own
@@ -84,55 +32,27 @@ typedef struct Scratch {
   float *col, *packed, *gemm, *padded;
 } Scratch;
 
-static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
-
-static size_t col_floats(const Dims *d) {
-  return d->flip || !d->dx ? 0 : round16((size_t)d->k * d->nb * d->pixels);
-}
-
-static size_t padded_floats(const SwkConv *p, const Dims *d) {
-  size_t x = host_pad_floats(p, d->cig, d->nb),
-         dy = d->flip && d->dx ? host_pad_floats(&d->t, d->cog, d->nb) : 0;
-  return round16(x > dy ? x : dy);
-}
-
-/* Gathered results of nb images: outputs or output gradients (co/g x nb*P), or the flipped
- * convolution's input gradients (ci/g x nb*h*w, no more than nb*P). None for one image at a
- * time: its results are y, dY and dX themselves (VGG-16's first layers: 13 MiB a thread). */
-static size_t packed_floats(const Dims *d) {
-  if (d->nb == 1) return 0;
-  int rows = d->flip && d->dx && d->cig > d->cog ? d->cig : d->cog;
-  return round16((size_t)rows * d->nb * d->pixels);
-}
-
-static size_t per_thread(const SwkConv *p, const Dims *d) {
-  return col_floats(d) + packed_floats(d) + HOST_GEMM_PACK_FLOATS + padded_floats(p, d);
-}
-
-static Scratch scratch(const SwkConv *p, const Dims *d, float *ws, int thread) {
+static Scratch scratch(const SwkConv *p, const HostConvDims *d, float *ws, int thread) {
   Scratch s;
-  s.col = ws + per_thread(p, d) * (size_t)thread;
-  s.packed = s.col + col_floats(d);
-  s.gemm = s.packed + packed_floats(d);
+  s.col = ws + host_conv_thread_floats(p, d) * (size_t)thread;
+  s.packed = s.col + host_col_floats(d);
+  s.gemm = s.packed + host_packed_floats(d);
   s.padded = s.gemm + HOST_GEMM_PACK_FLOATS;
   return s;
 }
 
-static float *flipped_filters(const SwkConv *p, const Dims *d, float *ws) {
-  return ws + per_thread(p, d) * (size_t)swk_threads();
+static float *flipped_filters(const SwkConv *p, const HostConvDims *d, float *ws) {
+  return ws + host_conv_thread_floats(p, d) * (size_t)swk_threads();
 }
 
-static float *transposed_weight_gradient(const SwkConv *p, const Dims *d, float *ws) {
-  return flipped_filters(p, d, ws) + round16((size_t)p->co * d->k);
+static float *transposed_weight_gradient(const SwkConv *p, const HostConvDims *d, float *ws) {
+  return flipped_filters(p, d, ws) + host_round16((size_t)p->co * d->k);
 }
 
-size_t swk_conv_workspace(const SwkConv *p) {
-  Dims d = dims(p);
-  return per_thread(p, &d) * (size_t)swk_threads() + 2 * round16((size_t)p->co * d.k);
-}
+size_t swk_conv_workspace(const SwkConv *p) { return host_conv_workspace(p, swk_threads()); }
 
 /* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side. */
-static void flip_filters(const SwkConv *p, const Dims *d, const float *w, float *wf) {
+static void flip_filters(const SwkConv *p, const HostConvDims *d, const float *w, float *wf) {
   int taps = p->kh * p->kw;
   for (int g = 0; g < p->groups; g++)
     for (int o = 0; o < d->cog; o++)
@@ -151,8 +71,9 @@ static void share(int batch, int t, int nt, int *from, int *to) {
 /* Rows [row0, row1) of group g's column matrix of images [first, first + n), as a GEMM operand;
  * `view` holds it. Only the channels those rows read are padded (a thread computing part of
  * dW^T reads part of them). */
-static HostMatrix input_columns(const SwkConv *p, const Dims *d, const float *x, int first, int n,
-                                int g, int row0, int row1, float *padded, HostColumns *view) {
+static HostMatrix input_columns(const SwkConv *p, const HostConvDims *d, const float *x, int first,
+                                int n, int g, int row0, int row1, float *padded,
+                                HostColumns *view) {
   int taps = p->kh * p->kw, c0 = row0 / taps, c1 = (row1 + taps - 1) / taps;
   const float *images = x + (size_t)first * d->in_image + ((size_t)g * d->cig + c0) * p->h * p->w;
   if (d->pointwise && n == 1) return host_stored(images, (size_t)d->pixels, false);
@@ -163,8 +84,8 @@ static HostMatrix input_columns(const SwkConv *p, const Dims *d, const float *x,
 
 /* y of images [first, first + n), group g, from the GEMM's result `c` (co/g x n*P; for one
  * image c is y itself), plus the bias. */
-static void store_outputs(const SwkConv *p, const Dims *d, int first, int n, int g, const float *c,
-                          const float *b, float *y) {
+static void store_outputs(const SwkConv *p, const HostConvDims *d, int first, int n, int g,
+                          const float *c, const float *b, float *y) {
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
     for (int o = 0; o < d->cog; o++) {
@@ -177,8 +98,8 @@ static void store_outputs(const SwkConv *p, const Dims *d, int first, int n, int
     }
 }
 
-static void forward_images(const SwkConv *p, const Dims *d, int from, int to, const float *x,
-                           const float *w, const float *b, float *y, Scratch s) {
+static void forward_images(const SwkConv *p, const HostConvDims *d, int from, int to,
+                           const float *x, const float *w, const float *b, float *y, Scratch s) {
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
@@ -195,7 +116,7 @@ static void forward_images(const SwkConv *p, const Dims *d, int from, int to, co
 
 void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
                       float *y, float *ws) {
-  Dims d = dims(p);
+  HostConvDims d = host_conv_dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
 #pragma omp parallel num_threads(threads)
   {
@@ -208,8 +129,8 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 /* dX of images [first, first + n), group g, as the convolution of dY with the flipped filters:
  * one GEMM over the images side by side, its result gathered in `packed` and then written or
  * added to dX (for one image, the GEMM writes or adds to dX itself). */
-static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const float *dy, int first,
-                       int n, int g, float *dx, bool dx_add, Scratch s) {
+static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *wf, const float *dy,
+                       int first, int n, int g, float *dx, bool dx_add, Scratch s) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
   size_t ld = (size_t)n * hw;
   HostColumns view =
@@ -232,7 +153,7 @@ static void flipped_dx(const SwkConv *p, const Dims *d, const float *wf, const f
 
 /* dY_g of images [first, first + n) as a co/g x n*P matrix: for one image dY_g itself, for
  * several gathered into `packed`. */
-static const float *output_gradient(const Dims *d, const float *dy, int first, int n, int g,
+static const float *output_gradient(const HostConvDims *d, const float *dy, int first, int n, int g,
                                     float *packed) {
   const float *images = dy + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels;
   if (n == 1) return images;
@@ -246,8 +167,9 @@ static const float *output_gradient(const Dims *d, const float *dy, int first, i
 }
 
 /* dX of images [from, to), written or added to. */
-static void input_gradient(const SwkConv *p, const Dims *d, int from, int to, const float *w,
-                           const float *wf, const float *dy, float *dx, bool dx_add, Scratch s) {
+static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, int to,
+                           const float *w, const float *wf, const float *dy, float *dx, bool dx_add,
+                           Scratch s) {
   if (!dx_add && !d->flip)
     memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
   for (int first = from; first < to; first += d->nb) {
@@ -268,7 +190,7 @@ static void input_gradient(const SwkConv *p, const Dims *d, int from, int to, co
 }
 
 /* Rows [from, to) of each group's dW^T (K x co/g) over all images, then those rows of dW. */
-static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from, int to,
+static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, int from, int to,
                             const float *x, const float *dy, float *dwt, float *dw,
                             const float *scale_keep, Scratch s) {
   for (int first = 0; first < batch && from < to; first += d->nb) {
@@ -292,8 +214,8 @@ static void weight_gradient(const SwkConv *p, const Dims *d, int batch, int from
 }
 
 /* db of channels [from, to). */
-static void bias_gradient(const Dims *d, int batch, int from, int to, const float *dy, float *db,
-                          const float *scale_keep) {
+static void bias_gradient(const HostConvDims *d, int batch, int from, int to, const float *dy,
+                          float *db, const float *scale_keep) {
   for (int c = from; c < to; c++) {
     float sum = 0;
     for (int n = 0; n < batch; n++) {
@@ -315,7 +237,7 @@ static void share_units(int count, int unit, int t, int nt, int *from, int *to) 
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float grad_scale,
                        float bias_grad_scale, float grad_keep, float *ws) {
-  Dims d = dims(p);
+  HostConvDims d = host_conv_dims(p);
   const float weights_scale_keep[2] = {grad_scale, grad_keep},
               bias_scale_keep[2] = {bias_grad_scale, grad_keep};
   assert(d.dx || !dx); /* the workspace has no room for it */

@@ -13,6 +13,7 @@
 
 #include "gemm.h"
 #include "kernels.h"
+#include "workspace.h"
 
 typedef float v8 __attribute__((vector_size(32)));
 enum { VL = 8, NV = 2, CB = 4 }; /* vector length, vectors per block, channels per block */
@@ -36,22 +37,18 @@ static Strides filter_strides(const SwkConv *p) {
   return (Strides){1, (size_t)p->ci * taps, taps};
 }
 
-/* A tap of one pixel: where its data row (channel 0, image 0) and its filter row start. Each
- * pixel's taps are listed once, so coordinate mapping (padding, stride) lives in one place and
- * the vector and scalar paths below share it. */
-typedef struct Tap {
-  size_t data, filter;
-} Tap;
+/* Pixels' taps (HostTap, workspace.h) are listed once, so coordinate mapping (padding,
+ * stride) lives in one place and the vector and scalar paths below share it. */
 
 /* The taps of output pixel (oh, ow) that fall inside the input. */
-static int forward_taps(const SwkConv *p, int batch, int oh, int ow, Tap *taps) {
+static int forward_taps(const SwkConv *p, int batch, int oh, int ow, HostTap *taps) {
   int n = 0, hs = oh * p->sh - p->ph, ws = ow * p->sw - p->pw;
   for (int kh = 0; kh < p->kh; kh++)
     for (int kw = 0; kw < p->kw; kw++) {
       int ih = hs + kh, iw = ws + kw;
       if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
-      taps[n++] = (Tap){((size_t)ih * p->w + iw) * p->ci * batch,
-                        ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
+      taps[n++] = (HostTap){((size_t)ih * p->w + iw) * p->ci * batch,
+                            ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   return n;
 }
@@ -65,15 +62,15 @@ static int source_of(int i, int k, int stride, int pad, int out) {
 }
 
 /* The taps of the output pixels that input pixel (ih, iw) feeds (data: rows of dy). */
-static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
+static int input_taps(const SwkConv *p, int batch, int ih, int iw, HostTap *taps) {
   int n = 0;
   for (int kh = 0; kh < p->kh; kh++) {
     int oh = source_of(ih, kh, p->sh, p->ph, p->ho);
     for (int kw = 0; kw < p->kw && oh >= 0; kw++) {
       int ow = source_of(iw, kw, p->sw, p->pw, p->wo);
       if (ow >= 0)
-        taps[n++] = (Tap){((size_t)oh * p->wo + ow) * p->co * batch,
-                          ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
+        taps[n++] = (HostTap){((size_t)oh * p->wo + ow) * p->co * batch,
+                              ((size_t)kh * p->kw + kw) * filter_strides(p).tap};
     }
   }
   return n;
@@ -81,7 +78,7 @@ static int input_taps(const SwkConv *p, int batch, int ih, int iw, Tap *taps) {
 
 /* Sums over taps and k < depth of f[k * fstep] * d[k * batch], for CB filter rows (`frow`
  * apart) and NV vectors of images from b0: the register block of both directions. */
-static void block(const Tap *taps, int ntaps, const float *data, const float *filter, int depth,
+static void block(const HostTap *taps, int ntaps, const float *data, const float *filter, int depth,
                   size_t fstep, size_t frow, int batch, int b0, v8 acc[CB][NV]) {
   for (int c = 0; c < CB; c++)
     for (int v = 0; v < NV; v++) acc[c][v] = splat(0);
@@ -98,8 +95,8 @@ static void block(const Tap *taps, int ntaps, const float *data, const float *fi
   }
 }
 
-static float single(const Tap *taps, int ntaps, const float *data, const float *filter, int depth,
-                    size_t fstep, int batch, int b) {
+static float single(const HostTap *taps, int ntaps, const float *data, const float *filter,
+                    int depth, size_t fstep, int batch, int b) {
   float acc = 0;
   for (int t = 0; t < ntaps; t++) {
     const float *d = data + taps[t].data + b, *f = filter + taps[t].filter;
@@ -112,9 +109,9 @@ static float single(const Tap *taps, int ntaps, const float *data, const float *
  * blocks where they fit, single sums for the remainders. Forward: channels are output
  * channels, depth input channels (fstep: the ci stride, frow: the co stride). Input gradient:
  * channels are input channels, depth output channels (the other way round). */
-static void pixel(const Tap *taps, int ntaps, const float *data, const float *filter, int channels,
-                  int depth, size_t fstep, size_t frow, int batch, const float *bias, float *out,
-                  bool add) {
+static void pixel(const HostTap *taps, int ntaps, const float *data, const float *filter,
+                  int channels, int depth, size_t fstep, size_t frow, int batch, const float *bias,
+                  float *out, bool add) {
   int bfull = batch / (VL * NV) * (VL * NV), cfull = channels / CB * CB;
   for (int ch = 0; ch < cfull; ch += CB)
     for (int b0 = 0; b0 < bfull; b0 += VL * NV) {
@@ -136,12 +133,12 @@ static void pixel(const Tap *taps, int ntaps, const float *data, const float *fi
     }
 }
 
-/* Each thread's list of taps: kh x kw of them, in its slice of the workspace. */
-static size_t tap_floats(const SwkConv *p) {
-  return (sizeof(Tap) * (size_t)p->kh * p->kw + 15) / 16 * 4;
+size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
+  return host_conv_implicit_workspace(p, batch, swk_threads());
 }
-static Tap *thread_taps(const SwkConv *p, float *ws) {
-  return (Tap *)(ws + tap_floats(p) * (size_t)omp_get_thread_num());
+
+static HostTap *thread_taps(const SwkConv *p, float *ws) {
+  return (HostTap *)(ws + host_tap_floats(p) * (size_t)omp_get_thread_num());
 }
 
 void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, const float *w,
@@ -149,7 +146,7 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
   Strides st = filter_strides(p);
 #pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
-    Tap *taps = thread_taps(p, ws);
+    HostTap *taps = thread_taps(p, ws);
 #pragma omp for schedule(static)
     for (int oh = 0; oh < p->ho; oh++)
       for (int ow = 0; ow < p->wo; ow++) {
@@ -169,7 +166,7 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
   Strides st = filter_strides(p);
 #pragma omp parallel num_threads(swk_threads()) /* the workspace has room for as many */
   {
-    Tap *taps = thread_taps(p, ws);
+    HostTap *taps = thread_taps(p, ws);
 #pragma omp for schedule(static)
     for (int ih = 0; ih < p->h; ih++)
       for (int iw = 0; iw < p->w; iw++) {
@@ -188,21 +185,6 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
  * inside the image are packed side by side (co x n*B and ci x n*B, in cache) and one sgemm
  * accumulates them. Threads take blocks statically, each into its own (tap, co, ci) sums, and
  * the sums are added in thread order, so results depend only on the thread count. */
-enum { PIXEL_FLOATS = 4096 }; /* n*B per packed block */
-
-static int pixel_block(int batch) { return batch >= PIXEL_FLOATS ? 1 : PIXEL_FLOATS / batch; }
-
-static size_t implicit_thread_floats(const SwkConv *p, int batch) {
-  size_t k = (size_t)pixel_block(batch) * batch;
-  return (size_t)p->kh * p->kw * p->co * p->ci + (size_t)(p->co + p->ci) * k +
-         HOST_GEMM_PACK_FLOATS;
-}
-
-size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
-  size_t weights = implicit_thread_floats(p, batch), taps = tap_floats(p);
-  return (weights > taps ? weights : taps) * (size_t)swk_threads();
-}
-
 /* Adds the block of output pixels [first, first + n) to sums (tap, co, ci). */
 static void weight_block(const SwkConv *p, int batch, const float *x, const float *dy, int first,
                          int n, float *sums, float *dy_pack, float *x_pack, float *gemm) {
@@ -231,8 +213,9 @@ static void weight_block(const SwkConv *p, int batch, const float *x, const floa
 
 static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw,
                             float *db, float scale, float bias_scale, float keep, float *ws) {
-  int pixels = p->ho * p->wo, block = pixel_block(batch), blocks = (pixels + block - 1) / block;
-  size_t per_thread = implicit_thread_floats(p, batch),
+  int pixels = p->ho * p->wo, block = host_pixel_block(batch),
+      blocks = (pixels + block - 1) / block;
+  size_t per_thread = host_implicit_thread_floats(p, batch),
          weights = (size_t)p->kh * p->kw * p->co * p->ci;
   Strides st = filter_strides(p);
   int threads = swk_threads() < blocks ? swk_threads() : blocks;

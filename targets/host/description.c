@@ -9,6 +9,7 @@
 
 #include "../../ir/target.h"
 #include "isa.h"
+#include "workspace.h"
 
 /* Per thread; a step's estimate divides by the online CPUs, as kernels use them all. */
 static const double PEAK = 100e9;         /* FP32 FLOP/s of an FMA loop */
@@ -92,6 +93,28 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
   return 2.0 * 4 * batch * c * h * w / STRIDED / cpus(); /* read and write every element */
 }
 
+/* With the thread count a program takes by default: the cores (docs/runtime.md). */
+static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool input_gradient) {
+  int threads = (int)cpus();
+  if (!s) return (double)host_fc_workspace(threads);
+  SwkConv p = {.ci = (int)s->ci,
+               .h = (int)s->h,
+               .w = (int)s->w,
+               .co = (int)s->co,
+               .ho = (int)s->ho,
+               .wo = (int)s->wo,
+               .kh = (int)s->kh,
+               .kw = (int)s->kw,
+               .sh = (int)s->sh,
+               .sw = (int)s->sw,
+               .ph = (int)s->ph,
+               .pw = (int)s->pw,
+               .groups = (int)s->groups,
+               .no_input_gradient = !input_gradient};
+  return (double)(plan == PLAN_IMPLICIT ? host_conv_implicit_workspace(&p, (int)s->batch, threads)
+                                        : host_conv_workspace(&p, threads));
+}
+
 const Target host_target = {
     .name = "host",
     .summary = "x86-64 or ARM Linux: its own GEMM (AVX-512, AVX2+FMA or plain C) and OpenMP",
@@ -100,6 +123,7 @@ const Target host_target = {
      * peak holds beyond its plan and data sets measured 20 MiB for cifar10_quick at batch 1
      * (2 threads, an 8-image test set) and 21 MiB for lenet beside its data */
     .process_mib = 20,
+    .kernel_workspace = host_kernel_workspace,
     .folds_gradients = true,
     .conv_illegal = host_conv_illegal,
     .conv_cost = host_conv_cost,

@@ -7,10 +7,11 @@
 
 #include "gemm.h"
 #include "kernels.h"
+#include "workspace.h"
 
 size_t swk_fc_workspace(const SwkFc *p) {
   (void)p;
-  return (size_t)HOST_GEMM_PACK_FLOATS * (size_t)swk_threads();
+  return host_fc_workspace(swk_threads());
 }
 
 /* Thread t of nt's share [from, to) of n, in whole vectors of 16 but the last. */

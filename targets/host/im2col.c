@@ -13,29 +13,11 @@ static void valid_range(const SwkConv *p, int kj, int *lo, int *hi) {
   if (*lo > *hi) *lo = *hi;
 }
 
-static bool padded(const SwkConv *p) { return p->ph > 0 || p->pw > 0; }
-
-/* An image's rows and columns with its padding: enough for the last window. */
-static int padded_height(const SwkConv *p) {
-  int used = (p->ho - 1) * p->sh + p->kh;
-  return p->h + 2 * p->ph > used ? p->h + 2 * p->ph : used;
-}
-
-static int padded_width(const SwkConv *p) {
-  int used = (p->wo - 1) * p->sw + p->kw;
-  return p->w + 2 * p->pw > used ? p->w + 2 * p->pw : used;
-}
-
-size_t host_pad_floats(const SwkConv *p, int channels, int images) {
-  if (!padded(p)) return 0;
-  return (size_t)images * channels * padded_height(p) * padded_width(p);
-}
-
 HostColumns host_pad(const SwkConv *p, int channels, const float *x, size_t image_floats,
                      int images, float *buffer) {
   HostColumns v = {.conv = p, .x = x, .height = p->h, .width = p->w, .image_floats = image_floats};
-  if (!padded(p)) return v;
-  v.height = padded_height(p), v.width = padded_width(p);
+  if (!host_padded(p)) return v;
+  v.height = host_padded_height(p), v.width = host_padded_width(p);
   v.x = buffer, v.image_floats = (size_t)channels * v.height * v.width;
   size_t plane = (size_t)v.height * v.width;
   memset(buffer, 0, sizeof(float) * host_pad_floats(p, channels, images));

@@ -18,9 +18,26 @@ typedef struct HostColumns {
   int row0;            /* the matrix starts at this row of the whole one */
 } HostColumns;
 
+static inline bool host_padded(const SwkConv *p) { return p->ph > 0 || p->pw > 0; }
+
+/* An image's rows and columns with its padding: enough for the last window. */
+static inline int host_padded_height(const SwkConv *p) {
+  int used = (p->ho - 1) * p->sh + p->kh;
+  return p->h + 2 * p->ph > used ? p->h + 2 * p->ph : used;
+}
+
+static inline int host_padded_width(const SwkConv *p) {
+  int used = (p->wo - 1) * p->sw + p->kw;
+  return p->w + 2 * p->pw > used ? p->w + 2 * p->pw : used;
+}
+
 /* How many floats host_pad needs for `images` images of `channels` channels (0: none, the
- * convolution has no padding). */
-size_t host_pad_floats(const SwkConv *p, int channels, int images);
+ * convolution has no padding). Inline: the target's description sizes workspaces with it. */
+static inline size_t host_pad_floats(const SwkConv *p, int channels, int images) {
+  if (!host_padded(p)) return 0;
+  return (size_t)images * channels * host_padded_height(p) * host_padded_width(p);
+}
+
 /* The column matrix of images x, x + image_floats, ... (`images` of them, `channels` channels
  * each): read in place, or from a padded copy in `buffer`. */
 HostColumns host_pad(const SwkConv *p, int channels, const float *x, size_t image_floats,

@@ -1,0 +1,140 @@
+/* The workspace each host kernel asks for (its swk_*_workspace in runtime/kernels.h), in
+ * floats, and the explicit convolution's plan it follows from. One definition for the kernels
+ * and for the target's description, whose --stats counts it in a program's memory. */
+#ifndef SWNC_HOST_WORKSPACE_H
+#define SWNC_HOST_WORKSPACE_H
+
+#include "gemm.h"
+#include "im2col.h"
+#include "kernels.h"
+
+/* ------------------------------------------------------------------ explicit convolution */
+
+/* Small images go side by side until a GEMM is at least this many columns wide (one 7x7 image
+ * alone is 49 columns: a full panel of the micro-kernel and a nearly empty one). Several
+ * images' outputs are gathered in a per-thread buffer; one large image's go straight to y. */
+enum { WIDE_GEMM = 256 };
+enum { COL_FLOATS = 1 << 16 }; /* a written-out column matrix (col2im's) grows no wider */
+
+typedef struct HostConvDims {
+  int cig, cog; /* channels per group */
+  int k;        /* rows of col: cig * kh * kw */
+  int pixels;   /* P = ho * wo */
+  int nb;       /* images side by side per GEMM */
+  size_t in_image, out_image;
+  bool pointwise; /* 1x1, stride 1, no padding: an image's column matrix is the image */
+  bool dx;        /* backward may be asked for dX */
+  bool flip;      /* dX as a convolution of dY with flipped filters (stride 1) */
+  SwkConv t;      /* that convolution: dY (co/g channels, ho x wo) to dX_g (ci/g, h x w) */
+} HostConvDims;
+
+static inline HostConvDims host_conv_dims(const SwkConv *p) {
+  HostConvDims d = {.cig = p->ci / p->groups,
+                    .cog = p->co / p->groups,
+                    .pixels = p->ho * p->wo,
+                    .nb = 1,
+                    .dx = !p->no_input_gradient};
+  d.k = d.cig * p->kh * p->kw;
+  d.in_image = (size_t)p->ci * p->h * p->w;
+  d.out_image = (size_t)p->co * d.pixels;
+  d.pointwise = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+  /* The flipped convolution does h*w/(ho*wo) times the old path's arithmetic: use it only for
+   * stride-1 convolutions that keep the image size ("same" padding), where it is no more work
+   * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work. */
+  d.flip =
+      p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
+  d.nb = d.pixels >= WIDE_GEMM ? 1 : (WIDE_GEMM + d.pixels - 1) / d.pixels;
+  size_t per_image = (size_t)d.k * d.pixels;
+  if (!d.flip && (size_t)d.nb * per_image > COL_FLOATS)
+    d.nb = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
+  d.t = (SwkConv){.ci = d.cog,
+                  .h = p->ho,
+                  .w = p->wo,
+                  .co = d.cig,
+                  .ho = p->h,
+                  .wo = p->w,
+                  .kh = p->kh,
+                  .kw = p->kw,
+                  .sh = 1,
+                  .sw = 1,
+                  .ph = p->kh - 1 - p->ph,
+                  .pw = p->kw - 1 - p->pw,
+                  .groups = 1};
+  return d;
+}
+
+static inline size_t host_round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+static inline size_t host_col_floats(const HostConvDims *d) {
+  return d->flip || !d->dx ? 0 : host_round16((size_t)d->k * d->nb * d->pixels);
+}
+
+static inline size_t host_padded_floats(const SwkConv *p, const HostConvDims *d) {
+  size_t x = host_pad_floats(p, d->cig, d->nb),
+         dy = d->flip && d->dx ? host_pad_floats(&d->t, d->cog, d->nb) : 0;
+  return host_round16(x > dy ? x : dy);
+}
+
+/* Gathered results of nb images: outputs or output gradients (co/g x nb*P), or the flipped
+ * convolution's input gradients (ci/g x nb*h*w, no more than nb*P). None for one image at a
+ * time: its results are y, dY and dX themselves (VGG-16's first layers: 13 MiB a thread). */
+static inline size_t host_packed_floats(const HostConvDims *d) {
+  if (d->nb == 1) return 0;
+  int rows = d->flip && d->dx && d->cig > d->cog ? d->cig : d->cog;
+  return host_round16((size_t)rows * d->nb * d->pixels);
+}
+
+/* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
+ * gathered outputs, output gradients or flipped input gradients of nb images; the GEMM's own
+ * packing area; padded copies of the images whose columns the GEMM reads (nb images of x or
+ * of dY). Shared by all threads, after them: the flipped filters and dW transposed (each the
+ * size of W). */
+static inline size_t host_conv_thread_floats(const SwkConv *p, const HostConvDims *d) {
+  return host_col_floats(d) + host_packed_floats(d) + HOST_GEMM_PACK_FLOATS +
+         host_padded_floats(p, d);
+}
+
+static inline size_t host_conv_workspace(const SwkConv *p, int threads) {
+  HostConvDims d = host_conv_dims(p);
+  return host_conv_thread_floats(p, &d) * (size_t)threads + 2 * host_round16((size_t)p->co * d.k);
+}
+
+/* ------------------------------------------------------------------ implicit convolution */
+
+/* A tap of one pixel: where its data row (channel 0, image 0) and its filter row start. Each
+ * thread lists a pixel's kh x kw taps in its slice of the workspace. */
+typedef struct HostTap {
+  size_t data, filter;
+} HostTap;
+
+static inline size_t host_tap_floats(const SwkConv *p) {
+  return (sizeof(HostTap) * (size_t)p->kh * p->kw + 15) / 16 * 4;
+}
+
+/* The weight gradient packs blocks of output pixels of n*B columns (conv_implicit.c). */
+enum { PIXEL_FLOATS = 4096 }; /* n*B per packed block */
+
+static inline int host_pixel_block(int batch) {
+  return batch >= PIXEL_FLOATS ? 1 : PIXEL_FLOATS / batch;
+}
+
+/* A thread's (tap, co, ci) sums, its packed blocks of dY and X, and the GEMM's packing area. */
+static inline size_t host_implicit_thread_floats(const SwkConv *p, int batch) {
+  size_t k = (size_t)host_pixel_block(batch) * batch;
+  return (size_t)p->kh * p->kw * p->co * p->ci + (size_t)(p->co + p->ci) * k +
+         HOST_GEMM_PACK_FLOATS;
+}
+
+static inline size_t host_conv_implicit_workspace(const SwkConv *p, int batch, int threads) {
+  size_t weights = host_implicit_thread_floats(p, batch), taps = host_tap_floats(p);
+  return (weights > taps ? weights : taps) * (size_t)threads;
+}
+
+/* ------------------------------------------------------------------ fully connected */
+
+/* The GEMM's packing area, per thread. */
+static inline size_t host_fc_workspace(int threads) {
+  return (size_t)HOST_GEMM_PACK_FLOATS * (size_t)threads;
+}
+
+#endif
