@@ -2,7 +2,8 @@
  * GEMM (R,C,N,B), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
  * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
  * thread count: forward, weight gradient and input gradient. Median of 3 runs per plan.
- *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape) */
+ *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
+ * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,11 @@ static const Shape shapes[] = {
     {"vgg16", "conv5_2", 512, 14, 14, 512, 3, 1, 1},
     {"resnet50", "conv1", 3, 224, 224, 64, 7, 2, 3},
     {"resnet50", "res2 1x1", 256, 56, 56, 64, 1, 1, 0},
+    {"resnet50", "res2 1x1e", 64, 56, 56, 256, 1, 1, 0}, /* e: expanding */
+    {"resnet50", "res3 1x1", 512, 28, 28, 128, 1, 1, 0},
+    {"resnet50", "res3 1x1e", 128, 28, 28, 512, 1, 1, 0},
+    {"resnet50", "res4 1x1", 1024, 14, 14, 256, 1, 1, 0},
+    {"resnet50", "res4 1x1e", 256, 14, 14, 1024, 1, 1, 0},
     {"resnet50", "res2 3x3", 64, 56, 56, 64, 3, 1, 1},
     {"resnet50", "res3 3x3", 128, 28, 28, 128, 3, 1, 1},
     {"resnet50", "res4 3x3", 256, 14, 14, 256, 3, 1, 1},
@@ -104,7 +110,7 @@ int main(int argc, char **argv) {
   static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const Shape *s = &shapes[i];
-    if (filter && !strstr(s->net, filter)) continue;
+    if (filter && !strstr(s->net, filter) && strcmp(s->name, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
     SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k,  s->k,
                  s->s,  s->s, s->p, s->p,  1,  true, false, false};

@@ -4,8 +4,9 @@
  * covers them (one small image alone gives a GEMM too narrow to run fast). Per group g:
  *   Y_g (co/g x nb*P) = W_g (co/g x K) * col_g (K x nb*P),   K = ci/g*kh*kw, P = ho*wo
  *   dW_g^T = col_g * dY_g^T  (transposed, so that the operand the GEMM packs across is dY),
- *       its rows split over threads: each thread sums all images for its rows, in one order
- *       whatever the thread count, then writes them into dW
+ *       its rows or, if it is wider than tall, its columns split over threads: each thread
+ *       sums all images for its block, in one order whatever the thread count, then writes it
+ *       into dW
  *   dX: with stride 1 and "same" padding, dX_g = Wf_g (ci/g x co/g*kh*kw) * im2col(dY_g), a
  *       forward convolution of dY with the flipped, channel-transposed filters Wf and padding
  *       k-1-p: a GEMM with a long inner dimension, over nb images side by side as forward
@@ -151,15 +152,15 @@ static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *wf,
     }
 }
 
-/* dY_g of images [first, first + n) as a co/g x n*P matrix: for one image dY_g itself, for
- * several gathered into `packed`. */
+/* Channels [c0, c1) of dY_g of images [first, first + n) as a (c1 - c0) x n*P matrix: for one
+ * image in place, for several gathered into `packed`. */
 static const float *output_gradient(const HostConvDims *d, const float *dy, int first, int n, int g,
-                                    float *packed) {
-  const float *images = dy + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels;
+                                    int c0, int c1, float *packed) {
+  const float *images = dy + (size_t)first * d->out_image + ((size_t)g * d->cog + c0) * d->pixels;
   if (n == 1) return images;
   size_t ld = (size_t)n * d->pixels;
   for (int j = 0; j < n; j++)
-    for (int c = 0; c < d->cog; c++)
+    for (int c = 0; c < c1 - c0; c++)
       memcpy(packed + (size_t)c * ld + (size_t)j * d->pixels,
              images + (size_t)j * d->out_image + (size_t)c * d->pixels,
              sizeof(float) * (size_t)d->pixels);
@@ -181,7 +182,8 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
         continue;
       }
       host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k,
-                 output_gradient(d, dy, first, n, g, s.packed), ld, 0.0f, s.col, ld, s.gemm);
+                 output_gradient(d, dy, first, n, g, 0, d->cog, s.packed), ld, 0.0f, s.col, ld,
+                 s.gemm);
       for (int j = 0; j < n; j++)
         host_col2im(p, d->cig, s.col + (size_t)j * d->pixels, ld,
                     dx + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w);
@@ -189,24 +191,31 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
   }
 }
 
-/* Rows [from, to) of each group's dW^T (K x co/g) over all images, then those rows of dW. */
-static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, int from, int to,
+/* A thread's part of each group's dW^T (K x co/g): rows [r0, r1) by columns [c0, c1). */
+typedef struct Block {
+  int r0, r1, c0, c1;
+} Block;
+
+/* Block b of each group's dW^T over all images, then that part of dW. */
+static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, Block b,
                             const float *x, const float *dy, float *dwt, float *dw,
                             const float *scale_keep, Scratch s) {
-  for (int first = 0; first < batch && from < to; first += d->nb) {
+  if (b.r0 >= b.r1 || b.c0 >= b.c1) return;
+  for (int first = 0; first < batch; first += d->nb) {
     int n = batch - first < d->nb ? batch - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
       HostColumns view;
-      host_gemm(to - from, d->cog, (int)ld,
-                input_columns(p, d, x, first, n, g, from, to, s.padded, &view),
-                host_stored(output_gradient(d, dy, first, n, g, s.packed), ld, true),
-                first ? 1.0f : 0.0f, dwt + ((size_t)g * d->k + from) * d->cog, d->cog, s.gemm);
+      host_gemm(b.r1 - b.r0, b.c1 - b.c0, (int)ld,
+                input_columns(p, d, x, first, n, g, b.r0, b.r1, s.padded, &view),
+                host_stored(output_gradient(d, dy, first, n, g, b.c0, b.c1, s.packed), ld, true),
+                first ? 1.0f : 0.0f, dwt + ((size_t)g * d->k + b.r0) * d->cog + b.c0, d->cog,
+                s.gemm);
     }
   }
   for (int g = 0; g < p->groups; g++)
-    for (int o = 0; o < d->cog; o++)
-      for (int k = from; k < to; k++) {
+    for (int o = b.c0; o < b.c1; o++)
+      for (int k = b.r0; k < b.r1; k++) {
         float *at = &dw[((size_t)g * d->cog + o) * d->k + k];
         *at = swk_gradient_store(*at, dwt[((size_t)g * d->k + k) * d->cog + o], scale_keep[0],
                                  scale_keep[1]);
@@ -234,6 +243,18 @@ static void share_units(int count, int unit, int t, int nt, int *from, int *to) 
   *to = *to * unit < count ? *to * unit : count;
 }
 
+/* Thread t of nt's block of dW^T: its longer side split, in whole panels of the GEMM (8 rows,
+ * or 16 columns), so that each thread packs the least of the two operands (a split of K has
+ * every thread pack all of dY, one of co/g all of the columns). */
+static Block weight_block(const HostConvDims *d, int t, int nt) {
+  Block b = {0, d->k, 0, d->cog};
+  if (d->cog > d->k)
+    share_units(d->cog, 16, t, nt, &b.c0, &b.c1);
+  else
+    share_units(d->k, 8, t, nt, &b.r0, &b.r1);
+  return b;
+}
+
 void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float *w, const float *dy,
                        float *dx, bool dx_add, float *dw, float *db, float grad_scale,
                        float bias_grad_scale, float grad_keep, float *ws) {
@@ -249,8 +270,8 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
     Scratch s = scratch(p, &d, ws, t);
     share(batch, t, nt, &from, &to);
     if (dx) input_gradient(p, &d, from, to, w, wf, dy, dx, dx_add, s);
-    share_units(d.k, 8, t, nt, &from, &to); /* whole panels of the GEMM's rows */
-    if (dw) weight_gradient(p, &d, batch, from, to, x, dy, dwt, dw, weights_scale_keep, s);
+    if (dw)
+      weight_gradient(p, &d, batch, weight_block(&d, t, nt), x, dy, dwt, dw, weights_scale_keep, s);
     share(p->co, t, nt, &from, &to);
     if (db && p->bias) bias_gradient(&d, batch, from, to, dy, db, bias_scale_keep);
   }

@@ -177,9 +177,9 @@ bool host_gemm_use(const char *name) {
 
 typedef float v8 __attribute__((vector_size(32)));
 
-/* dst[j * 8 + i] = src[i * ld + j] for i, j < 8: three rounds of shuffles, in whatever vector
- * registers the build targets. */
-static void transpose8(const float *src, size_t ld, float *dst) {
+/* dst[j * pitch + i] = src[i * ld + j] for i, j < 8: three rounds of shuffles, in whatever
+ * vector registers the build targets. */
+static void transpose8(const float *src, size_t ld, float *dst, size_t pitch) {
   v8 r[8], t[8], u[8];
   for (int i = 0; i < 8; i++) memcpy(&r[i], src + i * ld, sizeof r[i]);
   for (int i = 0; i < 8; i += 2) {
@@ -195,8 +195,8 @@ static void transpose8(const float *src, size_t ld, float *dst) {
   for (int j = 0; j < 4; j++) {
     v8 low = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
     v8 high = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    memcpy(dst + j * 8, &low, sizeof low);
-    memcpy(dst + (j + 4) * 8, &high, sizeof high);
+    memcpy(dst + j * pitch, &low, sizeof low);
+    memcpy(dst + (j + 4) * pitch, &high, sizeof high);
   }
 }
 
@@ -208,7 +208,7 @@ enum { MAX_MR = 8 }; /* the tallest micro-kernel block (AVX-512's) */
 static void panel_from_rows(const float *src, size_t ld, int rows, int kc, int mr, float *dst) {
   int k = 0;
   if (rows == 8 && mr == 8)
-    for (; k + 8 <= kc; k += 8) transpose8(src + k, ld, dst + (size_t)k * 8);
+    for (; k + 8 <= kc; k += 8) transpose8(src + k, ld, dst + (size_t)k * 8, 8);
   for (; k < kc; k++) {
     float *col = dst + (size_t)k * mr;
     for (int r = 0; r < rows; r++) col[r] = src[(size_t)r * ld + k];
@@ -243,18 +243,31 @@ static void pack_a(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr, 
     for (size_t i = 0; i < (size_t)(mc + mr - 1) / mr * mr * kc; i++) start[i] *= alpha;
 }
 
+/* Rows [p0, p0 + kc) and columns [j0, j0 + cols) of a stored B^T (B's columns are rows of
+ * the source, ld apart), row after row, `width` floats apart: eight by eight transposed, the
+ * edges one by one. */
+static void copy_transposed_b(const HostMatrix *b, int p0, int kc, int j0, int cols, float *dst,
+                              size_t width) {
+  const float *src = b->data + (size_t)j0 * b->ld + p0;
+  int k8 = kc / 8 * 8, j8 = cols / 8 * 8;
+  for (int k = 0; k < k8; k += 8)
+    for (int j = 0; j < j8; j += 8)
+      transpose8(src + (size_t)j * b->ld + k, b->ld, dst + (size_t)k * width + j, width);
+  for (int k = 0; k < kc; k++)
+    for (int j = k < k8 ? j8 : 0; j < cols; j++)
+      dst[(size_t)k * width + j] = src[(size_t)j * b->ld + k];
+}
+
 /* Rows [p0, p0 + kc) and columns [j0, j0 + cols) of a stored B, row after row, `width`
- * floats apart. B^T is read `cols` rows at once, so writes stay sequential. */
+ * floats apart. */
 static void copy_stored_b(const HostMatrix *b, int p0, int kc, int j0, int cols, float *dst,
                           size_t width) {
+  if (b->trans) {
+    copy_transposed_b(b, p0, kc, j0, cols, dst, width);
+    return;
+  }
   for (int k = 0; k < kc; k++, dst += width)
-    if (b->trans) {
-      const float *src = b->data + (size_t)j0 * b->ld + p0 + k;
-      for (int j = 0; j < cols; j++) dst[j] = src[(size_t)j * b->ld];
-    } else {
-      const float *src = b->data + (size_t)(p0 + k) * b->ld + j0;
-      for (int j = 0; j < cols; j++) dst[j] = src[j];
-    }
+    memcpy(dst, b->data + (size_t)(p0 + k) * b->ld + j0, sizeof(float) * (size_t)cols);
 }
 
 /* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of B as panels of nr columns, row after row;
@@ -293,7 +306,8 @@ void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix
    * that block: it is packed just before, so it is still in L1 when used, and a stored,
    * untransposed B is not packed at all (that would cost about as much as the arithmetic)
    * except for its last, partial panel. */
-  bool one_block = m <= HOST_GEMM_MC, in_place = one_block && !b.block && !b.trans;
+  bool one_block = m <= HOST_GEMM_MC,
+       in_place = one_block && !b.block && !b.trans;
   float *packed_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
   for (int jc = 0; jc < n; jc += HOST_GEMM_NC) {
     int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;

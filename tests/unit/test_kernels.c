@@ -760,7 +760,22 @@ int main(void) {
                               .pw = 1,
                               .groups = 1,
                               .bias = true},
-                    7); /* images side by side; more than one block of rows */
+                    7); /* images side by side; more than one block of rows; dW^T split by
+                           columns (co 100 > K 72) */
+    test_conv_large((SwkConv){.ci = 20,
+                              .h = 16,
+                              .w = 17,
+                              .co = 72,
+                              .ho = 16,
+                              .wo = 17,
+                              .kh = 1,
+                              .kw = 1,
+                              .sh = 1,
+                              .sw = 1,
+                              .groups = 1,
+                              .bias = true},
+                    3); /* 1x1 expanding (ResNet's): dW^T split by columns, dY's transposed
+                           eight by eight as the GEMM packs it, with edges */
     test_pool((SwkPool){.c = 2,
                         .h = 7,
                         .w = 7,
