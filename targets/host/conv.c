@@ -52,15 +52,19 @@ static float *transposed_weight_gradient(const SwkConv *p, const HostConvDims *d
 
 size_t swk_conv_workspace(const SwkConv *p) { return host_conv_workspace(p, swk_threads()); }
 
-/* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side. */
-static void flip_filters(const SwkConv *p, const HostConvDims *d, const float *w, float *wf) {
+/* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side, for
+ * rows [r0, r1) of Wf (row g * ci/g + c), each written in order. */
+static void flip_filters(const SwkConv *p, const HostConvDims *d, const float *w, int r0, int r1,
+                         float *wf) {
   int taps = p->kh * p->kw;
-  for (int g = 0; g < p->groups; g++)
-    for (int o = 0; o < d->cog; o++)
-      for (int c = 0; c < d->cig; c++)
-        for (int t = 0; t < taps; t++)
-          wf[(((size_t)g * d->cig + c) * d->cog + o) * taps + (taps - 1 - t)] =
-              w[(((size_t)g * d->cog + o) * d->cig + c) * taps + t];
+  for (int r = r0; r < r1; r++) {
+    int g = r / d->cig, c = r % d->cig;
+    float *row = wf + (size_t)r * d->cog * taps;
+    for (int o = 0; o < d->cog; o++) {
+      const float *filter = w + (((size_t)g * d->cog + o) * d->cig + c) * taps;
+      for (int t = 0; t < taps; t++) row[(size_t)o * taps + taps - 1 - t] = filter[t];
+    }
+  }
 }
 
 /* Images [from, to) of `batch` for thread t of nt: the same static split everywhere. */
@@ -130,8 +134,9 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
 /* dX of images [first, first + n), group g, as the convolution of dY with the flipped filters:
  * one GEMM over the images side by side, its result gathered in `packed` and then written or
  * added to dX (for one image, the GEMM writes or adds to dX itself). */
-static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *wf, const float *dy,
-                       int first, int n, int g, float *dx, bool dx_add, Scratch s) {
+static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *w, const float *wf,
+                       const float *dy, int first, int n, int g, float *dx, bool dx_add,
+                       Scratch s) {
   int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
   size_t ld = (size_t)n * hw;
   HostColumns view =
@@ -139,8 +144,11 @@ static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *wf,
                d->out_image, n, s.padded);
   float *out = dx + (size_t)first * d->in_image + (size_t)g * d->cig * hw;
   float *c = n == 1 ? out : s.packed;
-  host_gemm(d->cig, (int)ld, kt, host_stored(wf + (size_t)g * d->cig * kt, kt, false),
-            host_columns(&view), n == 1 && dx_add ? 1.0f : 0.0f, c, ld, s.gemm);
+  HostMatrix filters = d->pointwise /* a 1x1 filter's flip is W_g^T, read as it is */
+                           ? host_stored(w + (size_t)g * d->cog * d->cig, d->cig, true)
+                           : host_stored(wf + (size_t)g * d->cig * kt, kt, false);
+  host_gemm(d->cig, (int)ld, kt, filters, host_columns(&view), n == 1 && dx_add ? 1.0f : 0.0f, c,
+            ld, s.gemm);
   for (int j = 0; n > 1 && j < n; j++)
     for (int ch = 0; ch < d->cig; ch++) {
       float *dst = out + (size_t)j * d->in_image + (size_t)ch * hw;
@@ -178,7 +186,7 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
       if (d->flip) {
-        flipped_dx(p, d, wf, dy, first, n, g, dx, dx_add, s);
+        flipped_dx(p, d, w, wf, dy, first, n, g, dx, dx_add, s);
         continue;
       }
       host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k,
@@ -213,13 +221,15 @@ static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, 
                 s.gemm);
     }
   }
-  for (int g = 0; g < p->groups; g++)
-    for (int o = b.c0; o < b.c1; o++)
-      for (int k = b.r0; k < b.r1; k++) {
-        float *at = &dw[((size_t)g * d->cog + o) * d->k + k];
-        *at = swk_gradient_store(*at, dwt[((size_t)g * d->k + k) * d->cog + o], scale_keep[0],
-                                 scale_keep[1]);
-      }
+  for (int g = 0; g < p->groups; g++) /* transposed in tiles of 16 x 16, in cache */
+    for (int o0 = b.c0; o0 < b.c1; o0 += 16)
+      for (int k0 = b.r0; k0 < b.r1; k0 += 16)
+        for (int o = o0; o < o0 + 16 && o < b.c1; o++)
+          for (int k = k0; k < k0 + 16 && k < b.r1; k++) {
+            float *at = &dw[((size_t)g * d->cog + o) * d->k + k];
+            *at = swk_gradient_store(*at, dwt[((size_t)g * d->k + k) * d->cog + o], scale_keep[0],
+                                     scale_keep[1]);
+          }
 }
 
 /* db of channels [from, to). */
@@ -263,11 +273,16 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
               bias_scale_keep[2] = {bias_grad_scale, grad_keep};
   assert(d.dx || !dx); /* the workspace has no room for it */
   float *wf = flipped_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
-  if (dx && d.flip) flip_filters(p, &d, w, wf);
+  bool flip = dx && d.flip && !d.pointwise; /* the same for every thread */
 #pragma omp parallel num_threads(swk_threads())
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     Scratch s = scratch(p, &d, ws, t);
+    if (flip) {
+      share(p->ci, t, nt, &from, &to);
+      flip_filters(p, &d, w, from, to, wf);
+#pragma omp barrier
+    }
     share(batch, t, nt, &from, &to);
     if (dx) input_gradient(p, &d, from, to, w, wf, dy, dx, dx_add, s);
     if (dw)
