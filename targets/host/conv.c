@@ -181,8 +181,9 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
                            Scratch s) {
   if (!dx_add && !d->flip)
     memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
-  for (int first = from; first < to; first += d->nb) {
-    int n = to - first < d->nb ? to - first : d->nb;
+  int nb = d->flip ? d->nb : d->nb_col;
+  for (int first = from; first < to; first += nb) {
+    int n = to - first < nb ? to - first : nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
       if (d->flip) {

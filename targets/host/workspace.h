@@ -14,13 +14,16 @@
  * alone is 49 columns: a full panel of the micro-kernel and a nearly empty one). Several
  * images' outputs are gathered in a per-thread buffer; one large image's go straight to y. */
 enum { WIDE_GEMM = 256 };
-enum { COL_FLOATS = 1 << 16 }; /* a written-out column matrix (col2im's) grows no wider */
+/* A written-out column matrix (col2im's dX) grows no wider: 1 MiB, about a core's L2. It
+ * limits that path alone: forward and the weight gradient never write one out. */
+enum { COL_FLOATS = 1 << 18 };
 
 typedef struct HostConvDims {
   int cig, cog; /* channels per group */
   int k;        /* rows of col: cig * kh * kw */
   int pixels;   /* P = ho * wo */
   int nb;       /* images side by side per GEMM */
+  int nb_col;   /* the same for dX by col2im, whose column matrix is written out */
   size_t in_image, out_image;
   bool pointwise; /* 1x1, stride 1, no padding: an image's column matrix is the image */
   bool dx;        /* backward may be asked for dX */
@@ -45,8 +48,9 @@ static inline HostConvDims host_conv_dims(const SwkConv *p) {
       p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
   d.nb = d.pixels >= WIDE_GEMM ? 1 : (WIDE_GEMM + d.pixels - 1) / d.pixels;
   size_t per_image = (size_t)d.k * d.pixels;
-  if (!d.flip && (size_t)d.nb * per_image > COL_FLOATS)
-    d.nb = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
+  d.nb_col = d.nb;
+  if ((size_t)d.nb * per_image > COL_FLOATS)
+    d.nb_col = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
   d.t = (SwkConv){.ci = d.cog,
                   .h = p->ho,
                   .w = p->wo,
@@ -66,7 +70,7 @@ static inline HostConvDims host_conv_dims(const SwkConv *p) {
 static inline size_t host_round16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 static inline size_t host_col_floats(const HostConvDims *d) {
-  return d->flip || !d->dx ? 0 : host_round16((size_t)d->k * d->nb * d->pixels);
+  return d->flip || !d->dx ? 0 : host_round16((size_t)d->k * d->nb_col * d->pixels);
 }
 
 static inline size_t host_padded_floats(const SwkConv *p, const HostConvDims *d) {
