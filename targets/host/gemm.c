@@ -306,8 +306,7 @@ void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix
    * that block: it is packed just before, so it is still in L1 when used, and a stored,
    * untransposed B is not packed at all (that would cost about as much as the arithmetic)
    * except for its last, partial panel. */
-  bool one_block = m <= HOST_GEMM_MC,
-       in_place = one_block && !b.block && !b.trans;
+  bool one_block = m <= HOST_GEMM_MC, in_place = one_block && !b.block && !b.trans;
   float *packed_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
   for (int jc = 0; jc < n; jc += HOST_GEMM_NC) {
     int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;
