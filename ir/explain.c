@@ -91,6 +91,10 @@ void ir_print_explain(FILE *f, const Module *m) {
     if (op->kind == OP_CONV && op->conv.costed) explain_conv(f, m, op);
     transforms += op->kind == OP_TRANSFORM;
   }
+  const LayoutSearch *ls = &m->layout_search;
+  fprintf(f, "layouts: %s, at most %d states a step\n",
+          ls->beam ? "the cheapest states kept (a beam): valid, not proven optimal" : "optimal",
+          ls->most_states);
   fprintf(f, "transforms: %d\n", transforms);
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];

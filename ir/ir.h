@@ -176,6 +176,7 @@ typedef enum { DT_F32, DT_I32 } DType;
 /* Memory order of a 4-D activation: (B,N,R,C) is batch, channels, rows, columns;
  * (R,C,N,B) is the implicit-GEMM convolution layout. */
 typedef enum { LAYOUT_BNRC, LAYOUT_RCNB } Layout;
+enum { LAYOUT_COUNT = LAYOUT_RCNB + 1 };
 
 /* Logical dims, whatever the layout: rank 4 = (B, C, H, W), rank 2 = (B, C),
  * rank 1 = (B), rank 0 = scalar. */
@@ -237,7 +238,7 @@ typedef struct ConvChoice {
   bool joint_tuned[PLAN_COUNT];
   const char *illegal[PLAN_COUNT];  /* the target's reason a plan cannot run, or NULL */
   ConvPlan plan[CONV_COMPUTATIONS]; /* the choice */
-  double in_layout[2];              /* the least cost of all three with the tensors in each Layout,
+  double in_layout[LAYOUT_COUNT];   /* the least cost of all three with the tensors in each Layout,
                              operand transforms of the backward computations included */
 } ConvChoice;
 
@@ -509,6 +510,13 @@ struct Graph {
   VEC(Value) values;
 };
 
+/* How pass layout's search went: the most states one step kept, and whether some step had
+ * more than it keeps (then the labelling is valid but not proven optimal). */
+typedef struct LayoutSearch {
+  int most_states;
+  bool beam;
+} LayoutSearch;
+
 struct Module {
   Arena arena;
   CompileOptions options;
@@ -524,6 +532,7 @@ struct Module {
   Schedule schedule;
   MemPlan plan;
   Fusion fusion;
+  LayoutSearch layout_search;
 };
 
 Module *module_new(void);

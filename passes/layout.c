@@ -1,38 +1,34 @@
-/* Pass `layout`: gives every 4-D tensor a layout, (B,N,R,C) or (R,C,N,B), fixes each
- * convolution's plans, and inserts `transform` ops where a consumer works in another layout
- * than its producer gives.
+/* Pass `layout`: gives every 4-D tensor a layout, fixes each convolution's plans, and inserts
+ * `transform` ops where a consumer works in another layout than its producer gives.
  *
  * Each op gets a label, the layout it works in (its 4-D inputs and output): the target says
  * which layouts an op's kernel accepts; a convolution's forward plan follows its label, and its
  * cost in a label is the least over its backward plans, each priced with the conversions of its
  * operands if its plan's layout is not the label (conv-strategy gave the plan costs). A tensor
- * whose consumers need the layout it is not in gets one transform, shared by all of them; it
- * costs a conversion forward plus one of the gradient back (if a gradient flows). The labels
- * minimising the sum of op costs and transform costs are found exactly as a minimum s-t cut:
- * per op a node x (in the sink side: (R,C,N,B)); per tensor u two nodes r_u ("u exists in
- * (R,C,N,B)") and b_u ("u does not exist in (B,N,R,C)"), tied to the producer's and consumers'
- * labels by infinite edges; the edge b_u -> r_u costs the transform. All penalties are of the
- * "a = 0, b = 1" kind, so the energy is graph-representable and the cut is the optimum (the
- * minimal number of transforms when they are what the choice costs). Ties go to (B,N,R,C). */
+ * gets one transform into each layout that some consumer needs and its producer does not give,
+ * shared by all consumers there; it costs a conversion forward plus one of the gradient back (if
+ * a gradient flows). The labels minimising the sum of op costs and transform costs are found by
+ * dynamic programming over the ops in order: a state is what the ops still to come can see of
+ * the labels so far, per live tensor (produced, a consumer still to come) its producer's layout
+ * and the set of layouts it has been converted into; each state keeps its cheapest history.
+ * Chains keep one tensor live and series-parallel blocks a few (ResNet-50 two, GoogLeNet's
+ * inception modules five), so the DP is exact and fast on them; where a graph keeps more states
+ * than STATE_LIMIT alive, the cheapest are kept (a beam: a valid labelling, not proven optimal;
+ * --explain says so). Ties go to the labelling with fewer ops out of (B,N,R,C). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../ir/target.h"
-#include "mincut.h"
 #include "passes.h"
-
-static const double PICOSECONDS = 1e12; /* costs as integers for the cut */
-
-static int64_t to_units(double seconds) {
-  if (!(seconds < (double)MINCUT_INFINITE / PICOSECONDS)) return MINCUT_INFINITE;
-  return (int64_t)llround(seconds * PICOSECONDS);
-}
 
 static Shape value_shape(const Module *m, int v) { return m->graph.values.data[v].shape; }
 static Layout other(Layout l) { return l == LAYOUT_BNRC ? LAYOUT_RCNB : LAYOUT_BNRC; }
 
-/* A conversion of tensor v out of layout `from` and, if a gradient flows, the gradient's back. */
-static double round_trip(const Module *m, int v, Layout from, bool gradient) {
-  double t = module_transform_cost(m, value_shape(m, v), other(from));
+/* A conversion of tensor v from layout `from` into `to` and, if a gradient flows, the
+ * gradient's back. */
+static double conversion(const Module *m, int v, Layout from, Layout to, bool gradient) {
+  double t = module_transform_cost(m, value_shape(m, v), to);
   return gradient ? t + module_transform_cost(m, value_shape(m, v), from) : t;
 }
 
@@ -65,66 +61,234 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
 }
 
 /* The cost of op i in each layout; INFINITY where its kernel does not take it. */
-static void op_costs(Module *m, int i, const char *upstream, double cost[2]) {
+static void op_costs(Module *m, int i, const char *upstream, double cost[LAYOUT_COUNT]) {
   Op *op = &m->graph.ops.data[i];
   bool four_d = value_shape(m, op->output).rank == 4;
-  cost[LAYOUT_BNRC] = 0;
-  cost[LAYOUT_RCNB] =
-      four_d && m->options.target->accepts(&m->graph, op, LAYOUT_RCNB) ? 0 : INFINITY;
+  for (int l = 0; l < LAYOUT_COUNT; l++) {
+    bool takes = l == LAYOUT_BNRC || (four_d && m->options.target->accepts(&m->graph, op, l));
+    cost[l] = takes ? 0 : INFINITY;
+  }
   if (op->kind != OP_CONV) return;
   ConvPlan plans[3];
-  for (int l = 0; l < 2; l++)
+  for (int l = 0; l < LAYOUT_COUNT; l++)
     cost[l] = op->conv.in_layout[l] =
         conv_in_layout(m, op, (Layout)l, upstream[op->inputs.data[0]], plans);
 }
 
-typedef struct Nodes {
-  int ops, *r, *b, source, sink, count;
-} Nodes;
+/* ------------------------------------------------------------------ the labelling */
 
-/* Labels every op: 0 (B,N,R,C) or 1 (R,C,N,B). */
-static char *solve(Module *m, const char *upstream) {
-  const Graph *g = &m->graph;
-  int n = g->ops.len, nv = g->values.len;
-  Nodes id = {.ops = n};
-  id.r = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
-  id.b = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
-  id.count = n;
-  for (int v = 0; v < nv; v++) {
-    bool four_d = g->values.data[v].shape.rank == 4;
-    id.r[v] = four_d ? id.count++ : -1;
-    id.b[v] = four_d ? id.count++ : -1;
-  }
-  id.source = id.count++, id.sink = id.count++;
-  MinCut *cut = mincut_new(id.count);
-  for (int i = 0; i < n; i++) {
-    double cost[2];
-    op_costs(m, i, upstream, cost);
-    mincut_edge(cut, id.source, i, to_units(cost[LAYOUT_RCNB]));
-    mincut_edge(cut, i, id.sink, to_units(cost[LAYOUT_BNRC]));
-    const Op *op = &g->ops.data[i];
-    int u = op->output;
-    if (id.r[u] < 0) continue;
-    mincut_edge(cut, id.r[u], i, MINCUT_INFINITE); /* produced in (R,C,N,B): exists there */
-    mincut_edge(cut, i, id.b[u], MINCUT_INFINITE); /* produced in (B,N,R,C): exists there */
-    mincut_edge(cut, id.b[u], id.r[u], to_units(round_trip(m, u, LAYOUT_BNRC, upstream[u])));
-  }
-  for (int i = 0; i < n; i++) {
-    const Op *op = &g->ops.data[i];
-    for (int j = 0; j < op->inputs.len; j++) {
-      int u = op->inputs.data[j];
-      if (id.r[u] < 0) continue;
-      mincut_edge(cut, id.r[u], i, MINCUT_INFINITE); /* a consumer in (R,C,N,B) needs it there */
-      mincut_edge(cut, i, id.b[u], MINCUT_INFINITE); /* one in (B,N,R,C) there */
-    }
-  }
-  mincut_solve(cut, id.source, id.sink);
-  char *label = arena_alloc(&m->arena, (size_t)n + 1);
-  for (int i = 0; i < n; i++) label[i] = !mincut_source_side(cut, i);
-  mincut_free(cut);
-  return label;
+enum { STATE_LIMIT = 1 << 14 };
+static const double PICOSECONDS = 1e12;                      /* costs as integers: ties are exact */
+static const int64_t UNIT_LIMIT = INT64_MAX / 4 / (1 << 20); /* per term, so sums cannot wrap */
+
+static int64_t to_units(double seconds) {
+  double units = seconds * PICOSECONDS;
+  return units < (double)UNIT_LIMIT ? (int64_t)llround(units) : UNIT_LIMIT;
 }
 
+/* A live tensor in a state: its producer's layout and the layouts it exists in, as one byte. */
+static uint8_t tensor_key(int producer_layout, unsigned exists) {
+  return (uint8_t)(producer_layout | exists << 4);
+}
+static int key_producer(uint8_t key) { return key & 15; }
+static unsigned key_exists(uint8_t key) { return key >> 4; }
+
+typedef struct State {
+  int64_t cost; /* the least energy of the ops so far with this state */
+  int moved;    /* ops of that history out of (B,N,R,C): the tie-break */
+  int parent;   /* its state at the previous op */
+  int label;    /* the layout it gives this op */
+} State;
+
+/* The states after one op; keys[s * live ..] are state s's live tensors' bytes. */
+typedef struct Step {
+  int live, *values; /* the 4-D tensors live after the op, in production order */
+  int count, cap;
+  State *states;
+  uint8_t *keys;
+  int *table, table_size; /* open addressing over keys: state index + 1, 0 empty */
+} Step;
+
+typedef struct Problem {
+  Module *m;
+  const char *upstream;
+  int *last_use;  /* per value: the last op reading it; -1 if not a 4-D tensor anyone reads */
+  int64_t *unary; /* per op and layout */
+  int *position;  /* per value: its index in the previous step's live list */
+  int max_states; /* the most any step kept */
+  bool beam;      /* some step had more than STATE_LIMIT states */
+} Problem;
+
+static bool is_tensor(const Graph *g, int v) { return g->values.data[v].shape.rank == 4; }
+
+static void problem_init(Problem *p, Module *m, const char *upstream) {
+  const Graph *g = &m->graph;
+  int n = g->ops.len, nv = g->values.len;
+  *p = (Problem){.m = m, .upstream = upstream};
+  p->last_use = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
+  p->position = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
+  p->unary = arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1) * LAYOUT_COUNT);
+  for (int v = 0; v < nv; v++) p->last_use[v] = -1;
+  for (int i = 0; i < n; i++) {
+    const Op *op = &g->ops.data[i];
+    for (int j = 0; j < op->inputs.len; j++)
+      if (is_tensor(g, op->inputs.data[j])) p->last_use[op->inputs.data[j]] = i;
+    double cost[LAYOUT_COUNT];
+    op_costs(m, i, upstream, cost);
+    for (int l = 0; l < LAYOUT_COUNT; l++)
+      p->unary[i * LAYOUT_COUNT + l] = isinf(cost[l]) ? -1 : to_units(cost[l]);
+  }
+}
+
+static uint64_t hash_key(const uint8_t *key, int len) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < len; i++) h = (h ^ key[i]) * 1099511628211ull;
+  return h;
+}
+
+static void step_reserve(Step *s, int states) {
+  if (states > s->cap) {
+    s->cap = states;
+    s->states = xrealloc(s->states, sizeof(State) * (size_t)s->cap, "the layout search");
+    s->keys = xrealloc(s->keys, (size_t)s->cap * (size_t)(s->live + 1), "the layout search");
+  }
+  int size = 16;
+  while (size < 2 * states) size *= 2;
+  free(s->table);
+  s->table = xcalloc((size_t)size, sizeof(int), "the layout search");
+  s->table_size = size;
+}
+
+static bool cheaper(const State *a, const State *b) {
+  return a->cost < b->cost || (a->cost == b->cost && a->moved < b->moved);
+}
+
+/* Adds the state with this key, or keeps the cheaper of it and the one already there. */
+static void step_offer(Step *s, const uint8_t *key, State st) {
+  uint64_t h = hash_key(key, s->live);
+  for (int slot = (int)(h & (uint64_t)(s->table_size - 1));;
+       slot = (slot + 1) & (s->table_size - 1)) {
+    int at = s->table[slot] - 1;
+    if (at < 0) {
+      memcpy(s->keys + (size_t)s->count * (size_t)s->live, key, (size_t)s->live);
+      s->states[s->count] = st;
+      s->table[slot] = ++s->count;
+      return;
+    }
+    if (!memcmp(s->keys + (size_t)at * (size_t)s->live, key, (size_t)s->live)) {
+      if (cheaper(&st, &s->states[at])) s->states[at] = st;
+      return;
+    }
+  }
+}
+
+/* The tensors live after op i: those of `prev` still to be read, then op i's output if read. */
+static void step_live(const Problem *p, const Step *prev, int i, Step *next) {
+  const Graph *g = &p->m->graph;
+  next->values = arena_alloc(&p->m->arena, sizeof(int) * (size_t)(prev->live + 1));
+  next->live = 0;
+  for (int k = 0; k < prev->live; k++)
+    if (p->last_use[prev->values[k]] > i) next->values[next->live++] = prev->values[k];
+  int out = g->ops.data[i].output;
+  if (p->last_use[out] > i) next->values[next->live++] = out;
+}
+
+/* Extends state `from` of `prev` by layout l for op i into `next`. */
+static void extend(Problem *p, const Step *prev, int from, int i, int l, Step *next) {
+  const Graph *g = &p->m->graph;
+  const Op *op = &g->ops.data[i];
+  const State *st = &prev->states[from];
+  State to = {.cost = st->cost + p->unary[i * LAYOUT_COUNT + l],
+              .moved = st->moved + (l != LAYOUT_BNRC),
+              .parent = from,
+              .label = l};
+  uint8_t key[prev->live + 1];
+  memcpy(key, prev->keys + (size_t)from * (size_t)prev->live, (size_t)prev->live);
+  for (int j = 0; j < op->inputs.len; j++) {
+    int u = op->inputs.data[j];
+    if (!is_tensor(g, u)) continue;
+    uint8_t *k = &key[p->position[u]];
+    if (key_exists(*k) & 1u << l) continue; /* also a repeated input */
+    to.cost += to_units(conversion(p->m, u, (Layout)key_producer(*k), (Layout)l, p->upstream[u]));
+    *k = tensor_key(key_producer(*k), key_exists(*k) | 1u << l);
+  }
+  uint8_t next_key[next->live + 1];
+  int n = 0;
+  for (int k = 0; k < prev->live; k++)
+    if (p->last_use[prev->values[k]] > i) next_key[n++] = key[k];
+  if (n < next->live) next_key[n++] = tensor_key(l, 1u << l);
+  step_offer(next, next_key, to);
+}
+
+typedef struct Ranked {
+  State state;
+  int index;
+} Ranked;
+
+static int by_cost(const void *a, const void *b) {
+  const State *x = &((const Ranked *)a)->state, *y = &((const Ranked *)b)->state;
+  return cheaper(x, y) ? -1 : cheaper(y, x) ? 1 : 0;
+}
+
+/* Keeps the STATE_LIMIT cheapest states, with their keys. */
+static void step_prune(Problem *p, Step *s) {
+  if (s->count > p->max_states) p->max_states = s->count;
+  if (s->count <= STATE_LIMIT) return;
+  p->beam = true;
+  Ranked *ranked = xcalloc((size_t)s->count, sizeof *ranked, "the layout search");
+  for (int k = 0; k < s->count; k++) ranked[k] = (Ranked){s->states[k], k};
+  qsort(ranked, (size_t)s->count, sizeof *ranked, by_cost);
+  size_t live = (size_t)s->live;
+  uint8_t *keys = xcalloc(STATE_LIMIT, live + 1, "the layout search");
+  for (int k = 0; k < STATE_LIMIT; k++) {
+    memcpy(keys + (size_t)k * live, s->keys + (size_t)ranked[k].index * live, live);
+    s->states[k] = ranked[k].state;
+  }
+  memcpy(s->keys, keys, STATE_LIMIT * live);
+  s->count = STATE_LIMIT;
+  free(ranked), free(keys);
+}
+
+static void step_free(Step *s) { free(s->states), free(s->keys), free(s->table); }
+
+/* Labels every op with its layout; NULL (and an error) if some op can take none. */
+static char *solve(Module *m, const char *upstream) {
+  const Graph *g = &m->graph;
+  int n = g->ops.len;
+  Problem p;
+  problem_init(&p, m, upstream);
+  Step *steps = xcalloc((size_t)n + 1, sizeof(Step), "the layout search");
+  step_reserve(&steps[0], 1);
+  step_offer(&steps[0], NULL, (State){.parent = -1});
+  for (int i = 0; i < n; i++) {
+    Step *prev = &steps[i], *next = &steps[i + 1];
+    step_live(&p, prev, i, next);
+    for (int k = 0; k < prev->live; k++) p.position[prev->values[k]] = k;
+    step_reserve(next, prev->count * LAYOUT_COUNT);
+    for (int s = 0; s < prev->count; s++)
+      for (int l = 0; l < LAYOUT_COUNT; l++)
+        if (p.unary[i * LAYOUT_COUNT + l] >= 0) extend(&p, prev, s, i, l, next);
+    if (!next->count) {
+      const Op *op = &g->ops.data[i];
+      diag_error(op->loc, "internal: no layout takes layer '%s'", op->name);
+      for (int k = 0; k <= i + 1; k++) step_free(&steps[k]);
+      free(steps);
+      return NULL;
+    }
+    step_prune(&p, next);
+    free(prev->table), prev->table = NULL;
+  }
+  char *label = arena_alloc(&m->arena, (size_t)n + 1);
+  int at = 0; /* nothing is live after the last op: one state */
+  for (int i = n - 1; i >= 0; i--) {
+    label[i] = (char)steps[i + 1].states[at].label;
+    at = steps[i + 1].states[at].parent;
+  }
+  m->layout_search = (LayoutSearch){.most_states = p.max_states, .beam = p.beam};
+  for (int k = 0; k <= n; k++) step_free(&steps[k]);
+  free(steps);
+  return label;
+}
 /* ------------------------------------------------------------------ applying the labels */
 
 typedef struct Insert {
@@ -198,6 +362,7 @@ bool pass_layout(Module *m) {
   }
   char *upstream = graph_params_upstream(m);
   char *label = solve(m, upstream);
+  if (!label) return false;
   Graph *g = &m->graph;
   for (int i = 0; i < g->ops.len; i++) {
     Op *op = &g->ops.data[i];
