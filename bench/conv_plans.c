@@ -1,5 +1,6 @@
-/* Convolution throughput of the two host plans, explicit GEMM (B,N,R,C) and implicit
- * GEMM (R,C,N,B), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
+/* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B)
+ * and direct on the channel-blocked layout (forward only, so far; a first layer reads
+ * (B,N,R,C)), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
  * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
  * thread count: forward, weight gradient and input gradient. Median of 3 runs per plan.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "conv_direct.h"
 #include "kernels.h"
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -77,18 +79,26 @@ static double median3(double a, double b, double c) {
 }
 
 typedef struct Buffers {
-  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws;
+  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws;
 } Buffers;
+
+enum { EXPLICIT, IMPLICIT, DIRECT, PLANS };
+static const char *const plan_names[] = {"explicit", "implicit", "direct"};
+
+/* Whether the plan has this computation (0 forward, 1 weight gradient, 2 input gradient). */
+static bool plan_has(int plan, int computation) { return plan != DIRECT || computation == 0; }
 
 /* Seconds of one computation (0 forward, 1 weight gradient, 2 input gradient) in one plan. */
 static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
   double t0 = now();
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
-  if (computation == 0 && plan == 0)
+  if (computation == 0 && plan == EXPLICIT)
     swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
+  else if (plan == DIRECT) /* x holds as many floats as the blocked layout needs */
+    host_conv_direct_forward(p, batch, m->x, p->ci <= 4, m->w, m->b, m->y, m->direct_ws);
   else if (computation == 0)
     swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
-  else if (plan == 0)
+  else if (plan == EXPLICIT)
     swk_conv_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, 1, 1, 0, m->ws);
   else
     swk_conv_implicit_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, 1, 1, 0,
@@ -105,8 +115,9 @@ int main(int argc, char **argv) {
   printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
          batch, threads, peak,
          getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
-  printf("%-14s %-10s %-8s %10s %8s %10s %8s  %s\n", "network", "layer", "compute", "explicit",
-         "of peak", "implicit", "of peak", "faster");
+  printf("%-14s %-10s %-8s", "network", "layer", "compute");
+  for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
+  printf("  %s\n", "fastest");
   static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const Shape *s = &shapes[i];
@@ -114,7 +125,8 @@ int main(int argc, char **argv) {
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
     SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k,  s->k,
                  s->s,  s->s, s->p, s->p,  1,  true, false, false};
-    size_t nx = (size_t)batch * s->ci * s->h * s->w, ny = (size_t)batch * s->co * ho * wo;
+    size_t nx = host_blocked_floats(batch, s->ci, s->h, s->w),
+           ny = host_blocked_floats(batch, s->co, ho, wo); /* enough for every layout */
     size_t nw = (size_t)s->co * s->ci * s->k * s->k;
     Buffers m = {calloc(nx, 4),
                  calloc(ny, 4),
@@ -124,22 +136,29 @@ int main(int argc, char **argv) {
                  calloc(nw, 4),
                  calloc((size_t)s->co, 4),
                  calloc(swk_conv_workspace(&p) + 16, 4),
-                 calloc(swk_conv_implicit_workspace(&p, batch), 4)};
+                 calloc(swk_conv_implicit_workspace(&p, batch), 4),
+                 calloc(host_conv_direct_workspace(&p), 4)};
     for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
-    double flops = 2.0 * ny * s->ci * s->k * s->k;
+    double flops = 2.0 * batch * s->co * ho * wo * s->ci * s->k * s->k;
     for (int c = 0; c < 3; c++) {
-      double rate[2];
-      for (int plan = 0; plan < 2; plan++) {
+      printf("%-14s %-10s %-8s", s->net, s->name, computations[c]);
+      int best = EXPLICIT;
+      double rate[PLANS] = {0};
+      for (int plan = 0; plan < PLANS; plan++) {
+        if (!plan_has(plan, c)) {
+          printf(" %10s %7s", "-", "");
+          continue;
+        }
         double t[3];
         for (int rep = 0; rep < 3; rep++) t[rep] = run(&p, batch, plan, c, &m);
         rate[plan] = flops / median3(t[0], t[1], t[2]) / 1e9;
+        if (rate[plan] > rate[best]) best = plan;
+        printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
       }
-      printf("%-14s %-10s %-8s %10.1f %7.0f%% %10.1f %7.0f%%  %s\n", s->net, s->name,
-             computations[c], rate[0], 100 * rate[0] / peak, rate[1], 100 * rate[1] / peak,
-             rate[0] >= rate[1] ? "explicit" : "implicit");
+      printf("  %s\n", plan_names[best]);
     }
     free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
-        free(m.implicit_ws);
+        free(m.implicit_ws), free(m.direct_ws);
   }
   return 0;
 }

@@ -1,0 +1,42 @@
+/* Direct convolution on the channel-blocked layout (B, ceil(N/16), R, C, 16): channel n of
+ * pixel (r, c) of image b at ((b * ceil(N/16) + n/16) * R + r) * C + c) * 16 + n % 16, the
+ * lanes past N of the last block unused. The block is 16 floats whatever the instruction set
+ * (AVX2 holds it as two vectors), so one program's memory layout does not depend on the CPU it
+ * starts on. */
+#ifndef SWNC_HOST_CONV_DIRECT_H
+#define SWNC_HOST_CONV_DIRECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels.h"
+
+enum { HOST_BLOCK = 16 };
+
+static inline int host_blocks(int channels) { return (channels + HOST_BLOCK - 1) / HOST_BLOCK; }
+
+/* Floats of a batch of (c, h, w) images in the blocked layout. */
+static inline size_t host_blocked_floats(int batch, int c, int h, int w) {
+  return (size_t)batch * (size_t)host_blocks(c) * HOST_BLOCK * (size_t)h * (size_t)w;
+}
+
+/* Packed filters and bias: per block of 16 output channels, per input channel and tap, the 16
+ * output channels' weights side by side. */
+size_t host_conv_direct_workspace(const SwkConv *p);
+
+/* y (blocked; its unused lanes 0) = conv(x) + bias; x blocked, or (B,N,R,C) if x_planar (a first layer's few
+ * channels are not worth a block each). No groups. */
+void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
+                              const float *w, const float *bias, float *y, float *ws);
+
+/* Between (B,N,R,C) and the blocked layout, images of c channels of hw pixels; to_blocked
+ * zeroes the unused lanes. */
+void host_to_blocked(const float *x, int batch, int c, int hw, float *y);
+void host_from_blocked(const float *x, int batch, int c, int hw, float *y);
+
+/* The instruction set the direct kernels use ("avx512", "avx2", "c"), chosen as the GEMM's
+ * (isa.h); host_conv_direct_use switches to another, if this CPU runs it (for tests). */
+const char *host_conv_direct_isa(void);
+bool host_conv_direct_use(const char *isa);
+
+#endif
