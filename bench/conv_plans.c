@@ -1,6 +1,6 @@
 /* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B)
- * and direct on the channel-blocked layout (forward only, so far; a first layer reads
- * (B,N,R,C)), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
+ * and direct on the channel-blocked layout (a first layer reads (B,N,R,C); the input gradient
+ * of stride 1 only), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
  * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
  * thread count: forward, weight gradient and input gradient. Median of 3 runs per plan.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
@@ -86,7 +86,9 @@ enum { EXPLICIT, IMPLICIT, DIRECT, PLANS };
 static const char *const plan_names[] = {"explicit", "implicit", "direct"};
 
 /* Whether the plan has this computation (0 forward, 1 weight gradient, 2 input gradient). */
-static bool plan_has(int plan, int computation) { return plan != DIRECT || computation == 0; }
+static bool plan_has(const SwkConv *p, int plan, int computation) {
+  return plan != DIRECT || computation != 2 || host_conv_direct_input_gradient_legal(p);
+}
 
 /* Seconds of one computation (0 forward, 1 weight gradient, 2 input gradient) in one plan. */
 static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
@@ -94,8 +96,13 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
   if (computation == 0 && plan == EXPLICIT)
     swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
-  else if (plan == DIRECT) /* x holds as many floats as the blocked layout needs */
+  else if (plan == DIRECT && computation == 0) /* buffers hold the blocked layout's floats */
     host_conv_direct_forward(p, batch, m->x, p->ci <= 4, m->w, m->b, m->y, m->direct_ws);
+  else if (plan == DIRECT && computation == 1)
+    host_conv_direct_weight_gradient(p, batch, m->x, p->ci <= 4, m->y, m->dw, m->db, 1, 1, 0,
+                                     m->direct_ws);
+  else if (plan == DIRECT)
+    host_conv_direct_input_gradient(p, batch, m->w, m->y, m->dx, false, m->direct_ws);
   else if (computation == 0)
     swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
   else if (plan == EXPLICIT)
@@ -145,7 +152,7 @@ int main(int argc, char **argv) {
       int best = EXPLICIT;
       double rate[PLANS] = {0};
       for (int plan = 0; plan < PLANS; plan++) {
-        if (!plan_has(plan, c)) {
+        if (!plan_has(&p, plan, c)) {
           printf(" %10s %7s", "-", "");
           continue;
         }

@@ -37,7 +37,20 @@ typedef struct Strip {
   const float *bias;    /* padded, of the first output block; NULL: none */
   float *y;
   ptrdiff_t y_block;
+  bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
 } Strip;
+
+/* The weight gradient's register block: for nb output blocks and nl input channels of one tap,
+ * sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows` output rows
+ * of wo pixels; x is the tap's input for the first pixel, channel 0 of the tile. */
+enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
+typedef struct Tile {
+  const float *dy, *x;
+  ptrdiff_t dy_block, dy_row;       /* next output block, next output row */
+  ptrdiff_t x_row, x_pixel, x_lane; /* next output row's tap, next pixel's, next channel */
+  int rows, wo;
+  float *sum; /* [2][TILE_LANES][16] */
+} Tile;
 
 /* ------------------------------------------------------------------ plain C: the reference */
 
@@ -57,7 +70,21 @@ static void c_strip(int nb, int np, const Strip *s) {
                 sum += s->w[(ptrdiff_t)tap + b * s->w_block + l * 16 + o] * *x;
               }
         }
-        s->y[b * s->y_block + p * 16 + o] = sum;
+        float *y = &s->y[b * s->y_block + p * 16 + o];
+        *y = s->accumulate ? *y + sum : sum;
+      }
+}
+
+static void c_tile(int nb, int nl, const Tile *t) {
+  for (int b = 0; b < nb; b++)
+    for (int i = 0; i < nl; i++)
+      for (int o = 0; o < 16; o++) {
+        float sum = t->sum[(b * TILE_LANES + i) * 16 + o];
+        for (int r = 0; r < t->rows; r++)
+          for (int ow = 0; ow < t->wo; ow++)
+            sum += t->dy[b * t->dy_block + r * t->dy_row + ow * 16 + o] *
+                   t->x[r * t->x_row + ow * t->x_pixel + i * t->x_lane];
+        t->sum[(b * TILE_LANES + i) * 16 + o] = sum;
       }
 }
 
@@ -77,7 +104,10 @@ static void c_strip(int nb, int np, const Strip *s) {
 #define STRIP_BODY avx512_strip_body
 #define STRIP_NAME avx512_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)
-#include "conv_direct_strip.h"
+#define TILE_BODY avx512_tile_body
+#define TILE_NAME avx512_tile
+#define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+#include "conv_direct_blocks.h"
 enum { AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_ATTR
 #undef STRIP_ATTR_OUTER
@@ -92,6 +122,9 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_BODY
 #undef STRIP_NAME
 #undef STRIP_CASES
+#undef TILE_BODY
+#undef TILE_NAME
+#undef TILE_CASES
 
 /* ------------------------------------------------------------------ AVX2 + FMA: 1 block x 6 */
 
@@ -108,7 +141,10 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #define STRIP_BODY avx2_strip_body
 #define STRIP_NAME avx2_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
-#include "conv_direct_strip.h"
+#define TILE_BODY avx2_tile_body
+#define TILE_NAME avx2_tile
+#define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
+#include "conv_direct_blocks.h"
 enum { AVX2_PIXELS = STRIP_MAXP };
 #endif
 
@@ -116,16 +152,18 @@ enum { AVX2_PIXELS = STRIP_MAXP };
 
 typedef struct DirectIsa {
   const char *name;
-  int blocks, pixels; /* the largest register block: output blocks x pixels */
+  int blocks, pixels; /* the largest register blocks: output blocks x pixels */
+  int lanes;          /* and output blocks x input channels (a tile) */
   void (*strip)(int nb, int np, const Strip *s);
+  void (*tile)(int nb, int nl, const Tile *t);
 } DirectIsa;
 
 static const DirectIsa isas[] = {
 #ifdef DIRECT_X86
-    {"avx512", 2, AVX512_PIXELS, avx512_strip},
-    {"avx2", 1, AVX2_PIXELS, avx2_strip},
+    {"avx512", 2, AVX512_PIXELS, 8, avx512_strip, avx512_tile},
+    {"avx2", 1, AVX2_PIXELS, 6, avx2_strip, avx2_tile},
 #endif
-    {"c", 2, 8, c_strip},
+    {"c", 2, 8, 8, c_strip, c_tile},
 };
 enum { ISA_COUNT = sizeof isas / sizeof isas[0] };
 _Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT, "a strip per instruction set of isa.h");
@@ -163,39 +201,44 @@ static size_t packed_filter_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * (size_t)(p->kh * p->kw) * 256;
 }
 
-/* Output block ob's filters: [ib][kh][kw][16 in][16 out]. */
-static void pack_block(const SwkConv *p, const float *w, int ob, float *packed) {
-  int bi = host_blocks(p->ci), taps = p->kh * p->kw;
+/* Output block ob's filters for q, [ib][kh][kw][16 in][16 out], from p's filters w: q is p
+ * (forward), or p's input gradient as a convolution (transposed: q's outputs are p's inputs,
+ * and the taps are flipped). */
+static void pack_block(const SwkConv *p, const float *w, bool transposed, int ob, float *packed) {
+  int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
+  int bi = host_blocks(ins), taps = p->kh * p->kw;
   float *dst = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256;
   for (int ib = 0; ib < bi; ib++)
     for (int t = 0; t < taps; t++, dst += 256)
       for (int l = 0; l < 16; l++)
         for (int o = 0; o < 16; o++) {
-          int co = ob * 16 + o, ci = ib * 16 + l;
-          dst[l * 16 + o] = co < p->co && ci < p->ci
-                                ? w[((size_t)co * (size_t)p->ci + (size_t)ci) * taps + t]
+          int out = ob * 16 + o, in = ib * 16 + l;
+          int co = transposed ? in : out, ci = transposed ? out : in;
+          int tap = transposed ? taps - 1 - t : t;
+          dst[l * 16 + o] = out < outs && in < ins
+                                ? w[((size_t)co * (size_t)p->ci + (size_t)ci) * taps + tap]
                                 : 0;
         }
 }
 
-/* ------------------------------------------------------------------ the forward pass */
+static void pack_filters(const SwkConv *p, const float *w, bool transposed, float *packed) {
+  int bo = host_blocks(transposed ? p->ci : p->co);
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (int ob = 0; ob < bo; ob++) pack_block(p, w, transposed, ob, packed);
+}
+
+/* ------------------------------------------------------------------ images */
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+static size_t image_floats(const SwkConv *p, bool x_planar) {
+  size_t channels = x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
+  return channels * (size_t)p->h * (size_t)p->w;
+}
+
 /* Floats of one image as a thread reads it: with pw zero columns at both sides of every row. */
 static size_t padded_image_floats(const SwkConv *p, bool x_planar) {
-  size_t channels = x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
-  return p->pw ? channels * (size_t)p->h * (size_t)(p->w + 2 * p->pw) : 0;
-}
-
-static size_t packed_bias_floats(const SwkConv *p) {
-  return (size_t)host_blocks(p->co) * HOST_BLOCK;
-}
-
-/* A padded image holds at most as many floats blocked as planar. */
-size_t host_conv_direct_workspace(const SwkConv *p) {
-  return packed_filter_floats(p) + packed_bias_floats(p) +
-         (size_t)swk_threads() * padded_image_floats(p, false);
+  return p->pw ? image_floats(p, x_planar) / (size_t)p->w * (size_t)(p->w + 2 * p->pw) : 0;
 }
 
 /* Image `image` of x with its rows widened by pw zero columns at both sides, into dst. */
@@ -211,18 +254,46 @@ static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image
   }
 }
 
-/* Output row oh of one image (x: that image, padded or not; row_floats its rows' length) and
- * output blocks [ob, ob + nb), in strips of the widest register block. */
-static void compute_row(const SwkConv *p, const float *x, bool x_planar, ptrdiff_t row_floats,
-                        const float *packed, const float *bias, float *y, int ob, int nb, int oh) {
+/* The image a thread reads: x's own, or its padded copy in `mine` (made when first needed). */
+static const float *image_view(const SwkConv *p, const float *x, bool x_planar, int image,
+                               float *mine, int *have) {
+  if (!p->pw) return x + (size_t)image * image_floats(p, x_planar);
+  if (*have != image) pad_image(p, x, x_planar, image, mine), *have = image;
+  return mine;
+}
+
+/* Strides of an image view with rows of row_floats floats. */
+typedef struct View {
+  ptrdiff_t row, col, lane, block;
+} View;
+
+static View view_of(const SwkConv *p, bool x_planar) {
+  View v = {.row = (ptrdiff_t)(p->w + 2 * p->pw) * (x_planar ? 1 : HOST_BLOCK)};
+  v.col = x_planar ? 1 : HOST_BLOCK;
+  v.lane = x_planar ? (ptrdiff_t)p->h * v.row : 1;
+  v.block = (x_planar ? HOST_BLOCK : 1) * (ptrdiff_t)p->h * v.row; /* 16 channels */
+  return v;
+}
+
+/* ------------------------------------------------------------------ the forward pass */
+
+static size_t packed_bias_floats(const SwkConv *p) {
+  return (size_t)host_blocks(p->co) * HOST_BLOCK;
+}
+
+/* Output row oh of one image (x: its view) and output blocks [ob, ob + nb), in strips of the
+ * widest register block. */
+static void compute_row(const SwkConv *p, const float *x, View v, const float *packed,
+                        const float *bias, bool accumulate, float *y, int ob, int nb, int oh) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw;
-  Strip s = {
-      .x = x, .blocks_in = bi, .lanes_last = p->ci - (bi - 1) * 16, .kh = p->kh, .kw = p->kw};
-  s.x_col = x_planar ? 1 : 16;
-  s.x_lane = x_planar ? (ptrdiff_t)p->h * row_floats : 1;
-  s.x_row = row_floats;
-  s.x_block = (x_planar ? 16 : 1) * (ptrdiff_t)p->h * row_floats; /* 16 channels */
-  s.x_pixel = (ptrdiff_t)p->sw * s.x_col;
+  Strip s = {.x = x,
+             .blocks_in = bi,
+             .lanes_last = p->ci - (bi - 1) * 16,
+             .kh = p->kh,
+             .kw = p->kw,
+             .accumulate = accumulate};
+  s.x_col = v.col, s.x_lane = v.lane, s.x_row = v.row, s.x_block = v.block;
+  s.x_pixel = (ptrdiff_t)p->sw * v.col;
   int ih = oh * p->sh - p->ph;
   s.kh0 = ih < 0 ? -ih : 0;
   s.kh1 = p->h - ih < p->kh ? p->h - ih : p->kh;
@@ -240,34 +311,210 @@ static void compute_row(const SwkConv *p, const float *x, bool x_planar, ptrdiff
   }
 }
 
-void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
-                              const float *w, const float *bias, float *y, float *ws) {
-  int bo = host_blocks(p->co), most = current()->blocks, groups = ceil_div(bo, most);
-  float *packed = ws, *padded_bias = ws + packed_filter_floats(p);
-  float *padded = padded_bias + packed_bias_floats(p);
-  size_t image_floats = (x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK) *
-                        (size_t)p->h * (size_t)p->w;
-  size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
-  ptrdiff_t row_floats = (ptrdiff_t)(p->w + 2 * p->pw) * (x_planar ? 1 : HOST_BLOCK);
-  long rows = (long)batch * groups * p->ho;
+/* y (+)= conv(x) + bias with q's filters packed; `padded` holds a padded image per thread. */
+static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, const float *packed,
+                   const float *bias, float *y, bool accumulate, float *padded) {
+  int bo = host_blocks(q->co), most = current()->blocks, groups = ceil_div(bo, most);
+  size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
+  View v = view_of(q, x_planar);
+  long rows = (long)batch * groups * q->ho;
 #pragma omp parallel num_threads(swk_threads())
   {
-#pragma omp for schedule(static)
-    for (int ob = 0; ob < bo; ob++) pack_block(p, w, ob, packed);
-#pragma omp single
-    for (int o = 0; o < bo * 16; o++) padded_bias[o] = bias && o < p->co ? bias[o] : 0;
-    float *mine = padded + padded_image_floats(p, x_planar) * (size_t)omp_get_thread_num();
+    float *mine = padded + padded_image_floats(q, x_planar) * (size_t)omp_get_thread_num();
     int have = -1; /* the image `mine` holds */
 #pragma omp for schedule(static)
     for (long i = 0; i < rows; i++) {
-      int oh = (int)(i % p->ho), group = (int)(i / p->ho % groups);
-      int image = (int)(i / p->ho / groups), ob = group * most;
-      const float *xi = x + (size_t)image * image_floats;
-      if (p->pw && have != image) pad_image(p, x, x_planar, image, mine), have = image;
-      compute_row(p, p->pw ? mine : xi, x_planar, row_floats, packed, bias ? padded_bias : NULL,
-                  y + (size_t)image * y_image, ob, bo - ob < most ? bo - ob : most, oh);
+      int oh = (int)(i % q->ho), group = (int)(i / q->ho % groups);
+      int image = (int)(i / q->ho / groups), ob = group * most;
+      const float *xi = image_view(q, x, x_planar, image, mine, &have);
+      compute_row(q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
+                  bo - ob < most ? bo - ob : most, oh);
     }
   }
+}
+
+void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
+                              const float *w, const float *bias, float *y, float *ws) {
+  float *packed = ws, *padded_bias = ws + packed_filter_floats(p);
+  pack_filters(p, w, false, packed);
+  for (int o = 0; o < host_blocks(p->co) * 16; o++)
+    padded_bias[o] = bias && o < p->co ? bias[o] : 0;
+  direct(p, batch, x, x_planar, packed, bias ? padded_bias : NULL, y, false,
+         padded_bias + packed_bias_floats(p));
+}
+
+/* ------------------------------------------------------------------ the input gradient */
+
+/* The input gradient of a stride-1 convolution as a forward one: dY in, dX out, flipped taps
+ * and the padding that makes dX as large as X. */
+static SwkConv transposed_shape(const SwkConv *p) {
+  SwkConv q = *p;
+  q.ci = p->co, q.h = p->ho, q.w = p->wo, q.co = p->ci, q.ho = p->h, q.wo = p->w;
+  q.ph = p->kh - 1 - p->ph, q.pw = p->kw - 1 - p->pw, q.bias = false;
+  return q;
+}
+
+bool host_conv_direct_input_gradient_legal(const SwkConv *p) {
+  return p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->groups == 1;
+}
+
+void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
+                                     float *dx, bool dx_add, float *ws) {
+  SwkConv q = transposed_shape(p);
+  pack_filters(p, w, true, ws);
+  direct(&q, batch, dy, false, ws, NULL, dx, dx_add, ws + packed_filter_floats(p));
+}
+
+/* ------------------------------------------------------------------ the weight gradient */
+
+/* The tiles of dW: (group of output blocks, input block, chunk of input channels, tap). */
+typedef struct Tiling {
+  int groups, most_blocks, blocks_in, chunks, lanes, taps;
+  long count;
+} Tiling;
+
+typedef struct TileAt {
+  int ob, nb, ib, l0, nl, kh, kw;
+} TileAt;
+
+static Tiling tiling(const SwkConv *p) {
+  Tiling t = {.most_blocks = current()->blocks, .lanes = current()->lanes};
+  t.groups = ceil_div(host_blocks(p->co), t.most_blocks);
+  t.blocks_in = host_blocks(p->ci);
+  t.chunks = ceil_div(16, t.lanes);
+  t.taps = p->kh * p->kw;
+  t.count = (long)t.groups * t.blocks_in * t.chunks * t.taps;
+  return t;
+}
+
+/* Tile k's blocks, channels (nl 0 if it has none: past ci) and tap. */
+static TileAt tile_at(const SwkConv *p, const Tiling *tl, long k) {
+  int tap = (int)(k % tl->taps), chunk = (int)(k / tl->taps % tl->chunks);
+  int ib = (int)(k / tl->taps / tl->chunks % tl->blocks_in);
+  int group = (int)(k / tl->taps / tl->chunks / tl->blocks_in);
+  TileAt t = {.ob = group * tl->most_blocks,
+              .ib = ib,
+              .l0 = chunk * tl->lanes,
+              .kh = tap / p->kw,
+              .kw = tap % p->kw};
+  int bo = host_blocks(p->co), left = p->ci - ib * 16 - t.l0;
+  t.nb = bo - t.ob < tl->most_blocks ? bo - t.ob : tl->most_blocks;
+  t.nl = 16 - t.l0 < tl->lanes ? 16 - t.l0 : tl->lanes;
+  if (t.nl > left) t.nl = left > 0 ? left : 0;
+  return t;
+}
+
+static size_t tile_sum_floats(const SwkConv *p) {
+  return (size_t)tiling(p).count * 2 * TILE_LANES * 16;
+}
+
+/* Output rows at a time for a tile: about 64 pixels, so that loading and storing its sums is
+ * a small part of the work. */
+static int rows_per_visit(const SwkConv *p) {
+  int rows = ceil_div(64, p->wo);
+  return rows < p->ho ? rows : p->ho;
+}
+
+/* Adds tile k's share of one image (x: its view, dy_image: its dY) for output rows [oh0, oh1)
+ * to its sums. */
+static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *x, View v,
+                       const float *dy_image, int oh0, int oh1, float *sums) {
+  TileAt at = tile_at(p, tl, k);
+  if (!at.nl) return;
+  /* the output rows whose tap row lies inside the image */
+  int first = ceil_div(p->ph - at.kh > 0 ? p->ph - at.kh : 0, p->sh);
+  int last = (p->h - 1 + p->ph - at.kh) / p->sh + 1;
+  if (oh0 < first) oh0 = first;
+  if (oh1 > last) oh1 = last;
+  if (oh0 >= oh1) return;
+  Tile t = {.dy_block = (ptrdiff_t)p->ho * p->wo * 16,
+            .dy_row = (ptrdiff_t)p->wo * 16,
+            .x_row = p->sh * v.row,
+            .x_pixel = p->sw * v.col,
+            .x_lane = v.lane,
+            .rows = oh1 - oh0,
+            .wo = p->wo,
+            .sum = sums + k * 2 * TILE_LANES * 16};
+  t.dy = dy_image + ((ptrdiff_t)at.ob * p->ho + oh0) * p->wo * 16;
+  /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
+  t.x = x + at.ib * v.block + (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col +
+        at.l0 * v.lane;
+  current()->tile(at.nb, at.nl, &t);
+}
+
+/* dW = keep * dW + scale * sums, for tile k. */
+static void store_tile(const SwkConv *p, const Tiling *tl, long k, const float *sums, float *dw,
+                       float scale, float keep) {
+  TileAt at = tile_at(p, tl, k);
+  const float *sum = sums + k * 2 * TILE_LANES * 16;
+  for (int b = 0; b < at.nb; b++)
+    for (int i = 0; i < at.nl; i++)
+      for (int o = 0; o < 16 && (at.ob + b) * 16 + o < p->co; o++) {
+        size_t co = (size_t)((at.ob + b) * 16 + o), ci = (size_t)(at.ib * 16 + at.l0 + i);
+        float *d = &dw[((co * (size_t)p->ci + ci) * (size_t)p->kh + (size_t)at.kh) * (size_t)p->kw +
+                       (size_t)at.kw];
+        float g = scale * sum[(b * TILE_LANES + i) * 16 + o];
+        *d = keep == 0 ? g : keep * *d + g;
+      }
+}
+
+/* db = keep * db + scale * (dY summed over images and pixels), by output block. */
+static void bias_gradient(const SwkConv *p, int batch, const float *dy, float *db, float scale,
+                          float keep) {
+  int bo = host_blocks(p->co);
+  size_t pixels = (size_t)p->ho * (size_t)p->wo;
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (int ob = 0; ob < bo; ob++) {
+    float sum[16] = {0};
+    for (int n = 0; n < batch; n++) {
+      const float *d = dy + ((size_t)n * (size_t)bo + (size_t)ob) * pixels * 16;
+      for (size_t q = 0; q < pixels; q++)
+        for (int o = 0; o < 16; o++) sum[o] += d[q * 16 + (size_t)o];
+    }
+    for (int o = 0; o < 16 && ob * 16 + o < p->co; o++)
+      db[ob * 16 + o] = keep == 0 ? scale * sum[o] : keep * db[ob * 16 + o] + scale * sum[o];
+  }
+}
+
+void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, bool x_planar,
+                                      const float *dy, float *dw, float *db, float grad_scale,
+                                      float bias_grad_scale, float grad_keep, float *ws) {
+  Tiling tl = tiling(p);
+  float *sums = ws, *padded = ws + tile_sum_floats(p);
+  memset(sums, 0, sizeof(float) * tile_sum_floats(p));
+  size_t dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
+  View v = view_of(p, x_planar);
+  int step = rows_per_visit(p);
+#pragma omp parallel num_threads(swk_threads())
+  {
+    /* each thread its tiles, all images and rows in one order: no shared sums */
+    int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    long from = tl.count * me / threads, to = tl.count * (me + 1) / threads;
+    float *mine = padded + padded_image_floats(p, x_planar) * (size_t)me;
+    int have = -1;
+    for (int n = 0; n < batch; n++) {
+      const float *xi = image_view(p, x, x_planar, n, mine, &have);
+      for (int oh = 0; oh < p->ho; oh += step)
+        for (long k = from; k < to; k++)
+          visit_tile(p, &tl, k, xi, v, dy + (size_t)n * dy_image, oh,
+                     oh + step < p->ho ? oh + step : p->ho, sums);
+    }
+    for (long k = from; k < to; k++) store_tile(p, &tl, k, sums, dw, grad_scale, grad_keep);
+  }
+  if (db) bias_gradient(p, batch, dy, db, bias_grad_scale, grad_keep);
+}
+
+/* ------------------------------------------------------------------ workspace */
+
+size_t host_conv_direct_workspace(const SwkConv *p) {
+  SwkConv q = transposed_shape(p);
+  size_t threads = (size_t)swk_threads();
+  size_t forward =
+      packed_filter_floats(p) + packed_bias_floats(p) + threads * padded_image_floats(p, false);
+  size_t input_gradient = packed_filter_floats(p) + threads * padded_image_floats(&q, false);
+  size_t weight_gradient = tile_sum_floats(p) + threads * padded_image_floats(p, false);
+  size_t most = forward > input_gradient ? forward : input_gradient;
+  return most > weight_gradient ? most : weight_gradient;
 }
 
 void host_to_blocked(const float *x, int batch, int c, int hw, float *y) {

@@ -20,14 +20,28 @@ static inline size_t host_blocked_floats(int batch, int c, int h, int w) {
   return (size_t)batch * (size_t)host_blocks(c) * HOST_BLOCK * (size_t)h * (size_t)w;
 }
 
-/* Packed filters and bias: per block of 16 output channels, per input channel and tap, the 16
- * output channels' weights side by side. */
+/* The workspace of any of the three computations: packed filters (per block of 16 output
+ * channels, per input channel and tap, the 16 output channels' weights side by side) and bias,
+ * or the weight gradient's sums; a padded copy of an image per thread. */
 size_t host_conv_direct_workspace(const SwkConv *p);
 
 /* y (blocked; its unused lanes 0) = conv(x) + bias; x blocked, or (B,N,R,C) if x_planar (a first layer's few
  * channels are not worth a block each). No groups. */
 void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
                               const float *w, const float *bias, float *y, float *ws);
+
+/* The gradients, each alone (the plan may compute one and leave the other to another plan).
+ * The input gradient, written or added to dx (blocked), is that of a convolution with stride
+ * 1 and padding below the kernel's size (legal), run as the forward convolution of dY with the
+ * flipped, transposed filters. The weight gradient is stored as dw = keep * dw + scale * grad
+ * (runtime/kernels.h), the bias's (if db) with bias_scale; x blocked or (B,N,R,C) (x_planar),
+ * dy blocked. */
+bool host_conv_direct_input_gradient_legal(const SwkConv *p);
+void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
+                                     float *dx, bool dx_add, float *ws);
+void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, bool x_planar,
+                                      const float *dy, float *dw, float *db, float scale,
+                                      float bias_scale, float keep, float *ws);
 
 /* Between (B,N,R,C) and the blocked layout, images of c channels of hw pixels; to_blocked
  * zeroes the unused lanes. */

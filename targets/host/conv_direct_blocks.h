@@ -1,0 +1,102 @@
+/* The direct convolution's register blocks, written once and included by conv_direct.c once
+ * per instruction set, with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
+ * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_ZERO, and
+ * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
+ *
+ * Forward (a strip of output pixels): A block of 16 output channels is
+ * 16 / STRIP_VL vectors; `nb` blocks (1 or 2) of `np` pixels are held in registers while the
+ * input channels and taps stream through: per input channel and tap, the filters of the nb
+ * blocks are loaded once and every pixel's input is broadcast to them. nb and np are constants
+ * where the body is inlined, so the accumulators never leave registers. */
+
+#define STRIP_V (16 / STRIP_VL)
+
+static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const Strip *s) {
+  STRIP_VEC acc[2][STRIP_MAXP][STRIP_V];
+  for (int b = 0; b < nb; b++)
+    for (int p = 0; p < np; p++)
+      for (int v = 0; v < STRIP_V; v++)
+        acc[b][p][v] = s->accumulate ? STRIP_LOAD(s->y + b * s->y_block + p * 16 + v * STRIP_VL)
+                       : s->bias     ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
+                                     : STRIP_ZERO();
+  for (int cb = 0; cb < s->blocks_in; cb++) {
+    int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
+    for (int kh = s->kh0; kh < s->kh1; kh++)
+      for (int kw = 0; kw < s->kw; kw++) {
+        const float *xt = s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
+        const float *wt = s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
+        for (int l = 0; l < lanes; l++, wt += 16, xt += s->x_lane) {
+          STRIP_VEC w[2][STRIP_V];
+          for (int b = 0; b < nb; b++)
+            for (int v = 0; v < STRIP_V; v++)
+              w[b][v] = STRIP_LOAD(wt + b * s->w_block + v * STRIP_VL);
+          for (int p = 0; p < np; p++) {
+            STRIP_VEC x = STRIP_SET1(xt[p * s->x_pixel]);
+            for (int b = 0; b < nb; b++)
+              for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_FMA(w[b][v], x, acc[b][p][v]);
+          }
+        }
+      }
+  }
+  for (int b = 0; b < nb; b++)
+    for (int p = 0; p < np; p++)
+      for (int v = 0; v < STRIP_V; v++)
+        STRIP_STORE(s->y + b * s->y_block + p * 16 + v * STRIP_VL, acc[b][p][v]);
+}
+
+#define STRIP_CASE(P)                                                                              \
+  case P:                                                                                          \
+    if (nb == 2)                                                                                   \
+      STRIP_BODY(2, P, s);                                                                         \
+    else                                                                                           \
+      STRIP_BODY(1, P, s);                                                                         \
+    break;
+
+static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
+  switch (np) { STRIP_CASES(STRIP_CASE) }
+}
+
+#undef STRIP_CASE
+
+/* Weight gradient (a tile of filters): the sums of nb blocks of 16 output channels (lanes) by
+ * nl input channels of one tap stay in registers while a run of output pixels streams through:
+ * per pixel the nb dY vectors are loaded and each input channel's x broadcast against them. */
+static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
+  STRIP_VEC acc[2][TILE_LANES][STRIP_V];
+  for (int b = 0; b < nb; b++)
+    for (int i = 0; i < nl; i++)
+      for (int v = 0; v < STRIP_V; v++)
+        acc[b][i][v] = STRIP_LOAD(t->sum + (b * TILE_LANES + i) * 16 + v * STRIP_VL);
+  for (int r = 0; r < t->rows; r++) {
+    const float *dy = t->dy + r * t->dy_row, *x = t->x + r * t->x_row;
+    for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
+      STRIP_VEC d[2][STRIP_V];
+      for (int b = 0; b < nb; b++)
+        for (int v = 0; v < STRIP_V; v++) d[b][v] = STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
+      for (int i = 0; i < nl; i++) {
+        STRIP_VEC xi = STRIP_SET1(x[i * t->x_lane]);
+        for (int b = 0; b < nb; b++)
+          for (int v = 0; v < STRIP_V; v++) acc[b][i][v] = STRIP_FMA(d[b][v], xi, acc[b][i][v]);
+      }
+    }
+  }
+  for (int b = 0; b < nb; b++)
+    for (int i = 0; i < nl; i++)
+      for (int v = 0; v < STRIP_V; v++)
+        STRIP_STORE(t->sum + (b * TILE_LANES + i) * 16 + v * STRIP_VL, acc[b][i][v]);
+}
+
+#define TILE_CASE(L)                                                                               \
+  case L:                                                                                          \
+    if (nb == 2)                                                                                   \
+      TILE_BODY(2, L, t);                                                                          \
+    else                                                                                           \
+      TILE_BODY(1, L, t);                                                                          \
+    break;
+
+static STRIP_ATTR_OUTER void TILE_NAME(int nb, int nl, const Tile *t) {
+  switch (nl) { TILE_CASES(TILE_CASE) }
+}
+
+#undef TILE_CASE
+#undef STRIP_V
