@@ -203,22 +203,31 @@ static size_t packed_filter_floats(const SwkConv *p) {
 
 /* Output block ob's filters for q, [ib][kh][kw][16 in][16 out], from p's filters w: q is p
  * (forward), or p's input gradient as a convolution (transposed: q's outputs are p's inputs,
- * and the taps are flipped). */
+ * and the taps are flipped). The source is read in its order (each filter's ci x taps floats
+ * are contiguous) and the block, a few hundred KB at most, written scattered within L2. */
 static void pack_block(const SwkConv *p, const float *w, bool transposed, int ob, float *packed) {
   int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
   int bi = host_blocks(ins), taps = p->kh * p->kw;
-  float *dst = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256;
-  for (int ib = 0; ib < bi; ib++)
-    for (int t = 0; t < taps; t++, dst += 256)
-      for (int l = 0; l < 16; l++)
-        for (int o = 0; o < 16; o++) {
-          int out = ob * 16 + o, in = ib * 16 + l;
-          int co = transposed ? in : out, ci = transposed ? out : in;
-          int tap = transposed ? taps - 1 - t : t;
-          dst[l * 16 + o] = out < outs && in < ins
-                                ? w[((size_t)co * (size_t)p->ci + (size_t)ci) * taps + tap]
-                                : 0;
-        }
+  size_t block = (size_t)bi * (size_t)taps * 256;
+  float *dst = packed + (size_t)ob * block;
+  memset(dst, 0, sizeof(float) * block);
+  if (!transposed) {
+    for (int o = 0; o < 16 && ob * 16 + o < outs; o++) {
+      const float *src = w + (size_t)(ob * 16 + o) * (size_t)p->ci * (size_t)taps;
+      for (int ci = 0; ci < p->ci; ci++)
+        for (int t = 0; t < taps; t++)
+          dst[((size_t)(ci / 16) * (size_t)taps + (size_t)t) * 256 + (size_t)(ci % 16) * 16 +
+              (size_t)o] = *src++;
+    }
+    return;
+  }
+  for (int co = 0; co < p->co; co++) /* q's input channel co, output channels ob's */
+    for (int o = 0; o < 16 && ob * 16 + o < outs; o++) {
+      const float *src = w + ((size_t)co * (size_t)p->ci + (size_t)(ob * 16 + o)) * (size_t)taps;
+      for (int t = 0; t < taps; t++)
+        dst[((size_t)(co / 16) * (size_t)taps + (size_t)(taps - 1 - t)) * 256 +
+            (size_t)(co % 16) * 16 + (size_t)o] = src[t];
+    }
 }
 
 static void pack_filters(const SwkConv *p, const float *w, bool transposed, float *packed) {
@@ -281,60 +290,98 @@ static size_t packed_bias_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * HOST_BLOCK;
 }
 
-/* Output row oh of one image (x: its view) and output blocks [ob, ob + nb), in strips of the
- * widest register block. */
-static void compute_row(const SwkConv *p, const float *x, View v, const float *packed,
-                        const float *bias, bool accumulate, float *y, int ob, int nb, int oh) {
-  int bi = host_blocks(p->ci), taps = p->kh * p->kw;
+/* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
+ * [ob, ob + nb). */
+static void compute_strip(const SwkConv *p, const float *x, View v, const float *packed,
+                          const float *bias, bool accumulate, float *y, int ob, int nb, int oh,
+                          int ow, int np) {
+  int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
+             .x_offset = (ptrdiff_t)ih * v.row + (ptrdiff_t)ow * p->sw * v.col,
+             .x_block = v.block,
+             .x_row = v.row,
+             .x_col = v.col,
+             .x_pixel = (ptrdiff_t)p->sw * v.col,
+             .x_lane = v.lane,
              .blocks_in = bi,
              .lanes_last = p->ci - (bi - 1) * 16,
              .kh = p->kh,
              .kw = p->kw,
+             .kh0 = ih < 0 ? -ih : 0,
+             .kh1 = p->h - ih < p->kh ? p->h - ih : p->kh,
+             .w = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256,
+             .w_block = (ptrdiff_t)bi * taps * 256,
+             .bias = bias ? bias + ob * 16 : NULL,
+             .y = y + ((ptrdiff_t)ob * p->ho + oh) * p->wo * 16 + (ptrdiff_t)ow * 16,
+             .y_block = (ptrdiff_t)p->ho * p->wo * 16,
              .accumulate = accumulate};
-  s.x_col = v.col, s.x_lane = v.lane, s.x_row = v.row, s.x_block = v.block;
-  s.x_pixel = (ptrdiff_t)p->sw * v.col;
-  int ih = oh * p->sh - p->ph;
-  s.kh0 = ih < 0 ? -ih : 0;
-  s.kh1 = p->h - ih < p->kh ? p->h - ih : p->kh;
-  s.w = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256;
-  s.w_block = (ptrdiff_t)bi * taps * 256;
-  s.bias = bias ? bias + ob * 16 : NULL;
-  s.y_block = (ptrdiff_t)p->ho * p->wo * 16;
-  int most = current()->pixels;
-  for (int ow = 0; ow < p->wo; ow += most) {
-    int np = p->wo - ow < most ? p->wo - ow : most;
-    Strip at = s;
-    at.x_offset = (ptrdiff_t)ih * s.x_row + (ptrdiff_t)ow * s.x_pixel;
-    at.y = y + ((ptrdiff_t)ob * p->ho + oh) * p->wo * 16 + (ptrdiff_t)ow * 16;
-    current()->strip(nb, np, &at);
-  }
+  current()->strip(nb, np, &s);
 }
 
-/* y (+)= conv(x) + bias with q's filters packed; `padded` holds a padded image per thread. */
+/* Whether the filters outweigh the batch's images: then each group of output blocks runs over
+ * all images while its filters stay in L2 (ResNet's last stage: 9 MB of filters, 100 KB an
+ * image), the images padded once up front; else each image's rows run over all groups while
+ * the row stays in L1, a thread padding the image it works on. */
+static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
+  return packed_filter_floats(q) > (size_t)batch * image_floats(q, x_planar);
+}
+
+/* Floats of padded images beside the per-thread ones: all of the batch's when filters_outer,
+ * which bounds them by the filters. */
+static size_t padded_batch_floats(const SwkConv *q) {
+  return q->pw ? packed_filter_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1 : 0;
+}
+
+/* y (+)= conv(x) + bias with q's filters packed; `padded` holds padded images. Threads split
+ * strips of pixels (with their group of output blocks if by group), so that even one image
+ * keeps every thread busy. */
 static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, const float *packed,
                    const float *bias, float *y, bool accumulate, float *padded) {
   int bo = host_blocks(q->co), most = current()->blocks, groups = ceil_div(bo, most);
+  int pixels = current()->pixels, strips = ceil_div(q->wo, pixels);
   size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
+  size_t padded_image = padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
-  long rows = (long)batch * groups * q->ho;
+  bool by_group = filters_outer(q, batch, x_planar);
+  long items = (long)batch * q->ho * strips * (by_group ? groups : 1);
 #pragma omp parallel num_threads(swk_threads())
   {
-    float *mine = padded + padded_image_floats(q, x_planar) * (size_t)omp_get_thread_num();
+    float *mine = padded + padded_image * (size_t)omp_get_thread_num();
     int have = -1; /* the image `mine` holds */
+    if (by_group && q->pw) {
 #pragma omp for schedule(static)
-    for (long i = 0; i < rows; i++) {
-      int oh = (int)(i % q->ho), group = (int)(i / q->ho % groups);
-      int image = (int)(i / q->ho / groups), ob = group * most;
-      const float *xi = image_view(q, x, x_planar, image, mine, &have);
-      compute_row(q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
-                  bo - ob < most ? bo - ob : most, oh);
+      for (int n = 0; n < batch; n++)
+        pad_image(q, x, x_planar, n, padded + padded_image * (size_t)n);
+    }
+#pragma omp for schedule(static)
+    for (long i = 0; i < items; i++) {
+      int strip = (int)(i % strips), oh = (int)(i / strips % q->ho);
+      int image = (int)(i / strips / q->ho % batch), group = (int)(i / strips / q->ho / batch);
+      const float *xi = by_group && q->pw ? padded + padded_image * (size_t)image
+                                          : image_view(q, x, x_planar, image, mine, &have);
+      int ow = strip * pixels, np = q->wo - ow < pixels ? q->wo - ow : pixels;
+      for (int g = by_group ? group : 0; g < (by_group ? group + 1 : groups); g++) {
+        int ob = g * most;
+        compute_strip(q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
+                      bo - ob < most ? bo - ob : most, oh, ow, np);
+      }
     }
   }
 }
 
-void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
+/* A 1x1 convolution with stride 1 and no padding sees its images as one row of h x w pixels:
+ * strips of the widest register block, however narrow the rows (ResNet's 7 x 7). */
+static SwkConv one_row(const SwkConv *p) {
+  SwkConv q = *p;
+  if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && !p->ph && !p->pw)
+    q.w = q.wo = p->h * p->w, q.h = q.ho = 1;
+  return q;
+}
+
+void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, bool x_planar,
                               const float *w, const float *bias, float *y, float *ws) {
+  SwkConv flat = one_row(shape);
+  const SwkConv *p = &flat;
   float *packed = ws, *padded_bias = ws + packed_filter_floats(p);
   pack_filters(p, w, false, packed);
   for (int o = 0; o < host_blocks(p->co) * 16; o++)
@@ -476,9 +523,12 @@ static void bias_gradient(const SwkConv *p, int batch, const float *dy, float *d
   }
 }
 
-void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, bool x_planar,
-                                      const float *dy, float *dw, float *db, float grad_scale,
-                                      float bias_grad_scale, float grad_keep, float *ws) {
+void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const float *x,
+                                      bool x_planar, const float *dy, float *dw, float *db,
+                                      float grad_scale, float bias_grad_scale, float grad_keep,
+                                      float *ws) {
+  SwkConv flat = one_row(shape);
+  const SwkConv *p = &flat;
   Tiling tl = tiling(p);
   float *sums = ws, *padded = ws + tile_sum_floats(p);
   memset(sums, 0, sizeof(float) * tile_sum_floats(p));
@@ -506,12 +556,16 @@ void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *
 
 /* ------------------------------------------------------------------ workspace */
 
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
 size_t host_conv_direct_workspace(const SwkConv *p) {
   SwkConv q = transposed_shape(p);
   size_t threads = (size_t)swk_threads();
-  size_t forward =
-      packed_filter_floats(p) + packed_bias_floats(p) + threads * padded_image_floats(p, false);
-  size_t input_gradient = packed_filter_floats(p) + threads * padded_image_floats(&q, false);
+  size_t forward = packed_filter_floats(p) + packed_bias_floats(p) +
+                   max_size(threads * padded_image_floats(p, false), padded_batch_floats(p));
+  size_t input_gradient =
+      packed_filter_floats(p) +
+      max_size(threads * padded_image_floats(&q, false), padded_batch_floats(&q));
   size_t weight_gradient = tile_sum_floats(p) + threads * padded_image_floats(p, false);
   size_t most = forward > input_gradient ? forward : input_gradient;
   return most > weight_gradient ? most : weight_gradient;
