@@ -54,7 +54,13 @@ _Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) 
                    SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC),
                "DataSource follows SwnDataSource");
 _Static_assert(CONV_FORWARD == 0 && CONV_WGRAD == 1 && CONV_DGRAD == 2,
-               "SWN_CONV_IMPLICIT(c) numbers computations so");
+               "SWN_CONV_PLAN(word, c) numbers computations so");
+_Static_assert(SAME(LAYOUT_BNRC, SWN_LAYOUT_BNRC) && SAME(LAYOUT_RCNB, SWN_LAYOUT_RCNB) &&
+                   SAME(LAYOUT_BNRC16, SWN_LAYOUT_BNRC16),
+               "Layout follows SWN_LAYOUT_*");
+_Static_assert(SAME(PLAN_EXPLICIT, SWN_PLAN_EXPLICIT) && SAME(PLAN_IMPLICIT, SWN_PLAN_IMPLICIT) &&
+                   SAME(PLAN_DIRECT, SWN_PLAN_DIRECT) && SAME(PLAN_COUNT, SWN_PLANS),
+               "ConvPlan follows SWN_PLAN_*");
 _Static_assert(SAME(DATA_MEAN_MAX, SWN_MAX_MEAN), "data.mean's bound is the runtime's");
 _Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS,
                "a setting's list fits the runtime's arrays");

@@ -4,6 +4,7 @@
 #include "lower.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct Ctx {
@@ -84,9 +85,9 @@ static Ptr saved(const Ctx *c, const Op *op) {
   return buffer_ptr(c, op->nsaved ? op->buf[c->step].saved[0] : -1);
 }
 
-/* Whether the op works in (R,C,N,B) (kernels that take either layout have a variant for it). */
-static bool in_rcnb(const Module *m, const Op *op) {
-  return m->graph.values.data[op->output].layout == LAYOUT_RCNB;
+/* The layout a transform op converts from: its input's. */
+static Layout transform_source(const Module *m, const Op *op) {
+  return m->graph.values.data[op->inputs.data[0]].layout;
 }
 
 static const Param *role_param(const Op *op, ParamRole role) {
@@ -248,9 +249,14 @@ static Datum pool_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
   return s;
 }
 
-static Datum act_struct(Ctx *c, Shape y, double slope) {
+/* Floats per image of value v in its layout: element-wise kernels run over them all. */
+static int64_t value_floats(const Graph *g, int v) {
+  return layout_floats_per_image(g->values.data[v].shape, g->values.data[v].layout);
+}
+
+static Datum act_struct(Ctx *c, int y, double slope) {
   Datum s = d_struct(c->a, ABI_SwkAct);
-  s.items[SwkAct_n] = d_int(shape_per_image(y)), s.items[SwkAct_slope] = d_float(slope);
+  s.items[SwkAct_n] = d_int(value_floats(&c->m->graph, y)), s.items[SwkAct_slope] = d_float(slope);
   return s;
 }
 
@@ -269,7 +275,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkFc_in] = d_int(shape_per_image(x)), s.items[SwkFc_out] = d_int(a->outputs);
     s.items[SwkFc_bias] = d_int(a->bias);
     return s;
-  case FAMILY_ACTIVATION: *type = ABI_SwkAct; return act_struct(c, y, a->slope);
+  case FAMILY_ACTIVATION: *type = ABI_SwkAct; return act_struct(c, op->output, a->slope);
   case FAMILY_BATCHNORM:
     s = d_struct(c->a, *type = ABI_SwkBatchNorm);
     s.items[SwkBatchNorm_c] = d_int(x.dim[1]),
@@ -310,8 +316,7 @@ static void lower_structs(Ctx *c) {
     const Epilogue *e = op->epilogue.on ? &op->epilogue : backward_epilogue(op);
     if (e) { /* an op has at most one: a pool that carries one has none of its own */
       c->epilogues[i] = arena_printf(c->a, "L%d_epilogue", i);
-      add_global(c, c->epilogues[i], ABI_SwkAct, 0,
-                 act_struct(c, g->values.data[op->output].shape, e->slope),
+      add_global(c, c->epilogues[i], ABI_SwkAct, 0, act_struct(c, op->output, e->slope),
                  arena_printf(c->a, "%s's %s", op->name, op_info[e->kind].name));
     }
     AbiStructId type;
@@ -332,10 +337,10 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
   if (op->kind == OP_CONCAT) {
     CallArg sizes = {.kind = ARG_SIZES};
     for (int j = 0; j < op->inputs.len; j++)
-      vec_push(c->a, sizes.sizes, shape_per_image(g->values.data[op->inputs.data[j]].shape));
+      vec_push(c->a, sizes.sizes, value_floats(g, op->inputs.data[j]));
     arg(c, k, sizes);
   } else {
-    arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_per_image(g->values.data[op->output].shape)});
+    arg(c, k, (CallArg){.kind = ARG_INT64, .i = value_floats(g, op->output)});
   }
 }
 
@@ -346,29 +351,38 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
 static Call *conv_call(Ctx *c, CallList *list, const char *fn, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   const ConvChoice *ch = &op->conv;
-  int word = in_rcnb(c->m, op) ? SWN_CONV_RCNB : 0;
-  for (int k = 0; k < CONV_COMPUTATIONS; k++)
-    if (ch->plan[k] == PLAN_IMPLICIT) word |= SWN_CONV_IMPLICIT(k);
-  if (ch->costed && !ch->illegal[PLAN_IMPLICIT]) word |= SWN_CONV_IMPLICIT_LEGAL;
+  Layout layout = c->m->graph.values.data[op->output].layout;
+  int word = SWN_CONV_WORD_LAYOUT((int)layout);
+  for (int k = 0; k < CONV_COMPUTATIONS; k++) {
+    int legal = 0; /* the plans that can run it, with a conversion the runtime has */
+    for (int p = 0; p < PLAN_COUNT && ch->costed; p++)
+      legal |= ((ch->able[k] >> p & 1) && (conv_plan_layout((ConvPlan)p) == layout ||
+                                           (transform_word(layout, conv_plan_layout((ConvPlan)p)) &&
+                                            transform_word(conv_plan_layout((ConvPlan)p), layout))))
+               << p;
+    word |= SWN_CONV_WORD_PLAN(k, (int)ch->plan[k]) | SWN_CONV_WORD_LEGAL(k, legal);
+  }
   Call *k = kernel(c, list, fn, i);
   arg_kind(c, k, ARG_STEP), arg_int(c, k, i), arg_int(c, k, word);
   return k;
 }
 
-/* swk_to_rcnb or swk_to_bnrc (c, h, w, batch, from, to, add) of the op's tensor shape. */
-static Call *transform_call(Ctx *c, CallList *list, const Op *op, Layout to) {
+/* swk_to_rcnb, swk_to_bnrc, swk_to_bnrc16 or swk_bnrc16_to_bnrc (c, h, w, batch, from, to,
+ * add) of the op's tensor shape. */
+static Call *transform_call(Ctx *c, CallList *list, const Op *op, Layout from, Layout to) {
   Shape s = c->m->graph.values.data[op->output].shape;
-  Call *k = begin(c, list, to == LAYOUT_RCNB ? "swk_to_rcnb" : "swk_to_bnrc",
+  Call *k = begin(c, list, arena_printf(c->a, "swk_%s", transform_word(from, to)),
                   (int)(op - c->m->graph.ops.data));
   arg_int(c, k, s.dim[1]), arg_int(c, k, s.dim[2]), arg_int(c, k, s.dim[3]),
       arg_kind(c, k, ARG_BATCH);
   return k;
 }
 
-/* swk_<name>_<direction>, or swk_<name>_rcnb_<direction> for the (R,C,N,B) variant. */
+/* swk_<name>_<direction>, or swk_<name>_<layout>_<direction> for another layout's variant. */
 static const char *kernel_name(Ctx *c, const Op *op, const char *direction) {
-  return arena_printf(c->a, "swk_%s%s_%s", op_info[op->kind].name, in_rcnb(c->m, op) ? "_rcnb" : "",
-                      direction);
+  Layout l = c->m->graph.values.data[op->output].layout;
+  return arena_printf(c->a, "swk_%s%s%s_%s", op_info[op->kind].name, l == LAYOUT_BNRC ? "" : "_",
+                      l == LAYOUT_BNRC ? "" : layout_name(l), direction);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -389,7 +403,7 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_TRANSFORM:
-    k = transform_call(c, f, op, op->attr.to);
+    k = transform_call(c, f, op, transform_source(c->m, op), (Layout)op->attr.to);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_bool(c, k, false);
     return;
   case FAMILY_POOL:
@@ -524,7 +538,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg_kind(c, k, ARG_WORKSPACE);
     return;
   case FAMILY_TRANSFORM: /* the gradient goes back the other way */
-    k = transform_call(c, f, op, op->attr.to == LAYOUT_RCNB ? LAYOUT_BNRC : LAYOUT_RCNB);
+    k = transform_call(c, f, op, (Layout)op->attr.to, transform_source(c->m, op));
     arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_POOL:

@@ -89,7 +89,8 @@ static void usage(FILE *f) {
       "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
       "                       estimates chip time)\n"
       "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
-      "                       explicit (im2col + GEMM) or implicit (implicit GEMM) for all\n"
+      "                       explicit (im2col + GEMM), implicit (implicit GEMM) or direct\n"
+      "                       (channel-blocked; explicit where it cannot) for all\n"
       "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
       "  --explain            print each convolution's candidate plans, costs and choice\n"
       "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
@@ -253,8 +254,10 @@ static int parse_options(int argc, char **argv, Options *o) {
         o->compile.conv = CONV_FORCE_EXPLICIT;
       else if (!strcmp(optarg, "implicit"))
         o->compile.conv = CONV_FORCE_IMPLICIT;
+      else if (!strcmp(optarg, "direct"))
+        o->compile.conv = CONV_FORCE_DIRECT;
       else
-        return usage_error("--conv takes auto, explicit or implicit, not '%s'", optarg);
+        return usage_error("--conv takes auto, explicit, implicit or direct, not '%s'", optarg);
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;

@@ -7,6 +7,7 @@
 #include "tune.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +21,8 @@
 #define TIMED_KERNELS(K)                                                                          \
   K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward)                                  \
   K(swk_conv_implicit_workspace) K(swk_conv_implicit_forward) K(swk_conv_implicit_backward)       \
-  K(swk_to_rcnb) K(swk_to_bnrc)
+  K(swk_conv_direct_workspace) K(swk_conv_direct_forward) K(swk_conv_direct_backward)             \
+  K(swk_to_rcnb) K(swk_to_bnrc) K(swk_to_bnrc16) K(swk_bnrc16_to_bnrc)
 /* clang-format on */
 
 #define KERNEL_TYPE(ret, name, params) typedef SWN_C_RETURN_##ret(*name##_fn) params;
@@ -75,7 +77,7 @@ typedef struct Job {
   const char *kind, *key, *what, *plan;
   ConvShape conv; /* conv */
   Shape tensor;   /* transform */
-  Layout to;
+  Layout from, to;
 } Job;
 
 typedef VEC(Job) JobList;
@@ -98,12 +100,15 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     for (int p = 0; p < PLAN_COUNT; p++) {
       if (m->options.target->conv_illegal(&s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
+        /* a computation the plan cannot do (direct's dgrad with stride 2) is priced infinite */
+        if (isinf(m->options.target->conv_cost(&s, (ConvPlan)p, (ConvComputation)c))) continue;
         Job j = {"conv",
                  arena_strdup(a, key),
                  conv_computation_name((ConvComputation)c),
                  conv_plan_name((ConvPlan)p),
                  s,
                  {0},
+                 LAYOUT_BNRC,
                  LAYOUT_BNRC};
         vec_push(a, *jobs, j);
       }
@@ -115,11 +120,13 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     if (s.rank != 4) continue;
     transform_key(m->train.batch, s, key);
     if (listed(jobs, key)) continue;
-    for (int to = 0; to < 2; to++) {
-      Job j = {"transform", arena_strdup(a, key), to ? "to_rcnb" : "to_bnrc", "-", {0}, s,
-               (Layout)to};
-      vec_push(a, *jobs, j);
-    }
+    for (int from = 0; from < LAYOUT_COUNT; from++)
+      for (int to = 0; to < LAYOUT_COUNT; to++) {
+        const char *word = transform_word((Layout)from, (Layout)to);
+        if (!word || isinf(module_transform_cost(m, s, (Layout)from, (Layout)to))) continue;
+        Job j = {"transform", arena_strdup(a, key), word, "-", {0}, s, (Layout)from, (Layout)to};
+        vec_push(a, *jobs, j);
+      }
   }
 }
 
@@ -137,10 +144,12 @@ static float *filled(size_t n) {
 
 static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch,
                      const Buffers *b) {
-  bool implicit = !strcmp(j->plan, "implicit");
+  bool implicit = !strcmp(j->plan, "implicit"), direct = !strcmp(j->plan, "direct");
   if (!strcmp(j->what, "forward")) {
     if (implicit)
       k->swk_conv_implicit_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    else if (direct)
+      k->swk_conv_direct_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     else
       k->swk_conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
@@ -149,6 +158,8 @@ static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch
   float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
   if (implicit)
     k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
+  else if (direct)
+    k->swk_conv_direct_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
   else
     k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
 }
@@ -159,8 +170,11 @@ static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkC
     return;
   }
   const Shape *s = &j->tensor;
-  (j->to == LAYOUT_RCNB ? k->swk_to_rcnb : k->swk_to_bnrc)(
-      (int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x, b->y, false);
+  swk_to_rcnb_fn convert = j->to == LAYOUT_RCNB     ? k->swk_to_rcnb
+                           : j->to == LAYOUT_BNRC16 ? k->swk_to_bnrc16
+                           : j->from == LAYOUT_RCNB ? k->swk_to_bnrc
+                                                    : k->swk_bnrc16_to_bnrc;
+  convert((int)s->dim[1], (int)s->dim[2], (int)s->dim[3], batch, b->x, b->y, false);
 }
 
 /* In the training step a kernel finds its operands out of cache (the layers between evict
@@ -183,14 +197,21 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
                (int)c->kh,     (int)c->kw, (int)c->sh, (int)c->sw, (int)c->ph, (int)c->pw,
                (int)c->groups, true,       false,      false};
   bool conv = !strcmp(j->kind, "conv");
-  size_t elems = conv ? 0 : (size_t)batch * (size_t)shape_per_image(j->tensor);
-  size_t nx = conv ? (size_t)batch * c->ci * c->h * c->w : elems,
-         ny = conv ? (size_t)batch * c->co * c->ho * c->wo : elems;
+  /* every layout's floats: the blocked one rounds channels up to 16 */
+  size_t elems =
+      conv ? 0 : (size_t)batch * (size_t)layout_floats_per_image(j->tensor, LAYOUT_BNRC16);
+  size_t ci = (size_t)(c->ci + 15) / 16 * 16, co = (size_t)(c->co + 15) / 16 * 16;
+  size_t nx = conv ? (size_t)batch * ci * c->h * c->w : elems,
+         ny = conv ? (size_t)batch * co * c->ho * c->wo : elems;
   size_t nw = conv ? (size_t)(c->co * (c->ci / c->groups) * c->kh * c->kw) : 0;
-  size_t ws = conv ? k->swk_conv_workspace(&p) : 0,
-         iws = conv ? k->swk_conv_implicit_workspace(&p, batch) : 0;
+  size_t ws = 0;
+  if (conv) {
+    size_t sizes[] = {k->swk_conv_workspace(&p), k->swk_conv_implicit_workspace(&p, batch),
+                      k->swk_conv_direct_workspace(&p, batch)};
+    for (int i = 0; i < 3; i++) ws = sizes[i] > ws ? sizes[i] : ws;
+  }
   Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny),
-               filled(nx), filled(nw), filled((size_t)c->co), filled(ws > iws ? ws : iws)};
+               filled(nx), filled(nw), filled((size_t)c->co), filled(ws)};
   double result = -1;
   if (b.x && b.w && b.b && b.y && b.dx && b.dw && b.db && b.ws) {
     double *t = xmalloc(sizeof(double) * (size_t)repeat, "timings");

@@ -19,21 +19,19 @@ static const char *plans_text(const ConvPlan plan[3]) {
   return buf;
 }
 
+/* Why the layout pass chose `chosen`: the cheapest layout for the layer alone, or the one
+ * that saves transforms with its neighbours (naming the layout that would be cheaper alone). */
 static const char *reason(const Module *m, const Op *op, Layout chosen) {
   const ConvChoice *ch = &op->conv;
-  Layout rejected = chosen == LAYOUT_BNRC ? LAYOUT_RCNB : LAYOUT_BNRC;
   static char buf[160];
   if (m->options.conv != CONV_AUTO) return "forced by --conv";
-  if (isinf(ch->in_layout[rejected])) {
-    const char *why = ch->illegal[rejected == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
-    snprintf(buf, sizeof buf, "the %s plan is illegal: %s",
-             rejected == LAYOUT_RCNB ? "implicit" : "explicit", why ? why : "excluded");
-    return buf;
-  }
-  if (ch->in_layout[chosen] <= ch->in_layout[rejected]) return "the cheaper layout for this layer";
+  Layout cheapest = chosen;
+  for (int l = 0; l < LAYOUT_COUNT; l++)
+    if (ch->in_layout[l] < ch->in_layout[cheapest]) cheapest = (Layout)l;
+  if (cheapest == chosen) return "the cheapest layout for this layer";
   snprintf(buf, sizeof buf,
            "%s alone would save %.3f ms here, but costs more in transforms with its neighbours",
-           layout_name(rejected), 1e3 * (ch->in_layout[chosen] - ch->in_layout[rejected]));
+           layout_name(cheapest), 1e3 * (ch->in_layout[chosen] - ch->in_layout[cheapest]));
   return buf;
 }
 
@@ -47,7 +45,9 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
   for (int p = 0; p < PLAN_COUNT; p++)
     if (ch->illegal[p])
       fprintf(f, "  %s plan illegal: %s\n", conv_plan_name((ConvPlan)p), ch->illegal[p]);
-  fprintf(f, "  %-8s %16s %16s\n", "", "explicit", "implicit");
+  fprintf(f, "  %-8s", "");
+  for (int p = 0; p < PLAN_COUNT; p++) fprintf(f, " %16s", conv_plan_name((ConvPlan)p));
+  fputc('\n', f);
   for (int c = 0; c < CONV_COMPUTATIONS; c++) {
     fprintf(f, "  %-8s ", conv_computation_name((ConvComputation)c));
     for (int p = 0; p < PLAN_COUNT; p++) {
@@ -62,7 +62,7 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
     fputc(' ', f);
   }
   fputs(" (wgrad and dgrad in one call)\n", f);
-  for (int l = 0; l < 2; l++) {
+  for (int l = 0; l < LAYOUT_COUNT; l++) {
     fprintf(f, "  in %s: ", layout_name((Layout)l));
     if (isinf(ch->in_layout[l]))
       fputs("-\n", f);
@@ -100,8 +100,8 @@ void ir_print_explain(FILE *f, const Module *m) {
     const Op *op = &g->ops.data[i];
     if (op->kind != OP_TRANSFORM) continue;
     Shape s = g->values.data[op->output].shape;
-    fprintf(f, "  %s (%s to %s): %.3f ms forward\n", op->name, shape_str(s),
-            layout_name((Layout)op->attr.to),
-            1e3 * module_transform_cost(m, s, (Layout)op->attr.to));
+    Layout from = g->values.data[op->inputs.data[0]].layout, to = (Layout)op->attr.to;
+    fprintf(f, "  %s (%s, %s to %s): %.3f ms forward\n", op->name, shape_str(s), layout_name(from),
+            layout_name(to), 1e3 * module_transform_cost(m, s, from, to));
   }
 }

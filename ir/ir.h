@@ -174,9 +174,11 @@ typedef struct Setting {
 
 typedef enum { DT_F32, DT_I32 } DType;
 /* Memory order of a 4-D activation: (B,N,R,C) is batch, channels, rows, columns;
- * (R,C,N,B) is the implicit-GEMM convolution layout. */
-typedef enum { LAYOUT_BNRC, LAYOUT_RCNB } Layout;
-enum { LAYOUT_COUNT = LAYOUT_RCNB + 1 };
+ * (R,C,N,B) is the implicit-GEMM convolution layout; (B,N/16,R,C,16), "bnrc16", is channel
+ * blocked: channel n of a pixel in lane n % 16 of block n / 16, the last block's lanes past N
+ * unused (the direct convolution's layout). */
+typedef enum { LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16 } Layout;
+enum { LAYOUT_COUNT = LAYOUT_BNRC16 + 1, LAYOUT_BLOCK = 16 };
 
 /* Logical dims, whatever the layout: rank 4 = (B, C, H, W), rank 2 = (B, C),
  * rank 1 = (B), rank 0 = scalar. */
@@ -186,6 +188,8 @@ typedef struct Shape {
 } Shape;
 
 int64_t shape_elems(Shape s);
+/* Floats per image of a tensor of this shape in layout l (bnrc16 rounds channels up). */
+int64_t layout_floats_per_image(Shape s, Layout l);
 int64_t shape_per_image(Shape s); /* elements per batch item (all but dim 0) */
 const char *shape_str(Shape s);   /* in one of 8 rotating static buffers */
 
@@ -211,8 +215,9 @@ typedef struct Param {
 
 /* ---------------------------------------------------------------- convolution plans */
 
-/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B). */
-typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_COUNT } ConvPlan;
+/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B), direct on
+ * (B,N/16,R,C,16). */
+typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_DIRECT, PLAN_COUNT } ConvPlan;
 /* The three computations of a convolution, each with its own plan; CONV_BACKWARD names the
  * weight and input gradients computed by one call of one plan (cheaper than apart: they share
  * work), for costs only. */
@@ -237,6 +242,8 @@ typedef struct ConvChoice {
   double joint[PLAN_COUNT];                   /* CONV_BACKWARD: both gradients in one call */
   bool joint_tuned[PLAN_COUNT];
   const char *illegal[PLAN_COUNT];  /* the target's reason a plan cannot run, or NULL */
+  unsigned able[CONV_COMPUTATIONS]; /* per computation, 1 << plan for each plan that can run it
+                                       (whatever --conv says: --autotune may time them) */
   ConvPlan plan[CONV_COMPUTATIONS]; /* the choice */
   double in_layout[LAYOUT_COUNT];   /* the least cost of all three with the tensors in each Layout,
                              operand transforms of the backward computations included */
@@ -322,7 +329,7 @@ typedef struct OpInfo {
   int bwd_reads; /* BWD_IN | BWD_OUT */
   OpRole role;
   OpFamily family;
-  bool rcnb; /* the kernel interface also takes it in (R,C,N,B) */
+  unsigned layouts; /* ALSO_*: the layouts besides (B,N,R,C) the kernel interface takes it in */
   SaveRule saved;
   StateRule state;
 } OpInfo;
@@ -471,7 +478,7 @@ extern const FieldSpec data_fields[];
 
 /* ---------------------------------------------------------------- compile options */
 
-typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT, CONV_FORCE_IMPLICIT } ConvForce;
+typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT, CONV_FORCE_IMPLICIT, CONV_FORCE_DIRECT } ConvForce;
 
 /* What the driver tells the passes (docs/ir.md lists the flags). */
 typedef struct CompileOptions {
@@ -547,6 +554,9 @@ Param *op_add_param(Module *m, Op *op, ParamRole role, Shape shape);
 int64_t op_param_count(const Op *op);
 const char *param_role_name(ParamRole r);
 const char *layout_name(Layout l);
+/* The transform from one layout to another, as the kernels (swk_<word>) and tuning files name
+ * it: "to_rcnb", "to_bnrc" (from rcnb), "to_bnrc16", "bnrc16_to_bnrc"; NULL if there is none. */
+const char *transform_word(Layout from, Layout to);
 const char *dtype_name(DType d);
 
 /* Reports an error at `op`, followed by notes for each enclosing block instance. */

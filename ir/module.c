@@ -5,8 +5,9 @@
 #include "op_impl.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state)   \
-  {name, min_in, max_in, fields, infer, flops, bwd, role, family, rcnb, saved, state},
+#define X(id, name, min_in, max_in, fields, infer, flops, bwd, role, family, layouts, saved,       \
+          state)                                                                                   \
+  {name, min_in, max_in, fields, infer, flops, bwd, role, family, layouts, saved, state},
     SWNC_OPS(X)
 #undef X
 };
@@ -43,12 +44,18 @@ Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
   return &m->graph.ops.data[m->graph.ops.len - 1];
 }
 
-const char *conv_plan_name(ConvPlan p) { return p == PLAN_IMPLICIT ? "implicit" : "explicit"; }
+const char *conv_plan_name(ConvPlan p) {
+  static const char *const names[] = {"explicit", "implicit", "direct"};
+  return names[p];
+}
 const char *conv_computation_name(ConvComputation c) {
   static const char *const names[] = {"forward", "wgrad", "dgrad", "backward"};
   return names[c];
 }
-Layout conv_plan_layout(ConvPlan p) { return p == PLAN_IMPLICIT ? LAYOUT_RCNB : LAYOUT_BNRC; }
+Layout conv_plan_layout(ConvPlan p) {
+  static const Layout layouts[] = {LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16};
+  return layouts[p];
+}
 
 const char *param_role_name(ParamRole r) {
   static const char *const names[] = {"weight", "bias", "scale", "shift"};
@@ -69,7 +76,10 @@ int64_t op_param_count(const Op *op) {
   return n;
 }
 
-const char *layout_name(Layout l) { return l == LAYOUT_BNRC ? "bnrc" : "rcnb"; }
+const char *layout_name(Layout l) {
+  static const char *const names[] = {"bnrc", "rcnb", "bnrc16"};
+  return names[l];
+}
 const char *dtype_name(DType d) { return d == DT_F32 ? "f32" : "i32"; }
 
 int64_t shape_elems(Shape s) {
@@ -84,6 +94,21 @@ int64_t shape_per_image(Shape s) {
   for (int i = 1; i < s.rank; i++)
     if (__builtin_mul_overflow(n, s.dim[i], &n)) return INT64_MAX;
   return n;
+}
+
+const char *transform_word(Layout from, Layout to) {
+  if (from == LAYOUT_BNRC && to == LAYOUT_RCNB) return "to_rcnb";
+  if (from == LAYOUT_RCNB && to == LAYOUT_BNRC) return "to_bnrc";
+  if (from == LAYOUT_BNRC && to == LAYOUT_BNRC16) return "to_bnrc16";
+  if (from == LAYOUT_BNRC16 && to == LAYOUT_BNRC) return "bnrc16_to_bnrc";
+  return NULL;
+}
+
+int64_t layout_floats_per_image(Shape s, Layout l) {
+  if (l != LAYOUT_BNRC16 || s.rank != 4) return shape_per_image(s);
+  Shape padded = s;
+  padded.dim[1] = (s.dim[1] + LAYOUT_BLOCK - 1) / LAYOUT_BLOCK * LAYOUT_BLOCK;
+  return shape_per_image(padded);
 }
 
 const char *shape_str(Shape s) {

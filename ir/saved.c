@@ -12,7 +12,8 @@ int op_saved(const Graph *g, const Op *op, SavedSpec out[2]) {
   case SAVE_NONE: return 0;
   case SAVE_ARGMAX:
     if (op->attr.pool != POOL_MAX) return 0; /* average pooling needs nothing */
-    out[0] = (SavedSpec){"argmax", shape_per_image(y), true, DT_I32};
+    out[0] = (SavedSpec){"argmax", layout_floats_per_image(y, g->values.data[op->output].layout),
+                         true, DT_I32};
     return 1;
   case SAVE_CHANNEL_STATS:
     out[0] = (SavedSpec){"mean_invstd", 2 * in.dim[1], false, DT_F32};

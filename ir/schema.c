@@ -85,7 +85,7 @@ const FieldSpec loss_fields[] = {A("loss_weight", F_FLOAT, loss_weight, 1, 0, BI
 const FieldSpec accuracy_fields[] = {A("top", F_INT, top, 1, 1, 1 << 24, .shown = true), {0}};
 
 /* inserted by the layout pass, never written */
-static const char *const layout_words[] = {"bnrc", "rcnb", NULL};
+static const char *const layout_words[] = {"bnrc", "rcnb", "bnrc16", NULL};
 const FieldSpec transform_fields[] = {
     A("to", F_ENUM, to, LAYOUT_BNRC, 0, 0, .words = layout_words, .shown = true), {0}};
 

@@ -8,20 +8,23 @@ enum { SLOT_X, SLOT_Y, SLOT_DX, SLOT_WS, SLOTS }; /* the dispatcher's, runtime/c
 static double larger(double a, double b) { return a > b ? a : b; }
 
 /* The dispatcher's slots for one computation of convolution op in `plan` on `batch` images:
- * its operands converted where the plan's layout is not the tensors', and the implicit
- * kernels' workspace, which it holds itself. */
+ * its operands converted where the plan's layout is not the tensors', and the implicit and
+ * direct kernels' workspace, which it holds itself. */
 static void computation_slots(const Module *m, const Op *op, ConvComputation c, ConvPlan plan,
                               int64_t batch, bool input_gradient, double slot[SLOTS]) {
   const Target *t = m->options.target;
-  ConvShape s = conv_shape(&m->graph, op, batch);
-  bool rcnb = m->graph.values.data[op->output].layout == LAYOUT_RCNB;
-  double x = (double)(batch * s.ci * s.h * s.w), y = (double)(batch * s.co * s.ho * s.wo);
-  if ((plan == PLAN_IMPLICIT) != rcnb) {
+  const Graph *g = &m->graph;
+  ConvShape s = conv_shape(g, op, batch);
+  Layout own = conv_plan_layout(plan);
+  double x = (double)batch *
+             (double)layout_floats_per_image(g->values.data[op->inputs.data[0]].shape, own),
+         y = (double)batch * (double)layout_floats_per_image(g->values.data[op->output].shape, own);
+  if (own != g->values.data[op->output].layout) {
     slot[SLOT_Y] = larger(slot[SLOT_Y], y); /* forward's y, or backward's dY */
     if (c != CONV_DGRAD) slot[SLOT_X] = larger(slot[SLOT_X], x);
     if (c == CONV_DGRAD) slot[SLOT_DX] = larger(slot[SLOT_DX], x);
   }
-  if (plan == PLAN_IMPLICIT)
+  if (plan != PLAN_EXPLICIT)
     slot[SLOT_WS] = larger(slot[SLOT_WS], t->kernel_workspace(&s, plan, input_gradient));
 }
 

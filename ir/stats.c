@@ -17,7 +17,9 @@ static const char *grouped(double x) {
   return out;
 }
 
-static int64_t value_bytes(const Value *v) { return shape_elems(v->shape) * 4; }
+static int64_t value_bytes(const Value *v) {
+  return v->shape.rank ? v->shape.dim[0] * layout_floats_per_image(v->shape, v->layout) * 4 : 4;
+}
 
 int64_t plan_test_batch(const MemPlan *p, int64_t batch, int64_t test_batch) {
   if (test_batch > 0) return test_batch;

@@ -1,6 +1,7 @@
 /* The target-independent part of target descriptions: a convolution's shape and its key. */
 #include "target.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "tuning.h"
@@ -43,11 +44,13 @@ double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, Conv
   return e ? e->seconds : m->options.target->conv_cost(s, plan, c);
 }
 
-double module_transform_cost(const Module *m, Shape s, Layout to) {
+double module_transform_cost(const Module *m, Shape s, Layout from, Layout to) {
+  const char *word = transform_word(from, to);
+  if (!word) return INFINITY;
   char key[KEY_MAX];
   transform_key(m->train.batch, s, key);
-  const TuningEntry *e =
-      measured(m, "transform", key, to == LAYOUT_RCNB ? "to_rcnb" : "to_bnrc", "-");
+  const TuningEntry *e = measured(m, "transform", key, word, "-");
   return e ? e->seconds
-           : m->options.target->transform_cost(m->train.batch, s.dim[1], s.dim[2], s.dim[3], to);
+           : m->options.target->transform_cost(m->train.batch, s.dim[1], s.dim[2], s.dim[3], from,
+                                               to);
 }

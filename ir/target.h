@@ -32,8 +32,9 @@ struct Target {
    * on s->batch images as the target runs them (sw26010: 4 core groups at once, a quarter
    * each); CONV_BACKWARD: both gradients by one call */
   double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c);
-  /* estimated seconds to convert a batch of (c, h, w) images into layout `to` */
-  double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to);
+  /* estimated seconds to convert a batch of (c, h, w) images from layout `from` into `to`;
+   * INFINITY where the target has no such conversion */
+  double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout from, Layout to);
   /* whether the kernel of this op takes (and gives) its 4-D tensors in layout l */
   bool (*accepts)(const Graph *g, const Op *op, Layout l);
   /* How much cheaper than the explicit plan on (B,N,R,C) anything else must look to be chosen
@@ -64,7 +65,7 @@ struct Target {
  * target and this machine if it has one (then *tuned is set), else the target's model. */
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
                         bool *tuned);
-double module_transform_cost(const Module *m, Shape s, Layout to);
+double module_transform_cost(const Module *m, Shape s, Layout from, Layout to);
 
 /* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:
  * their `accepts` (targets/kernel_layouts.c). */

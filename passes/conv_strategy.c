@@ -1,8 +1,11 @@
 /* Pass `conv-strategy`: for every convolution and each of its three computations (forward,
- * weight gradient, input gradient), the cost of each plan, explicit GEMM or implicit GEMM.
+ * weight gradient, input gradient), the cost of each plan: explicit GEMM, implicit GEMM or
+ * direct.
  *
  * A plan the target calls illegal for the layer is never a candidate, nor is one --conv
- * excludes (forcing a plan the target forbids is an error naming the layer and the reason).
+ * excludes (forcing a plan the target forbids is an error naming the layer and the reason; a
+ * computation the forced plan cannot do, the direct plan's input gradient with stride 2, keeps
+ * the explicit plan).
  * A candidate's cost is the tuning file's measurement if it has one for the shape (--tune),
  * else the target's cost model. This pass records the costs and picks each computation's
  * cheaper plan; the layout pass, which also prices the transforms a plan's layout needs,
@@ -14,9 +17,23 @@
 #include "../ir/tuning.h"
 #include "passes.h"
 
-static bool excluded_by_option(const Module *m, ConvPlan plan) {
-  return (m->options.conv == CONV_FORCE_EXPLICIT && plan == PLAN_IMPLICIT) ||
-         (m->options.conv == CONV_FORCE_IMPLICIT && plan == PLAN_EXPLICIT);
+static ConvPlan forced_plan(const Module *m) {
+  return m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT
+         : m->options.conv == CONV_FORCE_DIRECT ? PLAN_DIRECT
+                                                : PLAN_EXPLICIT;
+}
+
+/* Under --conv, only the forced plan stays a candidate, or explicit where it cannot compute. */
+static void apply_force(const Module *m, ConvChoice *ch) {
+  if (m->options.conv == CONV_AUTO) return;
+  ConvPlan forced = forced_plan(m);
+  for (int c = 0; c < CONV_COMPUTATIONS; c++) {
+    ConvPlan keep = isinf(ch->cost[c][forced]) ? PLAN_EXPLICIT : forced;
+    for (int p = 0; p < PLAN_COUNT; p++)
+      if (p != (int)keep) ch->cost[c][p] = INFINITY;
+  }
+  for (int p = 0; p < PLAN_COUNT; p++)
+    if (p != (int)forced) ch->joint[p] = INFINITY;
 }
 
 static bool cost_conv(Module *m, Op *op) {
@@ -25,7 +42,7 @@ static bool cost_conv(Module *m, Op *op) {
   ConvShape s = conv_shape(&m->graph, op, m->train.batch);
   for (int plan = 0; plan < PLAN_COUNT; plan++) {
     ch->illegal[plan] = m->options.target->conv_illegal(&s, (ConvPlan)plan);
-    bool candidate = !ch->illegal[plan] && !excluded_by_option(m, (ConvPlan)plan);
+    bool candidate = !ch->illegal[plan];
     for (int c = 0; c < CONV_COMPUTATIONS; c++)
       ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c,
                                                        &ch->tuned[c][plan])
@@ -34,7 +51,7 @@ static bool cost_conv(Module *m, Op *op) {
         candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
                   : INFINITY;
   }
-  ConvPlan forced = m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT : PLAN_EXPLICIT;
+  ConvPlan forced = forced_plan(m);
   if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {
     op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s",
              conv_plan_name(forced), conv_plan_name(forced), m->options.target->name,
@@ -42,6 +59,10 @@ static bool cost_conv(Module *m, Op *op) {
              shape_str(m->graph.values.data[op->output].shape), ch->illegal[forced]);
     return false;
   }
+  for (int c = 0; c < CONV_COMPUTATIONS; c++)
+    for (int plan = 0; plan < PLAN_COUNT; plan++)
+      ch->able[c] |= (unsigned)!isinf(ch->cost[c][plan]) << plan;
+  apply_force(m, ch);
   return true; /* the layout pass chooses the plans, with the transforms each would need */
 }
 

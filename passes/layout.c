@@ -13,8 +13,9 @@
  * and the set of layouts it has been converted into; each state keeps its cheapest history.
  * Chains keep one tensor live and series-parallel blocks a few (ResNet-50 two, GoogLeNet's
  * inception modules five), so the DP is exact and fast on them; where a graph keeps more states
- * than STATE_LIMIT alive, the cheapest are kept (a beam: a valid labelling, not proven optimal;
- * --explain says so). Ties go to the labelling with fewer ops out of (B,N,R,C). */
+ * than it can afford at an op (STATE_LIMIT, fewer where many tensors are live: the states' keys
+ * hold STATE_BYTES at most), the cheapest are kept (a beam: a valid labelling, not proven
+ * optimal; --explain says so). Ties go to the labelling with fewer ops out of (B,N,R,C). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,20 +24,27 @@
 #include "passes.h"
 
 static Shape value_shape(const Module *m, int v) { return m->graph.values.data[v].shape; }
-static Layout other(Layout l) { return l == LAYOUT_BNRC ? LAYOUT_RCNB : LAYOUT_BNRC; }
-
 /* A conversion of tensor v from layout `from` into `to` and, if a gradient flows, the
  * gradient's back. */
 static double conversion(const Module *m, int v, Layout from, Layout to, bool gradient) {
-  double t = module_transform_cost(m, value_shape(m, v), to);
-  return gradient ? t + module_transform_cost(m, value_shape(m, v), from) : t;
+  double t = module_transform_cost(m, value_shape(m, v), from, to);
+  return gradient ? t + module_transform_cost(m, value_shape(m, v), to, from) : t;
 }
 
-/* The least cost of a convolution with its tensors in layout l; its plans in `plans`. */
+/* Converting value v between layouts a and b at run time (the dispatcher's, one way). */
+static double convert(const Module *m, int v, Layout a, Layout b) {
+  return a == b ? 0 : module_transform_cost(m, value_shape(m, v), a, b);
+}
+
+/* The least cost of a convolution with its tensors in layout l; its plans in `plans`. The
+ * forward plan is l's own; each gradient's plan may work in another layout, at the price of
+ * converting its operands there (dY, and X for the weight gradient) and dX back. */
 static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_needed,
                              ConvPlan plans[3]) {
   const ConvChoice *ch = &op->conv;
-  ConvPlan native = l == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT;
+  ConvPlan native = PLAN_EXPLICIT;
+  for (int p = 0; p < PLAN_COUNT; p++)
+    if (conv_plan_layout((ConvPlan)p) == l) native = (ConvPlan)p;
   plans[CONV_FORWARD] = plans[CONV_WGRAD] = plans[CONV_DGRAD] = native;
   double bias = 1 + m->options.target->plan_margin; /* on all but explicit on (B,N,R,C) */
   double forward = ch->cost[CONV_FORWARD][native] * (native == PLAN_EXPLICIT ? 1 : bias);
@@ -46,13 +54,13 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
   for (int wg = 0; wg < PLAN_COUNT; wg++)
     for (int dg = 0; dg < PLAN_COUNT; dg++) {
       if (!dx_needed && dg != wg) continue;
-      bool wg_converts = wg != (int)native, dg_converts = dx_needed && dg != (int)native;
+      Layout lw = conv_plan_layout((ConvPlan)wg), ld = conv_plan_layout((ConvPlan)dg);
       double cost = !dx_needed ? ch->cost[CONV_WGRAD][wg]
                     : wg == dg ? ch->joint[wg] /* one call computes both */
                                : ch->cost[CONV_WGRAD][wg] + ch->cost[CONV_DGRAD][dg];
-      if (wg_converts || dg_converts) cost += module_transform_cost(m, value_shape(m, y), other(l));
-      if (wg_converts) cost += module_transform_cost(m, value_shape(m, x), other(l));
-      if (dg_converts) cost += module_transform_cost(m, value_shape(m, x), l);
+      cost += convert(m, y, l, lw) + convert(m, x, l, lw); /* dY and X for dW */
+      if (dx_needed && ld != lw) cost += convert(m, y, l, ld);
+      if (dx_needed) cost += convert(m, x, ld, l); /* dX back */
       if (wg != PLAN_EXPLICIT || (dx_needed && dg != PLAN_EXPLICIT)) cost *= bias;
       if (cost < best)
         best = cost, plans[CONV_WGRAD] = (ConvPlan)wg, plans[CONV_DGRAD] = (ConvPlan)dg;
@@ -77,7 +85,7 @@ static void op_costs(Module *m, int i, const char *upstream, double cost[LAYOUT_
 
 /* ------------------------------------------------------------------ the labelling */
 
-enum { STATE_LIMIT = 1 << 14 };
+enum { STATE_LIMIT = 1 << 14, STATE_BYTES = 1 << 16 };
 static const double PICOSECONDS = 1e12;                      /* costs as integers: ties are exact */
 static const int64_t UNIT_LIMIT = INT64_MAX / 4 / (1 << 20); /* per term, so sums cannot wrap */
 
@@ -230,22 +238,29 @@ static int by_cost(const void *a, const void *b) {
   return cheaper(x, y) ? -1 : cheaper(y, x) ? 1 : 0;
 }
 
-/* Keeps the STATE_LIMIT cheapest states, with their keys. */
+/* How many states a step with `live` live tensors keeps at most. */
+static int state_limit(int live) {
+  int by_bytes = STATE_BYTES / (live + 1);
+  return by_bytes < 16 ? 16 : by_bytes < STATE_LIMIT ? by_bytes : STATE_LIMIT;
+}
+
+/* Keeps the cheapest states the step can afford, with their keys. */
 static void step_prune(Problem *p, Step *s) {
   if (s->count > p->max_states) p->max_states = s->count;
-  if (s->count <= STATE_LIMIT) return;
+  int limit = state_limit(s->live);
+  if (s->count <= limit) return;
   p->beam = true;
   Ranked *ranked = xcalloc((size_t)s->count, sizeof *ranked, "the layout search");
   for (int k = 0; k < s->count; k++) ranked[k] = (Ranked){s->states[k], k};
   qsort(ranked, (size_t)s->count, sizeof *ranked, by_cost);
   size_t live = (size_t)s->live;
-  uint8_t *keys = xcalloc(STATE_LIMIT, live + 1, "the layout search");
-  for (int k = 0; k < STATE_LIMIT; k++) {
+  uint8_t *keys = xcalloc(limit, live + 1, "the layout search");
+  for (int k = 0; k < limit; k++) {
     memcpy(keys + (size_t)k * live, s->keys + (size_t)ranked[k].index * live, live);
     s->states[k] = ranked[k].state;
   }
-  memcpy(s->keys, keys, STATE_LIMIT * live);
-  s->count = STATE_LIMIT;
+  memcpy(s->keys, keys, limit * live);
+  s->count = limit;
   free(ranked), free(keys);
 }
 
@@ -276,7 +291,8 @@ static char *solve(Module *m, const char *upstream) {
       return NULL;
     }
     step_prune(&p, next);
-    free(prev->table), prev->table = NULL;
+    free(prev->table), free(prev->keys); /* backtracking needs the states alone */
+    prev->table = NULL, prev->keys = NULL;
   }
   char *label = arena_alloc(&m->arena, (size_t)n + 1);
   int at = 0; /* nothing is live after the last op: one state */
@@ -296,12 +312,12 @@ typedef struct Insert {
 } Insert;
 typedef VEC(Insert) InsertList;
 
-/* The transform of value u into the other layout, placed before its first consumer there. */
-static Insert *transform_for(Module *m, InsertList *inserts, int u, int consumer) {
+/* The transform of value u into layout `to`, placed before its first consumer there. */
+static Insert *transform_for(Module *m, InsertList *inserts, int u, Layout to, int consumer) {
   for (int k = 0; k < inserts->len; k++)
-    if (inserts->data[k].value == u) return &inserts->data[k];
+    if (inserts->data[k].value == u && m->graph.values.data[inserts->data[k].copy].layout == to)
+      return &inserts->data[k];
   const Value *v = &m->graph.values.data[u];
-  Layout to = other(v->layout);
   const char *name = arena_printf(&m->arena, "%s.to_%s", v->name, layout_name(to));
   int copy = graph_add_value(m, name);
   Value *c = &m->graph.values.data[copy];
@@ -338,7 +354,7 @@ static void insert_transforms(Module *m) {
       int u = op->inputs.data[j];
       const Value *v = &g->values.data[u];
       if (v->shape.rank != 4 || v->layout == works_in(g, op)) continue;
-      op->inputs.data[j] = transform_for(m, &inserts, u, i)->copy;
+      op->inputs.data[j] = transform_for(m, &inserts, u, works_in(g, op), i)->copy;
     }
   }
   if (!inserts.len) return;
@@ -367,7 +383,7 @@ bool pass_layout(Module *m) {
   for (int i = 0; i < g->ops.len; i++) {
     Op *op = &g->ops.data[i];
     Value *out = &g->values.data[op->output];
-    out->layout = out->shape.rank == 4 && label[i] ? LAYOUT_RCNB : LAYOUT_BNRC;
+    out->layout = out->shape.rank == 4 ? (Layout)label[i] : LAYOUT_BNRC;
     if (op->kind == OP_CONV)
       conv_in_layout(m, op, out->layout, upstream[op->inputs.data[0]], op->conv.plan);
   }

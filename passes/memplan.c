@@ -77,7 +77,7 @@ static void create_buffers(Module *m, StepKind kind) {
     OpRole role = op_info[op->kind].role;
     bool external = role == ROLE_IMAGES || role == ROLE_LABELS; /* written before forward */
     bool metric = role == ROLE_LOSS || role == ROLE_METRIC;     /* read after it */
-    int64_t elems = scalar ? 1 : shape_per_image(v->shape);
+    int64_t elems = scalar ? 1 : layout_floats_per_image(v->shape, v->layout);
     ob->out = add_buffer(m, p, BUF_ACT, v->name, i, elems, !scalar, v->dtype, external ? 0 : i,
                          metric ? INT_MAX : i);
     if (t.recompute[i] >= 0)
@@ -123,7 +123,7 @@ static void create_buffers(Module *m, StepKind kind) {
       int written = bstep[s->op];
       producer->buf[kind].grad =
           add_buffer(m, p, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
-                     shape_per_image(v->shape), true, DT_F32, written,
+                     layout_floats_per_image(v->shape, v->layout), true, DT_F32, written,
                      bstep[v->producer] >= 0 ? bstep[v->producer] : written);
     }
   }

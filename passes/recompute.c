@@ -4,7 +4,8 @@
  * again from values backward keeps anyway: a batch norm's output (after its epilogue: the next
  * convolution's weight gradient reads it, and a ReLU epilogue's backward) from its input and
  * saved batch statistics, which its own backward reads; a residual sum from the batch norm
- * before it and the block's input; a concatenation from its parts; a convolution of an image
+ * before it and the block's input; a concatenation from its parts, and a layout transform
+ * from its input (the parts of a concatenation are often transforms); a convolution of an image
  * (a few input channels: cheap to run again, its output among the largest) from the image,
  * which its own weight gradient keeps. Such an output dies after
  * its last forward reader, and backward computes it again just before the first backward step
@@ -52,6 +53,7 @@ static bool recomputable(const Module *m, int i, const Facts *f, int step) {
   case FAMILY_BATCHNORM: return f->backward_index[i] >= step;
   case FAMILY_CONV: return f->cheap_conv[i];
   case FAMILY_JOIN:
+  case FAMILY_TRANSFORM:
   case FAMILY_ACTIVATION: return true;
   default: return false;
   }

@@ -1,14 +1,15 @@
 /* Convolution dispatch. Each computation of a convolution (forward, weight gradient, input
- * gradient) runs in a plan: explicit GEMM on (B,N,R,C) or implicit GEMM on (R,C,N,B). The
- * compiler chose one per computation and the layout of the tensors (docs/ir.md); where a
- * computation's plan works on the other layout, its operands are converted into scratch memory
- * owned here (grown to the largest need, then kept) and its result converted back.
+ * gradient) runs in a plan: explicit GEMM on (B,N,R,C), implicit GEMM on (R,C,N,B) or direct on
+ * (B,N/16,R,C,16). The compiler chose one per computation and the layout of the tensors
+ * (docs/ir.md); where a computation's plan works on another layout, its operands are converted
+ * into scratch memory owned here (grown to the largest need, then kept) and its result
+ * converted back.
  *
  * --autotune (swCaffe's runtime mode): during the first training iterations every computation
- * whose implicit plan is legal runs in both plans, alternately, ROUNDS times each after one
- * untimed warm-up call, with its conversions; the faster (least time of its rounds) is kept for
- * the rest of the run and reported. Timings are wall time, so two runs may choose differently
- * and then differ by float rounding. */
+ * with more than one plan that can run it runs in each of them, in turn, ROUNDS times each
+ * after one untimed warm-up call, with its conversions; the fastest (least time of its rounds)
+ * is kept for the rest of the run and reported. Timings are wall time, so two runs may choose
+ * differently and then differ by float rounding. */
 #include "conv.h"
 
 #include <stdlib.h>
@@ -19,10 +20,10 @@
 enum { SLOT_X, SLOT_Y, SLOT_DX, SLOT_WS, SLOTS, ROUNDS = 2 };
 
 typedef struct Tuner {
-  bool warm;      /* the warm-up call is done */
-  int runs[2];    /* timed calls per plan */
-  double best[2]; /* least seconds per plan */
-  int chosen;     /* -1 until decided */
+  bool warm;              /* the warm-up call is done */
+  int runs[SWN_PLANS];    /* timed calls per plan */
+  double best[SWN_PLANS]; /* least seconds per plan */
+  int chosen;             /* -1 until decided */
 } Tuner;
 
 struct SwnConvState {
@@ -65,31 +66,58 @@ static float *scratch(SwnConvState *c, int slot, size_t floats) {
 
 /* ------------------------------------------------------------------ running one plan */
 
-/* Which layout a tensor of (c, h, w) images is in: true for (R,C,N,B). */
-static void convert(bool to_rcnb, int c, int h, int w, int batch, const float *from, float *to,
+static int plan_layout(int plan) {
+  return plan == SWN_PLAN_IMPLICIT ? SWN_LAYOUT_RCNB
+         : plan == SWN_PLAN_DIRECT ? SWN_LAYOUT_BNRC16
+                                   : SWN_LAYOUT_BNRC;
+}
+
+/* Floats of a batch of (c, h, w) images in a layout (the blocked one rounds channels up). */
+static size_t layout_floats(int layout, int c, int h, int w, int batch) {
+  size_t channels = layout == SWN_LAYOUT_BNRC16 ? (size_t)(c + 15) / 16 * 16 : (size_t)c;
+  return (size_t)batch * channels * (size_t)h * (size_t)w;
+}
+
+/* x, a batch of (c, h, w) images in layout `from`, into layout `to` (written or added to y). */
+static void convert(int from, int to, int c, int h, int w, int batch, const float *x, float *y,
                     bool add) {
-  if (to_rcnb)
-    swk_to_rcnb(c, h, w, batch, from, to, add);
+  if (from == SWN_LAYOUT_BNRC && to == SWN_LAYOUT_RCNB)
+    swk_to_rcnb(c, h, w, batch, x, y, add);
+  else if (from == SWN_LAYOUT_RCNB && to == SWN_LAYOUT_BNRC)
+    swk_to_bnrc(c, h, w, batch, x, y, add);
+  else if (from == SWN_LAYOUT_BNRC && to == SWN_LAYOUT_BNRC16)
+    swk_to_bnrc16(c, h, w, batch, x, y, add);
+  else if (from == SWN_LAYOUT_BNRC16 && to == SWN_LAYOUT_BNRC)
+    swk_bnrc16_to_bnrc(c, h, w, batch, x, y, add);
   else
-    swk_to_bnrc(c, h, w, batch, from, to, add);
+    swn_fatal("internal: no conversion of a convolution's operand from layout %d to %d", from, to);
+}
+
+/* The plan's own workspace where it is not the step's shared one (explicit's). */
+static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int plan, float *ws) {
+  if (plan == SWN_PLAN_IMPLICIT) return scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch));
+  if (plan == SWN_PLAN_DIRECT) return scratch(c, SLOT_WS, swk_conv_direct_workspace(p, batch));
+  return ws;
 }
 
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
-                        bool rcnb, const float *x, const float *w, const float *b, float *y) {
-  bool native = (plan == 1) == rcnb;
+                        int layout, const float *x, const float *w, const float *b, float *y) {
+  int own = plan_layout(plan);
   const float *xp = x;
   float *yp = y;
-  if (!native) {
-    float *xt = scratch(c, SLOT_X, (size_t)batch * p->ci * p->h * p->w);
-    convert(plan == 1, p->ci, p->h, p->w, batch, x, xt, false);
-    xp = xt, yp = scratch(c, SLOT_Y, (size_t)batch * p->co * p->ho * p->wo);
+  if (own != layout) {
+    float *xt = scratch(c, SLOT_X, layout_floats(own, p->ci, p->h, p->w, batch));
+    convert(layout, own, p->ci, p->h, p->w, batch, x, xt, false);
+    xp = xt, yp = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
   }
-  if (plan == 1)
-    swk_conv_implicit_forward(p, batch, xp, w, b, yp,
-                              scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
+  float *pws = plan_workspace(c, p, batch, plan, ws);
+  if (plan == SWN_PLAN_IMPLICIT)
+    swk_conv_implicit_forward(p, batch, xp, w, b, yp, pws);
+  else if (plan == SWN_PLAN_DIRECT)
+    swk_conv_direct_forward(p, batch, xp, w, b, yp, pws);
   else
-    swk_conv_forward(p, batch, xp, w, b, yp, ws);
-  if (!native) convert(rcnb, p->co, p->ho, p->wo, batch, yp, y, false);
+    swk_conv_forward(p, batch, xp, w, b, yp, pws);
+  if (own != layout) convert(own, layout, p->co, p->ho, p->wo, batch, yp, y, false);
 }
 
 /* How parameter gradients are stored: the kernels' grad_scale, bias_grad_scale, grad_keep. */
@@ -99,41 +127,49 @@ typedef struct GradStore {
 
 /* The weight gradient (if dw) and the input gradient (if dx) in one plan. */
 static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
-                         bool rcnb, const float *x, const float *w, const float *dy, float *dx,
+                         int layout, const float *x, const float *w, const float *dy, float *dx,
                          bool dx_add, float *dw, float *db, GradStore g) {
-  bool native = (plan == 1) == rcnb;
+  int own = plan_layout(plan);
+  bool native = own == layout;
   const float *xp = x, *dyp = dy;
   float *dxp = dx;
   if (!native) {
-    float *dyt = scratch(c, SLOT_Y, (size_t)batch * p->co * p->ho * p->wo);
-    convert(plan == 1, p->co, p->ho, p->wo, batch, dy, dyt, false);
+    float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
+    convert(layout, own, p->co, p->ho, p->wo, batch, dy, dyt, false);
     dyp = dyt;
     if (dw) {
-      float *xt = scratch(c, SLOT_X, (size_t)batch * p->ci * p->h * p->w);
-      convert(plan == 1, p->ci, p->h, p->w, batch, x, xt, false);
+      float *xt = scratch(c, SLOT_X, layout_floats(own, p->ci, p->h, p->w, batch));
+      convert(layout, own, p->ci, p->h, p->w, batch, x, xt, false);
       xp = xt;
     }
-    if (dx) dxp = scratch(c, SLOT_DX, (size_t)batch * p->ci * p->h * p->w);
+    if (dx) dxp = scratch(c, SLOT_DX, layout_floats(own, p->ci, p->h, p->w, batch));
   }
   bool add = native && dx_add;
-  if (plan == 1)
+  float *pws = plan_workspace(c, p, batch, plan, ws);
+  if (plan == SWN_PLAN_IMPLICIT)
     swk_conv_implicit_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale,
-                               g.keep, scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch)));
+                               g.keep, pws);
+  else if (plan == SWN_PLAN_DIRECT)
+    swk_conv_direct_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
+                             pws);
   else
-    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep, ws);
-  if (!native && dx) convert(rcnb, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
+    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep, pws);
+  if (!native && dx) convert(own, layout, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
 }
 
 /* ------------------------------------------------------------------ autotuning */
+
+static const char *const plan_names[] = {"explicit", "implicit", "direct"};
 
 typedef struct Trial {
   int plan;
   bool timed;
 } Trial;
 
-static Trial begin_trial(SwnConvState *c, int layer, int computation, int plans) {
-  Trial t = {(plans & SWN_CONV_IMPLICIT(computation)) ? 1 : 0, false};
-  if (!c->autotune || !(plans & SWN_CONV_IMPLICIT_LEGAL) || layer >= c->net->nlayers) return t;
+static Trial begin_trial(SwnConvState *c, int layer, int computation, int word) {
+  Trial t = {SWN_CONV_PLAN(word, computation), false};
+  int legal = SWN_CONV_LEGAL(word, computation);
+  if (!c->autotune || (legal & (legal - 1)) == 0 || layer >= c->net->nlayers) return t;
   Tuner *u = &c->tuners[layer][computation];
   if (u->chosen >= 0) return (Trial){u->chosen, false};
   if (!c->timing) return t;
@@ -141,53 +177,61 @@ static Trial begin_trial(SwnConvState *c, int layer, int computation, int plans)
     u->warm = true;
     return t;
   }
-  if (u->runs[1 - t.plan] < u->runs[t.plan]) t.plan = 1 - t.plan;
+  for (int plan = 0; plan < SWN_PLANS; plan++) /* the legal plan timed least so far */
+    if ((legal >> plan & 1) && u->runs[plan] < u->runs[t.plan]) t.plan = plan;
   t.timed = true;
   return t;
 }
 
-static void end_trial(SwnConvState *c, int layer, int computation, Trial t, double seconds) {
+static void end_trial(SwnConvState *c, int layer, int computation, int word, Trial t,
+                      double seconds) {
   if (!t.timed) return;
   Tuner *u = &c->tuners[layer][computation];
   if (!u->runs[t.plan] || seconds < u->best[t.plan]) u->best[t.plan] = seconds;
   u->runs[t.plan]++;
-  if (u->runs[0] < ROUNDS || u->runs[1] < ROUNDS) return;
-  u->chosen = u->best[1] < u->best[0] ? 1 : 0;
-  if (c->report)
-    fprintf(c->report, "autotune: %-24s %-7s  explicit %9.3f ms  implicit %9.3f ms  -> %s\n",
-            c->net->layers[layer], computation_names[computation], 1e3 * u->best[0],
-            1e3 * u->best[1], u->chosen ? "implicit" : "explicit");
+  int legal = SWN_CONV_LEGAL(word, computation), chosen = -1;
+  for (int plan = 0; plan < SWN_PLANS; plan++) {
+    if (!(legal >> plan & 1)) continue;
+    if (u->runs[plan] < ROUNDS) return;
+    if (chosen < 0 || u->best[plan] < u->best[chosen]) chosen = plan;
+  }
+  u->chosen = chosen;
+  if (!c->report) return;
+  fprintf(c->report, "autotune: %-24s %-7s", c->net->layers[layer], computation_names[computation]);
+  for (int plan = 0; plan < SWN_PLANS; plan++)
+    if (legal >> plan & 1)
+      fprintf(c->report, "  %s %9.3f ms", plan_names[plan], 1e3 * u->best[plan]);
+  fprintf(c->report, "  -> %s\n", plan_names[chosen]);
 }
 
 /* ------------------------------------------------------------------ the calls */
 
-void swn_conv_forward(const SwkConv *p, int batch, SwnStep *s, int layer, int plans, const float *x,
+void swn_conv_forward(const SwkConv *p, int batch, SwnStep *s, int layer, int word, const float *x,
                       const float *w, const float *b, float *y) {
   SwnConvState *c = s->conv;
-  Trial t = begin_trial(c, layer, 0, plans);
+  Trial t = begin_trial(c, layer, 0, word);
   double start = swn_now();
-  run_forward(c, p, batch, s->ws, t.plan, plans & SWN_CONV_RCNB, x, w, b, y);
-  end_trial(c, layer, 0, t, swn_now() - start);
+  run_forward(c, p, batch, s->ws, t.plan, SWN_CONV_LAYOUT(word), x, w, b, y);
+  end_trial(c, layer, 0, word, t, swn_now() - start);
 }
 
-void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int plans,
-                       const float *x, const float *w, const float *dy, float *dx, bool dx_add,
-                       float *dw, float *db, float grad_scale, float bias_grad_scale,
-                       float grad_keep) {
+void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int word, const float *x,
+                       const float *w, const float *dy, float *dx, bool dx_add, float *dw,
+                       float *db, float grad_scale, float bias_grad_scale, float grad_keep) {
   SwnConvState *c = s->conv;
   GradStore g = {grad_scale, bias_grad_scale, grad_keep};
-  bool rcnb = plans & SWN_CONV_RCNB;
-  Trial wg = begin_trial(c, layer, 1, plans), dg = dx ? begin_trial(c, layer, 2, plans) : wg;
+  int layout = SWN_CONV_LAYOUT(word);
+  Trial wg = begin_trial(c, layer, 1, word), dg = dx ? begin_trial(c, layer, 2, word) : wg;
   if (!dx || (wg.plan == dg.plan && !wg.timed && !dg.timed)) { /* one call does both */
     double start = swn_now();
-    run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, dx, dx_add, dw, db, g);
-    end_trial(c, layer, 1, wg, swn_now() - start);
+    run_backward(c, p, batch, s->ws, wg.plan, layout, x, w, dy, dx, dx_add, dw, db, g);
+    end_trial(c, layer, 1, word, wg, swn_now() - start);
     return;
   }
   double start = swn_now();
-  run_backward(c, p, batch, s->ws, wg.plan, rcnb, x, w, dy, NULL, false, dw, db, g);
-  end_trial(c, layer, 1, wg, swn_now() - start);
+  run_backward(c, p, batch, s->ws, wg.plan, layout, x, w, dy, NULL, false, dw, db, g);
+  end_trial(c, layer, 1, word, wg, swn_now() - start);
   start = swn_now();
-  run_backward(c, p, batch, s->ws, dg.plan, rcnb, x, w, dy, dx, dx_add, NULL, NULL, g);
-  end_trial(c, layer, 2, dg, swn_now() - start);
+  run_backward(c, p, batch, s->ws, dg.plan, layout, x, w, dy, dx, dx_add, NULL, NULL, g);
+  end_trial(c, layer, 2, word, dg, swn_now() - start);
 }

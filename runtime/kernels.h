@@ -111,9 +111,15 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * Convolution, implicit GEMM (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
  * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall outside
  * the image are skipped. Its workspace serves forward and backward.
- * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back. The backward
- * of one is the other, applied to the gradient (written or added).
- * Pooling on either layout; argmax holds input pixels (ih * w + iw).
+ * Convolution, direct on the channel-blocked layout (B, N/16, R, C, 16): channel n of a pixel
+ * in lane n % 16 of block n / 16; groups must be 1; the input gradient only with stride 1 and
+ * padding below the kernel's size. Outputs and input gradients have 0 in the lanes past the
+ * channels; the unused lanes of inputs are never read. Its workspace serves all three.
+ * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back,
+ * (B,N,R,C) -> (B,N/16,R,C,16) (unused lanes 0) and back. The backward of one is the other,
+ * applied to the gradient (written or added).
+ * Pooling on any of the three layouts; argmax holds input pixels (ih * w + iw), per output
+ * element (the blocked layout: per lane of its blocks, unused ones included).
  * Batch norm: training mode normalises with the batch statistics, saves mean and 1/std (2c
  * floats) and updates the running statistics (2c floats: mean, unbiased variance); inference
  * mode uses the running statistics.
@@ -162,10 +168,25 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                         P(PTR, float *, db), P(F32, float, grad_scale),            \
                                         P(F32, float, bias_grad_scale),                            \
                                         P(F32, float, grad_keep), P(PTR, float *, ws)))            \
+  FN(SIZE, swk_conv_direct_workspace, (P(PTR, const SwkConv *, p), P(I32, int, batch)))            \
+  FN(VOID, swk_conv_direct_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),               \
+                                     P(PTR, const float *, x), P(PTR, const float *, w),           \
+                                     P(PTR, const float *, b), P(PTR, float *, y),                 \
+                                     P(PTR, float *, ws)))                                         \
+  FN(VOID, swk_conv_direct_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),              \
+                                      P(PTR, const float *, x), P(PTR, const float *, w),          \
+                                      P(PTR, const float *, dy), P(PTR, float *, dx),              \
+                                      P(BOOL, bool, dx_add), P(PTR, float *, dw),                  \
+                                      P(PTR, float *, db), P(F32, float, grad_scale),              \
+                                      P(F32, float, bias_grad_scale),                              \
+                                      P(F32, float, grad_keep), P(PTR, float *, ws)))              \
   SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
+  SWK_TRANSFORM(FN, P, swk_to_bnrc16)                                                              \
+  SWK_TRANSFORM(FN, P, swk_bnrc16_to_bnrc)                                                         \
   SWK_POOL(FN, P, swk_pool_forward, swk_pool_backward)                                             \
   SWK_POOL(FN, P, swk_pool_rcnb_forward, swk_pool_rcnb_backward)                                   \
+  SWK_POOL(FN, P, swk_pool_bnrc16_forward, swk_pool_bnrc16_backward)                               \
   FN(SIZE, swk_fc_workspace, (P(PTR, const SwkFc *, p)))                                           \
   FN(VOID, swk_fc_forward, (P(PTR, const SwkFc *, p), P(I32, int, batch),                          \
                             P(PTR, const float *, x), P(PTR, const float *, w),                    \

@@ -90,13 +90,18 @@ typedef struct SwnProfile SwnProfile;
 enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
 
 /* Convolution dispatch (runtime/conv.c): generated code calls swn_conv_forward and
- * swn_conv_backward for every convolution with a plan word: SWN_CONV_RCNB if its tensors are in
- * (R,C,N,B), SWN_CONV_IMPLICIT(c) for each computation (0 forward, 1 weight gradient, 2 input
- * gradient) the compiler gave the implicit plan, SWN_CONV_IMPLICIT_LEGAL if the implicit plan
- * can run it at all (for --autotune). */
-#define SWN_CONV_RCNB 1
-#define SWN_CONV_IMPLICIT(c) (2 << (c))
-#define SWN_CONV_IMPLICIT_LEGAL 16
+ * swn_conv_backward for every convolution with a plan word: the layout of its tensors
+ * (SWN_LAYOUT_*), the plan (SWN_PLAN_*) the compiler gave each computation (0 forward, 1
+ * weight gradient, 2 input gradient), and for each computation the plans --autotune may time
+ * (a mask of 1 << plan: those that can compute it, with conversions the runtime has). */
+enum { SWN_LAYOUT_BNRC, SWN_LAYOUT_RCNB, SWN_LAYOUT_BNRC16 };
+enum { SWN_PLAN_EXPLICIT, SWN_PLAN_IMPLICIT, SWN_PLAN_DIRECT, SWN_PLANS };
+#define SWN_CONV_WORD_LAYOUT(layout) (layout)
+#define SWN_CONV_WORD_PLAN(c, plan) ((plan) << (2 + 2 * (c)))
+#define SWN_CONV_WORD_LEGAL(c, mask) ((mask) << (8 + 3 * (c)))
+#define SWN_CONV_LAYOUT(word) ((word)&3)
+#define SWN_CONV_PLAN(word, c) (((word) >> (2 + 2 * (c))) & 3)
+#define SWN_CONV_LEGAL(word, c) (((word) >> (8 + 3 * (c))) & 7)
 typedef struct SwnConvState SwnConvState;
 
 /* What forward, backward and update work on. Per-image buffers live in `image` at

@@ -37,8 +37,10 @@ awk "BEGIN { d = $pool - $folded; exit !(d > 232 && d < 233) }" && pass ||
   pass || fail "--stats does not say the gradients go into momentum"
 
 # cifar10_quick's max-pool near-ties amplify any change of rounding about 3x an iteration past
-# the tenth: it trains at a tenth of its rate and is held to 1e-4, as in distributed_test.sh.
-for case in "lenet:1e-5:" "small_resnet:1e-5:" "cifar10_quick:1e-4:-D train.lr=0.0001"; do
+# the tenth: it trains at a tenth of its rate and is held to 1e-4, as in distributed_test.sh,
+# with the explicit plan (the direct plan's sums round differently: 8e-5 by the 20th
+# iteration, and up to 4e-4 mixed with explicit); small_resnet checks the direct plan's folding.
+for case in "lenet:1e-5:" "small_resnet:1e-5:" "cifar10_quick:1e-4:-D train.lr=0.0001 --conv=explicit"; do
   name=${case%%:*} rest=${case#*:}
   tolerance=${rest%%:*} options=${rest#*:}
   net=$root/examples/$name.swn

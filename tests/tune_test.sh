@@ -10,14 +10,15 @@ lenet=$root/examples/lenet.swn
 rm -f t.tune
 entries() { grep -vc '^#' "$1"; }
 
-# lenet: 2 convs x 2 plans x 4 (forward, wgrad, dgrad, both gradients), 5 tensor shapes x 2 directions
+# lenet: 2 convs x 3 plans x 4 (forward, wgrad, dgrad, both gradients), 5 tensor shapes x 4
+# transforms (to and from (R,C,N,B) and the blocked layout)
 "$swnc" tune --repeat=1 --limit=5 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune --limit"; cat err.txt; }
 [ "$(entries t.tune)" -eq 5 ] && pass || fail "--limit=5 wrote $(entries t.tune) entries"
 grep -q "stopped after 5" err.txt && pass || fail "no word of stopping"
 "$swnc" tune --repeat=1 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune, continued"; cat err.txt; }
-[ "$(entries t.tune)" -eq 26 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 26"
-grep -q "21 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
-[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 26 ] && pass || fail "duplicate entries"
+[ "$(entries t.tune)" -eq 44 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 44"
+grep -q "39 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
+[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 44 ] && pass || fail "duplicate entries"
 
 # Round trip: every conv cost --explain shows comes from the file, and no warning.
 "$swnc" "$lenet" --tune=t.tune --explain >explain.txt 2>err.txt && pass || fail "--tune"

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "isa.h"
+#include "workspace.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -44,6 +45,7 @@ typedef struct Strip {
  * sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows` output rows
  * of wo pixels; x is the tap's input for the first pixel, channel 0 of the tile. */
 enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
+_Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, conv_direct.c's");
 typedef struct Tile {
   const float *dy, *x;
   ptrdiff_t dy_block, dy_row;       /* next output block, next output row */
@@ -197,10 +199,6 @@ bool host_conv_direct_use(const char *name) {
 
 /* ------------------------------------------------------------------ packing */
 
-static size_t packed_filter_floats(const SwkConv *p) {
-  return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * (size_t)(p->kh * p->kw) * 256;
-}
-
 /* Output block ob's filters for q, [ib][kh][kw][16 in][16 out], from p's filters w: q is p
  * (forward), or p's input gradient as a convolution (transposed: q's outputs are p's inputs,
  * and the taps are flipped). The source is read in its order (each filter's ci x taps floats
@@ -240,16 +238,6 @@ static void pack_filters(const SwkConv *p, const float *w, bool transposed, floa
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-static size_t image_floats(const SwkConv *p, bool x_planar) {
-  size_t channels = x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
-  return channels * (size_t)p->h * (size_t)p->w;
-}
-
-/* Floats of one image as a thread reads it: with pw zero columns at both sides of every row. */
-static size_t padded_image_floats(const SwkConv *p, bool x_planar) {
-  return p->pw ? image_floats(p, x_planar) / (size_t)p->w * (size_t)(p->w + 2 * p->pw) : 0;
-}
-
 /* Image `image` of x with its rows widened by pw zero columns at both sides, into dst. */
 static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image, float *dst) {
   int pixel = x_planar ? 1 : HOST_BLOCK;
@@ -266,7 +254,7 @@ static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image
 /* The image a thread reads: x's own, or its padded copy in `mine` (made when first needed). */
 static const float *image_view(const SwkConv *p, const float *x, bool x_planar, int image,
                                float *mine, int *have) {
-  if (!p->pw) return x + (size_t)image * image_floats(p, x_planar);
+  if (!p->pw) return x + (size_t)image * host_direct_image_floats(p, x_planar);
   if (*have != image) pad_image(p, x, x_planar, image, mine), *have = image;
   return mine;
 }
@@ -285,10 +273,6 @@ static View view_of(const SwkConv *p, bool x_planar) {
 }
 
 /* ------------------------------------------------------------------ the forward pass */
-
-static size_t packed_bias_floats(const SwkConv *p) {
-  return (size_t)host_blocks(p->co) * HOST_BLOCK;
-}
 
 /* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
  * [ob, ob + nb). */
@@ -323,13 +307,7 @@ static void compute_strip(const SwkConv *p, const float *x, View v, const float 
  * image), the images padded once up front; else each image's rows run over all groups while
  * the row stays in L1, a thread padding the image it works on. */
 static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
-  return packed_filter_floats(q) > (size_t)batch * image_floats(q, x_planar);
-}
-
-/* Floats of padded images beside the per-thread ones: all of the batch's when filters_outer,
- * which bounds them by the filters. */
-static size_t padded_batch_floats(const SwkConv *q) {
-  return q->pw ? packed_filter_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1 : 0;
+  return host_direct_packed_floats(q) > (size_t)batch * host_direct_image_floats(q, x_planar);
 }
 
 /* y (+)= conv(x) + bias with q's filters packed; `padded` holds padded images. Threads split
@@ -340,7 +318,7 @@ static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, c
   int bo = host_blocks(q->co), most = current()->blocks, groups = ceil_div(bo, most);
   int pixels = current()->pixels, strips = ceil_div(q->wo, pixels);
   size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
-  size_t padded_image = padded_image_floats(q, x_planar);
+  size_t padded_image = host_direct_padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
   bool by_group = filters_outer(q, batch, x_planar);
   long items = (long)batch * q->ho * strips * (by_group ? groups : 1);
@@ -382,24 +360,15 @@ void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, b
                               const float *w, const float *bias, float *y, float *ws) {
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
-  float *packed = ws, *padded_bias = ws + packed_filter_floats(p);
+  float *packed = ws, *padded_bias = ws + host_direct_packed_floats(p);
   pack_filters(p, w, false, packed);
   for (int o = 0; o < host_blocks(p->co) * 16; o++)
     padded_bias[o] = bias && o < p->co ? bias[o] : 0;
   direct(p, batch, x, x_planar, packed, bias ? padded_bias : NULL, y, false,
-         padded_bias + packed_bias_floats(p));
+         padded_bias + host_direct_bias_floats(p));
 }
 
 /* ------------------------------------------------------------------ the input gradient */
-
-/* The input gradient of a stride-1 convolution as a forward one: dY in, dX out, flipped taps
- * and the padding that makes dX as large as X. */
-static SwkConv transposed_shape(const SwkConv *p) {
-  SwkConv q = *p;
-  q.ci = p->co, q.h = p->ho, q.w = p->wo, q.co = p->ci, q.ho = p->h, q.wo = p->w;
-  q.ph = p->kh - 1 - p->ph, q.pw = p->kw - 1 - p->pw, q.bias = false;
-  return q;
-}
 
 bool host_conv_direct_input_gradient_legal(const SwkConv *p) {
   return p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->groups == 1;
@@ -407,9 +376,9 @@ bool host_conv_direct_input_gradient_legal(const SwkConv *p) {
 
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, float *ws) {
-  SwkConv q = transposed_shape(p);
+  SwkConv q = host_direct_transposed(p);
   pack_filters(p, w, true, ws);
-  direct(&q, batch, dy, false, ws, NULL, dx, dx_add, ws + packed_filter_floats(p));
+  direct(&q, batch, dy, false, ws, NULL, dx, dx_add, ws + host_direct_packed_floats(p));
 }
 
 /* ------------------------------------------------------------------ the weight gradient */
@@ -451,10 +420,6 @@ static TileAt tile_at(const SwkConv *p, const Tiling *tl, long k) {
   return t;
 }
 
-static size_t tile_sum_floats(const SwkConv *p) {
-  return (size_t)tiling(p).count * 2 * TILE_LANES * 16;
-}
-
 /* Output rows at a time for a tile: about 64 pixels, so that loading and storing its sums is
  * a small part of the work. */
 static int rows_per_visit(const SwkConv *p) {
@@ -481,7 +446,7 @@ static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *
             .x_lane = v.lane,
             .rows = oh1 - oh0,
             .wo = p->wo,
-            .sum = sums + k * 2 * TILE_LANES * 16};
+            .sum = sums + k * HOST_TILE_FLOATS};
   t.dy = dy_image + ((ptrdiff_t)at.ob * p->ho + oh0) * p->wo * 16;
   /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
   t.x = x + at.ib * v.block + (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col +
@@ -493,7 +458,7 @@ static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *
 static void store_tile(const SwkConv *p, const Tiling *tl, long k, const float *sums, float *dw,
                        float scale, float keep) {
   TileAt at = tile_at(p, tl, k);
-  const float *sum = sums + k * 2 * TILE_LANES * 16;
+  const float *sum = sums + k * HOST_TILE_FLOATS;
   for (int b = 0; b < at.nb; b++)
     for (int i = 0; i < at.nl; i++)
       for (int o = 0; o < 16 && (at.ob + b) * 16 + o < p->co; o++) {
@@ -530,8 +495,9 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
   Tiling tl = tiling(p);
-  float *sums = ws, *padded = ws + tile_sum_floats(p);
-  memset(sums, 0, sizeof(float) * tile_sum_floats(p));
+  size_t sum_floats = (size_t)tl.count * HOST_TILE_FLOATS;
+  float *sums = ws, *padded = ws + sum_floats;
+  memset(sums, 0, sizeof(float) * sum_floats);
   size_t dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
   View v = view_of(p, x_planar);
   int step = rows_per_visit(p);
@@ -540,7 +506,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
     /* each thread its tiles, all images and rows in one order: no shared sums */
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
     long from = tl.count * me / threads, to = tl.count * (me + 1) / threads;
-    float *mine = padded + padded_image_floats(p, x_planar) * (size_t)me;
+    float *mine = padded + host_direct_padded_image_floats(p, x_planar) * (size_t)me;
     int have = -1;
     for (int n = 0; n < batch; n++) {
       const float *xi = image_view(p, x, x_planar, n, mine, &have);
@@ -556,44 +522,66 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
 
 /* ------------------------------------------------------------------ workspace */
 
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+/* A pixel's 16 lanes are written (or read) together: one cache line, the 16 planes streamed. */
+void host_to_blocked(const float *x, int batch, int c, int hw, float *y, bool add) {
+  int blocks = host_blocks(c);
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (long i = 0; i < (long)batch * blocks; i++) {
+    int b = (int)(i / blocks), cb = (int)(i % blocks), used = c - cb * 16 < 16 ? c - cb * 16 : 16;
+    const float *src = x + ((size_t)b * (size_t)c + (size_t)cb * 16) * (size_t)hw;
+    float *dst = y + (size_t)i * 16 * (size_t)hw;
+    for (size_t q = 0; q < (size_t)hw; q++, dst += 16)
+      for (int l = 0; l < 16; l++) {
+        float v = l < used ? src[(size_t)l * (size_t)hw + q] : 0;
+        dst[l] = add ? dst[l] + v : v;
+      }
+  }
+}
+
+void host_from_blocked(const float *x, int batch, int c, int hw, float *y, bool add) {
+  int blocks = host_blocks(c);
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (long i = 0; i < (long)batch * blocks; i++) {
+    int b = (int)(i / blocks), cb = (int)(i % blocks), used = c - cb * 16 < 16 ? c - cb * 16 : 16;
+    const float *src = x + (size_t)i * 16 * (size_t)hw;
+    float *dst = y + ((size_t)b * (size_t)c + (size_t)cb * 16) * (size_t)hw;
+    for (size_t q = 0; q < (size_t)hw; q++, src += 16)
+      for (int l = 0; l < used; l++) {
+        float *d = &dst[(size_t)l * (size_t)hw + q];
+        *d = add ? *d + src[l] : src[l];
+      }
+  }
+}
+
+/* ------------------------------------------------------------------ the kernel interface */
 
 size_t host_conv_direct_workspace(const SwkConv *p) {
-  SwkConv q = transposed_shape(p);
-  size_t threads = (size_t)swk_threads();
-  size_t forward = packed_filter_floats(p) + packed_bias_floats(p) +
-                   max_size(threads * padded_image_floats(p, false), padded_batch_floats(p));
-  size_t input_gradient =
-      packed_filter_floats(p) +
-      max_size(threads * padded_image_floats(&q, false), padded_batch_floats(&q));
-  size_t weight_gradient = tile_sum_floats(p) + threads * padded_image_floats(p, false);
-  size_t most = forward > input_gradient ? forward : input_gradient;
-  return most > weight_gradient ? most : weight_gradient;
+  return host_conv_direct_workspace_for(p, swk_threads());
 }
 
-void host_to_blocked(const float *x, int batch, int c, int hw, float *y) {
-  int blocks = host_blocks(c);
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
-  for (long i = 0; i < (long)batch * blocks; i++) {
-    int b = (int)(i / blocks), cb = (int)(i % blocks);
-    float *dst = y + (size_t)i * 16 * (size_t)hw;
-    for (int l = 0; l < 16; l++) {
-      int ch = cb * 16 + l;
-      const float *src = x + ((size_t)b * (size_t)c + (size_t)ch) * (size_t)hw;
-      for (int q = 0; q < hw; q++) dst[(size_t)q * 16 + (size_t)l] = ch < c ? src[q] : 0;
-    }
-  }
+size_t swk_conv_direct_workspace(const SwkConv *p, int batch) {
+  (void)batch;
+  return host_conv_direct_workspace(p);
 }
 
-void host_from_blocked(const float *x, int batch, int c, int hw, float *y) {
-  int blocks = host_blocks(c);
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
-  for (long i = 0; i < (long)batch * blocks; i++) {
-    int b = (int)(i / blocks), cb = (int)(i % blocks);
-    const float *src = x + (size_t)i * 16 * (size_t)hw;
-    for (int l = 0; l < 16 && cb * 16 + l < c; l++) {
-      float *dst = y + ((size_t)b * (size_t)c + (size_t)(cb * 16 + l)) * (size_t)hw;
-      for (int q = 0; q < hw; q++) dst[q] = src[(size_t)q * 16 + (size_t)l];
-    }
-  }
+void swk_conv_direct_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                             const float *b, float *y, float *ws) {
+  host_conv_direct_forward(p, batch, x, false, w, p->bias ? b : NULL, y, ws);
+}
+
+void swk_conv_direct_backward(const SwkConv *p, int batch, const float *x, const float *w,
+                              const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                              float grad_scale, float bias_grad_scale, float grad_keep, float *ws) {
+  if (dw)
+    host_conv_direct_weight_gradient(p, batch, x, false, dy, dw, p->bias ? db : NULL, grad_scale,
+                                     bias_grad_scale, grad_keep, ws);
+  if (dx) host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, ws);
+}
+
+void swk_to_bnrc16(int c, int h, int w, int batch, const float *x, float *y, bool add) {
+  host_to_blocked(x, batch, c, h * w, y, add);
+}
+
+void swk_bnrc16_to_bnrc(int c, int h, int w, int batch, const float *x, float *y, bool add) {
+  host_from_blocked(x, batch, c, h * w, y, add);
 }

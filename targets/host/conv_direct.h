@@ -43,10 +43,10 @@ void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *
                                       const float *dy, float *dw, float *db, float scale,
                                       float bias_scale, float keep, float *ws);
 
-/* Between (B,N,R,C) and the blocked layout, images of c channels of hw pixels; to_blocked
- * zeroes the unused lanes. */
-void host_to_blocked(const float *x, int batch, int c, int hw, float *y);
-void host_from_blocked(const float *x, int batch, int c, int hw, float *y);
+/* Between (B,N,R,C) and the blocked layout, images of c channels of hw pixels, written or added
+ * to y; to_blocked zeroes the unused lanes (or adds 0 to them). */
+void host_to_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
+void host_from_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
 
 /* The instruction set the direct kernels use ("avx512", "avx2", "c"), chosen as the GEMM's
  * (isa.h); host_conv_direct_use switches to another, if this CPU runs it (for tests). */

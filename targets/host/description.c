@@ -19,7 +19,9 @@ static const double GEMM_EFF = 0.55;      /* OpenBLAS sgemm on large operands */
 static const double IMPLICIT_EFF = 0.45;  /* the implicit micro-kernel, full register blocks */
 static const double SCALAR_SLOWDOWN = 16; /* its scalar path for batch and channel remainders */
 static const int64_t VECTOR_IMAGES = 16, CHANNEL_BLOCK = 4; /* its register block */
-static const double PACKED_GEMM_EFF = 0.8; /* the implicit weight gradient's GEMMs vs explicit's */
+static const double PACKED_GEMM_EFF = 0.8;  /* the implicit weight gradient's GEMMs vs explicit's */
+static const double DIRECT_EFF = 0.55;      /* the direct strips' FMA rate, full blocks */
+static const double DIRECT_WGRAD_EFF = 0.6; /* its weight-gradient tiles' */
 
 static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
 
@@ -65,9 +67,29 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
   return flops(s) / (PEAK * eff * vector_speed(s, forward ? s->co : s->ci));
 }
 
+/* The direct plan (conv_direct.c): register blocks of 16 output channels (the output's channels
+ * fill them: fill(co, 16)), 1x1 filters stream the input once per tap with less reuse
+ * (fill(taps, 0.25)); the weight gradient's tiles also want long runs of pixels. Beside the
+ * arithmetic: the filters packed per call, the input copied with its horizontal padding. No
+ * input gradient unless the stride is 1 (then it is the forward convolution of dY). */
+static double direct_cost(const ConvShape *s, ConvComputation c) {
+  double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
+  double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
+  double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
+  if (c == CONV_WGRAD)
+    return flops(s) / (PEAK * DIRECT_WGRAD_EFF * fill((double)s->co, 16) * fill(pixels, 24) *
+                       fill(taps, 0.25)) +
+           padding;
+  if (c == CONV_DGRAD && (s->sh != 1 || s->sw != 1 || s->ph >= s->kh || s->pw >= s->kw))
+    return INFINITY;
+  double out = (double)(c == CONV_FORWARD ? s->co : s->ci);
+  return flops(s) / (PEAK * DIRECT_EFF * fill(out, 16) * fill(taps, 0.25)) + packing + padding;
+}
+
 /* Both gradients in one call: explicit gathers dY once for both GEMMs. */
 static double joint_cost(const ConvShape *s, ConvPlan plan) {
   if (plan == PLAN_IMPLICIT) return implicit_cost(s, CONV_WGRAD) + implicit_cost(s, CONV_DGRAD);
+  if (plan == PLAN_DIRECT) return direct_cost(s, CONV_WGRAD) + direct_cost(s, CONV_DGRAD);
   double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
   return explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather;
 }
@@ -75,22 +97,37 @@ static double joint_cost(const ConvShape *s, ConvPlan plan) {
 static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {
   if (plan == PLAN_IMPLICIT && s->groups != 1)
     return "it has groups, and the host's implicit kernels have none";
+  if (plan == PLAN_DIRECT && s->groups != 1)
+    return "it has groups, and the host's direct kernels have none";
   return NULL;
 }
 
+/* Asked once: sysconf reads /sys on every call, and the layout search prices thousands of
+ * candidates. */
 static double cpus(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (double)n : 1;
+  static double n;
+  if (!n) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 ? (double)online : 1;
+  }
+  return n;
 }
 
 static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c) {
   if (c == CONV_BACKWARD) return joint_cost(s, plan) / cpus();
-  return (plan == PLAN_IMPLICIT ? implicit_cost(s, c) : explicit_cost(s, c)) / cpus();
+  double t = plan == PLAN_IMPLICIT ? implicit_cost(s, c)
+             : plan == PLAN_DIRECT ? direct_cost(s, c)
+                                   : explicit_cost(s, c);
+  return t / cpus();
 }
 
-static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout to) {
-  (void)to;
-  return 2.0 * 4 * batch * c * h * w / STRIDED / cpus(); /* read and write every element */
+/* Every element read and written, one side strided; (R,C,N,B) and the blocked layout have no
+ * transform between them. */
+static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w, Layout from,
+                                  Layout to) {
+  if ((from == LAYOUT_RCNB && to == LAYOUT_BNRC16) || (from == LAYOUT_BNRC16 && to == LAYOUT_RCNB))
+    return INFINITY;
+  return 2.0 * 4 * batch * c * h * w / STRIDED / cpus();
 }
 
 /* With the thread count a program takes by default: the cores (docs/runtime.md). */
@@ -111,6 +148,7 @@ static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool inpu
                .pw = (int)s->pw,
                .groups = (int)s->groups,
                .no_input_gradient = !input_gradient};
+  if (plan == PLAN_DIRECT) return (double)host_conv_direct_workspace_for(&p, threads);
   return (double)(plan == PLAN_IMPLICIT ? host_conv_implicit_workspace(&p, (int)s->batch, threads)
                                         : host_conv_workspace(&p, threads));
 }

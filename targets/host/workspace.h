@@ -4,6 +4,7 @@
 #ifndef SWNC_HOST_WORKSPACE_H
 #define SWNC_HOST_WORKSPACE_H
 
+#include "conv_direct.h"
 #include "gemm.h"
 #include "im2col.h"
 #include "kernels.h"
@@ -139,6 +140,69 @@ static inline size_t host_conv_implicit_workspace(const SwkConv *p, int batch, i
 /* The GEMM's packing area, per thread. */
 static inline size_t host_fc_workspace(int threads) {
   return (size_t)HOST_GEMM_PACK_FLOATS * (size_t)threads;
+}
+
+/* ------------------------------------------------------------------ direct convolution */
+
+/* A tile of the weight gradient's sums: up to 2 output blocks x 8 input channels x 16 lanes. */
+enum { HOST_TILE_FLOATS = 2 * 8 * 16 };
+
+static inline size_t host_direct_packed_floats(const SwkConv *p) {
+  return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * (size_t)(p->kh * p->kw) * 256;
+}
+
+static inline size_t host_direct_bias_floats(const SwkConv *p) {
+  return (size_t)host_blocks(p->co) * HOST_BLOCK;
+}
+
+static inline size_t host_direct_image_floats(const SwkConv *p, bool x_planar) {
+  size_t channels = x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
+  return channels * (size_t)p->h * (size_t)p->w;
+}
+
+/* One image as a thread reads it: with pw zero columns at both sides of every row. */
+static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_planar) {
+  return p->pw ? host_direct_image_floats(p, x_planar) / (size_t)p->w * (size_t)(p->w + 2 * p->pw)
+               : 0;
+}
+
+/* All of a batch's padded images, held when the filters outweigh the images (conv_direct.c:
+ * filters_outer), which bounds them by the filters. */
+static inline size_t host_direct_padded_batch_floats(const SwkConv *q) {
+  return q->pw ? host_direct_packed_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1 : 0;
+}
+
+/* The input gradient of a stride-1 convolution as a forward one: dY in, dX out, flipped taps
+ * and the padding that makes dX as large as X. */
+static inline SwkConv host_direct_transposed(const SwkConv *p) {
+  SwkConv q = *p;
+  q.ci = p->co, q.h = p->ho, q.w = p->wo, q.co = p->ci, q.ho = p->h, q.wo = p->w;
+  q.ph = p->kh - 1 - p->ph, q.pw = p->kw - 1 - p->pw, q.bias = false;
+  return q;
+}
+
+/* The weight gradient's tile sums: a tile per (output block group, input block, chunk of at
+ * least 6 of its 16 channels, tap), at most three chunks and a group per output block. */
+static inline size_t host_direct_tile_floats(const SwkConv *p) {
+  return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * 3 * (size_t)(p->kh * p->kw) *
+         HOST_TILE_FLOATS;
+}
+
+static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Any of the three computations: packed filters and bias, or the tile sums; padded images. */
+static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {
+  SwkConv q = host_direct_transposed(p);
+  size_t t = (size_t)threads;
+  size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
+                   host_larger(t * host_direct_padded_image_floats(p, false),
+                               host_direct_padded_batch_floats(p));
+  size_t input_gradient =
+      host_direct_packed_floats(p) + host_larger(t * host_direct_padded_image_floats(&q, false),
+                                                 host_direct_padded_batch_floats(&q));
+  size_t weight_gradient =
+      host_direct_tile_floats(p) + t * host_direct_padded_image_floats(p, false);
+  return host_larger(host_larger(forward, input_gradient), weight_gradient);
 }
 
 #endif

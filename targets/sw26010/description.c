@@ -5,6 +5,8 @@
  * A generated program runs one worker per core group, each on its share of the batch, all at
  * once: costs are for one group's share (the default --core-groups), which is also the chip's
  * time. Small shares make the implicit plan's products narrow, and the price shows it. */
+#include <math.h>
+
 #include "../../ir/target.h"
 #include "cost/predict.h"
 #include "kernels/args.h"
@@ -65,6 +67,9 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
 static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
   if (plan == PLAN_IMPLICIT && s->groups != 1)
     return "it has groups, and the implicit kernels have none";
+  if (plan == PLAN_DIRECT)
+    return "the sw26010 kernels have no direct convolution on the CPEs (the host's runs on the "
+           "MPE only)";
   return NULL;
 }
 
@@ -72,6 +77,7 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
 static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) / SW_CORE_GROUPS; }
 
 static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
+  if (plan == PLAN_DIRECT) return INFINITY; /* illegal */
   double (*cost)(const ConvShape *, ConvComputation) =
       plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
   ConvShape s = *whole;
@@ -80,11 +86,19 @@ static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputatio
   return cost(&s, c);
 }
 
-/* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner axes. */
-static double sw_transform_cost(int64_t whole, int64_t c, int64_t h, int64_t w, Layout to) {
+/* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner
+ * axes. The blocked layout has no CPE transform (no kernel takes it here). */
+static double sw_transform_cost(int64_t whole, int64_t c, int64_t h, int64_t w, Layout from,
+                                Layout to) {
+  if (from == LAYOUT_BNRC16 || to == LAYOUT_BNRC16) return INFINITY;
   int64_t batch = group_share(whole);
   if (to == LAYOUT_RCNB) return cpe(sw_transpose_work(batch, c, h * w, 0));
   return cpe(sw_transpose_work(h * w, c, batch, 0));
+}
+
+/* The kernel interface's layouts but the blocked one: the CPE kernels have none on it. */
+static bool sw_accepts(const Graph *g, const Op *op, Layout l) {
+  return l != LAYOUT_BNRC16 && kernel_interface_accepts(g, op, l);
 }
 
 const Target sw26010_target = {
@@ -93,7 +107,7 @@ const Target sw26010_target = {
     .conv_illegal = sw_conv_illegal,
     .conv_cost = sw_conv_cost,
     .transform_cost = sw_transform_cost,
-    .accepts = kernel_interface_accepts,
+    .accepts = sw_accepts,
     .plan_margin = 0.1,
     .emits_source_tree = true, /* sw5cc / mpicc -hybrid on the machine (sunway.mk) */
 };

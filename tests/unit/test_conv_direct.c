@@ -102,8 +102,8 @@ static Run run_new(SwkConv p, int batch, bool planar) {
   r.dy = random_array(r.ny), r.xb = malloc(sizeof(float) * r.nxb);
   r.dyb = malloc(sizeof(float) * r.nyb);
   r.ws = malloc(sizeof(float) * host_conv_direct_workspace(&p));
-  host_to_blocked(r.x, batch, p.ci, p.h * p.w, r.xb);
-  host_to_blocked(r.dy, batch, p.co, p.ho * p.wo, r.dyb);
+  host_to_blocked(r.x, batch, p.ci, p.h * p.w, r.xb, false);
+  host_to_blocked(r.dy, batch, p.co, p.ho * p.wo, r.dyb, false);
   return r;
 }
 
@@ -119,7 +119,7 @@ static void test_conv(const char *isa, SwkConv p, int batch, bool planar) {
   reference(&p, batch, r.x, r.w, r.b, r.dy, want_y, want_dx, want_dw, want_db);
   float *yb = random_array(r.nyb), *got = malloc(sizeof(float) * (r.nx > r.ny ? r.nx : r.ny));
   host_conv_direct_forward(&p, batch, planar ? r.x : r.xb, planar, r.w, r.b, yb, r.ws);
-  host_from_blocked(yb, batch, p.co, p.ho * p.wo, got);
+  host_from_blocked(yb, batch, p.co, p.ho * p.wo, got, false);
   check_close("forward", isa, &p, got, want_y, r.ny);
   int unused = 0, bo = host_blocks(p.co), used = p.co - 16 * (bo - 1), pixels = p.ho * p.wo;
   for (int n = 0; n < batch; n++) /* the last block's lanes past co */
@@ -145,11 +145,11 @@ static void test_conv(const char *isa, SwkConv p, int batch, bool planar) {
   if (!planar && host_conv_direct_input_gradient_legal(&p)) {
     float *dxb = random_array(r.nxb), *base = random_array(r.nx);
     host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, dxb, false, r.ws);
-    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got);
+    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
     check_close("input gradient", isa, &p, got, want_dx, r.nx);
-    host_to_blocked(base, batch, p.ci, p.h * p.w, dxb);
+    host_to_blocked(base, batch, p.ci, p.h * p.w, dxb, false);
     host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, dxb, true, r.ws);
-    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got);
+    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
     for (size_t i = 0; i < r.nx; i++) want_dx[i] += base[i];
     check_close("added input gradient", isa, &p, got, want_dx, r.nx);
     free(dxb), free(base);
@@ -174,13 +174,13 @@ static double numeric(Run *r, float *v, size_t i, float *yb) {
   float keep = v[i];
   double up, down;
   v[i] = keep + h;
-  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb);
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
   up = objective(r, yb);
   v[i] = keep - h;
-  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb);
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
   down = objective(r, yb);
   v[i] = keep;
-  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb);
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
   return (up - down) / (2.0 * h);
 }
 
@@ -199,7 +199,7 @@ static void test_finite_differences(SwkConv p, int batch) {
         *db = malloc(sizeof(float) * (size_t)p.co);
   host_conv_direct_weight_gradient(&p, batch, r.xb, false, r.dyb, dw, db, 1, 1, 0, r.ws);
   host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, dxb, false, r.ws);
-  host_from_blocked(dxb, batch, p.ci, p.h * p.w, dx);
+  host_from_blocked(dxb, batch, p.ci, p.h * p.w, dx, false);
   for (size_t i = 0; i < r.nw; i += 7) check_numeric("direct dw", dw[i], numeric(&r, r.w, i, yb));
   for (size_t i = 0; i < r.nx; i += 7) check_numeric("direct dx", dx[i], numeric(&r, r.x, i, yb));
   for (int o = 0; o < p.co; o++) check_numeric("direct db", db[o], numeric(&r, r.b, (size_t)o, yb));

@@ -327,9 +327,9 @@ static void test_layout_minimal_transforms(void) {
 }
 
 /* The energy the layout pass minimises, for given op labels (layouts), with backward costs
- * zero (so a conv costs its forward plan in its layout): conv costs plus, per 4-D tensor with
- * a consumer in the other layout, a conversion forward and, if a gradient flows into it (a
- * parameter lies upstream), one of the gradient back. */
+ * zero (so a conv costs its forward plan in its layout): conv costs plus, per 4-D tensor and
+ * per other layout some consumer works in, a conversion forward and, if a gradient flows into
+ * it (a parameter lies upstream), one of the gradient back. */
 static double layout_energy(Module *m, const Layout *label) {
   const Graph *g = &m->graph;
   const char *upstream = graph_params_upstream(m);
@@ -337,16 +337,18 @@ static double layout_energy(Module *m, const Layout *label) {
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     if (op->kind == OP_CONV)
-      e += op->conv.cost[CONV_FORWARD][label[i] == LAYOUT_RCNB ? PLAN_IMPLICIT : PLAN_EXPLICIT];
+      for (int p = 0; p < PLAN_COUNT; p++)
+        if (conv_plan_layout((ConvPlan)p) == label[i]) e += op->conv.cost[CONV_FORWARD][p];
     if (g->values.data[op->output].shape.rank != 4) continue;
-    bool other = false;
+    bool wanted[LAYOUT_COUNT] = {0};
     for (int j = 0; j < g->ops.len; j++)
       for (int k = 0; k < g->ops.data[j].inputs.len; k++)
-        other |= g->ops.data[j].inputs.data[k] == op->output && label[j] != label[i];
+        if (g->ops.data[j].inputs.data[k] == op->output) wanted[label[j]] = true;
     Shape s = g->values.data[op->output].shape;
-    if (other)
-      e += module_transform_cost(m, s, LAYOUT_RCNB) +
-           (upstream[op->output] ? module_transform_cost(m, s, LAYOUT_BNRC) : 0);
+    for (int l = 0; l < LAYOUT_COUNT; l++)
+      if (wanted[l] && l != (int)label[i])
+        e += module_transform_cost(m, s, label[i], (Layout)l) +
+             (upstream[op->output] ? module_transform_cost(m, s, (Layout)l, label[i]) : 0);
   }
   return e;
 }
@@ -359,7 +361,8 @@ static uint64_t next_random(uint64_t *rng) {
 /* Gives every convolution random forward costs (gradients free), in units of a transform. */
 static void randomise_conv_costs(Module *m, uint64_t *rng) {
   Graph *g = &m->graph;
-  double unit = module_transform_cost(m, g->values.data[g->ops.data[1].output].shape, LAYOUT_RCNB);
+  double unit = module_transform_cost(m, g->values.data[g->ops.data[1].output].shape, LAYOUT_BNRC,
+                                      LAYOUT_RCNB);
   for (int i = 0; i < g->ops.len; i++) {
     ConvChoice *ch = &g->ops.data[i].conv;
     if (g->ops.data[i].kind != OP_CONV) continue;
@@ -370,19 +373,26 @@ static void randomise_conv_costs(Module *m, uint64_t *rng) {
   }
 }
 
-/* The least energy over every labelling of the ops that may take (R,C,N,B). */
+/* The least energy over every labelling of the 4-D ops with the layouts their kernels take. */
 static double brute_force_layouts(Module *m) {
   const Graph *g = &m->graph;
-  int n = g->ops.len, free_ops[32], nfree = 0;
-  for (int i = 0; i < n; i++)
-    if (g->values.data[g->ops.data[i].output].shape.rank == 4 &&
-        options.target->accepts(g, &g->ops.data[i], LAYOUT_RCNB) && nfree < 32)
-      free_ops[nfree++] = i;
+  int n = g->ops.len, free_ops[32], nfree = 0, choices[32] = {0};
+  Layout takes[32][LAYOUT_COUNT];
+  long labellings = 1;
+  for (int i = 0; i < n && nfree < 32; i++) {
+    if (g->values.data[g->ops.data[i].output].shape.rank != 4) continue;
+    for (int l = 0; l < LAYOUT_COUNT; l++)
+      if (options.target->accepts(g, &g->ops.data[i], (Layout)l))
+        takes[nfree][choices[nfree]++] = (Layout)l;
+    labellings *= choices[nfree];
+    free_ops[nfree++] = i;
+  }
   Layout label[64] = {0};
   double best = INFINITY;
-  for (long mask = 0; mask < (1L << nfree); mask++) {
-    for (int k = 0; k < nfree; k++)
-      label[free_ops[k]] = (mask >> k) & 1 ? LAYOUT_RCNB : LAYOUT_BNRC;
+  for (long code = 0; code < labellings; code++) {
+    long rest = code;
+    for (int k = 0; k < nfree; rest /= choices[k], k++)
+      label[free_ops[k]] = takes[k][rest % choices[k]];
     double e = layout_energy(m, label);
     if (e < best) best = e;
   }
@@ -433,7 +443,7 @@ static const char *random_network(uint64_t *rng, char *buf, size_t size) {
                                       "tanh(%s)",
                                       "batchnorm(%s)",
                                       "pool(%s, kernel=3, pad=1)"};
-  int ops = 6 + (int)(next_random(rng) % 7), len = 0;
+  int ops = 5 + (int)(next_random(rng) % 5), len = 0;
   len += snprintf(buf + len, size - (size_t)len, NET_HEAD " t0 = input(shape=[4, 8, 8])\n");
   for (int i = 1; i <= ops; i++) {
     char a[8], b[8], expr[64];

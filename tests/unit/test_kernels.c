@@ -302,6 +302,83 @@ static void test_pool_rcnb(SwkPool p, int batch) {
   free(c.in[0]), free(c.y), free(c.r), free(c.idx);
 }
 
+static void pool_bnrc16_fwd(Case *c) {
+  swk_pool_bnrc16_forward(c->p, c->batch, c->in[0], c->y, c->idx);
+}
+
+static int64_t blocked(int batch, int c, int hw) {
+  return (int64_t)batch * ((c + 15) / 16) * 16 * hw;
+}
+
+/* The blocked layout's kernels: finite differences (over every lane), and the (B,N,R,C) kernels
+ * through transforms. */
+static void test_pool_bnrc16(SwkPool p, int batch) {
+  int64_t n = (int64_t)batch * p.c * p.h * p.w, m = (int64_t)batch * p.c * p.ho * p.wo;
+  int64_t nx = blocked(batch, p.c, p.h * p.w), ny = blocked(batch, p.c, p.ho * p.wo);
+  Case c = {.forward = pool_bnrc16_fwd, .p = &p, .batch = batch, .ny = ny};
+  c.in[0] = random_array(nx), c.y = zeros(ny), c.r = random_array(ny);
+  c.idx = calloc((size_t)ny, sizeof(int32_t));
+  if (p.max)
+    for (int64_t i = 0; i < nx; i++) c.in[0][i] = (float)((i * 7919) % nx) * 0.03f - 1.0f;
+  float *dx = zeros(nx), *x = zeros(n), *y = zeros(m), *got = zeros(m), *dy = zeros(m),
+        *dxp = zeros(n), *back = zeros(n);
+  int32_t *idx = calloc((size_t)m, sizeof(int32_t));
+  pool_bnrc16_fwd(&c);
+  swk_pool_bnrc16_backward(&p, batch, c.r, c.idx, dx, false);
+  check_gradient(p.max ? "maxpool bnrc16 dx" : "avgpool bnrc16 dx", &c, c.in[0], nx, dx);
+  swk_bnrc16_to_bnrc(p.c, p.h, p.w, batch, c.in[0], x, false);
+  swk_pool_forward(&p, batch, x, y, idx);
+  swk_bnrc16_to_bnrc(p.c, p.ho, p.wo, batch, c.y, got, false);
+  check_close("pool bnrc16 vs bnrc", got, y, m);
+  swk_bnrc16_to_bnrc(p.c, p.ho, p.wo, batch, c.r, dy, false);
+  swk_pool_backward(&p, batch, dy, idx, dxp, false);
+  swk_bnrc16_to_bnrc(p.c, p.h, p.w, batch, dx, back, false);
+  check_close("pool bnrc16 dx vs bnrc", back, dxp, n);
+  float *before = random_array(nx), *acc = malloc(sizeof(float) * (size_t)nx);
+  memcpy(acc, before, sizeof(float) * (size_t)nx);
+  swk_pool_bnrc16_backward(&p, batch, c.r, c.idx, acc, true);
+  check_adds("pool bnrc16 dx_add", dx, acc, before, nx);
+  free(before), free(acc), free(dx), free(x), free(y), free(got), free(dy), free(dxp), free(back);
+  free(idx), free(c.in[0]), free(c.y), free(c.r), free(c.idx);
+}
+
+/* The direct plan through the kernel interface against the explicit plan, through the blocked
+ * layout's transforms (both gradients, folded; added input gradient). */
+static void test_conv_direct(SwkConv p, int batch) {
+  int64_t nx = (int64_t)batch * p.ci * p.h * p.w, ny = (int64_t)batch * p.co * p.ho * p.wo,
+          nw = (int64_t)p.co * p.ci * p.kh * p.kw;
+  int64_t bx = blocked(batch, p.ci, p.h * p.w), by = blocked(batch, p.co, p.ho * p.wo);
+  float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
+        *dy = random_array(ny), *y = zeros(ny), *dx = zeros(nx), *dw = zeros(nw), *db = zeros(p.co),
+        *ws = zeros((int64_t)swk_conv_workspace(&p));
+  float *xb = zeros(bx), *dyb = zeros(by), *yb = zeros(by), *dxb = zeros(bx), *got_y = zeros(ny),
+        *got_dx = zeros(nx), *got_dw = zeros(nw), *got_db = zeros(p.co),
+        *dws = zeros((int64_t)swk_conv_direct_workspace(&p, batch));
+  swk_conv_forward(&p, batch, x, w, b, y, ws);
+  swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, 1, 1, 0, ws);
+  swk_to_bnrc16(p.ci, p.h, p.w, batch, x, xb, false);
+  swk_to_bnrc16(p.co, p.ho, p.wo, batch, dy, dyb, false);
+  swk_conv_direct_forward(&p, batch, xb, w, b, yb, dws);
+  swk_bnrc16_to_bnrc(p.co, p.ho, p.wo, batch, yb, got_y, false);
+  check_close("direct y", got_y, y, ny);
+  bool has_dx = p.sh == 1 && p.sw == 1;
+  swk_conv_direct_backward(&p, batch, xb, w, dyb, has_dx ? dxb : NULL, false, got_dw, got_db, 1, 1,
+                           0, dws);
+  check_close("direct dw", got_dw, dw, nw);
+  if (p.bias) check_close("direct db", got_db, db, p.co);
+  if (has_dx) {
+    swk_bnrc16_to_bnrc(p.ci, p.h, p.w, batch, dxb, got_dx, false);
+    check_close("direct dx", got_dx, dx, nx);
+    swk_conv_direct_backward(&p, batch, xb, w, dyb, dxb, true, NULL, NULL, 1, 1, 0, dws);
+    swk_bnrc16_to_bnrc(p.ci, p.h, p.w, batch, dxb, got_dx, false);
+    for (int64_t i = 0; i < nx; i++) dx[i] *= 2;
+    check_close("direct dx added", got_dx, dx, nx);
+  }
+  float *all[] = {x,  w,   b,  dy,  y,     dx,     dw,     db,     ws,
+                  xb, dyb, yb, dxb, got_y, got_dx, got_dw, got_db, dws};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 static void fc_fwd(Case *c) {
   swk_fc_forward(c->p, c->batch, c->in[0], c->in[1], c->in[2], c->y, c->ws);
 }
@@ -632,6 +709,63 @@ int main(void) {
     swk_set_threads(threads);
     if (swk_threads() != threads)
       break; /* a kernel set without threads (sw26010): once is enough */
+    /* the blocked layout: 18 channels fill one block and 2 lanes of the next */
+    test_pool_bnrc16((SwkPool){.c = 18,
+                               .h = 7,
+                               .w = 7,
+                               .ho = 4,
+                               .wo = 4,
+                               .kh = 3,
+                               .kw = 3,
+                               .sh = 2,
+                               .sw = 2,
+                               .ph = 1,
+                               .pw = 1,
+                               .max = true},
+                     2);
+    test_pool_bnrc16((SwkPool){.c = 18,
+                               .h = 7,
+                               .w = 7,
+                               .ho = 4,
+                               .wo = 4,
+                               .kh = 3,
+                               .kw = 3,
+                               .sh = 2,
+                               .sw = 2,
+                               .ph = 1,
+                               .pw = 1,
+                               .max = false},
+                     2);
+    test_conv_direct((SwkConv){.ci = 18,
+                               .h = 9,
+                               .w = 10,
+                               .co = 20,
+                               .ho = 9,
+                               .wo = 10,
+                               .kh = 3,
+                               .kw = 3,
+                               .sh = 1,
+                               .sw = 1,
+                               .ph = 1,
+                               .pw = 1,
+                               .groups = 1,
+                               .bias = true},
+                     2);
+    test_conv_direct((SwkConv){.ci = 5,
+                               .h = 9,
+                               .w = 9,
+                               .co = 33,
+                               .ho = 5,
+                               .wo = 5,
+                               .kh = 3,
+                               .kw = 3,
+                               .sh = 2,
+                               .sw = 2,
+                               .ph = 1,
+                               .pw = 1,
+                               .groups = 1,
+                               .bias = false},
+                     3);
     test_conv((SwkConv){.ci = 4,
                         .h = 7,
                         .w = 6,

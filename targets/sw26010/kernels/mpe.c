@@ -8,7 +8,9 @@
 MPE(pool_forward) MPE(pool_backward) MPE(lrn_forward) MPE(lrn_backward)
 MPE(dropout_forward) MPE(dropout_backward) MPE(concat_forward) MPE(concat_backward)
 MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_backward)
-MPE(accuracy_forward)
+MPE(accuracy_forward) MPE(conv_direct_workspace) MPE(conv_direct_forward)
+MPE(conv_direct_backward) MPE(to_bnrc16) MPE(bnrc16_to_bnrc) MPE(pool_bnrc16_forward)
+MPE(pool_bnrc16_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -108,4 +110,55 @@ void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
                           const int32_t *labels, float *accuracy) {
   mpe_accuracy_forward(classes, top, batch, scores, labels, accuracy);
   sw_mpe_work(floats((double)batch * classes), (double)batch * classes);
+}
+
+/* The host's direct convolution and its layout's transforms: the description offers neither
+ * (no CPE version yet), so only a program forced to them runs them. */
+size_t swk_conv_direct_workspace(const SwkConv *p, int batch) {
+  return mpe_conv_direct_workspace(p, batch);
+}
+
+static double direct_flops(const SwkConv *p, int batch) {
+  return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
+}
+
+void swk_conv_direct_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                             const float *b, float *y, float *ws) {
+  mpe_conv_direct_forward(p, batch, x, w, b, y, ws);
+  sw_mpe_work(floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo)),
+              direct_flops(p, batch));
+}
+
+void swk_conv_direct_backward(const SwkConv *p, int batch, const float *x, const float *w,
+                              const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                              float grad_scale, float bias_grad_scale, float grad_keep, float *ws) {
+  mpe_conv_direct_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale, bias_grad_scale,
+                           grad_keep, ws);
+  double computations = (dx ? 1 : 0) + (dw ? 1 : 0);
+  sw_mpe_work(floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo)),
+              computations * direct_flops(p, batch));
+}
+
+void swk_to_bnrc16(int c, int h, int w, int batch, const float *x, float *y, bool add) {
+  mpe_to_bnrc16(c, h, w, batch, x, y, add);
+  sw_mpe_work(floats(2.0 * batch * c * h * w), 0);
+}
+
+void swk_bnrc16_to_bnrc(int c, int h, int w, int batch, const float *x, float *y, bool add) {
+  mpe_bnrc16_to_bnrc(c, h, w, batch, x, y, add);
+  sw_mpe_work(floats(2.0 * batch * c * h * w), 0);
+}
+
+void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
+                             int32_t *argmax) {
+  mpe_pool_bnrc16_forward(p, batch, x, y, argmax);
+  double out, in = pool_sizes(p, batch, &out);
+  sw_mpe_work(floats(in + 2 * out), out * p->kh * p->kw);
+}
+
+void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                              float *dx, bool dx_add) {
+  mpe_pool_bnrc16_backward(p, batch, dy, argmax, dx, dx_add);
+  double out, in = pool_sizes(p, batch, &out);
+  sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
 }

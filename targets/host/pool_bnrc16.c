@@ -1,0 +1,95 @@
+/* Max and average pooling on the channel-blocked layout (B,N/16,R,C,16), with the semantics of
+ * pool.c (Caffe's windows; the first maximum in window order wins; averages divide by the
+ * window's extent in the padded input): each (image, block of 16 channels) is a plane whose
+ * pixels hold 16 lanes, one vector. Threads split the planes (each writes only its own, forward
+ * and backward). The unused lanes of the last block are pooled too (they hold whatever the
+ * producer left: convolutions write 0). */
+#include <omp.h>
+#include <string.h>
+
+#include "pool_window.h"
+
+enum { LANES = 16 };
+typedef float f16 __attribute__((vector_size(64)));
+typedef int32_t i16 __attribute__((vector_size(64)));
+
+static f16 load(const float *p) {
+  f16 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
+
+/* One output pixel's maximum and where it was, over its window's pixels in order. */
+static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
+  int32_t first = s.h0 * p->w + s.w0;
+  f16 best = load(x + (size_t)first * LANES);
+  i16 at = (i16){0} + first;
+  for (int ih = s.h0; ih < s.h1; ih++)
+    for (int iw = s.w0; iw < s.w1; iw++) {
+      int32_t here = ih * p->w + iw;
+      f16 v = load(x + (size_t)here * LANES);
+      i16 greater = v > best; /* all ones where greater */
+      best = (f16)(((i16)v & greater) | ((i16)best & ~greater));
+      at = (((i16){0} + here) & greater) | (at & ~greater);
+    }
+  memcpy(y, &best, sizeof best);
+  memcpy(argmax, &at, sizeof at);
+}
+
+static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
+  f16 sum = {0};
+  for (int ih = s.h0; ih < s.h1; ih++)
+    for (int iw = s.w0; iw < s.w1; iw++) sum += load(x + ((size_t)ih * p->w + iw) * LANES);
+  sum /= s.area;
+  memcpy(y, &sum, sizeof sum);
+}
+
+void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
+                             int32_t *argmax) {
+  size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (int k = 0; k < planes(p, batch); k++)
+    for (int oh = 0; oh < p->ho; oh++)
+      for (int ow = 0; ow < p->wo; ow++) {
+        size_t o = (size_t)k * out + ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
+        Window s = pool_window(p, oh, ow);
+        if (p->max)
+          max_pixel(p, s, x + (size_t)k * in, y + o, argmax + o);
+        else
+          avg_pixel(p, s, x + (size_t)k * in, y + o);
+      }
+}
+
+/* One plane's input gradient, written or added: each output's gradient to where its maximum
+ * was, or spread over its window. */
+static void backward_plane(const SwkPool *p, const float *dy, const int32_t *argmax, float *dx,
+                           bool dx_add) {
+  if (!dx_add) memset(dx, 0, sizeof(float) * (size_t)p->h * (size_t)p->w * LANES);
+  for (int oh = 0; oh < p->ho; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
+      if (p->max) {
+        for (int j = 0; j < LANES; j++) dx[(size_t)argmax[o + j] * LANES + j] += dy[o + j];
+        continue;
+      }
+      Window s = pool_window(p, oh, ow);
+      f16 share = load(dy + o) / s.area;
+      for (int ih = s.h0; ih < s.h1; ih++)
+        for (int iw = s.w0; iw < s.w1; iw++) {
+          float *d = dx + ((size_t)ih * p->w + iw) * LANES;
+          f16 sum = load(d) + share;
+          memcpy(d, &sum, sizeof sum);
+        }
+    }
+}
+
+void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
+                              float *dx, bool dx_add) {
+  size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (int k = 0; k < planes(p, batch); k++)
+    backward_plane(p, dy + (size_t)k * out, argmax ? argmax + (size_t)k * out : NULL,
+                   dx + (size_t)k * in, dx_add);
+}
