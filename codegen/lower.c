@@ -421,7 +421,7 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
     return;
   case FAMILY_BATCHNORM:
-    k = kernel(c, f, "swk_batchnorm_forward", i);
+    k = kernel(c, f, kernel_name(c, op, "forward"), i);
     arg_train(c, k), arg_ptr(c, k, input(c, op, 0)),
         arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, output(c, op)),
@@ -492,7 +492,7 @@ static void lower_recompute(Ctx *c, int i) {
   const Op *op = &c->m->graph.ops.data[i];
   CallList *f = &c->out->backward;
   if (op_info[op->kind].family == FAMILY_BATCHNORM) {
-    Call *k = kernel(c, f, "swk_batchnorm_recompute", i);
+    Call *k = kernel(c, f, kernel_name(c, op, "recompute"), i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_SHIFT, REG_PARAMS)), arg_ptr(c, k, saved(c, op));
     arg_ptr(c, k, output(c, op));
@@ -550,7 +550,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_BATCHNORM:
-    k = kernel(c, f, "swk_batchnorm_backward", i);
+    k = kernel(c, f, kernel_name(c, op, "backward"), i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_SCALE, REG_PARAMS)),
         arg_ptr(c, k, dy(c, op));
     arg_ptr(c, k, saved(c, op)), grad_args(c, k, op, b, 0);

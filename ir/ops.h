@@ -52,23 +52,23 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
 /* clang-format off */
 #define SWNC_OPS(X) \
   /* id           name            in    schema            infer               flops              bwd reads        role         family             layouts      saved               state */ \
-  X(INPUT,        "input",        0, 0, input_fields,     infer_input,        flops_zero,        0,               ROLE_IMAGES, FAMILY_NONE,       0          , SAVE_NONE,          STATE_NONE) \
-  X(LABEL,        "label",        0, 0, label_fields,     infer_label,        flops_zero,        0,               ROLE_LABELS, FAMILY_NONE,       0          , SAVE_NONE,          STATE_NONE) \
+  X(INPUT,        "input",        0, 0, input_fields,     infer_input,        flops_zero,        0,               ROLE_IMAGES, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
+  X(LABEL,        "label",        0, 0, label_fields,     infer_label,        flops_zero,        0,               ROLE_LABELS, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
   X(CONV,         "conv",         1, 1, conv_fields,      infer_conv,         flops_conv,        BWD_IN,          ROLE_LAYER,  FAMILY_CONV,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(POOL,         "pool",         1, 1, pool_fields,      infer_pool,         flops_pool,        0,               ROLE_LAYER,  FAMILY_POOL,       ALSO_BOTH,   SAVE_ARGMAX,        STATE_NONE) \
-  X(FC,           "fc",           1, 1, fc_fields,        infer_fc,           flops_fc,          BWD_IN,          ROLE_LAYER,  FAMILY_FC,         0          , SAVE_NONE,          STATE_NONE) \
+  X(FC,           "fc",           1, 1, fc_fields,        infer_fc,           flops_fc,          BWD_IN,          ROLE_LAYER,  FAMILY_FC,         0,           SAVE_NONE,          STATE_NONE) \
   X(RELU,         "relu",         1, 1, relu_fields,      infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(SIGMOID,      "sigmoid",      1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(TANH,         "tanh",         1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(ELU,          "elu",          1, 1, elu_fields,       infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
-  X(BATCHNORM,    "batchnorm",    1, 1, batchnorm_fields, infer_batchnorm,    flops_batchnorm,   BWD_IN,          ROLE_LAYER,  FAMILY_BATCHNORM,  0          , SAVE_CHANNEL_STATS, STATE_RUNNING_STATS) \
-  X(LRN,          "lrn",          1, 1, lrn_fields,       infer_lrn,          flops_lrn,         BWD_IN | BWD_OUT, ROLE_LAYER, FAMILY_LRN,        0          , SAVE_OUT_SIZED,     STATE_NONE) \
-  X(DROPOUT,      "dropout",      1, 1, dropout_fields,   infer_same,         flops_elementwise, 0,               ROLE_LAYER,  FAMILY_DROPOUT,    0          , SAVE_NONE,          STATE_NONE) \
+  X(BATCHNORM,    "batchnorm",    1, 1, batchnorm_fields, infer_batchnorm,    flops_batchnorm,   BWD_IN,          ROLE_LAYER,  FAMILY_BATCHNORM,  ALSO_BNRC16, SAVE_CHANNEL_STATS, STATE_RUNNING_STATS) \
+  X(LRN,          "lrn",          1, 1, lrn_fields,       infer_lrn,          flops_lrn,         BWD_IN | BWD_OUT, ROLE_LAYER, FAMILY_LRN,        0,           SAVE_OUT_SIZED,     STATE_NONE) \
+  X(DROPOUT,      "dropout",      1, 1, dropout_fields,   infer_same,         flops_elementwise, 0,               ROLE_LAYER,  FAMILY_DROPOUT,    0,           SAVE_NONE,          STATE_NONE) \
   X(CONCAT,       "concat",       2, -1, no_fields,       infer_concat,       flops_zero,        0,               ROLE_LAYER,  FAMILY_JOIN,       ALSO_BNRC16, SAVE_NONE,          STATE_NONE) \
   X(ADD,          "add",          2, -1, no_fields,       infer_add,          flops_add,         0,               ROLE_LAYER,  FAMILY_JOIN,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
-  X(SOFTMAX_LOSS, "softmax_loss", 2, 2, loss_fields,      infer_softmax_loss, flops_softmax,     BWD_IN,          ROLE_LOSS,   FAMILY_LOSS,       0          , SAVE_IN_SIZED,      STATE_NONE) \
-  X(ACCURACY,     "accuracy",     2, 2, accuracy_fields,  infer_accuracy,     flops_zero,        0,               ROLE_METRIC, FAMILY_ACCURACY,   0          , SAVE_NONE,          STATE_NONE) \
-  X(TRANSFORM,    "transform",    1, 1, transform_fields, infer_same,         flops_zero,        0,               ROLE_LAYER,  FAMILY_TRANSFORM,  0          , SAVE_NONE,          STATE_NONE)
+  X(SOFTMAX_LOSS, "softmax_loss", 2, 2, loss_fields,      infer_softmax_loss, flops_softmax,     BWD_IN,          ROLE_LOSS,   FAMILY_LOSS,       0,           SAVE_IN_SIZED,      STATE_NONE) \
+  X(ACCURACY,     "accuracy",     2, 2, accuracy_fields,  infer_accuracy,     flops_zero,        0,               ROLE_METRIC, FAMILY_ACCURACY,   0,           SAVE_NONE,          STATE_NONE) \
+  X(TRANSFORM,    "transform",    1, 1, transform_fields, infer_same,         flops_zero,        0,               ROLE_LAYER,  FAMILY_TRANSFORM,  0,           SAVE_NONE,          STATE_NONE)
 /* clang-format on */
 
 #endif

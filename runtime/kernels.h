@@ -120,7 +120,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * applied to the gradient (written or added).
  * Pooling on any of the three layouts; argmax holds input pixels (ih * w + iw), per output
  * element (the blocked layout: per lane of its blocks, unused ones included).
- * Batch norm: training mode normalises with the batch statistics, saves mean and 1/std (2c
+ * Batch norm, on (B,N,R,C) or (the _bnrc16 kernels) the blocked layout (0 in the unused lanes
+ * of y and dx): training mode normalises with the batch statistics, saves mean and 1/std (2c
  * floats) and updates the running statistics (2c floats: mean, unbiased variance); inference
  * mode uses the running statistics.
  * Concatenation along channels: input i contributes `sizes[i]` elements per image.
@@ -208,6 +209,22 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                      P(PTR, const float *, shift), P(PTR, const float *, saved),   \
                                      P(PTR, float *, y)))                                          \
   FN(VOID, swk_batchnorm_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
+                                    P(PTR, const float *, x), P(PTR, const float *, scale),        \
+                                    P(PTR, const float *, dy), P(PTR, const float *, saved),       \
+                                    P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \
+                                    P(PTR, float *, dscale), P(PTR, float *, dshift),              \
+                                    P(F32, float, grad_scale), P(F32, float, bias_grad_scale),     \
+                                    P(F32, float, grad_keep)))          \
+  FN(VOID, swk_batchnorm_bnrc16_forward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),            \
+                                   P(BOOL, bool, train), P(PTR, const float *, x),                 \
+                                   P(PTR, const float *, scale), P(PTR, const float *, shift),     \
+                                   P(PTR, float *, y), P(PTR, float *, saved),                     \
+                                   P(PTR, float *, running)))                                      \
+  FN(VOID, swk_batchnorm_bnrc16_recompute, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),          \
+                                     P(PTR, const float *, x), P(PTR, const float *, scale),       \
+                                     P(PTR, const float *, shift), P(PTR, const float *, saved),   \
+                                     P(PTR, float *, y)))                                          \
+  FN(VOID, swk_batchnorm_bnrc16_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
                                     P(PTR, const float *, x), P(PTR, const float *, scale),        \
                                     P(PTR, const float *, dy), P(PTR, const float *, saved),       \
                                     P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \

@@ -31,6 +31,7 @@ key=$(grep ' forward explicit ' t.tune | sed -n 2p | cut -d' ' -f3)
 grep -v "^conv host $key" t.tune >fake.tune
 for c in forward wgrad dgrad backward; do
   echo "conv host $key $c explicit 1 2026-01-01T00:00:00Z $machine" >>fake.tune
+  echo "conv host $key $c direct 1 2026-01-01T00:00:00Z $machine" >>fake.tune
   echo "conv host $key $c implicit 0.000001 2026-01-01T00:00:00Z $machine" >>fake.tune
 done
 "$swnc" "$lenet" --tune=fake.tune --emit=ir >ir.txt 2>err.txt

@@ -486,6 +486,58 @@ static void test_batchnorm(void) {
       free(c.aux), free(c.aux2);
 }
 
+static void bn_bnrc16_fwd(Case *c) {
+  const SwkBatchNorm *p = c->p;
+  for (int i = 0; i < 2 * p->c; i++) c->aux2[i] = i < p->c ? 0.0f : 1.0f;
+  swk_batchnorm_bnrc16_forward(p, c->batch, true, c->in[0], c->in[1], c->in[2], c->y, c->aux,
+                               c->aux2);
+}
+
+/* The blocked layout's batch norm (18 channels: a block and 2 lanes of the next): finite
+ * differences over the used lanes, recompute bit for bit, 0 in the unused lanes, and the
+ * (B,N,R,C) kernels' results through transforms (statistics, y, dx, dscale, dshift). */
+static void test_batchnorm_bnrc16(void) {
+  SwkBatchNorm p = {.c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+  int batch = 3;
+  int64_t n = (int64_t)batch * p.c * p.hw, nb = blocked(batch, p.c, p.hw);
+  Case c = {.forward = bn_bnrc16_fwd, .p = &p, .batch = batch, .ny = nb};
+  float *x = random_array(n), *r = random_array(n);
+  c.in[0] = zeros(nb), c.in[1] = random_array(p.c), c.in[2] = random_array(p.c);
+  c.y = zeros(nb), c.r = zeros(nb), c.aux = zeros(2 * p.c), c.aux2 = zeros(2 * p.c);
+  swk_to_bnrc16(p.c, 1, p.hw, batch, x, c.in[0], false);
+  swk_to_bnrc16(p.c, 1, p.hw, batch, r, c.r, false);
+  bn_bnrc16_fwd(&c);
+  float *again = zeros(nb);
+  swk_batchnorm_bnrc16_recompute(&p, batch, c.in[0], c.in[1], c.in[2], c.aux, again);
+  CHECK(!memcmp(again, c.y, sizeof(float) * (size_t)nb));
+  float *dx = random_array(nb), *ds = zeros(p.c), *dsh = zeros(p.c);
+  swk_batchnorm_bnrc16_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh, 1, 1,
+                                0);
+  int unused = 0;
+  for (int64_t i = 0; i < nb; i++)
+    unused += (i / (16 * p.hw)) % 2 == 1 && i % 16 >= 2 && (c.y[i] != 0 || dx[i] != 0);
+  CHECK_EQ_INT(unused, 0);
+  check_gradient("batchnorm bnrc16 dx", &c, c.in[0], nb, dx);
+  check_gradient("batchnorm bnrc16 dscale", &c, c.in[1], p.c, ds);
+  /* against (B,N,R,C) */
+  float *y = zeros(n), *saved = zeros(2 * p.c), *running = zeros(2 * p.c), *dxp = zeros(n),
+        *ds2 = zeros(p.c), *dsh2 = zeros(p.c), *got = zeros(n);
+  for (int i = p.c; i < 2 * p.c; i++) running[i] = 1;
+  swk_batchnorm_forward(&p, batch, true, x, c.in[1], c.in[2], y, saved, running);
+  swk_batchnorm_backward(&p, batch, x, c.in[1], r, saved, dxp, false, ds2, dsh2, 1, 1, 0);
+  swk_bnrc16_to_bnrc(p.c, 1, p.hw, batch, c.y, got, false);
+  check_close("batchnorm bnrc16 y vs bnrc", got, y, n);
+  check_close("batchnorm bnrc16 statistics", c.aux, saved, 2 * p.c);
+  check_close("batchnorm bnrc16 running", c.aux2, running, 2 * p.c);
+  swk_bnrc16_to_bnrc(p.c, 1, p.hw, batch, dx, got, false);
+  check_close("batchnorm bnrc16 dx vs bnrc", got, dxp, n);
+  check_close("batchnorm bnrc16 dscale vs bnrc", ds, ds2, p.c);
+  check_close("batchnorm bnrc16 dshift vs bnrc", dsh, dsh2, p.c);
+  float *all[] = {x,  r,  c.in[0], c.in[1], c.in[2], c.y,     c.r, c.aux, c.aux2, again,
+                  dx, ds, dsh,     y,       saved,   running, dxp, ds2,   dsh2,   got};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 static void lrn_fwd(Case *c) { swk_lrn_forward(c->p, c->batch, c->in[0], c->y, c->aux); }
 
 static void test_lrn(void) {
@@ -710,6 +762,7 @@ int main(void) {
     if (swk_threads() != threads)
       break; /* a kernel set without threads (sw26010): once is enough */
     /* the blocked layout: 18 channels fill one block and 2 lanes of the next */
+    test_batchnorm_bnrc16();
     test_pool_bnrc16((SwkPool){.c = 18,
                                .h = 7,
                                .w = 7,

@@ -10,7 +10,8 @@ MPE(dropout_forward) MPE(dropout_backward) MPE(concat_forward) MPE(concat_backwa
 MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_backward)
 MPE(accuracy_forward) MPE(conv_direct_workspace) MPE(conv_direct_forward)
 MPE(conv_direct_backward) MPE(to_bnrc16) MPE(bnrc16_to_bnrc) MPE(pool_bnrc16_forward)
-MPE(pool_bnrc16_backward)
+MPE(pool_bnrc16_backward) MPE(batchnorm_bnrc16_forward) MPE(batchnorm_bnrc16_recompute)
+MPE(batchnorm_bnrc16_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -161,4 +162,32 @@ void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, cons
   mpe_pool_bnrc16_backward(p, batch, dy, argmax, dx, dx_add);
   double out, in = pool_sizes(p, batch, &out);
   sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
+}
+
+static double bn_floats(const SwkBatchNorm *p, int batch) { return (double)batch * p->c * p->hw; }
+
+void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
+                                  const float *scale, const float *shift, float *y, float *saved,
+                                  float *running) {
+  mpe_batchnorm_bnrc16_forward(p, batch, train, x, scale, shift, y, saved, running);
+  double n = bn_floats(p, batch);
+  sw_mpe_work(floats((train ? 3 : 2) * n), (train ? 5 : 2) * n);
+}
+
+void swk_batchnorm_bnrc16_recompute(const SwkBatchNorm *p, int batch, const float *x,
+                                    const float *scale, const float *shift, const float *saved,
+                                    float *y) {
+  mpe_batchnorm_bnrc16_recompute(p, batch, x, scale, shift, saved, y);
+  double n = bn_floats(p, batch);
+  sw_mpe_work(floats(2 * n), 2 * n);
+}
+
+void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float *x,
+                                   const float *scale, const float *dy, const float *saved,
+                                   float *dx, bool dx_add, float *dscale, float *dshift,
+                                   float grad_scale, float bias_grad_scale, float grad_keep) {
+  mpe_batchnorm_bnrc16_backward(p, batch, x, scale, dy, saved, dx, dx_add, dscale, dshift,
+                                grad_scale, bias_grad_scale, grad_keep);
+  double n = bn_floats(p, batch);
+  sw_mpe_work(floats((dx_add ? 5 : 4) * n), 8 * n);
 }

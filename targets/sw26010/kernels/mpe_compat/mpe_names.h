@@ -30,3 +30,6 @@
 #define host_from_blocked mpe_host_from_blocked
 #define swk_pool_bnrc16_forward mpe_pool_bnrc16_forward
 #define swk_pool_bnrc16_backward mpe_pool_bnrc16_backward
+#define swk_batchnorm_bnrc16_forward mpe_batchnorm_bnrc16_forward
+#define swk_batchnorm_bnrc16_recompute mpe_batchnorm_bnrc16_recompute
+#define swk_batchnorm_bnrc16_backward mpe_batchnorm_bnrc16_backward
