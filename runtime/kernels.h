@@ -142,6 +142,19 @@ SWK_STRUCTS(SWN_C_STRUCT)
                  P(PTR, float *, y), P(PTR, int32_t *, argmax)))                                   \
   FN(VOID, bwd, (P(PTR, const SwkPool *, p), P(I32, int, batch), P(PTR, const float *, dy),        \
                  P(PTR, const int32_t *, argmax), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
+#define SWK_BATCHNORM(FN, P, fwd, rec, bwd)                                                        \
+  FN(VOID, fwd, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch), P(BOOL, bool, train),        \
+                 P(PTR, const float *, x), P(PTR, const float *, scale),                           \
+                 P(PTR, const float *, shift), P(PTR, float *, y), P(PTR, float *, saved),         \
+                 P(PTR, float *, running)))                                                        \
+  FN(VOID, rec, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch), P(PTR, const float *, x),    \
+                 P(PTR, const float *, scale), P(PTR, const float *, shift),                       \
+                 P(PTR, const float *, saved), P(PTR, float *, y)))                                \
+  FN(VOID, bwd, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch), P(PTR, const float *, x),    \
+                 P(PTR, const float *, scale), P(PTR, const float *, dy),                          \
+                 P(PTR, const float *, saved), P(PTR, float *, dx), P(BOOL, bool, dx_add),         \
+                 P(PTR, float *, dscale), P(PTR, float *, dshift), P(F32, float, grad_scale),      \
+                 P(F32, float, bias_grad_scale), P(F32, float, grad_keep)))
 #define SWK_TRANSFORM(FN, P, name)                                                                 \
   FN(VOID, name, (P(I32, int, c), P(I32, int, h), P(I32, int, w), P(I32, int, batch),              \
                   P(PTR, const float *, x), P(PTR, float *, y), P(BOOL, bool, add)))
@@ -199,38 +212,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
                              P(F32, float, grad_scale), P(F32, float, bias_grad_scale),            \
                              P(F32, float, grad_keep), P(PTR, float *, ws)))                                                 \
   SWK_ACTIVATIONS(SWK_ACT, FN, P)                                                                  \
-  FN(VOID, swk_batchnorm_forward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),            \
-                                   P(BOOL, bool, train), P(PTR, const float *, x),                 \
-                                   P(PTR, const float *, scale), P(PTR, const float *, shift),     \
-                                   P(PTR, float *, y), P(PTR, float *, saved),                     \
-                                   P(PTR, float *, running)))                                      \
-  FN(VOID, swk_batchnorm_recompute, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),          \
-                                     P(PTR, const float *, x), P(PTR, const float *, scale),       \
-                                     P(PTR, const float *, shift), P(PTR, const float *, saved),   \
-                                     P(PTR, float *, y)))                                          \
-  FN(VOID, swk_batchnorm_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
-                                    P(PTR, const float *, x), P(PTR, const float *, scale),        \
-                                    P(PTR, const float *, dy), P(PTR, const float *, saved),       \
-                                    P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \
-                                    P(PTR, float *, dscale), P(PTR, float *, dshift),              \
-                                    P(F32, float, grad_scale), P(F32, float, bias_grad_scale),     \
-                                    P(F32, float, grad_keep)))          \
-  FN(VOID, swk_batchnorm_bnrc16_forward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),            \
-                                   P(BOOL, bool, train), P(PTR, const float *, x),                 \
-                                   P(PTR, const float *, scale), P(PTR, const float *, shift),     \
-                                   P(PTR, float *, y), P(PTR, float *, saved),                     \
-                                   P(PTR, float *, running)))                                      \
-  FN(VOID, swk_batchnorm_bnrc16_recompute, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),          \
-                                     P(PTR, const float *, x), P(PTR, const float *, scale),       \
-                                     P(PTR, const float *, shift), P(PTR, const float *, saved),   \
-                                     P(PTR, float *, y)))                                          \
-  FN(VOID, swk_batchnorm_bnrc16_backward, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch),           \
-                                    P(PTR, const float *, x), P(PTR, const float *, scale),        \
-                                    P(PTR, const float *, dy), P(PTR, const float *, saved),       \
-                                    P(PTR, float *, dx), P(BOOL, bool, dx_add),                    \
-                                    P(PTR, float *, dscale), P(PTR, float *, dshift),              \
-                                    P(F32, float, grad_scale), P(F32, float, bias_grad_scale),     \
-                                    P(F32, float, grad_keep)))          \
+  SWK_BATCHNORM(FN, P, swk_batchnorm_forward, swk_batchnorm_recompute, swk_batchnorm_backward)      \
+  SWK_BATCHNORM(FN, P, swk_batchnorm_bnrc16_forward, swk_batchnorm_bnrc16_recompute,              \
+                swk_batchnorm_bnrc16_backward)                                                     \
   FN(VOID, swk_lrn_forward, (P(PTR, const SwkLrn *, p), P(I32, int, batch),                        \
                              P(PTR, const float *, x), P(PTR, float *, y),                         \
                              P(PTR, float *, scale)))                                              \
