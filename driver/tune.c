@@ -207,7 +207,7 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   size_t ws = 0;
   if (conv) {
     size_t sizes[] = {k->swk_conv_workspace(&p), k->swk_conv_implicit_workspace(&p, batch),
-                      k->swk_conv_direct_workspace(&p, batch)};
+                      k->swk_conv_direct_workspace(&p)};
     for (int i = 0; i < 3; i++) ws = sizes[i] > ws ? sizes[i] : ws;
   }
   Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny),

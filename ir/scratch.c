@@ -24,8 +24,14 @@ static void computation_slots(const Module *m, const Op *op, ConvComputation c, 
     if (c != CONV_DGRAD) slot[SLOT_X] = larger(slot[SLOT_X], x);
     if (c == CONV_DGRAD) slot[SLOT_DX] = larger(slot[SLOT_DX], x);
   }
-  if (plan != PLAN_EXPLICIT)
+  if (plan == PLAN_IMPLICIT) /* explicit and direct use the step's shared workspace */
     slot[SLOT_WS] = larger(slot[SLOT_WS], t->kernel_workspace(&s, plan, input_gradient));
+}
+
+static bool uses_plan(const Op *op, ConvPlan plan) {
+  for (int k = 0; k < CONV_COMPUTATIONS; k++)
+    if (op->conv.plan[k] == plan) return true;
+  return false;
 }
 
 ScratchWords run_scratch(const Module *m, int64_t test_batch) {
@@ -41,7 +47,10 @@ ScratchWords run_scratch(const Module *m, int64_t test_batch) {
       w.kernels = larger(w.kernels, t->kernel_workspace(NULL, PLAN_EXPLICIT, dx));
     if (op_info[op->kind].family != FAMILY_CONV) continue;
     ConvShape s = conv_shape(g, op, batch);
-    w.kernels = larger(w.kernels, t->kernel_workspace(&s, PLAN_EXPLICIT, dx));
+    for (int plan = PLAN_EXPLICIT; plan < PLAN_COUNT; plan++) /* as lowering sizes it */
+      if (plan != PLAN_IMPLICIT &&
+          (uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
+        w.kernels = larger(w.kernels, t->kernel_workspace(&s, (ConvPlan)plan, dx));
     const ConvPlan *plan = op->conv.plan;
     computation_slots(m, op, CONV_FORWARD, plan[CONV_FORWARD], forward_batch, dx, slot);
     computation_slots(m, op, CONV_WGRAD, plan[CONV_WGRAD], batch, dx, slot);

@@ -28,6 +28,7 @@ typedef struct Tuner {
 
 struct SwnConvState {
   const SwnNetwork *net;
+  size_t ws_floats; /* the step's shared workspace */
   float *slot[SLOTS];
   size_t cap[SLOTS];
   bool autotune, timing;
@@ -40,6 +41,7 @@ static const char *const computation_names[] = {"forward", "wgrad", "dgrad"};
 SwnConvState *swn_conv_state_new(const SwnNetwork *net, bool autotune, FILE *report) {
   SwnConvState *c = swn_alloc(sizeof *c);
   c->net = net, c->autotune = autotune, c->report = report;
+  c->ws_floats = net->workspace();
   c->tuners = swn_alloc(sizeof *c->tuners * (size_t)(net->nlayers + 1));
   for (int i = 0; i < net->nlayers; i++)
     for (int k = 0; k < 3; k++) c->tuners[i][k].chosen = -1;
@@ -93,11 +95,14 @@ static void convert(int from, int to, int c, int h, int w, int batch, const floa
     swn_fatal("internal: no conversion of a convolution's operand from layout %d to %d", from, to);
 }
 
-/* The plan's own workspace where it is not the step's shared one (explicit's). */
+/* The plan's workspace: the step's shared one, which holds what the plans the compiler chose
+ * ask for (explicit's and direct's), or the dispatcher's own (implicit, and a plan --autotune
+ * tries that needs more). */
 static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int plan, float *ws) {
-  if (plan == SWN_PLAN_IMPLICIT) return scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch));
-  if (plan == SWN_PLAN_DIRECT) return scratch(c, SLOT_WS, swk_conv_direct_workspace(p, batch));
-  return ws;
+  size_t need = plan == SWN_PLAN_IMPLICIT ? swk_conv_implicit_workspace(p, batch)
+                : plan == SWN_PLAN_DIRECT ? swk_conv_direct_workspace(p)
+                                          : swk_conv_workspace(p);
+  return plan != SWN_PLAN_IMPLICIT && need <= c->ws_floats ? ws : scratch(c, SLOT_WS, need);
 }
 
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,

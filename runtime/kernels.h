@@ -182,7 +182,7 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                         P(PTR, float *, db), P(F32, float, grad_scale),            \
                                         P(F32, float, bias_grad_scale),                            \
                                         P(F32, float, grad_keep), P(PTR, float *, ws)))            \
-  FN(SIZE, swk_conv_direct_workspace, (P(PTR, const SwkConv *, p), P(I32, int, batch)))            \
+  FN(SIZE, swk_conv_direct_workspace, (P(PTR, const SwkConv *, p)))                                \
   FN(VOID, swk_conv_direct_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),               \
                                      P(PTR, const float *, x), P(PTR, const float *, w),           \
                                      P(PTR, const float *, b), P(PTR, float *, y),                 \

@@ -559,10 +559,7 @@ size_t host_conv_direct_workspace(const SwkConv *p) {
   return host_conv_direct_workspace_for(p, swk_threads());
 }
 
-size_t swk_conv_direct_workspace(const SwkConv *p, int batch) {
-  (void)batch;
-  return host_conv_direct_workspace(p);
-}
+size_t swk_conv_direct_workspace(const SwkConv *p) { return host_conv_direct_workspace(p); }
 
 void swk_conv_direct_forward(const SwkConv *p, int batch, const float *x, const float *w,
                              const float *b, float *y, float *ws) {

@@ -21,6 +21,8 @@ static const double SCALAR_SLOWDOWN = 16; /* its scalar path for batch and chann
 static const int64_t VECTOR_IMAGES = 16, CHANNEL_BLOCK = 4; /* its register block */
 static const double PACKED_GEMM_EFF = 0.8;  /* the implicit weight gradient's GEMMs vs explicit's */
 static const double DIRECT_EFF = 0.55;      /* the direct strips' FMA rate, full blocks */
+static const double DIRECT_DGRAD_EFF = 0.6; /* the same strips on dY: explicit's input gradient
+                                               is slower than its forward, direct's is not */
 static const double DIRECT_WGRAD_EFF = 0.6; /* its weight-gradient tiles' */
 
 static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
@@ -83,7 +85,8 @@ static double direct_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_DGRAD && (s->sh != 1 || s->sw != 1 || s->ph >= s->kh || s->pw >= s->kw))
     return INFINITY;
   double out = (double)(c == CONV_FORWARD ? s->co : s->ci);
-  return flops(s) / (PEAK * DIRECT_EFF * fill(out, 16) * fill(taps, 0.25)) + packing + padding;
+  double eff = c == CONV_FORWARD ? DIRECT_EFF : DIRECT_DGRAD_EFF;
+  return flops(s) / (PEAK * eff * fill(out, 16) * fill(taps, 0.25)) + packing + padding;
 }
 
 /* Both gradients in one call: explicit gathers dY once for both GEMMs. */

@@ -353,7 +353,7 @@ static void test_conv_direct(SwkConv p, int batch) {
         *ws = zeros((int64_t)swk_conv_workspace(&p));
   float *xb = zeros(bx), *dyb = zeros(by), *yb = zeros(by), *dxb = zeros(bx), *got_y = zeros(ny),
         *got_dx = zeros(nx), *got_dw = zeros(nw), *got_db = zeros(p.co),
-        *dws = zeros((int64_t)swk_conv_direct_workspace(&p, batch));
+        *dws = zeros((int64_t)swk_conv_direct_workspace(&p));
   swk_conv_forward(&p, batch, x, w, b, y, ws);
   swk_conv_backward(&p, batch, x, w, dy, dx, false, dw, db, 1, 1, 0, ws);
   swk_to_bnrc16(p.ci, p.h, p.w, batch, x, xb, false);

@@ -115,9 +115,7 @@ void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
 
 /* The host's direct convolution and its layout's transforms: the description offers neither
  * (no CPE version yet), so only a program forced to them runs them. */
-size_t swk_conv_direct_workspace(const SwkConv *p, int batch) {
-  return mpe_conv_direct_workspace(p, batch);
-}
+size_t swk_conv_direct_workspace(const SwkConv *p) { return mpe_conv_direct_workspace(p); }
 
 static double direct_flops(const SwkConv *p, int batch) {
   return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
