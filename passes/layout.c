@@ -274,7 +274,8 @@ static char *solve(Module *m, const char *upstream) {
   problem_init(&p, m, upstream);
   Step *steps = xcalloc((size_t)n + 1, sizeof(Step), "the layout search");
   step_reserve(&steps[0], 1);
-  step_offer(&steps[0], NULL, (State){.parent = -1});
+  static const uint8_t no_tensors[1];
+  step_offer(&steps[0], no_tensors, (State){.parent = -1}); /* nothing is live yet */
   for (int i = 0; i < n; i++) {
     Step *prev = &steps[i], *next = &steps[i + 1];
     step_live(&p, prev, i, next);
