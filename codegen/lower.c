@@ -615,12 +615,6 @@ static void lower_update(Ctx *c, int i, int *index) {
   }
 }
 
-static bool uses_plan(const Op *op, ConvPlan plan) {
-  for (int k = 0; k < CONV_COMPUTATIONS; k++)
-    if (op->conv.plan[k] == plan) return true;
-  return false;
-}
-
 /* The step's shared workspace: the largest any fully connected layer, or any convolution in
  * a plan it was compiled with, asks for (the dispatcher holds its own for other plans). */
 static void lower_workspace(Ctx *c, int i) {
@@ -629,9 +623,9 @@ static void lower_workspace(Ctx *c, int i) {
   if (family == FAMILY_FC)
     arg_kind(c, begin(c, &c->out->workspace, "swk_fc_workspace", i), ARG_STRUCT);
   if (family != FAMILY_CONV) return;
-  if (uses_plan(op, PLAN_EXPLICIT) || !op->conv.costed)
+  if (conv_uses_plan(op, PLAN_EXPLICIT) || !op->conv.costed)
     arg_kind(c, begin(c, &c->out->workspace, "swk_conv_workspace", i), ARG_STRUCT);
-  if (uses_plan(op, PLAN_DIRECT))
+  if (conv_uses_plan(op, PLAN_DIRECT))
     arg_kind(c, begin(c, &c->out->workspace, "swk_conv_direct_workspace", i), ARG_STRUCT);
 }
 

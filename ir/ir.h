@@ -552,6 +552,8 @@ int graph_add_value(Module *m, const char *name);
 Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc);
 Param *op_add_param(Module *m, Op *op, ParamRole role, Shape shape);
 int64_t op_param_count(const Op *op);
+/* Whether some computation of convolution op was given `plan` (pass layout). */
+bool conv_uses_plan(const Op *op, ConvPlan plan);
 const char *param_role_name(ParamRole r);
 const char *layout_name(Layout l);
 /* The transform from one layout to another, as the kernels (swk_<word>) and tuning files name

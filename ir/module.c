@@ -52,6 +52,12 @@ const char *conv_computation_name(ConvComputation c) {
   static const char *const names[] = {"forward", "wgrad", "dgrad", "backward"};
   return names[c];
 }
+bool conv_uses_plan(const Op *op, ConvPlan plan) {
+  for (int k = 0; k < CONV_COMPUTATIONS; k++)
+    if (op->conv.plan[k] == plan) return true;
+  return false;
+}
+
 Layout conv_plan_layout(ConvPlan p) {
   static const Layout layouts[] = {LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16};
   return layouts[p];

@@ -28,12 +28,6 @@ static void computation_slots(const Module *m, const Op *op, ConvComputation c, 
     slot[SLOT_WS] = larger(slot[SLOT_WS], t->kernel_workspace(&s, plan, input_gradient));
 }
 
-static bool uses_plan(const Op *op, ConvPlan plan) {
-  for (int k = 0; k < CONV_COMPUTATIONS; k++)
-    if (op->conv.plan[k] == plan) return true;
-  return false;
-}
-
 ScratchWords run_scratch(const Module *m, int64_t test_batch) {
   const Target *t = m->options.target;
   const Graph *g = &m->graph;
@@ -49,7 +43,7 @@ ScratchWords run_scratch(const Module *m, int64_t test_batch) {
     ConvShape s = conv_shape(g, op, batch);
     for (int plan = PLAN_EXPLICIT; plan < PLAN_COUNT; plan++) /* as lowering sizes it */
       if (plan != PLAN_IMPLICIT &&
-          (uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
+          (conv_uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
         w.kernels = larger(w.kernels, t->kernel_workspace(&s, (ConvPlan)plan, dx));
     const ConvPlan *plan = op->conv.plan;
     computation_slots(m, op, CONV_FORWARD, plan[CONV_FORWARD], forward_batch, dx, slot);

@@ -120,14 +120,19 @@ typedef struct Step {
 typedef struct Problem {
   Module *m;
   const char *upstream;
-  int *last_use;  /* per value: the last op reading it; -1 if not a 4-D tensor anyone reads */
-  int64_t *unary; /* per op and layout */
-  int *position;  /* per value: its index in the previous step's live list */
-  int max_states; /* the most any step kept */
-  bool beam;      /* some step had more than STATE_LIMIT states */
+  int *last_use;       /* per value: the last op reading it; -1 if not a 4-D tensor anyone reads */
+  int64_t *unary;      /* per op and layout */
+  int64_t *round_trip; /* per 4-D value read by some op, from and to layout: conversion() */
+  int *position;       /* per value: its index in the previous step's live list */
+  int max_states;      /* the most any step kept */
+  bool beam;           /* some step had more states than it could keep */
 } Problem;
 
 static bool is_tensor(const Graph *g, int v) { return g->values.data[v].shape.rank == 4; }
+
+static int64_t *round_trip_at(const Problem *p, int v, Layout from, Layout to) {
+  return &p->round_trip[((size_t)v * LAYOUT_COUNT + from) * LAYOUT_COUNT + to];
+}
 
 static void problem_init(Problem *p, Module *m, const char *upstream) {
   const Graph *g = &m->graph;
@@ -146,6 +151,15 @@ static void problem_init(Problem *p, Module *m, const char *upstream) {
     for (int l = 0; l < LAYOUT_COUNT; l++)
       p->unary[i * LAYOUT_COUNT + l] = isinf(cost[l]) ? -1 : to_units(cost[l]);
   }
+  /* priced once here: every state that converts a tensor would ask the target (and the
+   * tuning file) again */
+  p->round_trip =
+      arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(nv + 1) * LAYOUT_COUNT * LAYOUT_COUNT);
+  for (int v = 0; v < nv; v++)
+    for (int from = 0; from < LAYOUT_COUNT && p->last_use[v] >= 0; from++)
+      for (int to = 0; to < LAYOUT_COUNT; to++)
+        *round_trip_at(p, v, (Layout)from, (Layout)to) =
+            to_units(conversion(m, v, (Layout)from, (Layout)to, upstream[v]));
 }
 
 static uint64_t hash_key(const uint8_t *key, int len) {
@@ -217,7 +231,7 @@ static void extend(Problem *p, const Step *prev, int from, int i, int l, Step *n
     if (!is_tensor(g, u)) continue;
     uint8_t *k = &key[p->position[u]];
     if (key_exists(*k) & 1u << l) continue; /* also a repeated input */
-    to.cost += to_units(conversion(p->m, u, (Layout)key_producer(*k), (Layout)l, p->upstream[u]));
+    to.cost += *round_trip_at(p, u, (Layout)key_producer(*k), (Layout)l);
     *k = tensor_key(key_producer(*k), key_exists(*k) | 1u << l);
   }
   uint8_t next_key[next->live + 1];

@@ -132,6 +132,15 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * SGD (Caffe's): v = momentum * v + lr * (g + decay * w); w -= v.
  * SGD whose backward already added momentum * v + lr * g into v (pass fold-gradients; summed
  * over the ranks): v += lr * decay * w; w -= v. */
+#define SWK_CONV(FN, P, fwd, bwd)                                                                  \
+  FN(VOID, fwd, (P(PTR, const SwkConv *, p), P(I32, int, batch), P(PTR, const float *, x),         \
+                 P(PTR, const float *, w), P(PTR, const float *, b), P(PTR, float *, y),           \
+                 P(PTR, float *, ws)))                                                             \
+  FN(VOID, bwd, (P(PTR, const SwkConv *, p), P(I32, int, batch), P(PTR, const float *, x),         \
+                 P(PTR, const float *, w), P(PTR, const float *, dy), P(PTR, float *, dx),         \
+                 P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),                  \
+                 P(F32, float, grad_scale), P(F32, float, bias_grad_scale),                        \
+                 P(F32, float, grad_keep), P(PTR, float *, ws)))
 #define SWK_ACT(FN, P, name, fwd, bwd)                                                             \
   FN(VOID, fwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, x),          \
                  P(PTR, float *, y)))                                                              \
@@ -161,39 +170,11 @@ SWK_STRUCTS(SWN_C_STRUCT)
 
 #define SWK_KERNELS(FN, P)                                                                         \
   FN(SIZE, swk_conv_workspace, (P(PTR, const SwkConv *, p)))                                       \
-  FN(VOID, swk_conv_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                      \
-                              P(PTR, const float *, x), P(PTR, const float *, w),                  \
-                              P(PTR, const float *, b), P(PTR, float *, y), P(PTR, float *, ws)))  \
-  FN(VOID, swk_conv_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                     \
-                               P(PTR, const float *, x), P(PTR, const float *, w),                 \
-                               P(PTR, const float *, dy), P(PTR, float *, dx),                     \
-                               P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),    \
-                               P(F32, float, grad_scale), P(F32, float, bias_grad_scale),          \
-                               P(F32, float, grad_keep), P(PTR, float *, ws)))                                               \
+  SWK_CONV(FN, P, swk_conv_forward, swk_conv_backward)                                             \
   FN(SIZE, swk_conv_implicit_workspace, (P(PTR, const SwkConv *, p), P(I32, int, batch)))          \
-  FN(VOID, swk_conv_implicit_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),             \
-                                       P(PTR, const float *, x), P(PTR, const float *, w),         \
-                                       P(PTR, const float *, b), P(PTR, float *, y),               \
-                                       P(PTR, float *, ws)))                                       \
-  FN(VOID, swk_conv_implicit_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),            \
-                                        P(PTR, const float *, x), P(PTR, const float *, w),        \
-                                        P(PTR, const float *, dy), P(PTR, float *, dx),            \
-                                        P(BOOL, bool, dx_add), P(PTR, float *, dw),                \
-                                        P(PTR, float *, db), P(F32, float, grad_scale),            \
-                                        P(F32, float, bias_grad_scale),                            \
-                                        P(F32, float, grad_keep), P(PTR, float *, ws)))            \
+  SWK_CONV(FN, P, swk_conv_implicit_forward, swk_conv_implicit_backward)                           \
   FN(SIZE, swk_conv_direct_workspace, (P(PTR, const SwkConv *, p)))                                \
-  FN(VOID, swk_conv_direct_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),               \
-                                     P(PTR, const float *, x), P(PTR, const float *, w),           \
-                                     P(PTR, const float *, b), P(PTR, float *, y),                 \
-                                     P(PTR, float *, ws)))                                         \
-  FN(VOID, swk_conv_direct_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),              \
-                                      P(PTR, const float *, x), P(PTR, const float *, w),          \
-                                      P(PTR, const float *, dy), P(PTR, float *, dx),              \
-                                      P(BOOL, bool, dx_add), P(PTR, float *, dw),                  \
-                                      P(PTR, float *, db), P(F32, float, grad_scale),              \
-                                      P(F32, float, bias_grad_scale),                              \
-                                      P(F32, float, grad_keep), P(PTR, float *, ws)))              \
+  SWK_CONV(FN, P, swk_conv_direct_forward, swk_conv_direct_backward)                               \
   SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc16)                                                              \

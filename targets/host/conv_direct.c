@@ -6,10 +6,11 @@
  * 2 x 14 FMAs. Rows of taps in the vertical padding are skipped; for the horizontal padding
  * each thread first copies the image it works on with zero columns at both sides (a copy costs
  * what one pass over the input does; strips of edge pixels with their own taps ran at a
- * quarter of the speed), so that every strip has all kw taps. The filters, (No, Ni, K, K) as every plan keeps
- * them, are packed per call into (No/16, Ni/16, K, K, 16 input, 16 output), zero outside the
- * channels. Threads split (image, pair of output blocks, output row) evenly, so results do
- * not depend on their number: each output is one sum in one order. */
+ * quarter of the speed), so that every strip has all kw taps. The filters, (No, Ni, K, K) as
+ * every plan keeps them, are packed per call into (No/16, Ni/16, K, K, 16 input, 16 output),
+ * zero outside the channels. Threads split strips of pixels (forward, input gradient) or tiles
+ * of the weight gradient evenly, so results do not depend on their number: each output is one
+ * sum in one order. */
 #include "conv_direct.h"
 
 #include <omp.h>
@@ -173,28 +174,19 @@ _Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT, "a strip per instruction s
 static const DirectIsa *isa;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 
-static void choose_isa(void) {
-  const char *name = host_isa_choice();
-  isa = &isas[ISA_COUNT - 1];
-  for (int i = 0; i < ISA_COUNT; i++)
-    if (!strcmp(isas[i].name, name)) isa = &isas[i];
-}
+static void choose_isa(void) { isa = &isas[host_isa_index(host_isa_choice())]; }
 
+/* Asked once per call; the strips and tiles get it passed down. */
 static const DirectIsa *current(void) {
   pthread_once(&isa_once, choose_isa);
   return isa;
 }
 
-const char *host_conv_direct_isa(void) { return current()->name; }
-
 bool host_conv_direct_use(const char *name) {
   current();
-  for (int i = 0; i < ISA_COUNT; i++)
-    if (!strcmp(isas[i].name, name) && host_isa_runs(name)) {
-      isa = &isas[i];
-      return true;
-    }
-  return false;
+  if (!host_isa_runs(name)) return false;
+  isa = &isas[host_isa_index(name)];
+  return true;
 }
 
 /* ------------------------------------------------------------------ packing */
@@ -276,9 +268,9 @@ static View view_of(const SwkConv *p, bool x_planar) {
 
 /* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
  * [ob, ob + nb). */
-static void compute_strip(const SwkConv *p, const float *x, View v, const float *packed,
-                          const float *bias, bool accumulate, float *y, int ob, int nb, int oh,
-                          int ow, int np) {
+static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
+                          const float *packed, const float *bias, bool accumulate, float *y, int ob,
+                          int nb, int oh, int ow, int np) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
              .x_offset = (ptrdiff_t)ih * v.row + (ptrdiff_t)ow * p->sw * v.col,
@@ -299,7 +291,7 @@ static void compute_strip(const SwkConv *p, const float *x, View v, const float 
              .y = y + ((ptrdiff_t)ob * p->ho + oh) * p->wo * 16 + (ptrdiff_t)ow * 16,
              .y_block = (ptrdiff_t)p->ho * p->wo * 16,
              .accumulate = accumulate};
-  current()->strip(nb, np, &s);
+  k->strip(nb, np, &s);
 }
 
 /* Whether the filters outweigh the batch's images: then each group of output blocks runs over
@@ -315,8 +307,9 @@ static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
  * keeps every thread busy. */
 static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, const float *packed,
                    const float *bias, float *y, bool accumulate, float *padded) {
-  int bo = host_blocks(q->co), most = current()->blocks, groups = ceil_div(bo, most);
-  int pixels = current()->pixels, strips = ceil_div(q->wo, pixels);
+  const DirectIsa *k = current();
+  int bo = host_blocks(q->co), most = k->blocks, groups = ceil_div(bo, most);
+  int pixels = k->pixels, strips = ceil_div(q->wo, pixels);
   size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
   size_t padded_image = host_direct_padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
@@ -340,7 +333,7 @@ static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, c
       int ow = strip * pixels, np = q->wo - ow < pixels ? q->wo - ow : pixels;
       for (int g = by_group ? group : 0; g < (by_group ? group + 1 : groups); g++) {
         int ob = g * most;
-        compute_strip(q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
+        compute_strip(k, q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
                       bo - ob < most ? bo - ob : most, oh, ow, np);
       }
     }
@@ -385,6 +378,7 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
 
 /* The tiles of dW: (group of output blocks, input block, chunk of input channels, tap). */
 typedef struct Tiling {
+  const DirectIsa *isa;
   int groups, most_blocks, blocks_in, chunks, lanes, taps;
   long count;
 } Tiling;
@@ -394,7 +388,8 @@ typedef struct TileAt {
 } TileAt;
 
 static Tiling tiling(const SwkConv *p) {
-  Tiling t = {.most_blocks = current()->blocks, .lanes = current()->lanes};
+  const DirectIsa *k = current();
+  Tiling t = {.isa = k, .most_blocks = k->blocks, .lanes = k->lanes};
   t.groups = ceil_div(host_blocks(p->co), t.most_blocks);
   t.blocks_in = host_blocks(p->ci);
   t.chunks = ceil_div(16, t.lanes);
@@ -451,7 +446,7 @@ static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *
   /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
   t.x = x + at.ib * v.block + (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col +
         at.l0 * v.lane;
-  current()->tile(at.nb, at.nl, &t);
+  tl->isa->tile(at.nb, at.nl, &t);
 }
 
 /* dW = keep * dW + scale * sums, for tile k. */

@@ -48,9 +48,8 @@ void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *
 void host_to_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
 void host_from_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
 
-/* The instruction set the direct kernels use ("avx512", "avx2", "c"), chosen as the GEMM's
- * (isa.h); host_conv_direct_use switches to another, if this CPU runs it (for tests). */
-const char *host_conv_direct_isa(void);
+/* The direct kernels choose their instruction set as the GEMM's (isa.h); this switches to
+ * another ("avx512", "avx2", "c"), if this CPU runs it (for tests). */
 bool host_conv_direct_use(const char *isa);
 
 #endif

@@ -151,11 +151,7 @@ _Static_assert((int)ISA_COUNT == (int)HOST_ISA_COUNT,
 static const Isa *isa;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 
-static const Isa *named(const char *name) {
-  for (int i = 0; i < ISA_COUNT; i++)
-    if (!strcmp(isas[i].name, name)) return &isas[i];
-  return &isas[ISA_COUNT - 1];
-}
+static const Isa *named(const char *name) { return &isas[host_isa_index(name)]; }
 
 static void choose_isa(void) { isa = named(host_isa_choice()); }
 

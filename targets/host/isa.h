@@ -26,6 +26,14 @@ static inline bool host_isa_runs(const char *isa) {
   return !strcmp(isa, "c");
 }
 
+/* Where `isa` stands in host_isas (the kernels' tables follow its order); the last (plain C)
+ * if it is none of them. */
+static inline int host_isa_index(const char *isa) {
+  for (int i = 0; i < HOST_ISA_COUNT; i++)
+    if (!strcmp(host_isas[i], isa)) return i;
+  return HOST_ISA_COUNT - 1;
+}
+
 /* The widest this CPU runs, or SWN_ISA's choice if it names a narrower one the CPU runs. */
 static inline const char *host_isa_choice(void) {
   int widest = 0;

@@ -19,7 +19,6 @@
 #define swk_to_bnrc16 mpe_to_bnrc16
 #define swk_bnrc16_to_bnrc mpe_bnrc16_to_bnrc
 /* conv_direct.c's own external names, kept apart from a host kernel set linked beside */
-#define host_conv_direct_isa mpe_host_conv_direct_isa
 #define host_conv_direct_use mpe_host_conv_direct_use
 #define host_conv_direct_forward mpe_host_conv_direct_forward
 #define host_conv_direct_input_gradient_legal mpe_host_conv_direct_input_gradient_legal
