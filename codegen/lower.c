@@ -651,7 +651,7 @@ static int64_t param_fan_in(const Param *p) {
   return shape_per_image(p->shape); /* conv: ci/g * kh * kw; fc: inputs */
 }
 
-static uint64_t network_hash(const Module *m) {
+uint64_t network_hash(const Module *m) {
   uint64_t h = 14695981039346656037ull;
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
@@ -807,6 +807,7 @@ static Datum train_config(Ctx *c) {
   f[SwnTrainConfig_nsteps] = d_int(t->steps.n), f[SwnTrainConfig_warmup] = d_int(t->warmup);
   f[SwnTrainConfig_seed] = d_int(t->seed),
   f[SwnTrainConfig_eval_interval] = d_int(t->eval_interval);
+  f[SwnTrainConfig_test_interval] = d_int(t->test_interval);
   f[SwnTrainConfig_display] = d_int(t->display);
   f[SwnTrainConfig_optimizer] = d_enum(train_fields, "optimizer", t->optimizer);
   f[SwnTrainConfig_elastic] = d_float(t->elastic);

@@ -146,6 +146,7 @@ typedef struct Stmt {
   const char *callee;
   SrcLoc callee_loc;
   VEC(Arg) args;
+  const char *note; /* a comment the .swn writer puts beside it (an importer's record) */
 } Stmt;
 
 typedef struct BlockParam {
@@ -168,6 +169,7 @@ typedef struct Setting {
   const char *key;
   SrcLoc loc;
   Expr *value;
+  const char *note; /* as Stmt's */
 } Setting;
 
 /* ---------------------------------------------------------------- graph */
@@ -443,7 +445,7 @@ typedef struct Fusion {
 /* ---------------------------------------------------------------- settings */
 
 typedef enum { OPT_SGD, OPT_EASGD } OptimizerKind;
-typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY } LrPolicy;
+typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP } LrPolicy;
 typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC } DataSource;
 
 typedef struct TrainConfig {
@@ -459,6 +461,7 @@ typedef struct TrainConfig {
   int64_t warmup; /* iterations of linear warm-up */
   int64_t seed;
   int64_t eval_interval; /* evaluate every N epochs */
+  int64_t test_interval; /* and every N iterations (Caffe's test_interval; 0: never) */
   int64_t display;       /* a progress line every N iterations */
 } TrainConfig;
 

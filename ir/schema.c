@@ -94,7 +94,8 @@ const FieldSpec transform_fields[] = {
 /* ------------------------------------------------------------------ settings */
 
 static const char *const optimizer_words[] = {"sgd", "easgd", NULL};
-static const char *const policy_words[] = {"fixed", "step", "multistep", "inv", "poly", NULL};
+static const char *const policy_words[] = {"fixed", "step", "multistep", "inv",
+                                           "poly",  "exp",  NULL};
 static const char *const source_words[] = {"idx", "cifar", "synthetic", NULL};
 
 #define T(k, type_, field, d, lo, hi, ...) NUM(TrainConfig, k, type_, field, d, lo, hi, __VA_ARGS__)
@@ -116,6 +117,7 @@ const FieldSpec train_fields[] = {
     T("warmup", F_INT, warmup, 0, 0, 1e15),
     T("seed", F_INT, seed, 1, 0, 9e18),
     T("eval_interval", F_INT, eval_interval, 1, 0, 1e9),
+    T("test_interval", F_INT, test_interval, 0, 0, 1e15),
     T("display", F_INT, display, 100, 1, 1e15),
     {0}};
 #undef T

@@ -1,4 +1,4 @@
-/* Learning-rate policies (Caffe's) with linear warm-up. */
+/* Learning-rate policies (Caffe's: fixed, step, multistep, inv, poly, exp) with linear warm-up. */
 #include <math.h>
 
 #include "train.h"
@@ -15,6 +15,7 @@ float swn_learning_rate(const SwnTrainConfig *t, int64_t iteration, int64_t tota
   }
   case SWN_LR_INV: lr *= pow(1.0 + t->gamma * it, -t->power); break;
   case SWN_LR_POLY: lr *= total > 0 ? pow(fmax(0.0, 1.0 - it / (double)total), t->power) : 1; break;
+  case SWN_LR_EXP: lr *= pow(t->gamma, it); break;
   default: break;
   }
   if (iteration < t->warmup) lr *= (it + 1) / (double)t->warmup;

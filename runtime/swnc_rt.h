@@ -21,7 +21,14 @@ typedef enum {
   SWN_INIT_UNIFORM,
   SWN_INIT_CONSTANT
 } SwnInit;
-typedef enum { SWN_LR_FIXED, SWN_LR_STEP, SWN_LR_MULTISTEP, SWN_LR_INV, SWN_LR_POLY } SwnLrPolicy;
+typedef enum {
+  SWN_LR_FIXED,
+  SWN_LR_STEP,
+  SWN_LR_MULTISTEP,
+  SWN_LR_INV,
+  SWN_LR_POLY,
+  SWN_LR_EXP
+} SwnLrPolicy;
 typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
 
@@ -64,7 +71,7 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
   A(I64, int64_t, steps, SWN_MAX_STEPS)                                                            \
   F(I32, int, nsteps)                                                                              \
   F(I64, int64_t, warmup) F(I64, int64_t, seed) F(I64, int64_t, eval_interval)                     \
-  F(I64, int64_t, display)                                                                         \
+  F(I64, int64_t, test_interval) F(I64, int64_t, display)                                                                         \
   F(I32, int, optimizer) /* SwnOptimizer */                                                        \
   F(F32, float, elastic) /* easgd's rho */
 

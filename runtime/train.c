@@ -190,7 +190,8 @@ static int train(Trainer *t, int64_t start) {
   const SwnOptions *o = &t->o;
   int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
   int64_t total = o->iterations > 0 ? o->iterations : o->epochs * per_epoch;
-  bool testing = t->net->train.eval_interval > 0 && t->test.count > 0;
+  const SwnTrainConfig *cfg = &t->net->train;
+  bool testing = (cfg->eval_interval > 0 || cfg->test_interval > 0) && t->test.count > 0;
   if (start >= total) {
     printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
     save(t, start); /* e.g. --iterations 0 --checkpoint F writes the initial weights */
@@ -213,12 +214,12 @@ static int train(Trainer *t, int64_t start) {
     int64_t done = it + 1;
     tested_last = false;
     if (o->checkpoint_every && done % o->checkpoint_every == 0) save(t, done);
-    if (done % per_epoch == 0) {
-      int64_t epoch = done / per_epoch;
-      if (testing && epoch % t->net->train.eval_interval == 0)
-        test_and_report(t, epoch, done), tested_last = true;
-      save(t, done);
-    }
+    bool epoch_end = done % per_epoch == 0;
+    int64_t epoch = (done + per_epoch - 1) / per_epoch;
+    if (testing && ((epoch_end && cfg->eval_interval > 0 && epoch % cfg->eval_interval == 0) ||
+                    (cfg->test_interval > 0 && done % cfg->test_interval == 0)))
+      test_and_report(t, epoch, done), tested_last = true;
+    if (epoch_end) save(t, done);
   }
   swn_loader_stop(&loader);
   if (testing && !tested_last) test_and_report(t, (total + per_epoch - 1) / per_epoch, total);
@@ -290,7 +291,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
     t.o.threads = cores > 1 ? (int)cores : 1;
   }
   swk_set_threads(t.o.threads);
-  bool want_test = t.o.eval_only || net->train.eval_interval > 0;
+  bool want_test = t.o.eval_only || net->train.eval_interval > 0 || net->train.test_interval > 0;
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
   if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
   /* a test set smaller than a test batch needs no room for more (--stats predicts the same) */
