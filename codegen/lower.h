@@ -126,4 +126,8 @@ typedef struct Lowered {
  * layer). */
 bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out);
 
+/* The hash a checkpoint of this network carries: FNV-1a of the parameter table (names, shapes,
+ * offsets) and the state size (docs/runtime.md, Checkpoints). */
+uint64_t network_hash(const Module *m);
+
 #endif

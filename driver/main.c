@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "../codegen/c/emit_c.h"
+#include "caffe.h"
 #include "../frontend/frontend.h"
 #include "../ir/target.h"
 #include "../ir/tuning.h"
@@ -45,8 +46,13 @@ typedef struct Options {
   bool explain;
   bool tune; /* swnc tune: measure plans and write a tuning file */
   TuneOptions tuning;
-  bool run;         /* swnc run: compile in memory and run now */
-  int program_argc; /* for run: the arguments after -- */
+  CaffeImportOptions caffe; /* --solver, --input-shape: reading a .prototxt */
+  bool import_caffe;        /* swnc import-caffe: write the .swn (and a checkpoint) */
+  bool export_caffe;        /* swnc export-caffe: write a prototxt */
+  const char *weights;      /* --weights MODEL.caffemodel */
+  const char *checkpoint;   /* --checkpoint FILE: where import-caffe writes the weights */
+  bool run;                 /* swnc run: compile in memory and run now */
+  int program_argc;         /* for run: the arguments after -- */
   char **program_argv;
 } Options;
 
@@ -55,6 +61,9 @@ static void usage(FILE *f) {
       "usage: swnc [options] FILE.swn\n"
       "       swnc run [options] FILE.swn [-- PROGRAM OPTIONS]\n"
       "       swnc tune [options] FILE.swn -o FILE.tune\n"
+      "       swnc import-caffe NET.prototxt [SOLVER.prototxt] [-o NET.swn] [--weights "
+      "M.caffemodel]\n"
+      "       swnc export-caffe [options] FILE.swn [-o NET.prototxt]\n"
       "\n"
       "Compiles a network description into a training program (docs/language.md, "
       "docs/runtime.md).\n"
@@ -62,6 +71,10 @@ static void usage(FILE *f) {
       "'swnc tune' times every convolution plan and layout transform of the network on the target\n"
       "and appends the measurements to FILE.tune (an interrupted tune continues where it "
       "stopped).\n"
+      "'swnc import-caffe' translates a Caffe network (and solver) prototxt into .swn text; with\n"
+      "--weights it also writes the trained weights as a checkpoint for --init-weights. A\n"
+      "FILE.prototxt is also compiled directly wherever a FILE.swn is. 'swnc export-caffe' writes\n"
+      "the network as a Caffe prototxt. (docs/language.md, Caffe models)\n"
       "\n"
       "options:\n"
       "  -o FILE              write the output to FILE; without --emit, build the training\n"
@@ -98,6 +111,12 @@ static void usage(FILE *f) {
       "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
       "                       beside swnc; also $SWNC_RUNTIME_DIR)\n"
       "  -v                   print the C compiler command\n"
+      "  --solver=FILE        a .prototxt input: its Caffe solver (base_lr, lr_policy, ...)\n"
+      "  --input-shape=C,H,W  a .prototxt input: the images' shape, where the prototxt reads\n"
+      "                       them from a database and so does not say\n"
+      "  --weights=FILE       import-caffe: a .caffemodel whose blobs become a checkpoint\n"
+      "  --checkpoint=FILE    import-caffe: where that checkpoint goes (default: the -o file\n"
+      "                       with .ckpt for .swn)\n"
       "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
       "                       a bare KEY is a constant if the file defines one, else a train,\n"
       "                       else a data setting\n"
@@ -145,8 +164,26 @@ enum {
   OPT_TUNE,
   OPT_EXPLAIN,
   OPT_REPEAT,
-  OPT_LIMIT
+  OPT_LIMIT,
+  OPT_SOLVER,
+  OPT_INPUT_SHAPE,
+  OPT_WEIGHTS,
+  OPT_CHECKPOINT
 };
+
+/* "3,227,227" -> shape; false if malformed. */
+static bool parse_shape(const char *text, int64_t out[3]) {
+  const char *p = text;
+  for (int i = 0; i < 3; i++) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || v < 1 || v > (1 << 24) || *end != (i < 2 ? ',' : '\0')) return false;
+    out[i] = v;
+    p = end + 1;
+  }
+  return true;
+}
 
 /* "4M", "65536", "0", "inf" -> bytes; -1 if malformed. */
 static int64_t parse_bytes(const char *text) {
@@ -158,6 +195,26 @@ static int64_t parse_bytes(const char *text) {
   if (shift) end++;
   if (errno || end == text || *end || v < 0 || v > (INT64_MAX >> shift)) return -1;
   return (int64_t)v << shift;
+}
+
+/* import-caffe and export-caffe: what they read and write. Returns -1 to go on, or a status. */
+static int caffe_options(Options *o) {
+  const char *command = o->import_caffe ? "import-caffe" : "export-caffe";
+  if (o->emit != EMIT_NONE) return usage_error("swnc %s writes no --emit output", command);
+  if (o->import_caffe && !is_prototxt(o->input))
+    return usage_error("swnc import-caffe reads a Caffe network, NET.prototxt, not '%s'", o->input);
+  if (!o->weights && o->checkpoint) return usage_error("--checkpoint goes with --weights%s", "");
+  if (o->weights && !o->import_caffe)
+    return usage_error("--weights goes with swnc import-caffe%s", "");
+  if (o->weights && !o->checkpoint) {
+    size_t n = o->output ? strlen(o->output) : 0;
+    if (n < 5 || strcmp(o->output + n - 4, ".swn"))
+      return usage_error("--weights needs --checkpoint FILE (or -o NET.swn, for NET.ckpt)%s", "");
+    static char path[4096];
+    snprintf(path, sizeof path, "%.*s.ckpt", (int)(n - 4), o->output);
+    o->checkpoint = path;
+  }
+  return -1;
 }
 
 /* Returns -1 to go on, or an exit status. */
@@ -185,12 +242,19 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"explain", no_argument, 0, OPT_EXPLAIN},
       {"repeat", required_argument, 0, OPT_REPEAT},
       {"limit", required_argument, 0, OPT_LIMIT},
+      {"solver", required_argument, 0, OPT_SOLVER},
+      {"input-shape", required_argument, 0, OPT_INPUT_SHAPE},
+      {"weights", required_argument, 0, OPT_WEIGHTS},
+      {"checkpoint", required_argument, 0, OPT_CHECKPOINT},
       {0, 0, 0, 0}};
   o->overrides = xcalloc((size_t)argc, sizeof *o->overrides, "the options");
   opterr = 0;
   int c;
-  if (argc > 1 && !strcmp(argv[1], "tune")) {
-    o->tune = true;
+  if (argc > 1 && (!strcmp(argv[1], "tune") || !strcmp(argv[1], "import-caffe") ||
+                   !strcmp(argv[1], "export-caffe"))) {
+    o->tune = !strcmp(argv[1], "tune");
+    o->import_caffe = !strcmp(argv[1], "import-caffe");
+    o->export_caffe = !strcmp(argv[1], "export-caffe");
     argv[1] = argv[0];
     argv++, argc--;
   } else if (argc > 1 && !strcmp(argv[1], "run")) { /* the subcommand: shift it away */
@@ -276,6 +340,13 @@ static int parse_options(int argc, char **argv, Options *o) {
       break;
     }
     case OPT_RUNTIME_DIR: o->build.runtime_dir = optarg; break;
+    case OPT_SOLVER: o->caffe.solver = optarg; break;
+    case OPT_INPUT_SHAPE:
+      if (!parse_shape(optarg, o->caffe.input_shape))
+        return usage_error("--input-shape takes C,H,W (3,227,227), not '%s'", optarg);
+      break;
+    case OPT_WEIGHTS: o->weights = optarg; break;
+    case OPT_CHECKPOINT: o->checkpoint = optarg; break;
     case OPT_BACKEND:
       if (strcmp(optarg, "c") && strcmp(optarg, "llvm"))
         return usage_error("unknown backend '%s' (c, llvm)", optarg);
@@ -303,7 +374,11 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (o->list_passes) return -1;
   if (optind >= argc) return usage_error("no input file%s", "");
   o->input = argv[optind];
+  if (o->import_caffe && optind + 1 < argc && !o->caffe.solver) o->caffe.solver = argv[++optind];
   if (optind + 1 < argc) return usage_error("more than one input file ('%s')", argv[optind + 1]);
+  if (o->import_caffe || o->export_caffe) return caffe_options(o);
+  if (o->weights || o->checkpoint)
+    return usage_error("--weights and --checkpoint go with swnc import-caffe%s", "");
   if (o->run) {
     static char *no_arguments[] = {NULL, NULL};
     if (!o->program_argv) o->program_argv = no_arguments, o->program_argc = 1;
@@ -379,6 +454,18 @@ static bool set_compile_options(Options *o, Module *m) {
   return true;
 }
 
+/* import-caffe: the .swn, then (with --weights) the compiled module's checkpoint; export-caffe:
+ * the prototxt. Returns the exit status. */
+static int caffe_command(Options *o, Module *m, const CaffeNet *net) {
+  bool ok = diag_error_count() == 0;
+  if (ok && o->export_caffe) ok = export_caffe(m, o->input, o->output);
+  if (ok && o->import_caffe) ok = write_swn(m, o->input, o->output);
+  if (ok && o->weights)
+    ok = set_compile_options(o, m) && pipeline_run(m, &o->pipeline) &&
+         write_caffe_weights(m, net, o->weights, o->checkpoint);
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   Options o = {.pipeline = {.dump = stderr},
                .build = {.target = "host", .llvm_options = {.opt_level = 2}},
@@ -396,7 +483,14 @@ int main(int argc, char **argv) {
     free(o.overrides);
     return status;
   }
-  Module *m = frontend_parse_file(o.input, o.overrides, o.noverrides);
+  CaffeNet caffe_net;
+  Module *m = read_network(o.input, &o.caffe, o.overrides, o.noverrides, &caffe_net);
+  if (m && (o.import_caffe || o.export_caffe)) {
+    int status = caffe_command(&o, m, &caffe_net);
+    module_free(m);
+    free(o.overrides);
+    return status;
+  }
   bool ok =
       m && diag_error_count() == 0 && set_compile_options(&o, m) && pipeline_run(m, &o.pipeline);
   if (ok && o.stats) ir_print_stats(stdout, m);

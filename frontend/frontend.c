@@ -95,17 +95,21 @@ static void apply_override(Module *m, const char *text) {
   vec_push(&m->arena, m->settings, s);
 }
 
+void frontend_apply_overrides(Module *m, const Override *overrides, int noverrides) {
+  for (int i = 0; i < noverrides; i++) apply_override(m, overrides[i].text);
+}
+
 Module *frontend_parse_text(const char *name, const char *text, size_t len,
                             const Override *overrides, int noverrides) {
   Module *m = module_new();
   int errors_before = diag_error_count();
   run_parser(m, new_source(m, name, text, len), 0, START_FILE);
-  if (diag_error_count() == errors_before)
-    for (int i = 0; i < noverrides; i++) apply_override(m, overrides[i].text);
+  if (diag_error_count() == errors_before) frontend_apply_overrides(m, overrides, noverrides);
   return m;
 }
 
-Module *frontend_parse_file(const char *path, const Override *overrides, int noverrides) {
+/* The whole file in a fresh buffer (xmalloc'd); NULL after reporting why not. */
+static char *read_file(const char *path, size_t *len_out) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     diag_error((SrcLoc){0}, "cannot open '%s': %s", path, strerror(errno));
@@ -125,6 +129,23 @@ Module *frontend_parse_file(const char *path, const Override *overrides, int nov
     diag_error((SrcLoc){0}, "cannot read '%s'", path);
     return NULL;
   }
+  *len_out = len;
+  return buf;
+}
+
+const SrcFile *frontend_read_source(Module *m, const char *path) {
+  size_t len;
+  char *buf = read_file(path, &len);
+  if (!buf) return NULL;
+  const SrcFile *file = new_source(m, path, buf, len);
+  free(buf);
+  return file;
+}
+
+Module *frontend_parse_file(const char *path, const Override *overrides, int noverrides) {
+  size_t len;
+  char *buf = read_file(path, &len);
+  if (!buf) return NULL;
   Module *m = frontend_parse_text(path, buf, len, overrides, noverrides);
   free(buf);
   return m;

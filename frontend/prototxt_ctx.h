@@ -1,0 +1,13 @@
+/* State shared by the prototxt lexer and parser. */
+#ifndef SWNC_PROTOTXT_CTX_H
+#define SWNC_PROTOTXT_CTX_H
+
+#include "prototxt.h"
+
+typedef struct PbCtx {
+  Module *m;
+  const SrcFile *file;
+  PbMessage *root;
+} PbCtx;
+
+#endif
