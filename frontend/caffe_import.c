@@ -80,6 +80,7 @@ typedef struct Importer {
   const char *shape_from;
   SrcLoc shape_loc;
   int64_t test_iter;
+  int errors_at_start;
 } Importer;
 
 /* ------------------------------------------------------------------ reading fields */
@@ -302,7 +303,9 @@ static void add_arg(Importer *im, int s, const char *key, Expr *value) {
   vec_push(im->a, stmt_at(im, s)->args, a);
 }
 
-/* The statement that holds blob `name` now, or -1 (reported). */
+enum { FAILED = -2 }; /* a blob whose layer reported errors: its readers say nothing more */
+
+/* The statement that holds blob `name` now, or -1 (reported) or FAILED. */
 static int blob(Importer *im, const PbField *f) {
   if (f->kind != PB_STRING) {
     type_error(im, f, "a string");
@@ -334,7 +337,7 @@ static bool add_inputs(Importer *im, const PbMessage *layer, int s) {
   for (int k = 0, n = count(layer, "bottom"); k < n; k++) {
     const PbField *f = nth(layer, "bottom", k);
     int from = blob(im, f);
-    if (from < 0) {
+    if (from < 0) { /* reported, or its layer failed */
       ok = false;
       continue;
     }
@@ -436,12 +439,14 @@ static void add_param_specs(Importer *im, const PbMessage *layer, int s, bool ha
 
 /* ------------------------------------------------------------------ sizes */
 
-/* A size that Caffe gives as `x` (repeated, one or two values) or as `x_h` and `x_w`. */
+/* A size that Caffe gives as `x` (repeated, one or two values) or as `x_h` and `x_w` (kernel_h
+ * and kernel_w for kernel_size; both needed for the kernel, the other at its default else). */
 static bool add_pair(Importer *im, int s, const PbMessage *p, const char *key, const char *caffe,
                      int64_t def, int64_t min) {
   char h_name[32], w_name[32];
-  snprintf(h_name, sizeof h_name, "%s_h", caffe);
-  snprintf(w_name, sizeof w_name, "%s_w", caffe);
+  int stem = (int)strcspn(caffe, "_");
+  snprintf(h_name, sizeof h_name, "%.*s_h", stem, caffe);
+  snprintf(w_name, sizeof w_name, "%.*s_w", stem, caffe);
   const PbField *h = field(p, h_name), *w = field(p, w_name);
   int n = count(p, caffe);
   int64_t v[2] = {def, def};
@@ -449,11 +454,12 @@ static bool add_pair(Importer *im, int s, const PbMessage *p, const char *key, c
   if (h || w) {
     if (n)
       diag_error(nth(p, caffe, 0)->loc, "%s: %s with %s or %s", im->what, caffe, h_name, w_name);
-    if (!h || !w) {
+    if ((!h || !w) && def < 0) {
       diag_error((h ? h : w)->loc, "%s: %s needs both %s and %s", im->what, caffe, h_name, w_name);
       return false;
     }
-    v[0] = int_of(im, h, min), v[1] = int_of(im, w, min), loc = h->loc;
+    v[0] = h ? int_of(im, h, min) : def, v[1] = w ? int_of(im, w, min) : def;
+    loc = (h ? h : w)->loc;
   } else if (n == 1 || n == 2) {
     for (int k = 0; k < n; k++) v[k] = int_of(im, nth(p, caffe, k), min);
     if (n == 1) v[1] = v[0];
@@ -706,7 +712,7 @@ static void import_scale(Importer *im, const PbMessage *layer, const char *name,
   if (!check_arity(im, layer, loc, 1, 1, 1)) return;
   const PbField *bottom = nth(layer, "bottom", 0);
   int bn = blob(im, bottom);
-  if (bn < 0) return;
+  if (bn < 0) return; /* reported, or its layer failed */
   Stmt *st = stmt_at(im, bn);
   Arg *affine = NULL;
   for (int i = 0; i < st->args.len; i++)
@@ -944,10 +950,22 @@ static void import_data(Importer *im, const PbMessage *layer, SrcLoc loc, const 
 
 static void import_input(Importer *im, const PbMessage *layer, SrcLoc loc) {
   const PbMessage *p = get_msg(im, layer, "input_param");
-  const PbMessage *shape = get_msg(im, p, "shape");
+  const PbField *first = nth(p, "shape", 0), *second = nth(p, "shape", 1);
+  const PbMessage *shape = first && first->kind == PB_MESSAGE ? first->msg : NULL;
   int n = count(shape, "dim");
-  if (count(p, "shape") > 1)
-    diag_error(loc, "%s: one shape (swnc's networks have one image input)", im->what);
+  /* a second top and shape are the labels: one dim, the batch (what export-caffe writes) */
+  if (count(p, "shape") != count(layer, "top") || count(p, "shape") > 2 ||
+      (second && (second->kind != PB_MESSAGE || count(second->msg, "dim") != 1))) {
+    diag_error(loc,
+               "%s: swnc reads one image input and, as a second top with a shape of one "
+               "dim, the labels",
+               im->what);
+    return;
+  }
+  if (second) {
+    (void)nth(second->msg, "dim", 0);
+    finish(im, second->msg, SHAPE_FIELDS, "BlobShape");
+  }
   if (n != 4 && n != 2) {
     diag_error(shape ? shape->loc : loc,
                "%s: input_param needs a shape of 4 dims (N, C, H, W) "
@@ -1005,6 +1023,20 @@ static bool check_name(Importer *im, const PbMessage *layer, const char *name, S
   return true;
 }
 
+static void import_layer_as(Importer *im, const PbMessage *layer, const char *name,
+                            const char *type, SrcLoc loc);
+
+/* Whether a bottom of the layer is the top of a layer that failed. */
+static bool reads_failed(const Importer *im, const PbMessage *layer) {
+  for (int i = 0; i < layer->fields.len; i++) {
+    const PbField *f = &layer->fields.data[i];
+    if (strcmp(f->name, "bottom") || f->kind != PB_STRING) continue;
+    int b = symtab_get(&im->blobs, f->s);
+    if (b >= 0 && im->blob_stmt.data[b] == FAILED) return true;
+  }
+  return false;
+}
+
 static void import_layer(Importer *im, const PbField *lf) {
   if (lf->kind != PB_MESSAGE) {
     type_error(im, lf, "a message ({ ... })");
@@ -1022,6 +1054,17 @@ static void import_layer(Importer *im, const PbField *lf) {
   }
   im->what = arena_printf(im->a, "layer '%s' (%s)", name, type);
   SrcLoc loc = lf->loc;
+  int errors_before = diag_error_count();
+  import_layer_as(im, layer, name, type, loc);
+  /* what reads a failed layer's tops depends on it: no more messages about it */
+  if (diag_error_count() > errors_before || reads_failed(im, layer))
+    for (int k = 0, n = count(layer, "top"); k < n; k++)
+      if (nth(layer, "top", k)->kind == PB_STRING) bind_top(im, nth(layer, "top", k)->s, FAILED);
+  im->what = NULL;
+}
+
+static void import_layer_as(Importer *im, const PbMessage *layer, const char *name,
+                            const char *type, SrcLoc loc) {
   int phases = layer_phases(im, layer);
   if (!check_name(im, layer, name, loc, phases)) return;
   bool data = !strcmp(type, "Data") || !strcmp(type, "ImageData");
@@ -1084,7 +1127,6 @@ static void import_layer(Importer *im, const PbField *lf) {
   ignore(layer, "name"), ignore(layer, "type"), ignore(layer, "bottom"), ignore(layer, "top");
   ignore(layer, "param"), ignore(layer, "include"), ignore(layer, "exclude");
   finish(im, layer, LAYER_FIELDS, "LayerParameter");
-  im->what = NULL;
 }
 
 /* ------------------------------------------------------------------ settings */
@@ -1098,7 +1140,8 @@ static void setting(Importer *im, const char *section, const char *key, Expr *va
 /* The data section from the data layers; the input statement's shape. */
 static void data_settings(Importer *im, SrcLoc net_loc) {
   if (im->images < 0) {
-    diag_error(net_loc, "the network has no Data, ImageData or Input layer");
+    if (diag_error_count() == im->errors_at_start) /* else a data layer failed, said already */
+      diag_error(net_loc, "the network has no Data, ImageData or Input layer");
     return;
   }
   Stmt *in = stmt_at(im, im->images);
@@ -1318,7 +1361,7 @@ Module *caffe_import(const char *net_path, const CaffeImportOptions *o, const Ov
   symtab_init(&im.names, im.a);
   symtab_init(&im.layer_names, im.a);
   if (net) *net = (CaffeNet){0};
-  int errors_before = diag_error_count();
+  int errors_before = im.errors_at_start = diag_error_count();
   PbMessage *n = read_prototxt(m, net_path);
   PbMessage *solver = o->solver ? read_prototxt(m, o->solver) : NULL;
   if (!n || (o->solver && !solver)) {

@@ -7,9 +7,9 @@ set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
           libopenmpi-dev openmpi-bin zlib1g-dev
-          dataset-fashion-mnist graphviz)
+          dataset-fashion-mnist graphviz python3-matplotlib)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3-torch python3-numpy clang-format)
+  packages+=(python3-torch python3-numpy clang-format python3-protobuf protobuf-compiler)
 fi
 
 missing=()
