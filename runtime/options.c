@@ -58,7 +58,8 @@ static void usage(const SwnNetwork *net) {
       "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
       "  --init-weights FILE    start from the weights of a checkpoint\n"
       "  --eval-only            evaluate on the test set and exit\n"
-      "  --profile              time every layer's forward, backward and update; print a table\n"
+      "  --profile[=FILE]       time every layer's forward, backward and update; print a table\n"
+      "                         (and write it to FILE as JSON, for swnc-plot)\n"
       "  --autotune             time every convolution plan that can run a computation in the\n"
       "                         first iterations, keep the fastest per layer and computation;\n"
       "                         print the choices\n"
@@ -175,7 +176,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY},
       {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
-      {"profile", no_argument, 0, O_PROFILE},
+      {"profile", optional_argument, 0, O_PROFILE},
       {"autotune", no_argument, 0, O_AUTOTUNE},
       {"allreduce", required_argument, 0, O_ALLREDUCE},
       {"group-size", required_argument, 0, O_GROUP_SIZE},
@@ -227,7 +228,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_INIT_WEIGHTS: o->init_weights = optarg; break;
     case O_EVAL_ONLY: o->eval_only = true; break;
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
-    case O_PROFILE: o->profile = true; break;
+    case O_PROFILE: o->profile = true, o->profile_json = optarg; break;
     case O_AUTOTUNE: o->autotune = true; break;
     case O_ALLREDUCE: o->allreduce = algorithm("--allreduce", optarg); break;
     case O_GROUP_SIZE: o->group_size = ranks("--group-size", optarg); break;

@@ -1,8 +1,10 @@
 /* --profile: wall time per layer and phase, from the marks generated code places where each
  * layer's kernel calls begin; on a target that estimates its hardware's time (swk_estimate:
  * sw26010 on its emulator), also the estimate and the work behind it per layer and phase. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 #include "profile.h"
@@ -104,6 +106,23 @@ void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   fprintf(f, "%-32s %10.3f %10.3f %10.3f\n", "total", total[0] * per, total[1] * per,
           total[2] * per);
   if (p->estimating) report_estimate(p, batch, core_groups, f);
+}
+
+void swn_profile_write_json(const SwnProfile *p, const char *path, int batch) {
+  FILE *f = fopen(path, "w");
+  if (!f) swn_fatal_at(path, "cannot write the profile: %s", strerror(errno));
+  double per = p->steps ? 1e3 / (double)p->steps : 0;
+  fprintf(f, "{\"network\":\"%s\",\"batch\":%d,\"iterations\":%lld,\"kernels\":\"%s\",\"layers\":[",
+          p->net->name, batch, (long long)p->steps, swk_isa());
+  for (int i = 0, first = 1; i < p->net->nlayers; i++) {
+    const double *s = &p->seconds[3 * i];
+    if (s[0] + s[1] + s[2] == 0) continue;
+    fprintf(f, "%s\n{\"name\":\"%s\",\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f}",
+            first ? "" : ",", p->net->layers[i], s[0] * per, s[1] * per, s[2] * per);
+    first = 0;
+  }
+  fputs("\n]}\n", f);
+  if (ferror(f) | fclose(f)) swn_fatal_at(path, "cannot write the profile");
 }
 
 void swn_profile_free(SwnProfile *p) {

@@ -233,6 +233,8 @@ static int train(Trainer *t, int64_t start) {
     swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
   if (t->profile)
     swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
+  if (t->profile && o->profile_json && t->rank == 0)
+    swn_profile_write_json(t->profile, o->profile_json, (int)o->batch);
   return 0;
 }
 
