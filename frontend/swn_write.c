@@ -6,16 +6,6 @@
 
 #include "frontend.h"
 
-/* The shortest decimal form that reads back as the same double. */
-static void write_number(FILE *f, double v) {
-  char text[40];
-  for (int digits = 6; digits <= 17; digits++) {
-    snprintf(text, sizeof text, "%.*g", digits, v);
-    if (strtod(text, NULL) == v) break;
-  }
-  fputs(text, f);
-}
-
 static void write_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
@@ -33,7 +23,7 @@ static void write_string(FILE *f, const char *s) {
 static void write_expr(FILE *f, const Expr *e) {
   switch (e->kind) {
   case EX_INT: fprintf(f, "%lld", (long long)e->i); break;
-  case EX_FLOAT: write_number(f, e->f); break;
+  case EX_FLOAT: print_number(f, e->f); break;
   case EX_BOOL: fputs(e->i ? "true" : "false", f); break;
   case EX_STR: write_string(f, e->s); break;
   case EX_NAME: fputs(e->s, f); break;

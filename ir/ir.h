@@ -194,6 +194,8 @@ int64_t shape_elems(Shape s);
 int64_t layout_floats_per_image(Shape s, Layout l);
 int64_t shape_per_image(Shape s); /* elements per batch item (all but dim 0) */
 const char *shape_str(Shape s);   /* in one of 8 rotating static buffers */
+/* Writes the shortest decimal form of v that reads back as the same double (source writers). */
+void print_number(FILE *f, double v);
 
 typedef struct Value {
   const char *name;

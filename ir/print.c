@@ -173,3 +173,12 @@ void ir_print(FILE *f, const Module *m) {
   if (module_has(m, STAGE_PLANNED)) print_plan(f, m);
   if (module_has(m, STAGE_CUT)) print_fusion(f, m);
 }
+
+void print_number(FILE *f, double v) {
+  char text[40];
+  for (int digits = 6; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (strtod(text, NULL) == v) break;
+  }
+  fputs(text, f);
+}

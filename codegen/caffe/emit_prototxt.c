@@ -7,18 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void write_number(FILE *f, double v) {
-  char text[40];
-  for (int digits = 6; digits <= 17; digits++) {
-    snprintf(text, sizeof text, "%.*g", digits, v);
-    if (strtod(text, NULL) == v) break;
-  }
-  fputs(text, f);
-}
-
 static void num(FILE *f, int indent, const char *key, double v) {
   fprintf(f, "%*s%s: ", indent, "", key);
-  write_number(f, v);
+  print_number(f, v);
   fputc('\n', f);
 }
 
@@ -40,6 +31,17 @@ static void pair(FILE *f, const char *key, const int64_t v[2], int64_t def) {
     fprintf(f, "    %s: %lld\n", key, (long long)v[0]);
   else
     fprintf(f, "    %s_h: %lld\n    %s_w: %lld\n", key, (long long)v[0], key, (long long)v[1]);
+}
+
+/* A sliding window: kernel_size (or kernel_h and kernel_w), stride and pad. */
+static void window(FILE *f, const OpAttrs *a) {
+  if (a->kernel[0] == a->kernel[1])
+    fprintf(f, "    kernel_size: %lld\n", (long long)a->kernel[0]);
+  else
+    fprintf(f, "    kernel_h: %lld\n    kernel_w: %lld\n", (long long)a->kernel[0],
+            (long long)a->kernel[1]);
+  pair(f, "stride", a->stride, 1);
+  pair(f, "pad", a->pad, 0);
 }
 
 static void filler(FILE *f, const char *key, int init, double arg) {
@@ -80,13 +82,7 @@ static void conv(FILE *f, const Module *m, const Op *op) {
   const OpAttrs *a = &op->attr;
   head(f, m, op, op->name, "Convolution"), top(f, m, op);
   learned(f, op, "convolution_param");
-  if (a->kernel[0] == a->kernel[1])
-    fprintf(f, "    kernel_size: %lld\n", (long long)a->kernel[0]);
-  else
-    fprintf(f, "    kernel_h: %lld\n    kernel_w: %lld\n", (long long)a->kernel[0],
-            (long long)a->kernel[1]);
-  pair(f, "stride", a->stride, 1);
-  pair(f, "pad", a->pad, 0);
+  window(f, a);
   if (a->groups != 1) fprintf(f, "    group: %lld\n", (long long)a->groups);
   learned_end(f, op);
 }
@@ -101,15 +97,13 @@ static void pool(FILE *f, const Module *m, const Op *op) {
   const OpAttrs *a = &op->attr;
   head(f, m, op, op->name, "Pooling"), top(f, m, op);
   fprintf(f, "  pooling_param {\n    pool: %s\n", a->pool == POOL_MAX ? "MAX" : "AVE");
-  if (a->global)
+  if (a->global) {
     fputs("    global_pooling: true\n", f);
-  else if (a->kernel[0] == a->kernel[1])
-    fprintf(f, "    kernel_size: %lld\n", (long long)a->kernel[0]);
-  else
-    fprintf(f, "    kernel_h: %lld\n    kernel_w: %lld\n", (long long)a->kernel[0],
-            (long long)a->kernel[1]);
-  pair(f, "stride", a->stride, 1);
-  pair(f, "pad", a->pad, 0);
+    pair(f, "stride", a->stride, 1);
+    pair(f, "pad", a->pad, 0);
+  } else {
+    window(f, a);
+  }
   if (!a->ceil) fputs("    round_mode: FLOOR\n", f);
   fputs("  }\n}\n", f);
 }
