@@ -202,7 +202,12 @@ static bool read_blob(ModelFile *mf, Reader *r, CaffeBlob *b) {
     for (int i = first; i < 4; i++) b->dim[b->rank++] = legacy[i];
   }
   int64_t expect = 1;
-  for (int i = 0; i < b->rank; i++) expect *= b->dim[i];
+  for (int i = 0; i < b->rank; i++)
+    if (b->dim[i] < 0 || __builtin_mul_overflow(expect, b->dim[i], &expect)) {
+      fail(mf, r, "malformed: the blob's dimensions (%s) do not give a count of values",
+           b->dim[i] < 0 ? "one negative" : "their product past 2^63");
+      return false;
+    }
   if (expect != b->count) {
     fail(mf, r, "the blob's shape says %lld values, its data has %lld", (long long)expect,
          (long long)b->count);

@@ -49,6 +49,9 @@ project() {
   head -c 3000 m.caffemodel >cut.caffemodel
   expect_error "truncated caffemodel" "cut.caffemodel: error: truncated" \
     "$swnc" import-caffe "$caffe/small_bn.prototxt" -o cut.swn --weights cut.caffemodel
+  /usr/bin/python3 "$models" huge "$proto" huge.caffemodel
+  expect_error "blob dims past 64 bits" "huge.caffemodel: error: malformed: the blob's dimensions (their product past 2^63)" \
+    "$swnc" import-caffe "$caffe/small_bn.prototxt" -o h.swn --weights huge.caffemodel
   printf 'not a model' >text.caffemodel
   expect_error "not a caffemodel" "text.caffemodel: error:" \
     "$swnc" import-caffe "$caffe/small_bn.prototxt" -o t.swn --weights text.caffemodel

@@ -9,6 +9,8 @@
       batch norm BN). Blob values are random; a BatchNorm's scale factor is 0.5, so its running
       sums are half the statistics. --v1 writes the legacy `layers` form with num/channels/
       height/width blob dims; --wrong-shape gives the first blob one output too many.
+  caffemodel.py huge PROTO OUT.caffemodel
+      A layer 'conv1' whose one blob claims dims 2^62 x 8 (their product overflows 64 bits).
   caffemodel.py check CKPT EXPECT.npz
       Every expected parameter equal, every running statistic within 1e-6 relative.
   caffemodel.py parse PROTO FILE.prototxt...
@@ -107,6 +109,14 @@ def check(ckpt, expect):
     return bad == 0
 
 
+def huge(proto, out):
+    pb = compile_proto(proto)
+    net = pb.NetParameter(name="huge")
+    net.layer.add(name="conv1", type="Convolution").blobs.add().shape.dim.extend([1 << 62, 8])
+    with open(out, "wb") as f:
+        f.write(net.SerializeToString())
+
+
 def parse(proto, files):
     from google.protobuf import text_format
     pb = compile_proto(proto)
@@ -124,6 +134,8 @@ if __name__ == "__main__":
               wrong_shape="--wrong-shape" in flags)
     elif mode == "check":
         sys.exit(0 if check(*args) else 1)
+    elif mode == "huge":
+        huge(*args)
     elif mode == "parse":
         sys.exit(0 if parse(args[0], args[1:]) else 1)
     else:
