@@ -37,9 +37,10 @@ static bool write_to(const char *output, bool (*write)(FILE *, const void *, con
 
 static bool put_swn(FILE *f, const void *m, const char *source) {
   const char *base = strrchr(source, '/');
-  swn_write(f, m,
-            arena_printf(&((Module *)m)->arena, "Imported from %s by swnc import-caffe.",
-                         base ? base + 1 : source));
+  char origin[512];
+  snprintf(origin, sizeof origin, "Imported from %s by swnc import-caffe.",
+           base ? base + 1 : source);
+  swn_write(f, m, origin);
   return true;
 }
 
@@ -47,11 +48,10 @@ bool write_swn(const Module *m, const char *source, const char *output) {
   return write_to(output, put_swn, m, source);
 }
 
-bool write_caffe_weights(const Module *m, const CaffeNet *net, const char *model_path,
+bool write_caffe_weights(Module *m, const CaffeNet *net, const char *model_path,
                          const char *checkpoint) {
   CaffeModel model;
-  Arena *a = (Arena *)&m->arena;
-  if (!caffemodel_read(a, model_path, &model)) return false;
+  if (!caffemodel_read(&m->arena, model_path, &model)) return false;
   float *params = xcalloc((size_t)m->plan.param_words + 1, sizeof(float), "the parameters");
   float *state = xcalloc((size_t)m->plan.state_words + 1, sizeof(float), "the state");
   /* what the file does not give keeps the runtime's initial state: running variance 1 */

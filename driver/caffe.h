@@ -19,7 +19,7 @@ Module *read_network(const char *path, const CaffeImportOptions *caffe, const Ov
 bool write_swn(const Module *m, const char *source, const char *output);
 
 /* swnc import-caffe --weights: m compiled, the model's blobs through `net` into a checkpoint. */
-bool write_caffe_weights(const Module *m, const CaffeNet *net, const char *model_path,
+bool write_caffe_weights(Module *m, const CaffeNet *net, const char *model_path,
                          const char *checkpoint);
 
 /* swnc export-caffe: m as written (elaborated, shapes inferred and verified) as a prototxt. */

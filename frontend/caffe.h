@@ -29,8 +29,8 @@ typedef struct CaffeNet {
 } CaffeNet;
 
 /* Reads `net_path` (and o->solver) into a module, then applies the overrides, as
- * frontend_parse_file does. NULL if a file cannot be read; otherwise a module, which has
- * errors if diag_error_count() grew. `net` (may be NULL) receives the blob map. */
+ * frontend_parse_file does. The module has errors if diag_error_count() grew (a file that
+ * cannot be read among them). `net` (may be NULL) receives the blob map. */
 Module *caffe_import(const char *net_path, const CaffeImportOptions *o, const Override *overrides,
                      int noverrides, CaffeNet *net);
 

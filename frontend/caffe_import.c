@@ -67,9 +67,10 @@ typedef struct Importer {
   const char *what; /* "layer 'conv1' (Convolution)" while a layer is read */
   SymTab blobs;     /* Caffe blob name -> index into blob_stmt */
   VEC(int) blob_stmt;
-  SymTab names;       /* statement names taken */
-  SymTab layer_names; /* Caffe layer name -> the phases it was seen in */
-  VEC(int) reads;     /* per statement: how many statements read it */
+  SymTab names;         /* statement names taken */
+  SymTab layer_names;   /* Caffe layer name -> index into name_phases */
+  VEC(int) name_phases; /* the phases a layer of that name was seen in */
+  VEC(int) reads;       /* per statement: how many statements read it */
   VEC(int64_t) outputs;
   VEC(const char *) caffe_names; /* per statement: the Caffe layer it came from */
   int images, labels;            /* the input and label statements, or -1 */
@@ -501,17 +502,33 @@ static void record_blobs(Importer *im, const char *name, const char *type, int s
   vec_push(im->a, im->net->layers, l);
 }
 
-static void import_conv(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "convolution_param");
-  int s = layer_stmt(im, layer, name, loc, "conv", 1, 1);
-  if (s < 0) return;
+/* num_output of a Convolution or InnerProduct as `outputs`; false if it is missing. */
+static bool add_outputs(Importer *im, const PbMessage *p, int s, SrcLoc loc, const char *message) {
   const PbField *no = field(p, "num_output");
   if (!no) {
-    diag_error(loc, "%s: convolution_param needs num_output", im->what);
-    return;
+    diag_error(loc, "%s: %s needs num_output", im->what, message);
+    return false;
   }
   im->outputs.data[s] = int_of(im, no, 1);
   add_arg(im, s, "outputs", ex_int(im, im->outputs.data[s], no->loc));
+  return true;
+}
+
+/* What Convolution and InnerProduct share: bias_term, axis 1, the param specs, the fillers. */
+static void add_learning(Importer *im, const PbMessage *layer, const PbMessage *p, int s,
+                         SrcLoc loc) {
+  bool bias = get_bool(im, p, "bias_term", true);
+  if (!bias) add_arg(im, s, "bias", ex_bool(im, false, field(p, "bias_term")->loc));
+  only_default(im, p, "axis", NULL, 1);
+  add_param_specs(im, layer, s, bias);
+  add_filler(im, s, get_msg(im, p, "weight_filler"), loc, false);
+  if (bias) add_filler(im, s, get_msg(im, p, "bias_filler"), loc, true);
+}
+
+static void import_conv(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
+  const PbMessage *p = get_msg(im, layer, "convolution_param");
+  int s = layer_stmt(im, layer, name, loc, "conv", 1, 1);
+  if (s < 0 || !add_outputs(im, p, s, loc, "convolution_param")) return;
   if (!add_pair(im, s, p, "kernel", "kernel_size", -1, 1))
     diag_error(loc, "%s: convolution_param needs kernel_size (or kernel_h and kernel_w)", im->what);
   add_pair(im, s, p, "stride", "stride", 1, 1);
@@ -522,14 +539,9 @@ static void import_conv(Importer *im, const PbMessage *layer, const char *name, 
                  im->what);
   int64_t groups = get_int(im, p, "group", 1, 1);
   if (groups != 1) add_arg(im, s, "groups", ex_int(im, groups, field(p, "group")->loc));
-  bool bias = get_bool(im, p, "bias_term", true);
-  if (!bias) add_arg(im, s, "bias", ex_bool(im, false, field(p, "bias_term")->loc));
-  only_default(im, p, "axis", NULL, 1);
   only_default(im, p, "force_nd_im2col", "false", 0);
   ignore(p, "engine");
-  add_param_specs(im, layer, s, bias);
-  add_filler(im, s, get_msg(im, p, "weight_filler"), loc, false);
-  if (bias) add_filler(im, s, get_msg(im, p, "bias_filler"), loc, true);
+  add_learning(im, layer, p, s, loc);
   finish(im, p, CONV_FIELDS, "ConvolutionParameter");
   bind_layer_top(im, layer, s);
   record_blobs(im, name, "Convolution", s, CAFFE_WEIGHTS);
@@ -538,21 +550,9 @@ static void import_conv(Importer *im, const PbMessage *layer, const char *name, 
 static void import_fc(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
   const PbMessage *p = get_msg(im, layer, "inner_product_param");
   int s = layer_stmt(im, layer, name, loc, "fc", 1, 1);
-  if (s < 0) return;
-  const PbField *no = field(p, "num_output");
-  if (!no) {
-    diag_error(loc, "%s: inner_product_param needs num_output", im->what);
-    return;
-  }
-  im->outputs.data[s] = int_of(im, no, 1);
-  add_arg(im, s, "outputs", ex_int(im, im->outputs.data[s], no->loc));
-  bool bias = get_bool(im, p, "bias_term", true);
-  if (!bias) add_arg(im, s, "bias", ex_bool(im, false, field(p, "bias_term")->loc));
-  only_default(im, p, "axis", NULL, 1);
+  if (s < 0 || !add_outputs(im, p, s, loc, "inner_product_param")) return;
   only_default(im, p, "transpose", "false", 0);
-  add_param_specs(im, layer, s, bias);
-  add_filler(im, s, get_msg(im, p, "weight_filler"), loc, false);
-  if (bias) add_filler(im, s, get_msg(im, p, "bias_filler"), loc, true);
+  add_learning(im, layer, p, s, loc);
   finish(im, p, FC_FIELDS, "InnerProductParameter");
   bind_layer_top(im, layer, s);
   record_blobs(im, name, "InnerProduct", s, CAFFE_WEIGHTS);
@@ -1006,67 +1006,30 @@ static int layer_phases(Importer *im, const PbMessage *layer) {
   return (in ? in : PHASE_BOTH) & ~out;
 }
 
-static bool check_name(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
-                       int phases) {
-  int seen = symtab_get(&im->layer_names, name);
-  if (seen >= 0 && (seen & phases)) {
+/* A second layer of the same name is an error unless the two are in different phases (the
+ * TRAIN and TEST data layers of one network). */
+static bool check_name(Importer *im, const char *name, SrcLoc loc, int phases) {
+  int i = symtab_get(&im->layer_names, name);
+  if (i < 0) {
+    symtab_put(&im->layer_names, name, im->name_phases.len);
+    vec_push(im->a, im->name_phases, phases);
+    return true;
+  }
+  int seen = im->name_phases.data[i];
+  if (seen & phases) {
     diag_error(loc, "a second layer named '%s'%s", name,
                (seen & phases) != PHASE_BOTH ? " in the same phase" : "");
     return false;
   }
-  if (seen >= 0)
-    for (int i = 0; i < im->layer_names.cap; i++)
-      if (im->layer_names.slots[i].key && !strcmp(im->layer_names.slots[i].key, name))
-        im->layer_names.slots[i].value |= phases;
-  if (seen < 0) symtab_put(&im->layer_names, name, phases);
-  (void)layer;
+  im->name_phases.data[i] |= phases;
   return true;
 }
 
-static void import_layer_as(Importer *im, const PbMessage *layer, const char *name,
-                            const char *type, SrcLoc loc);
-
-/* Whether a bottom of the layer is the top of a layer that failed. */
-static bool reads_failed(const Importer *im, const PbMessage *layer) {
-  for (int i = 0; i < layer->fields.len; i++) {
-    const PbField *f = &layer->fields.data[i];
-    if (strcmp(f->name, "bottom") || f->kind != PB_STRING) continue;
-    int b = symtab_get(&im->blobs, f->s);
-    if (b >= 0 && im->blob_stmt.data[b] == FAILED) return true;
-  }
-  return false;
-}
-
-static void import_layer(Importer *im, const PbField *lf) {
-  if (lf->kind != PB_MESSAGE) {
-    type_error(im, lf, "a message ({ ... })");
-    return;
-  }
-  const PbMessage *layer = lf->msg;
-  const char *name = get_str(im, layer, "name", NULL), *type = get_str(im, layer, "type", NULL);
-  if (!name || !*name) {
-    diag_error(lf->loc, "a layer without a name");
-    return;
-  }
-  if (!type) {
-    diag_error(lf->loc, "layer '%s' has no type", name);
-    return;
-  }
-  im->what = arena_printf(im->a, "layer '%s' (%s)", name, type);
-  SrcLoc loc = lf->loc;
-  int errors_before = diag_error_count();
-  import_layer_as(im, layer, name, type, loc);
-  /* what reads a failed layer's tops depends on it: no more messages about it */
-  if (diag_error_count() > errors_before || reads_failed(im, layer))
-    for (int k = 0, n = count(layer, "top"); k < n; k++)
-      if (nth(layer, "top", k)->kind == PB_STRING) bind_top(im, nth(layer, "top", k)->s, FAILED);
-  im->what = NULL;
-}
-
+/* The statement(s) of one layer, by its type. */
 static void import_layer_as(Importer *im, const PbMessage *layer, const char *name,
                             const char *type, SrcLoc loc) {
   int phases = layer_phases(im, layer);
-  if (!check_name(im, layer, name, loc, phases)) return;
+  if (!check_name(im, name, loc, phases)) return;
   bool data = !strcmp(type, "Data") || !strcmp(type, "ImageData");
   if (phases != PHASE_BOTH && !data && strcmp(type, "Accuracy")) {
     diag_error(loc,
@@ -1127,6 +1090,43 @@ static void import_layer_as(Importer *im, const PbMessage *layer, const char *na
   ignore(layer, "name"), ignore(layer, "type"), ignore(layer, "bottom"), ignore(layer, "top");
   ignore(layer, "param"), ignore(layer, "include"), ignore(layer, "exclude");
   finish(im, layer, LAYER_FIELDS, "LayerParameter");
+}
+
+/* Whether a bottom of the layer is the top of a layer that failed. */
+static bool reads_failed(const Importer *im, const PbMessage *layer) {
+  for (int i = 0; i < layer->fields.len; i++) {
+    const PbField *f = &layer->fields.data[i];
+    if (strcmp(f->name, "bottom") || f->kind != PB_STRING) continue;
+    int b = symtab_get(&im->blobs, f->s);
+    if (b >= 0 && im->blob_stmt.data[b] == FAILED) return true;
+  }
+  return false;
+}
+
+static void import_layer(Importer *im, const PbField *lf) {
+  if (lf->kind != PB_MESSAGE) {
+    type_error(im, lf, "a message ({ ... })");
+    return;
+  }
+  const PbMessage *layer = lf->msg;
+  const char *name = get_str(im, layer, "name", NULL), *type = get_str(im, layer, "type", NULL);
+  if (!name || !*name) {
+    diag_error(lf->loc, "a layer without a name");
+    return;
+  }
+  if (!type) {
+    diag_error(lf->loc, "layer '%s' has no type", name);
+    return;
+  }
+  im->what = arena_printf(im->a, "layer '%s' (%s)", name, type);
+  SrcLoc loc = lf->loc;
+  int errors_before = diag_error_count();
+  import_layer_as(im, layer, name, type, loc);
+  /* what reads a failed layer's tops depends on it: no more messages about it */
+  if (diag_error_count() > errors_before || reads_failed(im, layer))
+    for (int k = 0, n = count(layer, "top"); k < n; k++)
+      if (nth(layer, "top", k)->kind == PB_STRING) bind_top(im, nth(layer, "top", k)->s, FAILED);
+  im->what = NULL;
 }
 
 /* ------------------------------------------------------------------ settings */
@@ -1226,9 +1226,9 @@ static void import_solver(Importer *im, const PbMessage *sv) {
   for (size_t k = 0; k < sizeof numbers / sizeof *numbers; k++) {
     const PbField *f = field(sv, numbers[k].caffe);
     if (!f || !is_number(im, f, numbers[k].integral)) continue;
-    if (numbers[k].integral && f->i < 0 && strcmp(f->name, "random_seed")) continue;
-    if (!strcmp(f->name, "display") && f->i == 0) continue;    /* Caffe's 0: never */
-    if (!strcmp(f->name, "random_seed") && f->i < 0) continue; /* Caffe's -1: any seed */
+    /* Caffe's "none": display 0 (never) and random_seed -1 (any seed) are swnc's defaults */
+    if ((!strcmp(f->name, "display") && f->i == 0) || (!strcmp(f->name, "random_seed") && f->i < 0))
+      continue;
     setting(im, "train", numbers[k].key,
             numbers[k].integral ? ex_int(im, f->i, f->loc) : ex_float(im, f->f, f->loc), NULL);
   }
@@ -1266,11 +1266,9 @@ static void import_solver(Importer *im, const PbMessage *sv) {
     }
     im->test_iter = int_of(im, nth(sv, "test_iter", k), 0);
   }
-  static const char *const regs[] = {"L2", "L1", NULL};
   const PbField *reg = field(sv, "regularization_type");
   if (reg && (reg->kind != PB_STRING || strcmp(reg->s, "L2")))
     diag_error(reg->loc, "the solver: only L2 regularization is supported by swnc");
-  (void)regs;
   only_default(im, sv, "iter_size", NULL, 1);
   only_default(im, sv, "clip_gradients", NULL, -1);
   const PbField *snap = field(sv, "snapshot");
@@ -1364,13 +1362,7 @@ Module *caffe_import(const char *net_path, const CaffeImportOptions *o, const Ov
   int errors_before = im.errors_at_start = diag_error_count();
   PbMessage *n = read_prototxt(m, net_path);
   PbMessage *solver = o->solver ? read_prototxt(m, o->solver) : NULL;
-  if (!n || (o->solver && !solver)) {
-    if (diag_error_count() == errors_before) { /* the file could not be read: said already */
-      module_free(m);
-      return NULL;
-    }
-    return m;
-  }
+  if (!n || (o->solver && !solver)) return m; /* unreadable or malformed: reported */
   if (o->input_shape[0]) set_shape(&im, o->input_shape, 3, "--input-shape", (SrcLoc){0});
   if (solver) import_solver(&im, solver);
   import_net(&im, n, net_path);
