@@ -51,7 +51,7 @@ _Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) &&
 _Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD),
                "OptimizerKind follows SwnOptimizer");
 _Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) &&
-                   SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC),
+                   SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC) && SAME(DATA_PACKED, SWN_DATA_PACKED),
                "DataSource follows SwnDataSource");
 _Static_assert(CONV_FORWARD == 0 && CONV_WGRAD == 1 && CONV_DGRAD == 2,
                "SWN_CONV_PLAN(word, c) numbers computations so");

@@ -831,6 +831,8 @@ static Datum data_config(Ctx *c) {
   f[SwnDataConfig_ntrain] = d_int(s->train.n), f[SwnDataConfig_ntest] = d_int(s->test.n);
   f[SwnDataConfig_scale] = d_float(s->scale), f[SwnDataConfig_mean] = mean,
   f[SwnDataConfig_nmean] = d_int(s->mean.n);
+  if (s->mean_file) f[SwnDataConfig_mean_file] = d_string(s->mean_file);
+  f[SwnDataConfig_crop] = d_int(s->crop != 0), f[SwnDataConfig_mirror] = d_int(s->mirror);
   f[SwnDataConfig_train_size] = d_int(s->train_size),
   f[SwnDataConfig_test_size] = d_int(s->test_size);
   f[SwnDataConfig_classes] = d_int(s->classes);

@@ -448,7 +448,7 @@ typedef struct Fusion {
 
 typedef enum { OPT_SGD, OPT_EASGD } OptimizerKind;
 typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP } LrPolicy;
-typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC } DataSource;
+typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC, DATA_PACKED } DataSource;
 
 typedef struct TrainConfig {
   int64_t batch, test_batch;
@@ -474,6 +474,9 @@ typedef struct DataConfig {
   StrList train, test; /* idx: images then labels; cifar: batch files */
   double scale;
   FloatList mean;                /* one value, or one per channel */
+  const char *mean_file;         /* a mean image (swnc-data's mean.bin), or NULL */
+  int64_t crop;                  /* 0, or the input's height and width: crop larger images */
+  bool mirror;                   /* random horizontal flips in training */
   int64_t train_size, test_size; /* synthetic source; 0: all of a file source */
   int64_t classes;               /* synthetic source */
 } DataConfig;

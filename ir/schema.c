@@ -96,7 +96,7 @@ const FieldSpec transform_fields[] = {
 static const char *const optimizer_words[] = {"sgd", "easgd", NULL};
 static const char *const policy_words[] = {"fixed", "step", "multistep", "inv",
                                            "poly",  "exp",  NULL};
-static const char *const source_words[] = {"idx", "cifar", "synthetic", NULL};
+static const char *const source_words[] = {"idx", "cifar", "synthetic", "packed", NULL};
 
 #define T(k, type_, field, d, lo, hi, ...) NUM(TrainConfig, k, type_, field, d, lo, hi, __VA_ARGS__)
 const FieldSpec train_fields[] = {
@@ -129,6 +129,9 @@ const FieldSpec data_fields[] = {
     D("test", F_STRS, test, 0, 0, 0),
     D("scale", F_FLOAT, scale, 1, -BIG, BIG),
     D("mean", F_FLOATS, mean, 0, -BIG, BIG),
+    D("mean_file", F_STR, mean_file, 0, 0, 0),
+    D("crop", F_INT, crop, 0, 0, 65535),
+    D("mirror", F_BOOL, mirror, 0, 0, 0),
     D("train_size", F_INT, train_size, 0, 0, 1e12),
     D("test_size", F_INT, test_size, 0, 0, 1e12),
     D("classes", F_INT, classes, 10, 1, 1 << 24),

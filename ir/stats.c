@@ -62,7 +62,8 @@ static int64_t content_bytes(const char *path) {
  * read. */
 static int64_t data_set_images(const DataConfig *d, const StrList *files, int64_t limit,
                                int64_t image_bytes) {
-  if (d->source == DATA_SYNTHETIC || files->n == 0) return 0;
+  /* a packed set is read record by record: it holds only labels and its index (small) */
+  if (d->source == DATA_SYNTHETIC || d->source == DATA_PACKED || files->n == 0) return 0;
   int64_t images = 0;
   if (d->source == DATA_IDX) { /* images file: a 16-byte header, then the pixels */
     int64_t bytes = content_bytes(files->v[0]);
@@ -88,7 +89,7 @@ static int64_t input_image_bytes(const Module *m) {
 
 /* Images in the test set, 0 if not known here. */
 static int64_t test_images(const Module *m) {
-  if (m->data.source == DATA_SYNTHETIC) return m->data.test_size;
+  if (m->data.source == DATA_SYNTHETIC || m->data.source == DATA_PACKED) return m->data.test_size;
   int64_t image_bytes = input_image_bytes(m);
   return image_bytes > 0 ? data_set_images(&m->data, &m->data.test, m->data.test_size, image_bytes)
                          : 0;

@@ -611,6 +611,7 @@ static void resolve_data_paths(Module *m) {
   for (int l = 0; l < 2; l++)
     for (int i = 0; i < lists[l]->n; i++)
       lists[l]->v[i] = resolve_path(&m->arena, source, lists[l]->v[i]);
+  if (m->data.mean_file) m->data.mean_file = resolve_path(&m->arena, source, m->data.mean_file);
 }
 
 bool pass_elaborate(Module *m) {

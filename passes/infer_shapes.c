@@ -28,18 +28,28 @@ static bool infer_op(Module *m, Op *op) {
   return true;
 }
 
-/* data.mean: one value, or one per channel of the image input (the runtime holds up to 4). */
-static bool check_mean(const Module *m) {
+/* data.mean: one value, or one per channel of the image input (the runtime holds up to 4);
+ * data.crop: the input's height and width, which the crop cuts out of larger images. */
+static bool check_data(const Module *m) {
   const FloatList *mean = &m->data.mean;
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
     if (op_info[op->kind].role != ROLE_IMAGES) continue;
-    int64_t channels = m->graph.values.data[op->output].shape.dim[1];
+    Shape s = m->graph.values.data[op->output].shape;
+    int64_t channels = s.dim[1];
     if (mean->n > DATA_MEAN_MAX || (mean->n > 1 && mean->n != channels)) {
       diag_error(m->loc,
                  "data.mean has %d values, but the input has %lld channels (give one value or one "
                  "per channel)",
                  mean->n, (long long)channels);
+      return false;
+    }
+    if (m->data.crop && (s.rank != 4 || s.dim[2] != m->data.crop || s.dim[3] != m->data.crop)) {
+      diag_error(op->loc,
+                 "data.crop is %lld, but input '%s' is %s: the crop is the input's height and "
+                 "width (declare the input as C x %lld x %lld)",
+                 (long long)m->data.crop, op->name, shape_str(s), (long long)m->data.crop,
+                 (long long)m->data.crop);
       return false;
     }
   }
@@ -59,5 +69,5 @@ bool pass_infer_shapes(Module *m) {
       ok = false;
     }
   }
-  return ok && check_mean(m);
+  return ok && check_data(m);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "comm/schedule.h"
+#include "loader.h"
 #include "ranks.h"
 #include "util.h"
 
@@ -49,6 +50,9 @@ static void usage(const SwnNetwork *net) {
       "  --test FILE[,FILE]     test data\n"
       "  --train-size N         use only the first N training images (0: all)\n"
       "  --test-size N          use only the first N test images (0: all)\n"
+      "  --loader-threads N     threads reading, decoding and augmenting images ahead of\n"
+      "                         training (default: as many as compute threads for a packed\n"
+      "                         data set, 1 for images held in memory)\n"
       "output and state:\n"
       "  --display N            a progress line every N iterations (default %lld)\n"
       "  --quiet                no progress, only the summary and errors\n"
@@ -115,6 +119,7 @@ enum {
   O_TEST,
   O_TRAIN_SIZE,
   O_TEST_SIZE,
+  O_LOADER_THREADS,
   O_DISPLAY,
   O_QUIET,
   O_LOG,
@@ -167,6 +172,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"test", required_argument, 0, O_TEST},
       {"train-size", required_argument, 0, O_TRAIN_SIZE},
       {"test-size", required_argument, 0, O_TEST_SIZE},
+      {"loader-threads", required_argument, 0, O_LOADER_THREADS},
       {"display", required_argument, 0, O_DISPLAY},
       {"quiet", no_argument, 0, O_QUIET},
       {"log", required_argument, 0, O_LOG},
@@ -219,6 +225,11 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_TEST: o->ntest = split_files("--test", optarg, o->test); break;
     case O_TRAIN_SIZE: o->train_size = number("--train-size", optarg, 0); break;
     case O_TEST_SIZE: o->test_size = number("--test-size", optarg, 0); break;
+    case O_LOADER_THREADS:
+      o->loader_threads = (int)number("--loader-threads", optarg, 1);
+      if (o->loader_threads > SWN_LOADER_MAX_THREADS)
+        swn_fatal("--loader-threads %d is more than %d", o->loader_threads, SWN_LOADER_MAX_THREADS);
+      break;
     case O_DISPLAY: o->display = number("--display", optarg, 1); break;
     case O_QUIET: o->quiet = true; break;
     case O_LOG: o->log_path = optarg; break;

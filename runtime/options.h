@@ -9,8 +9,9 @@ typedef struct SwnOptions {
   int64_t train_size, test_size;
   const char *train[SWN_MAX_FILES], *test[SWN_MAX_FILES];
   int ntrain, ntest;
-  int threads;     /* 0: this machine's cores shared among its ranks */
-  int core_groups; /* workers per process, one per core group (swk_core_groups) */
+  int threads;        /* 0: this machine's cores shared among its ranks */
+  int loader_threads; /* 0: as many as compute threads for packed data, else 1 */
+  int core_groups;    /* workers per process, one per core group (swk_core_groups) */
   uint64_t seed;
   int64_t display;
   const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients, *comm_profile;

@@ -30,7 +30,7 @@ typedef enum {
   SWN_LR_EXP
 } SwnLrPolicy;
 typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD } SwnOptimizer;
-typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
+typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED } SwnDataSource;
 
 /* The contract's rows keep their own line breaks. */
 /* clang-format off */
@@ -82,6 +82,9 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC } SwnDataSource;
   F(F32, float, scale)                                                                             \
   A(F32, float, mean, SWN_MAX_MEAN)                                                                \
   F(I32, int, nmean)                                                                               \
+  F(PTR, const char *, mean_file) /* a mean image (swnc-data's mean.bin), or NULL */              \
+  F(BOOL, bool, crop)   /* crop images larger than the input: randomly in training */             \
+  F(BOOL, bool, mirror) /* flip horizontally at random in training */                             \
   F(I64, int64_t, train_size) F(I64, int64_t, test_size) F(I64, int64_t, classes)
 
 SWN_C_STRUCT(SwnParamInfo)

@@ -100,20 +100,22 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
   average_state(t);
   float *local = t->step.params;
   if (t->center) t->step.params = t->center; /* EASGD: the center is the model */
-  int64_t *indices = swn_alloc(sizeof(int64_t) * (size_t)t->o.test_batch);
+  SwnBatchPlan plan = {.batch = (int)t->o.test_batch, .rank = t->rank, .ranks = t->ranks};
+  SwnLoader loader;
+  swn_loader_start(&loader, t->net, d, &plan, t->o.loader_threads);
   double sums[2] = {0, 0}; /* loss, accuracy, times images */
-  for (int64_t first = t->rank * t->o.test_batch; first < d->count;
-       first += t->ranks * t->o.test_batch) {
+  int64_t batches = swn_evaluation_batches(d->count, plan.batch, t->rank, t->ranks);
+  for (int64_t k = 0; k < batches; k++) {
+    int64_t first = (k * t->ranks + t->rank) * t->o.test_batch;
     int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
-    for (int i = 0; i < n; i++) indices[i] = first + i;
     t->step.batch = n;
-    swn_fill_batch(t->net, d, indices, n, swn_batch_input(&t->net->eval_plan, &t->step, n),
-                   swn_batch_labels(&t->net->eval_plan, &t->step, n));
+    swn_loader_next(&loader, k, swn_batch_input(&t->net->eval_plan, &t->step, n),
+                    swn_batch_labels(&t->net->eval_plan, &t->step, n));
     t->net->evaluate(&t->step);
     sums[0] += (double)metric(t, true, true) * n;
     sums[1] += (double)metric(t, false, true) * n;
   }
-  free(indices);
+  swn_loader_stop(&loader);
   t->step.params = local;
   swn_sum_doubles(sums, 2);
   *loss = (float)(sums[0] / (double)d->count);
@@ -204,9 +206,15 @@ static int train(Trainer *t, int64_t start) {
            (long long)per_epoch, (long long)t->train.count, (long long)t->test.count,
            parallelism(t), t->ranks > 1 ? " per rank" : "");
   swn_distributed_describe(&t->dist, stdout);
+  SwnBatchPlan plan = {.train = true,
+                       .batch = (int)o->batch,
+                       .rank = t->rank,
+                       .ranks = t->ranks,
+                       .shuffle = o->shuffle,
+                       .seed = o->seed,
+                       .first = start};
   SwnLoader loader;
-  swn_loader_start(&loader, t->net, &t->train, (int)o->batch, t->rank, t->ranks, o->shuffle,
-                   o->seed, start);
+  swn_loader_start(&loader, t->net, &t->train, &plan, o->loader_threads);
   swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
   bool tested_last = false;
   for (int64_t it = start; it < total; it++) {
@@ -293,6 +301,9 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
     t.o.threads = cores > 1 ? (int)cores : 1;
   }
   swk_set_threads(t.o.threads);
+  /* decoding JPEG needs every core to keep up; in-memory images need one thread */
+  if (!t.o.loader_threads)
+    t.o.loader_threads = net->data.source == SWN_DATA_PACKED ? t.o.threads : 1;
   bool want_test = t.o.eval_only || net->train.eval_interval > 0 || net->train.test_interval > 0;
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
   if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);

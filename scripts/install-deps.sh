@@ -6,10 +6,11 @@
 set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
-          libopenmpi-dev openmpi-bin zlib1g-dev
+          libopenmpi-dev openmpi-bin zlib1g-dev libturbojpeg0-dev libpng-dev
           dataset-fashion-mnist graphviz python3-matplotlib)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3-torch python3-numpy clang-format python3-protobuf protobuf-compiler)
+  packages+=(python3-torch python3-numpy clang-format python3-protobuf protobuf-compiler
+            python3-pil python3-skimage)
 fi
 
 missing=()

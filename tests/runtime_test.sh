@@ -63,7 +63,7 @@ expect_error "label range" "label 11 of image 1 is out of range: the network has
 head -c 3073 /dev/zero > one.bin
 expect_error "one file for idx" "are two files, images and labels" ./lenet --train one.bin --iterations 1
 "$swnc" -D data.source=cifar "$root/examples/lenet.swn" -o lenet_cifar 2>/dev/null
-expect_error "cifar images into lenet" "images are 32x32 with 3 channels, but the network's input is 1x28x28" ./lenet_cifar --train one.bin --test one.bin --iterations 1
+expect_error "cifar images into lenet" "the image is 32x32 with 3 channels, but the network's input is 1x28x28" ./lenet_cifar --train one.bin --test one.bin --iterations 1
 head -c 3000 /dev/zero > partial.bin
 expect_error "files for synthetic data" "was compiled for synthetic data" ./cifar --train partial.bin --iterations 1
 "$swnc" -D data.source=cifar "$root/examples/cifar10_quick.swn" -o cifar_files

@@ -21,7 +21,7 @@ FALLBACK = $(wildcard $(SWNC)/targets/host/*.c)
 CPE      = $(wildcard $(KERNELS)/*_cpe.c)
 INCLUDE  = -I$(SWNC)/runtime -I$(KERNELS)
 FALLBACK_FLAGS = -include $(KERNELS)/mpe_compat/mpe_names.h -I$(KERNELS)/mpe_compat
-LIBS     = -lz -lpthread -lm
+LIBS     = -lturbojpeg -lz -lpthread -lm
 
 # The chip. sw5cc -host needs MPI's headers for the runtime: set MPI_INCLUDE to the machine's.
 # A process driving all 4 core groups (--core-groups 4, the default) needs the job system's
