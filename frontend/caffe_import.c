@@ -76,6 +76,7 @@ typedef struct Importer {
   int images, labels;            /* the input and label statements, or -1 */
   DataLayer data[3];             /* by phase; [PHASE_TRAIN], [PHASE_TEST] */
   const PbMessage *transform;
+  const PbField *mirror; /* a phase's mirror: true (Caffe's training transform has it) */
   int64_t shape[3];
   int shape_rank;
   const char *shape_from;
@@ -867,17 +868,12 @@ static void read_transform(Importer *im, const PbMessage *layer, SrcLoc loc) {
     if (im->shape_rank) dims[0] = im->shape[0];
     set_shape(im, dims, 3, arena_printf(im->a, "%s's crop_size", im->what), crop->loc);
   }
-  const PbField *mirror = field(t, "mirror");
-  if (mirror && get_bool(im, t, "mirror", false))
-    diag_warning(mirror->loc,
-                 "%s: random mirroring is not a transform of swnc's data sources "
-                 "yet; the program trains without it",
-                 im->what);
+  if (field(t, "mirror") && get_bool(im, t, "mirror", false)) im->mirror = field(t, "mirror");
   const PbField *mean_file = field(t, "mean_file");
   if (mean_file)
     diag_warning(mean_file->loc,
-                 "%s: mean image '%s' is not read; give per-channel means with "
-                 "-D 'data.mean=[...]'",
+                 "%s: mean image '%s' (a binaryproto) is not read; give per-channel means with "
+                 "-D 'data.mean=[...]', or swnc-data's mean image with -D data.mean_file=...",
                  im->what, mean_file->kind == PB_STRING ? mean_file->s : "?");
   only_default(im, t, "force_color", "false", 0);
   only_default(im, t, "force_gray", "false", 0);
@@ -1162,8 +1158,10 @@ static void data_settings(Importer *im, SrcLoc net_loc) {
             ex_int(im, im->test_iter * im->data[PHASE_TEST].batch, in->loc),
             "the solver's test_iter x the test batch");
   const PbMessage *t = im->transform;
-  const PbField *scale = field(t, "scale");
+  const PbField *scale = field(t, "scale"), *crop = field(t, "crop_size");
   if (scale) setting(im, "data", "scale", ex_float(im, scale->f, scale->loc), NULL);
+  if (crop) setting(im, "data", "crop", ex_int(im, crop->i, crop->loc), NULL);
+  if (im->mirror) setting(im, "data", "mirror", ex_bool(im, true, im->mirror->loc), NULL);
   int nmean = count(t, "mean_value");
   if (nmean) {
     Expr *list = expr(im, EX_LIST, nth(t, "mean_value", 0)->loc);

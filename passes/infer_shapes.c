@@ -46,10 +46,10 @@ static bool check_data(const Module *m) {
     }
     if (m->data.crop && (s.rank != 4 || s.dim[2] != m->data.crop || s.dim[3] != m->data.crop)) {
       diag_error(op->loc,
-                 "data.crop is %lld, but input '%s' is %s: the crop is the input's height and "
-                 "width (declare the input as C x %lld x %lld)",
-                 (long long)m->data.crop, op->name, shape_str(s), (long long)m->data.crop,
-                 (long long)m->data.crop);
+                 "data.crop is %lld, but input '%s' is %lldx%lldx%lld (channels x height x "
+                 "width): the crop is the input's height and width",
+                 (long long)m->data.crop, op->name, (long long)s.dim[1],
+                 (long long)(s.rank == 4 ? s.dim[2] : 1), (long long)(s.rank == 4 ? s.dim[3] : 1));
       return false;
     }
   }

@@ -17,7 +17,7 @@ bool swn_jpeg_size(const uint8_t *bytes, size_t length, int *height, int *width,
   int subsampling, colorspace;
   bool ok = tj && tjDecompressHeader3(tj, bytes, (unsigned long)length, width, height, &subsampling,
                                       &colorspace) == 0;
-  if (!ok) snprintf(err, SWN_ERR_BYTES, "not a JPEG image: %s", tj ? tjGetErrorStr2(tj) : "");
+  if (!ok) snprintf(err, SWN_ERR_BYTES, "corrupt JPEG header: %s", tj ? tjGetErrorStr2(tj) : "");
   if (tj) tjDestroy(tj);
   return ok;
 }

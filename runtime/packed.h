@@ -23,8 +23,8 @@ enum { SWN_STORE_PIXELS, SWN_STORE_JPEG };
 enum { SWN_COLOR_RGB, SWN_COLOR_BGR, SWN_COLOR_GRAY };
 
 /* The shard header, as stored: magic[8], then u32 version, u32 storage, u64 count,
- * u64 first_image, u64 index_offset, u64 stats_offset, u32 index_crc, u32 header_crc (of the 56
- * bytes before it), 4 bytes of zero. */
+ * u64 first_image, u64 index_offset, u64 stats_offset, u32 index_crc, 4 bytes of zero,
+ * u32 header_crc (of the 56 bytes before it), 4 bytes of zero. */
 typedef struct SwnShardHeader {
   uint32_t version, storage;
   uint64_t count, first_image, index_offset, stats_offset;

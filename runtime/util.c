@@ -1,10 +1,12 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *swn_program = "swnc-program";
 static int error_rank = -1, error_ranks;
@@ -15,6 +17,11 @@ void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void)) {
 }
 
 static void vreport(const char *where, const char *kind, const char *fmt, va_list ap) {
+  /* one fatal error speaks: another thread's (a loader thread on the same bad record) waits
+   * for the exit the first one makes */
+  static atomic_flag reporting = ATOMIC_FLAG_INIT;
+  if (!strcmp(kind, "error") && atomic_flag_test_and_set(&reporting))
+    for (;;) pause();
   fflush(stdout);
   if (error_rank >= 0)
     fprintf(stderr, "%s (rank %d of %d): ", swn_program, error_rank, error_ranks);

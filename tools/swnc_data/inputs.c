@@ -49,7 +49,7 @@ static int64_t list_dir(const char *dir, bool want_dirs, char ***names) {
     (*names)[n++] = strdup(e->d_name);
   }
   closedir(d);
-  qsort(*names, (size_t)n, sizeof **names, by_name);
+  if (n > 1) qsort(*names, (size_t)n, sizeof **names, by_name);
   return n;
 }
 
