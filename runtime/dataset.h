@@ -13,8 +13,6 @@ typedef struct SwnPackedSet {
   const char *dir;
   SwnPackInfo info;
   SwnRecord *records; /* every image's, in order */
-  size_t largest;     /* bytes of the largest record, and of its decoded pixels */
-  size_t largest_pixels;
 } SwnPackedSet;
 
 typedef struct SwnDataset {

@@ -26,12 +26,8 @@ static int64_t read_shard(SwnPackedSet *p, int64_t s, int64_t first, int64_t roo
                  (long long)(s * p->info.shard_size));
   int64_t take = (int64_t)h.count < room ? (int64_t)h.count : room;
   for (int64_t i = 0; i < take; i++) {
-    SwnRecord *r = &records[i];
-    size_t pixels = (size_t)r->height * r->width * r->channels;
-    if (r->length > p->largest) p->largest = r->length;
-    if (pixels > p->largest_pixels) p->largest_pixels = pixels;
-    r->shard = (uint32_t)s;
-    p->records[first + i] = *r;
+    records[i].shard = (uint32_t)s;
+    p->records[first + i] = records[i];
   }
   free(records);
   return (int64_t)h.count;
