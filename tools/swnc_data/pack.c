@@ -412,11 +412,12 @@ static bool write_results(Packer *p, const InputSet *in) {
                 one_shape ? "mean_image mean.bin\n" : "");
   if (ok) ok = write_text(p->out, "dataset.txt", manifest, (size_t)n);
   if (ok && !p->o->quiet)
-    printf("packed %" PRId64 " images of %" PRId64 " classes into %" PRId64 " shard%s in %s%s"
-           "%s\n",
-           images, in->classes, p->shards, p->shards == 1 ? "" : "s", p->out,
-           skipped ? "; skipped unreadable images: " : "", skipped ? "see above" : "");
-  if (ok && skipped) printf("skipped %" PRId64 " image%s\n", skipped, skipped == 1 ? "" : "s");
+    printf("packed %" PRId64 " images of %" PRId64 " classes into %" PRId64 " shard%s in %s\n",
+           images, in->classes, p->shards, p->shards == 1 ? "" : "s", p->out);
+  /* even with --quiet: images left out are never silent */
+  if (ok && skipped)
+    printf("skipped %" PRId64 " unreadable image%s (named above)\n", skipped,
+           skipped == 1 ? "" : "s");
   return ok;
 }
 
