@@ -67,8 +67,7 @@ static void load_mean_image(const SwnNetwork *net, SwnDataset *d) {
   SwnMeanImage *m = &d->mean;
   if (!swn_read_mean_image(path, &m->c, &m->h, &m->w, &m->pixels, err)) swn_fatal("%s", err);
   bool input_size = m->h == net->in_h && m->w == net->in_w;
-  bool image_size = d->packed ? d->packed->info.height == m->h && d->packed->info.width == m->w
-                              : d->h == m->h && d->w == m->w;
+  bool image_size = d->h == m->h && d->w == m->w; /* a packed set's: 0 if they vary */
   if (m->c != net->in_c || !(input_size || image_size))
     swn_fatal_at(path,
                  "the mean image is %dx%dx%d (channels x height x width); it must have the "

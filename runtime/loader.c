@@ -22,6 +22,12 @@ int64_t swn_evaluation_batches(int64_t images, int batch, int rank, int ranks) {
   return batches > rank ? (batches - rank + ranks - 1) / ranks : 0;
 }
 
+int swn_evaluation_batch(int64_t images, int batch, int rank, int ranks, int64_t k,
+                         int64_t *first) {
+  *first = (k * ranks + rank) * batch;
+  return (int)(images - *first < batch ? images - *first : batch);
+}
+
 /* Fisher-Yates with counter-based draws: the permutation of epoch e depends on (seed, e) only. */
 static void permute(SwnLoader *l, int64_t epoch) {
   int64_t n = l->data->count;
@@ -52,8 +58,8 @@ static void compose(SwnLoader *l, SwnBatchSlot *s, int64_t it) {
     s->n = p->batch;
     for (int b = 0; b < s->n; b++) s->indices[b] = l->order[(first + b) % count];
   } else {
-    int64_t first = (it * p->ranks + p->rank) * p->batch;
-    s->n = (int)(count - first < p->batch ? count - first : p->batch);
+    int64_t first;
+    s->n = swn_evaluation_batch(count, p->batch, p->rank, p->ranks, it, &first);
     for (int b = 0; b < s->n; b++) s->indices[b] = first + b;
   }
   s->iteration = it, s->done = 0;
@@ -130,7 +136,7 @@ void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *dat
   }
 }
 
-int swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels) {
+void swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels) {
   if (iteration != l->consumed || iteration >= l->end)
     swn_fatal("internal: the loader was asked for batch %lld, not %lld", (long long)iteration,
               (long long)l->consumed);
@@ -141,13 +147,11 @@ int swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *lab
   size_t image = (size_t)l->net->in_c * l->net->in_h * l->net->in_w;
   memcpy(images, s->images, sizeof(float) * image * (size_t)s->n);
   memcpy(labels, s->labels, sizeof(int32_t) * (size_t)s->n);
-  int n = s->n;
   pthread_mutex_lock(&l->lock);
   s->iteration = -1;
   l->consumed++;
   pthread_cond_broadcast(&l->changed);
   pthread_mutex_unlock(&l->lock);
-  return n;
 }
 
 void swn_loader_stop(SwnLoader *l) {

@@ -52,13 +52,14 @@ typedef struct SwnLoader {
 } SwnLoader;
 
 int64_t swn_iterations_per_epoch(int64_t images, int64_t global_batch);
-/* This rank's evaluation batches of a set of `images`. */
+/* This rank's evaluation batches of a set of `images`; the images of its batch k (the first in
+ * *first). */
 int64_t swn_evaluation_batches(int64_t images, int batch, int rank, int ranks);
+int swn_evaluation_batch(int64_t images, int batch, int rank, int ranks, int64_t k, int64_t *first);
 void swn_loader_start(SwnLoader *l, const SwnNetwork *net, const SwnDataset *data,
                       const SwnBatchPlan *plan, int threads);
-/* Copies the batch of `iteration` (the next in sequence) into the network's buffers; returns
- * its number of images. */
-int swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels);
+/* Copies the batch of `iteration` (the next in sequence) into the network's buffers. */
+void swn_loader_next(SwnLoader *l, int64_t iteration, float *images, int32_t *labels);
 void swn_loader_stop(SwnLoader *l);
 
 #endif

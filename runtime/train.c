@@ -106,8 +106,8 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
   double sums[2] = {0, 0}; /* loss, accuracy, times images */
   int64_t batches = swn_evaluation_batches(d->count, plan.batch, t->rank, t->ranks);
   for (int64_t k = 0; k < batches; k++) {
-    int64_t first = (k * t->ranks + t->rank) * t->o.test_batch;
-    int n = (int)(d->count - first < t->o.test_batch ? d->count - first : t->o.test_batch);
+    int64_t first;
+    int n = swn_evaluation_batch(d->count, plan.batch, t->rank, t->ranks, k, &first);
     t->step.batch = n;
     swn_loader_next(&loader, k, swn_batch_input(&t->net->eval_plan, &t->step, n),
                     swn_batch_labels(&t->net->eval_plan, &t->step, n));

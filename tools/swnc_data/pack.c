@@ -126,13 +126,16 @@ static bool write_at(int fd, const void *buf, size_t n, uint64_t offset) {
   return true;
 }
 
+static size_t pixel_sums(const ShardStats *s, int channels) {
+  return s->pixel_sums ? (size_t)s->h * s->w * channels : 0;
+}
+
 static size_t stats_bytes(const ShardStats *s, int channels) {
-  size_t per_pixel = s->pixel_sums ? (size_t)s->h * s->w * channels : 0;
-  return 40 + 8 * (size_t)channels + 8 * per_pixel;
+  return 40 + 8 * (size_t)channels + 8 * pixel_sums(s, channels);
 }
 
 static uint8_t *encode_stats(const ShardStats *s, int channels) {
-  size_t n = stats_bytes(s, channels), per_pixel = (n - 40 - 8 * (size_t)channels) / 8;
+  size_t n = stats_bytes(s, channels), per_pixel = pixel_sums(s, channels);
   uint8_t *b = calloc(1, n);
   swn_put_u32(b, (uint32_t)channels);
   swn_put_u32(b + 4, s->pixel_sums ? (uint32_t)s->h : 0);
@@ -142,6 +145,12 @@ static uint8_t *encode_stats(const ShardStats *s, int channels) {
   for (int c = 0; c < channels; c++) memcpy(b + 40 + 8 * c, &s->sums[c], 8);
   if (per_pixel) memcpy(b + 40 + 8 * channels, s->pixel_sums, 8 * per_pixel);
   return b; /* doubles as stored by this (little-endian) machine */
+}
+
+/* Shard k's input images: [first, end). */
+static int64_t shard_end(const Packer *p, int64_t k) {
+  int64_t end = (k + 1) * p->o->shard_size;
+  return end < p->in->count ? end : p->in->count;
 }
 
 static void shard_paths(const Packer *p, int64_t k, char *path, char *part) {
@@ -172,8 +181,7 @@ static bool write_shard(Packer *p, int64_t k) {
     return false;
   }
   ShardStats *s = &p->stats[k];
-  int64_t first = k * p->o->shard_size, last = first + p->o->shard_size;
-  if (last > p->in->count) last = p->in->count;
+  int64_t first = k * p->o->shard_size, last = shard_end(p, k);
   SwnRecord *records = calloc((size_t)(last - first), sizeof *records);
   uint64_t pos = SWN_SHARD_HEADER_BYTES;
   bool ok = true;
@@ -466,8 +474,7 @@ int pack(const char *source, const char *out, const char *root, const Options *o
   for (int64_t k = 0; k < p.shards; k++)
     if (!keep[k]) {
       todo[ntodo++] = k;
-      int64_t end = (k + 1) * o->shard_size < in.count ? (k + 1) * o->shard_size : in.count;
-      work_images += end - k * o->shard_size;
+      work_images += shard_end(&p, k) - k * o->shard_size;
     }
   p.todo = todo, p.ntodo = ntodo;
   int threads = o->threads < ntodo ? o->threads : (int)ntodo, started = 0;
