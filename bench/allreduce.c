@@ -13,7 +13,8 @@
 
 enum { ROUNDS = 3 };
 static const SwnAllreduceAlgorithm algorithms[] = {SWN_ALLREDUCE_MPI, SWN_ALLREDUCE_TOPO,
-                                                   SWN_ALLREDUCE_RING, SWN_ALLREDUCE_HIER};
+                                                   SWN_ALLREDUCE_RING, SWN_ALLREDUCE_HIER,
+                                                   SWN_ALLREDUCE_SHM};
 enum { NALG = sizeof algorithms / sizeof *algorithms };
 
 static int iterations_for(int64_t bytes) {
@@ -58,12 +59,15 @@ int main(int argc, char **argv) {
   int64_t min_bytes = option(argc, argv, "--min-size", 4),
           max_bytes = option(argc, argv, "--max-size", 1 << 28);
   SwnComm c;
+  int64_t words = max_bytes / 4 + 1;
   swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, (int)option(argc, argv, "--group-size", 0),
-                (int)option(argc, argv, "--chain", 0));
+                (int)option(argc, argv, "--chain", 0), words);
   swn_comm_set_segments(&c, option(argc, argv, "--segment", 0),
                         (int)option(argc, argv, "--window", 0));
-  float *buf =
-      calloc((size_t)(max_bytes / 4 + 1), sizeof(float)); /* zeros: no overflow, no denormals */
+  /* every algorithm, MPI_Allreduce too, sums the same buffer: the shared pool where there is
+   * one (as a training run's gradients), zeros (no overflow, no denormals) */
+  float *own = swn_shared_pool(&c) ? NULL : calloc((size_t)words, sizeof(float));
+  float *buf = own ? own : swn_shared_pool(&c);
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len;
   MPI_Get_library_version(version, &len);
@@ -91,7 +95,7 @@ int main(int argc, char **argv) {
            c.size, c.topo.ngroups, c.topo.chain, (long long)c.segment, c.window, version);
     for (int a = 0; a < NALG; a++) print_block(algorithms[a], c.size, nsizes, sizes, best, a);
   }
-  free(buf);
+  free(own);
   swn_comm_close(&c);
   MPI_Finalize();
   return 0;

@@ -103,12 +103,9 @@ void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float r
 
 /* ------------------------------------------------------------ set-up */
 
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o,
-                          float *params, float *grads) {
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
   *d = (SwnDistributed){.rank = swn_mpi_rank(),
                         .size = swn_mpi_size(),
-                        .params = params,
-                        .grads = grads,
                         .param_words = net->param_words,
                         .nbuckets = net->nbuckets,
                         .easgd = net->train.optimizer == SWN_OPT_EASGD};
@@ -118,9 +115,16 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
   /* gradients: their mean over all images (a folded network's backward scaled them already) */
   d->job_scale = d->easgd || net->gradients_in_momentum ? 1.0f : 1.0f / (float)d->size;
-  if (d->easgd && d->size > 1) d->weight_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size,
-                o->chain);
+                o->chain, d->size > 1 ? net->param_words : 0);
+  if (o->allreduce == SWN_ALLREDUCE_SHM && d->size > 1 && !d->comm.shared)
+    swn_fatal("--allreduce shm needs every rank on one machine (%d of these %d share this one)",
+              swn_mpi_node_size(), d->size);
+  if (d->easgd && d->size > 1) {
+    d->weight_sum = swn_shared_pool(&d->comm);
+    if (!d->weight_sum)
+      d->weight_sum = d->own_weight_sum = swn_alloc(sizeof(float) * (size_t)d->param_words);
+  }
   d->comm.yield = o->overlap; /* the thread shares the cores with backward */
   d->threaded = d->size > 1 && o->overlap && swn_mpi_thread_level() >= MPI_THREAD_SERIALIZED;
   if (!d->threaded) return;
@@ -128,6 +132,14 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   pthread_cond_init(&d->changed, NULL);
   if (pthread_create(&d->thread, NULL, communicate, d))
     swn_fatal("cannot start the communication thread");
+}
+
+float *swn_distributed_gradient_pool(const SwnDistributed *d) {
+  return d->easgd ? NULL : swn_shared_pool(&d->comm);
+}
+
+void swn_distributed_attach(SwnDistributed *d, float *params, float *grads) {
+  d->params = params, d->grads = grads;
 }
 
 void swn_distributed_close(SwnDistributed *d) {
@@ -141,7 +153,7 @@ void swn_distributed_close(SwnDistributed *d) {
     pthread_cond_destroy(&d->changed);
   }
   swn_comm_close(&d->comm);
-  free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->weight_sum);
+  free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->own_weight_sum);
 }
 
 void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
@@ -156,12 +168,11 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
   }
   fprintf(f, " ranks), allreduce %s", swn_allreduce_names[c->algorithm]);
   if (c->algorithm == SWN_ALLREDUCE_AUTO) {
-    SwnAllreduceAlgorithm mid = swn_allreduce_choice(c, 1 << 14),
-                          big = swn_allreduce_choice(c, 1 << 20);
-    fprintf(f, " (%s below 64 KiB, %s", swn_allreduce_names[swn_allreduce_choice(c, 1)],
-            swn_allreduce_names[mid]);
-    if (big != mid) fprintf(f, " to 4 MiB, %s", swn_allreduce_names[big]);
-    fprintf(f, " above)");
+    int64_t from = 1; /* where the small-message choice ends, in floats */
+    while (from < ((int64_t)1 << 40) && swn_allreduce_choice(c, from) == swn_allreduce_choice(c, 1))
+      from *= 2;
+    fprintf(f, " (%s below %lld KiB, %s above)", swn_allreduce_names[swn_allreduce_choice(c, 1)],
+            (long long)(from * 4 >> 10), swn_allreduce_names[swn_allreduce_choice(c, from)]);
   }
   if (c->algorithm == SWN_ALLREDUCE_HIER) fprintf(f, ", chains of %d", c->topo.chain);
   if (d->easgd)

@@ -14,7 +14,8 @@ typedef struct SwnDistributed {
   SwnComm comm;  /* the allreduce, used by the communication thread */
   bool threaded; /* a communication thread overlaps the sums with backward */
   bool easgd;    /* sum the weights once per iteration, not the gradients per bucket */
-  float *grads, *params, *weight_sum;
+  float *grads, *params, *weight_sum; /* weight_sum: EASGD's, in the shared pool or own */
+  float *own_weight_sum;
   int64_t param_words;
   int nbuckets;
   int64_t *words;   /* of each bucket, as backward reports them */
@@ -30,9 +31,14 @@ typedef struct SwnDistributed {
   pthread_cond_t changed;
 } SwnDistributed;
 
-/* Sets up the allreduce (algorithm, groups, chains from the options) for the gradient pool. */
-void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o,
-                          float *params, float *grads);
+/* Sets up the allreduce (algorithm, groups, chains from the options). */
+void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o);
+/* Where the gradient pool (what backward hands to the allreduce: gradients, or the momentum they
+ * are folded into) must live for the shared-memory algorithm to sum it in place: shared memory
+ * of param_words floats when all ranks share a machine, else NULL (the caller allocates). */
+float *swn_distributed_gradient_pool(const SwnDistributed *d);
+/* The weights and the gradient pool, once allocated. */
+void swn_distributed_attach(SwnDistributed *d, float *params, float *grads);
 /* Before forward: a new iteration (EASGD starts summing the weights, which backward leaves alone). */
 void swn_distributed_begin(SwnDistributed *d);
 /* EASGD, before the update: the elastic step against `center` with the weights' sum. */

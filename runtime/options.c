@@ -71,7 +71,8 @@ static void usage(const SwnNetwork *net) {
       "                         (checkpoint format; a debugging aid)\n"
       "distributed (mpirun -np N %s: N ranks, each --batch images per iteration):\n"
       "  --allreduce ALG        auto, topo (recursive halving/doubling, supernode-aware), ring,\n"
-      "                         hier (chains in groups, leaders across), mpi (MPI_Allreduce);\n"
+      "                         hier (chains in groups, leaders across), shm (one machine:\n"
+      "                         summed in shared memory), mpi (MPI_Allreduce);\n"
       "                         default auto, or $SWN_ALLREDUCE\n"
       "  --group-size N         ranks per group (supernode): ranks r/N share one (default: one\n"
       "                         group per machine, or $SWN_GROUP_SIZE)\n"
@@ -146,7 +147,7 @@ static int ranks(const char *where, const char *text) {
 
 static int algorithm(const char *where, const char *name) {
   int a = swn_allreduce_find(name);
-  if (a < 0) swn_fatal("%s must be auto, topo, ring, hier or mpi, not '%s'", where, name);
+  if (a < 0) swn_fatal("%s must be auto, topo, ring, hier, shm or mpi, not '%s'", where, name);
   return a;
 }
 

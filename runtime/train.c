@@ -57,10 +57,14 @@ static void allocate(Trainer *t) {
   s->fixed =
       swn_alloc(sizeof(float) * (size_t)larger(net->plan.fixed_words, net->eval_plan.fixed_words));
   s->params = swn_alloc(sizeof(float) * (size_t)net->param_words);
-  s->momentum = swn_alloc(sizeof(float) * (size_t)net->param_words);
-  /* folded: backward adds the gradients into momentum (passes/fold_gradients.c) */
-  s->grads = net->gradients_in_momentum ? s->momentum
-                                        : swn_alloc(sizeof(float) * (size_t)net->param_words);
+  /* what the allreduce sums lives where the distributed runtime wants it (shared memory on one
+   * machine); folded: backward adds the gradients into momentum (passes/fold_gradients.c) */
+  float *shared = swn_distributed_gradient_pool(&t->dist);
+  bool folded = net->gradients_in_momentum;
+  s->momentum = folded && shared ? shared : swn_alloc(sizeof(float) * (size_t)net->param_words);
+  s->grads = folded   ? s->momentum
+             : shared ? shared
+                      : swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
   s->ws = swn_alloc(sizeof(float) * net->workspace());
   s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
@@ -71,8 +75,10 @@ static void allocate(Trainer *t) {
 
 static void release(Trainer *t) {
   SwnStep *s = &t->step;
-  if (s->grads != s->momentum) free(s->grads);
-  free(s->image), free(s->fixed), free(s->params), free(s->momentum), free(s->state), free(s->ws);
+  float *shared = swn_distributed_gradient_pool(&t->dist); /* freed with the window */
+  if (s->grads != s->momentum && s->grads != shared) free(s->grads);
+  if (s->momentum != shared) free(s->momentum);
+  free(s->image), free(s->fixed), free(s->params), free(s->state), free(s->ws);
   swn_conv_state_free(s->conv);
   swn_workers_close(t->workers);
   swn_distributed_close(&t->dist);
@@ -309,8 +315,9 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
   /* a test set smaller than a test batch needs no room for more (--stats predicts the same) */
   if (t.test.count > 0 && t.test.count < t.o.test_batch) t.o.test_batch = t.test.count;
+  swn_distributed_open(&t.dist, net, &t.o);
   allocate(&t);
-  swn_distributed_open(&t.dist, net, &t.o, t.step.params, t.step.grads);
+  swn_distributed_attach(&t.dist, t.step.params, t.step.grads);
   check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
   int64_t counts[2] = {t.train.count, t.test.count};

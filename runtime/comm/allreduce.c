@@ -1,6 +1,7 @@
 /* The allreduce library's front: groups, algorithm choice, and the call itself. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../util.h"
 #include "comm.h"
@@ -8,7 +9,7 @@
 /* Segments of 1 MiB, 2 received ahead: bench/allreduce on 2 and 4 ranks here (128 KiB segments
  * lost 10-20% at 1-4 MiB to per-message costs; more ahead gained nothing). */
 enum { DEFAULT_CHAIN = 8, SEGMENT_FLOATS = 262144, WINDOW = 2 };
-enum { AUTO_MPI_BELOW = 64 << 10, AUTO_RING_FROM = 4 << 20 }; /* bytes */
+enum { AUTO_MPI_BELOW = 64 << 10, AUTO_SHM_FROM_2 = 16 << 10, AUTO_SHM_FROM = 1 << 10 }; /* bytes */
 
 /* Group ids 0..n-1 from each rank's "colour" (the lowest rank of its node, or r / size). */
 static int number_groups(int size, const int *colour, int *group) {
@@ -32,7 +33,7 @@ static int node_colour(MPI_Comm comm, int rank) {
 }
 
 void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size,
-                   int chain) {
+                   int chain, int64_t pool_words) {
   *c = (SwnComm){.algorithm = algorithm, .segment = SEGMENT_FLOATS, .window = WINDOW};
   MPI_Comm_dup(comm, &c->comm);
   MPI_Comm_rank(c->comm, &c->rank);
@@ -50,6 +51,16 @@ void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, i
                           .chain = chain > 0 ? chain : DEFAULT_CHAIN,
                           .chunk = SWN_CHAIN_CHUNK_FLOATS};
   c->scratch = swn_alloc(sizeof(float) * (size_t)(c->segment * c->window));
+  swn_shared_open(c, pool_words);
+  const char *slow = getenv("SWNC_TEST_LINK_NS_PER_BYTE");
+  c->test_link_ns_per_byte = slow ? atof(slow) : 0;
+}
+
+/* A test-only slow link: each call also takes this long, as on a network of that speed
+ * (tests/distributed_test.sh checks that overlap hides it). */
+static void slow_link(const SwnComm *c, int64_t count) {
+  long long ns = (long long)(c->test_link_ns_per_byte * 4 * (double)count);
+  if (ns > 0) nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);
 }
 
 void swn_comm_set_segments(SwnComm *c, int64_t segment, int window) {
@@ -60,6 +71,7 @@ void swn_comm_set_segments(SwnComm *c, int64_t segment, int window) {
 }
 
 void swn_comm_close(SwnComm *c) {
+  swn_shared_close(c);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c->group), free(c->scratch);
   swn_schedule_free(&c->schedule);
@@ -67,21 +79,23 @@ void swn_comm_close(SwnComm *c) {
   *c = (SwnComm){.comm = MPI_COMM_NULL};
 }
 
-/* The auto rule (docs/runtime.md; measured by bench/allreduce): below 64 KiB, latency rules
- * and MPI_Allreduce's tuned small-message code wins (about 2x). Above, recursive halving/
- * doubling, which moves the same bytes as a ring in 2 log p instead of 2 (p - 1) steps and
- * keeps the big steps inside groups; except from 4 MiB on one machine of 3 to 8 ranks, where
- * the ring's neighbour-only traffic measured 5-15% faster. */
+/* The auto rule (docs/runtime.md; measured by bench/allreduce): on one machine, the shared-memory
+ * sums from where they beat MPI_Allreduce's small-message code (16 KiB at 2 ranks, 1 KiB at 4
+ * and 8; 1.3-4x from there on). Across machines, below 64 KiB latency rules and MPI_Allreduce
+ * wins (about 2x); above, recursive halving/doubling, which moves the same bytes as a ring in
+ * 2 log p instead of 2 (p - 1) steps and keeps the big steps inside groups. */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count) {
   if (c->algorithm != SWN_ALLREDUCE_AUTO) return c->algorithm;
+  if (c->shared)
+    return count * 4 >= (c->size == 2 ? AUTO_SHM_FROM_2 : AUTO_SHM_FROM) ? SWN_ALLREDUCE_SHM
+                                                                         : SWN_ALLREDUCE_MPI;
   if (count * 4 < AUTO_MPI_BELOW) return SWN_ALLREDUCE_MPI;
-  if (c->topo.ngroups == 1 && c->size > 2 && c->size <= 8 && count * 4 >= AUTO_RING_FROM)
-    return SWN_ALLREDUCE_RING;
   return SWN_ALLREDUCE_TOPO;
 }
 
 void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm) {
   if (c->size <= 1 || count <= 0) return;
+  slow_link(c, count);
   if (algorithm == SWN_ALLREDUCE_AUTO) algorithm = swn_allreduce_choice(c, count);
   if (algorithm == SWN_ALLREDUCE_MPI) {
     for (int64_t at = 0; at < count; at += 1 << 30) { /* MPI counts are int */
@@ -89,6 +103,10 @@ void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm 
       if (MPI_Allreduce(MPI_IN_PLACE, buf + at, n, MPI_FLOAT, MPI_SUM, c->comm) != MPI_SUCCESS)
         swn_fatal("MPI_Allreduce failed");
     }
+    return;
+  }
+  if (algorithm == SWN_ALLREDUCE_SHM) {
+    swn_shared_allreduce(c, buf, count);
     return;
   }
   if (algorithm != c->scheduled || count != c->scheduled_count) {

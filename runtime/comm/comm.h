@@ -21,13 +21,16 @@ typedef struct SwnComm {
   SwnAllreduceAlgorithm scheduled;
   int64_t scheduled_count;
   struct SwnRequests *requests; /* MPI requests, grown as needed (execute.c) */
+  struct SwnShared *shared;     /* the shared window when all ranks share one machine, or NULL */
+  double test_link_ns_per_byte; /* SWNC_TEST_LINK_NS_PER_BYTE: a slow link, for tests */
 } SwnComm;
 
 /* Sets up `c` over `comm`. group_size > 0: ranks r / group_size form a group; else one group
  * per shared-memory node (MPI_Comm_split_type). chain: ranks per chain of the hierarchical
- * algorithm (<= 0: 8). Collective over `comm`. */
+ * algorithm (<= 0: 8). pool_words: floats of the buffer the caller will allreduce spans of,
+ * placed in shared memory when all ranks share a machine (swn_shared_pool). Collective. */
 void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, int group_size,
-                   int chain);
+                   int chain, int64_t pool_words);
 void swn_comm_close(SwnComm *c);
 /* Message segments of `segment` floats, `window` received ahead (<= 0: the defaults). */
 void swn_comm_set_segments(SwnComm *c, int64_t segment, int window);
@@ -41,5 +44,14 @@ void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm 
 /* Runs one rank's schedule on `buf` (execute.c). */
 void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf);
 void swn_requests_free(struct SwnRequests *q);
+
+/* The shared-memory algorithm (shared_memory.c): open sets c->shared when every rank runs on
+ * this machine (collective), with a pool of `pool_words` floats in the window that
+ * swn_shared_pool returns (NULL otherwise); allreduce needs c->shared and sums spans of the
+ * pool in place, other buffers through staging areas. */
+void swn_shared_open(SwnComm *c, int64_t pool_words);
+float *swn_shared_pool(const SwnComm *c);
+void swn_shared_close(SwnComm *c);
+void swn_shared_allreduce(SwnComm *c, float *buf, int64_t count);
 
 #endif

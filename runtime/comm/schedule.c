@@ -6,8 +6,8 @@
 
 #include "../util.h"
 
-const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "ring", "hier",
-                                                              "mpi"};
+const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "ring",
+                                                              "hier", "shm",  "mpi"};
 
 int swn_allreduce_find(const char *name) {
   for (int i = 0; i < SWN_ALLREDUCE_COUNT; i++)

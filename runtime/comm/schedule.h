@@ -15,6 +15,7 @@ typedef enum {
   SWN_ALLREDUCE_TOPO, /* recursive halving + doubling over the supernode-aware rank map */
   SWN_ALLREDUCE_RING, /* reduce-scatter + allgather around a ring */
   SWN_ALLREDUCE_HIER, /* chunked chains inside groups, leaders across, chains back */
+  SWN_ALLREDUCE_SHM,  /* one machine: summed through a shared window (shared_memory.c) */
   SWN_ALLREDUCE_MPI,  /* MPI_Allreduce: the baseline (no schedule) */
   SWN_ALLREDUCE_COUNT
 } SwnAllreduceAlgorithm;

@@ -1,6 +1,7 @@
 /* The allreduce library on real MPI ranks (run under mpirun with several process counts):
  * every algorithm, group size and chain length sums exactly (small-integer floats sum without
- * rounding in any order), in place, touching nothing outside the span. */
+ * rounding in any order), in place, touching nothing outside the span, in a private buffer and
+ * in the comm's shared pool (which the shared-memory algorithm sums in place). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -8,9 +9,11 @@
 
 static float value(int rank, int64_t i) { return (float)((rank + 1) * (int)(i % 7 + 1)); }
 
-static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count) {
-  int64_t pad = 3;
-  float *buf = malloc(sizeof(float) * (size_t)(count + 2 * pad));
+enum { PAD = 3, MAX_COUNT = 300001 };
+
+static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count, float *pool) {
+  int64_t pad = PAD;
+  float *buf = pool ? pool : malloc(sizeof(float) * (size_t)(count + 2 * pad));
   for (int64_t i = 0; i < count + 2 * pad; i++) buf[i] = value(c->rank, i);
   swn_allreduce(c, buf + pad, count, a);
   float ranks_sum = (float)(c->size * (c->size + 1) / 2);
@@ -19,12 +22,12 @@ static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count) {
     bool inside = i >= pad && i < pad + count;
     float want = inside ? ranks_sum * (float)(i % 7 + 1) : value(c->rank, i);
     if (buf[i] != want && wrong++ < 3)
-      fprintf(stderr, "rank %d: %s count %lld groups %d chain %d: element %lld is %g, not %g\n",
+      fprintf(stderr, "rank %d: %s count %lld groups %d chain %d%s: element %lld is %g, not %g\n",
               c->rank, swn_allreduce_names[a], (long long)count, c->topo.ngroups, c->topo.chain,
-              (long long)(i - pad), buf[i], want);
+              pool ? " in the pool" : "", (long long)(i - pad), buf[i], want);
   }
   CHECK(wrong == 0);
-  free(buf);
+  if (!pool) free(buf);
 }
 
 int main(int argc, char **argv) {
@@ -37,13 +40,17 @@ int main(int argc, char **argv) {
   for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
     for (size_t k = 0; k < sizeof chains / sizeof *chains; k++) {
       SwnComm c;
-      swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, groups[g], chains[k]);
+      swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, groups[g], chains[k],
+                    MAX_COUNT + 2 * PAD);
       c.topo.chunk = 1000; /* many pipelined chunks in the chains */
       if (k == 1)
         swn_comm_set_segments(&c, 999, 2); /* many segments per step, summed as they land */
       for (int a = SWN_ALLREDUCE_AUTO; a < SWN_ALLREDUCE_COUNT; a++)
-        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++)
-          check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n]);
+        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) {
+          check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], NULL);
+          if (swn_shared_pool(&c))
+            check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], swn_shared_pool(&c));
+        }
       swn_comm_close(&c);
     }
   int failed = checks_failed;
