@@ -103,6 +103,19 @@ void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float r
 
 /* ------------------------------------------------------------ set-up */
 
+/* fp16 sends gradients: not a folded program's momentum, nor EASGD's weights, nor through shm. */
+static void check_half(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
+  if (d->easgd)
+    swn_fatal("--comm-precision fp16 compresses gradients; EASGD sums the weights, in fp32");
+  if (net->gradients_in_momentum)
+    swn_fatal("--comm-precision fp16 sends gradients, but this program adds them into the "
+              "momentum during backward (the allreduce would round the momentum): compile it "
+              "with --no-fold-gradients");
+  if (o->allreduce == SWN_ALLREDUCE_SHM)
+    swn_fatal("--comm-precision fp16 compresses messages; --allreduce shm sends none");
+  swn_comm_set_half(&d->comm, true);
+}
+
 void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
   *d = (SwnDistributed){.rank = swn_mpi_rank(),
                         .size = swn_mpi_size(),
@@ -120,6 +133,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   if (o->allreduce == SWN_ALLREDUCE_SHM && d->size > 1 && !d->comm.shared)
     swn_fatal("--allreduce shm needs every rank on one machine (%d of these %d share this one)",
               swn_mpi_node_size(), d->size);
+  if (o->comm_fp16) check_half(d, net, o);
   if (d->easgd && d->size > 1) {
     d->weight_sum = swn_shared_pool(&d->comm);
     if (!d->weight_sum)
@@ -186,7 +200,10 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {
   if (d->size <= 1 || d->rank != 0 || iterations <= 0) return;
   double per = 1e3 / (double)iterations;
-  fprintf(f, "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s)\n",
+  fprintf(f,
+          "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s); "
+          "%.2f MB sent per iteration by rank 0 (%s)\n",
           d->busy * per, 100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per,
-          d->threaded ? "the rest overlapped backward" : "not overlapped");
+          d->threaded ? "the rest overlapped backward" : "not overlapped",
+          (double)d->comm.bytes_sent / 1e6 / (double)iterations, d->comm.half ? "fp16" : "fp32");
 }

@@ -78,6 +78,9 @@ static void usage(const SwnNetwork *net) {
       "                         group per machine, or $SWN_GROUP_SIZE)\n"
       "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
       "  --no-overlap           allreduce the gradients after backward instead of during it\n"
+      "  --comm-precision P     fp32 (default) or fp16: gradients sent as IEEE halves, scaled\n"
+      "                         into half's range, summed in fp32 (needs a program compiled\n"
+      "                         with --no-fold-gradients)\n"
       "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
       "                         the first iteration) for swnc-sim's scaling prediction\n"
       "  -h, --help             this help\n",
@@ -136,6 +139,7 @@ enum {
   O_GROUP_SIZE,
   O_CHAIN,
   O_NO_OVERLAP,
+  O_COMM_PRECISION,
   O_COMM_PROFILE
 };
 
@@ -189,6 +193,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"group-size", required_argument, 0, O_GROUP_SIZE},
       {"chain", required_argument, 0, O_CHAIN},
       {"no-overlap", no_argument, 0, O_NO_OVERLAP},
+      {"comm-precision", required_argument, 0, O_COMM_PRECISION},
       {"comm-profile", required_argument, 0, O_COMM_PROFILE},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -246,6 +251,11 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_GROUP_SIZE: o->group_size = ranks("--group-size", optarg); break;
     case O_CHAIN: o->chain = ranks("--chain", optarg); break;
     case O_NO_OVERLAP: o->overlap = false; break;
+    case O_COMM_PRECISION:
+      if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16"))
+        swn_fatal("--comm-precision must be fp32 or fp16, not '%s'", optarg);
+      o->comm_fp16 = !strcmp(optarg, "fp16");
+      break;
     case O_COMM_PROFILE: o->comm_profile = optarg; break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);

@@ -21,6 +21,7 @@ typedef struct SwnOptions {
   int allreduce;         /* SwnAllreduceAlgorithm */
   int group_size, chain; /* 0: groups are machines; chains of 8 */
   bool overlap;          /* allreduce buckets while backward runs */
+  bool comm_fp16;        /* --comm-precision fp16: gradients sent as IEEE halves */
 } SwnOptions;
 
 /* Defaults from the network file, then the command line. Exits on bad usage. */

@@ -68,6 +68,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--group-size", o->group_size},
                   {"--chain", o->chain},
                   {"--no-overlap", !o->overlap},
+                  {"--comm-precision", o->comm_fp16},
                   {"--resume", o->resume != NULL},
                   {"--init-weights", o->init_weights != NULL},
                   {"--eval-only", o->eval_only},

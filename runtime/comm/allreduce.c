@@ -1,10 +1,13 @@
 /* The allreduce library's front: groups, algorithm choice, and the call itself. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
+#include "../kernels.h"
 #include "../util.h"
 #include "comm.h"
+#include "half.h"
 
 /* Segments of 1 MiB, 2 received ahead: bench/allreduce on 2 and 4 ranks here (128 KiB segments
  * lost 10-20% at 1-4 MiB to per-message costs; more ahead gained nothing). */
@@ -72,6 +75,8 @@ void swn_comm_set_segments(SwnComm *c, int64_t segment, int window) {
 
 void swn_comm_close(SwnComm *c) {
   swn_shared_close(c);
+  if (c->half) MPI_Op_free(&c->half_sum);
+  free(c->halves);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   free(c->group), free(c->scratch);
   swn_schedule_free(&c->schedule);
@@ -86,32 +91,87 @@ void swn_comm_close(SwnComm *c) {
  * 2 log p instead of 2 (p - 1) steps and keeps the big steps inside groups. */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count) {
   if (c->algorithm != SWN_ALLREDUCE_AUTO) return c->algorithm;
-  if (c->shared)
+  if (c->shared && !c->half)
     return count * 4 >= (c->size == 2 ? AUTO_SHM_FROM_2 : AUTO_SHM_FROM) ? SWN_ALLREDUCE_SHM
                                                                          : SWN_ALLREDUCE_MPI;
   if (count * 4 < AUTO_MPI_BELOW) return SWN_ALLREDUCE_MPI;
   return SWN_ALLREDUCE_TOPO;
 }
 
+void swn_comm_set_half(SwnComm *c, bool half) {
+  if (half == c->half) return;
+  if (half)
+    c->half_sum = swn_half_sum_op();
+  else
+    MPI_Op_free(&c->half_sum);
+  c->half = half;
+}
+
+static void mpi_allreduce(SwnComm *c, float *buf, int64_t count) {
+  c->bytes_sent += 2 * (c->size - 1) * count * (c->half ? 2 : 4) / c->size;
+  uint16_t *h = NULL;
+  if (c->half) {
+    if (count > c->halves_cap) {
+      free(c->halves);
+      c->halves = swn_alloc(sizeof(uint16_t) * (size_t)(c->halves_cap = count));
+    }
+    swn_halves_of(count, buf, h = c->halves);
+  }
+  for (int64_t at = 0; at < count; at += 1 << 30) { /* MPI counts are int */
+    int n = (int)(count - at < (1 << 30) ? count - at : 1 << 30);
+    int err = h ? MPI_Allreduce(MPI_IN_PLACE, h + at, n, MPI_UINT16_T, c->half_sum, c->comm)
+                : MPI_Allreduce(MPI_IN_PLACE, buf + at, n, MPI_FLOAT, MPI_SUM, c->comm);
+    if (err != MPI_SUCCESS) swn_fatal("MPI_Allreduce failed");
+  }
+  if (h) swn_floats_of(count, h, buf);
+}
+
+static void run(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm) {
+  if (algorithm == SWN_ALLREDUCE_MPI) {
+    mpi_allreduce(c, buf, count);
+  } else if (algorithm == SWN_ALLREDUCE_SHM) {
+    swn_shared_allreduce(c, buf, count);
+  } else {
+    if (algorithm != c->scheduled || count != c->scheduled_count) {
+      swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
+      c->scheduled = algorithm, c->scheduled_count = count;
+    }
+    swn_execute_schedule(c, &c->schedule, buf);
+  }
+}
+
+/* The power of two that brings the largest sum of `ranks` values of magnitude up to `top` to at
+ * most 2^15, below half's largest finite 65504 with room for the roundings of partial sums. */
+static float half_scale(float top, int ranks) {
+  if (!(top > 0) || !isfinite(top)) return 1;
+  int e;
+  frexpf(top * (float)ranks, &e); /* top x ranks < 2^e */
+  e = 15 - e;
+  return ldexpf(1, e < -126 ? -126 : e > 126 ? 126 : e);
+}
+
+/* fp16: scaled into half's range by a power of two common to all ranks (exact), sent as halves,
+ * and rounded to half on every rank at the end: the rank that summed an element holds it in
+ * float, the others the half it sent them, so rounding makes them bitwise equal. */
+static void half_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm a) {
+  float top = 0;
+  for (int64_t i = 0; i < count; i++) top = fabsf(buf[i]) > top ? fabsf(buf[i]) : top;
+  if (MPI_Allreduce(MPI_IN_PLACE, &top, 1, MPI_FLOAT, MPI_MAX, c->comm) != MPI_SUCCESS)
+    swn_fatal("MPI_Allreduce failed");
+  float scale = half_scale(top, c->size);
+  if (scale != 1) swk_scale(count, buf, scale);
+  run(c, buf, count, a);
+  swn_round_to_half(count, buf, 1 / scale);
+}
+
 void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm) {
   if (c->size <= 1 || count <= 0) return;
   slow_link(c, count);
   if (algorithm == SWN_ALLREDUCE_AUTO) algorithm = swn_allreduce_choice(c, count);
-  if (algorithm == SWN_ALLREDUCE_MPI) {
-    for (int64_t at = 0; at < count; at += 1 << 30) { /* MPI counts are int */
-      int n = (int)(count - at < (1 << 30) ? count - at : 1 << 30);
-      if (MPI_Allreduce(MPI_IN_PLACE, buf + at, n, MPI_FLOAT, MPI_SUM, c->comm) != MPI_SUCCESS)
-        swn_fatal("MPI_Allreduce failed");
-    }
-    return;
-  }
-  if (algorithm == SWN_ALLREDUCE_SHM) {
-    swn_shared_allreduce(c, buf, count);
-    return;
-  }
-  if (algorithm != c->scheduled || count != c->scheduled_count) {
-    swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
-    c->scheduled = algorithm, c->scheduled_count = count;
-  }
-  swn_execute_schedule(c, &c->schedule, buf);
+  if (c->half && algorithm == SWN_ALLREDUCE_SHM)
+    swn_fatal("internal: the shm allreduce sends no messages to compress");
+  if (c->half)
+    half_allreduce(c, buf, count, algorithm);
+  else
+    run(c, buf, count, algorithm);
 }

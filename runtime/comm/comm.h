@@ -23,6 +23,11 @@ typedef struct SwnComm {
   struct SwnRequests *requests; /* MPI requests, grown as needed (execute.c) */
   struct SwnShared *shared;     /* the shared window when all ranks share one machine, or NULL */
   double test_link_ns_per_byte; /* SWNC_TEST_LINK_NS_PER_BYTE: a slow link, for tests */
+  bool half;                    /* messages in IEEE half precision (swn_comm_set_half) */
+  MPI_Op half_sum;              /* MPI_Allreduce's sum of halves */
+  uint16_t *halves;             /* MPI_Allreduce's half buffer */
+  int64_t halves_cap;
+  int64_t bytes_sent; /* by this rank since open (MPI_Allreduce: 2 (p - 1) / p of the vector) */
 } SwnComm;
 
 /* Sets up `c` over `comm`. group_size > 0: ranks r / group_size form a group; else one group
@@ -34,6 +39,12 @@ void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, i
 void swn_comm_close(SwnComm *c);
 /* Message segments of `segment` floats, `window` received ahead (<= 0: the defaults). */
 void swn_comm_set_segments(SwnComm *c, int64_t segment, int window);
+
+/* fp16 communication (docs/runtime.md, "Compressed gradients"): every call first scales the
+ * vector by a power of two that keeps the sum of all ranks' within half's range, sends and
+ * receives halves (sums in float), and leaves every rank the sum rounded to half precision. The
+ * shm algorithm sends no messages and is not used. */
+void swn_comm_set_half(SwnComm *c, bool half);
 
 /* What `auto` runs for `count` floats (documented rule). */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count);

@@ -8,6 +8,7 @@
 #include "../kernels.h"
 #include "../util.h"
 #include "comm.h"
+#include "half.h"
 
 enum { TAG = 0x5377 };
 
@@ -45,16 +46,19 @@ static void segment_of(int64_t count, int64_t segment, int64_t k, int64_t *at, i
   *n = (int)(count - *at < segment ? count - *at : segment);
 }
 
-/* Requests grow with the largest step seen; kept across calls. */
+/* Requests and half-precision message buffers grow with the largest step seen; kept across
+ * calls. */
 typedef struct SwnRequests {
   MPI_Request *send, *recv;
   int64_t *recv_segment; /* which segment each receive slot holds */
   int64_t cap_send, cap_recv;
+  uint16_t *send_half, *recv_half; /* c->half: a step's send span and its receive slots */
+  int64_t cap_send_half, cap_recv_half;
 } Requests;
 
 void swn_requests_free(struct SwnRequests *q) {
   if (!q) return;
-  free(q->send), free(q->recv), free(q->recv_segment);
+  free(q->send), free(q->recv), free(q->recv_segment), free(q->send_half), free(q->recv_half);
   free(q);
 }
 
@@ -64,18 +68,32 @@ static void *grow(void *p, size_t bytes) {
   return p;
 }
 
+static uint16_t *halves(uint16_t **p, int64_t *cap, int64_t n) {
+  if (n > *cap) *p = grow(*p, sizeof(uint16_t) * (size_t)(*cap = n));
+  return *p;
+}
+
 static void post_sends(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int64_t *nsend) {
   *nsend = st->send_to >= 0 ? segments(st->send_count, c->segment) : 0;
   if (*nsend > q->cap_send)
     q->send = grow(q->send, sizeof(MPI_Request) * (size_t)(q->cap_send = *nsend));
+  uint16_t *half = NULL;
+  if (c->half && *nsend) { /* the span as it is now, in half precision */
+    half = halves(&q->send_half, &q->cap_send_half, st->send_count);
+    swn_halves_of(st->send_count, buf + st->send_offset, half);
+  }
   for (int64_t k = 0; k < *nsend; k++) {
     int64_t at;
     int n;
     segment_of(st->send_count, c->segment, k, &at, &n);
-    check(
-        MPI_Isend(buf + st->send_offset + at, n, MPI_FLOAT, st->send_to, TAG, c->comm, &q->send[k]),
-        "Isend");
+    if (half)
+      check(MPI_Isend(half + at, n, MPI_UINT16_T, st->send_to, TAG, c->comm, &q->send[k]), "Isend");
+    else
+      check(MPI_Isend(buf + st->send_offset + at, n, MPI_FLOAT, st->send_to, TAG, c->comm,
+                      &q->send[k]),
+            "Isend");
   }
+  c->bytes_sent += st->send_to >= 0 ? st->send_count * (c->half ? 2 : 4) : 0;
 }
 
 static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int slot,
@@ -83,9 +101,28 @@ static void post_receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests
   int64_t at;
   int n;
   segment_of(st->recv_count, c->segment, k, &at, &n);
-  float *into = st->recv_sum ? c->scratch + (int64_t)slot * c->segment : buf + st->recv_offset + at;
   q->recv_segment[slot] = k;
+  if (c->half) { /* summed: a slot of the window; copied: the segment's place in the step */
+    uint16_t *into = q->recv_half + (st->recv_sum ? (int64_t)slot * c->segment : at);
+    check(MPI_Irecv(into, n, MPI_UINT16_T, st->recv_from, TAG, c->comm, &q->recv[slot]), "Irecv");
+    return;
+  }
+  float *into = st->recv_sum ? c->scratch + (int64_t)slot * c->segment : buf + st->recv_offset + at;
   check(MPI_Irecv(into, n, MPI_FLOAT, st->recv_from, TAG, c->comm, &q->recv[slot]), "Irecv");
+}
+
+/* A landed segment: summed into the buffer, or (half) converted into it. */
+static void land(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q, int slot) {
+  int64_t at;
+  int n;
+  segment_of(st->recv_count, c->segment, q->recv_segment[slot], &at, &n);
+  float *into = buf + st->recv_offset + at;
+  if (!c->half)
+    swk_sum_into(n, into, c->scratch + (int64_t)slot * c->segment);
+  else if (st->recv_sum)
+    swn_add_halves(n, q->recv_half + (int64_t)slot * c->segment, into);
+  else
+    swn_floats_of(n, q->recv_half + at, into);
 }
 
 static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) {
@@ -96,17 +133,16 @@ static void receive(SwnComm *c, const SwnCommStep *st, float *buf, Requests *q) 
     q->recv = grow(q->recv, sizeof(MPI_Request) * (size_t)slots);
     q->recv_segment = grow(q->recv_segment, sizeof(int64_t) * (size_t)slots);
   }
+  if (c->half)
+    halves(&q->recv_half, &q->cap_recv_half, st->recv_sum ? slots * c->segment : st->recv_count);
   int64_t next = 0;
   for (; next < slots; next++) post_receive(c, st, buf, q, (int)next, next);
   for (int64_t done = 0; done < total; done++) {
     int slot;
     wait_any(c, slots, q->recv, &slot);
-    if (!st->recv_sum) continue;
-    int64_t at;
-    int n;
-    segment_of(st->recv_count, c->segment, q->recv_segment[slot], &at, &n);
-    swk_sum_into(n, buf + st->recv_offset + at, c->scratch + (int64_t)slot * c->segment);
-    if (next < total) post_receive(c, st, buf, q, slot, next++);
+    if (!st->recv_sum && !c->half) continue; /* received in place */
+    land(c, st, buf, q, slot);
+    if (st->recv_sum && next < total) post_receive(c, st, buf, q, slot, next++);
   }
 }
 

@@ -4,8 +4,11 @@
  * in the comm's shared pool (which the shared-memory algorithm sums in place). */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "check.h"
 #include "comm/comm.h"
+#include "comm/half.h"
 
 static float value(int rank, int64_t i) { return (float)((rank + 1) * (int)(i % 7 + 1)); }
 
@@ -30,10 +33,42 @@ static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count, float 
   if (!pool) free(buf);
 }
 
+/* The conversions against the compiler's own half type (IEEE binary16, round to nearest even):
+ * every half converts to the float it denotes and back to itself, and floats all over the range
+ * (normal, subnormal, halfway cases, overflow to infinity) round as a cast rounds. */
+static void check_half_conversions(void) {
+  int wrong = 0;
+  for (uint32_t h = 0; h < 65536; h++) {
+    _Float16 x;
+    memcpy(&x, &(uint16_t){(uint16_t)h}, 2);
+    float f = swn_float_of_half((uint16_t)h);
+    bool nan = f != f;
+    if ((!nan && (f != (float)x || swn_half_of(f) != h)) || (nan && (float)x == (float)x)) wrong++;
+  }
+  uint64_t state = 1;
+  for (int i = 0; i < 2000000; i++) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    uint32_t bits = (uint32_t)(state >> 32);
+    if (i % 2) bits = (bits & 0x80000000u) | (0x33000000u + bits % 0x14800000u); /* 2^-25..2^17 */
+    float f;
+    memcpy(&f, &bits, 4);
+    if (f != f) continue;
+    _Float16 want = (_Float16)f;
+    uint16_t w;
+    memcpy(&w, &want, 2);
+    if (swn_half_of(f) != w && wrong++ < 3)
+      fprintf(stderr, "half of %a is 0x%04x, not 0x%04x\n", (double)f, swn_half_of(f), w);
+  }
+  CHECK(wrong == 0);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank0);
+  if (rank0 == 0) check_half_conversions();
   static const int64_t counts[] = {1, 2, 3, 7, 100, 4099, 131077, 300001};
   static const int groups[] = {0, 1, 2, 3};
   static const int chains[] = {1, 2, 8};
