@@ -53,6 +53,7 @@ static void *communicate(void *arg) {
     while (!d->stop && d->done == d->queued) pthread_cond_wait(&d->changed, &d->lock);
     if (d->stop) break;
     int b = d->done;
+    d->began_in_backward += d->queued < d->nbuckets; /* backward has buckets still to hand over */
     pthread_mutex_unlock(&d->lock);
     sum_job(d, b);
     pthread_mutex_lock(&d->lock);
@@ -200,10 +201,17 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {
   if (d->size <= 1 || d->rank != 0 || iterations <= 0) return;
   double per = 1e3 / (double)iterations;
-  fprintf(f,
-          "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (%s); "
-          "%.2f MB sent per iteration by rank 0 (%s)\n",
-          d->busy * per, 100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per,
-          d->threaded ? "the rest overlapped backward" : "not overlapped",
+  fprintf(f, "allreduce: %.1f ms per iteration (%.1f%% of it), update waited %.1f ms of it (",
+          d->busy * per, 100 * d->busy / (seconds > 0 ? seconds : 1), d->waited * per);
+  if (d->threaded && d->easgd)
+    fprintf(f, "the rest overlapped forward and backward");
+  else if (d->threaded)
+    fprintf(f,
+            "the rest overlapped backward; %.1f of %d bucket sums per iteration began "
+            "while backward ran",
+            (double)d->began_in_backward / (double)iterations, d->nbuckets);
+  else
+    fprintf(f, "not overlapped");
+  fprintf(f, "); %.2f MB sent per iteration by rank 0 (%s)\n",
           (double)d->comm.bytes_sent / 1e6 / (double)iterations, d->comm.half ? "fp16" : "fp32");
 }

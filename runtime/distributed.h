@@ -22,8 +22,9 @@ typedef struct SwnDistributed {
   double *ready_at; /* when each bucket became ready (swn_now) */
   float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;
-  float job_scale;  /* times each sum: 1 / ranks for gradients (their mean) */
-  int queued, done; /* jobs handed to the thread / summed, this iteration */
+  float job_scale;           /* times each sum: 1 / ranks for gradients (their mean) */
+  int queued, done;          /* jobs handed to the thread / summed, this iteration */
+  int64_t began_in_backward; /* jobs the thread started before backward handed over the last */
   bool stop;
   double busy, waited; /* seconds summing / update waiting, since the last reset */
   pthread_t thread;

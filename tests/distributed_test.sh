@@ -90,21 +90,15 @@ mpi -np 2 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 > 
 grep -q "distributed: 2 ranks in 1 group (2 ranks), allreduce auto (mpi below 16 KiB, shm above)" said.txt &&
   pass || fail "start-up line of auto: $(grep distributed said.txt)"
 
-# Overlap happens: over a slow link (a test-only sleep of 10 ns a byte in every allreduce, about
-# 17 ms per iteration for lenet's 1.7 MB against ~11 ms of compute), the buckets summed while
-# backward runs make an iteration measurably shorter than summing them after it (about 1.4x
-# here; the test asks for 1.15x). A sleep does not compete for the cores, so the margin holds on
-# a loaded machine.
-rate() { # OPTIONS...: images/s of 40 iterations on 2 ranks over the slow link
-  SWNC_TEST_LINK_NS_PER_BYTE=10 mpi -np 2 ./lenet --iterations 40 --batch 64 --train-size 4000 \
-    --test-size 100 --threads 1 --quiet "$@" | sed -n 's/.* \([0-9]*\) images\/s.*/\1/p'
-}
-overlapped=$(rate) serial=$(rate --no-overlap)
-if [ -n "$overlapped" ] && [ -n "$serial" ] && [ "$((overlapped * 100))" -ge "$((serial * 115))" ]; then
-  pass
-else
-  fail "overlap over a slow link: $overlapped images/s, not overlapped $serial"
-fi
+# Overlap happens: the communication thread starts bucket sums while backward still runs (the
+# summary counts them); without overlap none. What it buys in time is tests/overlap_test.sh.
+summary() { mpi -np 2 ./lenet --iterations 10 --batch 64 --train-size 1000 --test-size 100 --threads 1 \
+  --quiet "$@" | grep '^allreduce:'; }
+summary > said.txt
+began=$(sed -n 's/.*; \([0-9.]*\) of [0-9]* bucket sums per iteration began while backward ran.*/\1/p' said.txt)
+[ -n "$began" ] && awk -v n="$began" 'BEGIN { exit !(n > 0) }' && pass || fail "overlap: $(cat said.txt)"
+summary --no-overlap > said.txt
+grep -q "(not overlapped)" said.txt && pass || fail "--no-overlap: $(cat said.txt)"
 
 # Checkpoints: rank 0 writes; 10 + 10 iterations resumed on 2 ranks equal 20 straight.
 rm -f half.ckpt half.ckpt.tmp*
