@@ -19,7 +19,11 @@
 
 static void sum_job(SwnDistributed *d, int j) {
   double start = swn_now();
-  swn_allreduce(&d->comm, d->job[j], d->job_words[j], SWN_ALLREDUCE_AUTO);
+  if (d->sparse)
+    swn_sparse_allreduce(&d->chunks, &d->comm, d->job[j], d->job[j] - d->grads, d->job_words[j],
+                         d->density);
+  else
+    swn_allreduce(&d->comm, d->job[j], d->job_words[j], SWN_ALLREDUCE_AUTO);
   if (d->job_scale != 1.0f) swk_scale(d->job_words[j], d->job[j], d->job_scale);
   d->busy += swn_now() - start;
 }
@@ -81,8 +85,9 @@ void swn_gradients_wait(SwnStep *s, int bucket) {
   if (d && d->size > 1 && !d->easgd) wait_job(d, bucket);
 }
 
-void swn_distributed_begin(SwnDistributed *d) {
+void swn_distributed_begin(SwnDistributed *d, int64_t epoch) {
   if (d->size <= 1) return;
+  if (d->sparse) d->density = swn_sparse_density(d->sparse_density, d->sparse_warmup, epoch);
   if (d->threaded) { /* every job of the last iteration was waited for: the thread is idle */
     pthread_mutex_lock(&d->lock);
     d->queued = d->done = 0;
@@ -117,6 +122,22 @@ static void check_half(SwnDistributed *d, const SwnNetwork *net, const SwnOption
   swn_comm_set_half(&d->comm, true);
 }
 
+/* Sparse exchange sends gradients and keeps their residual: not EASGD's weights, nor a folded
+ * program's momentum. One process has nothing to exchange and trains densely. */
+static void check_sparse(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
+  if (d->easgd) swn_fatal("--sparse sends gradients; EASGD sums the weights");
+  if (net->gradients_in_momentum)
+    swn_fatal("--sparse sends gradients, but this program adds them into the momentum during "
+              "backward: compile it with --no-fold-gradients");
+  if (d->size <= 1) return;
+  d->sparse = true, d->sparse_density = o->sparse_density, d->sparse_warmup = o->sparse_warmup;
+  swn_sparse_open(&d->chunks, net->param_words, o->sparse_chunk, net->train.momentum);
+}
+
+float swn_distributed_update_momentum(const SwnDistributed *d, float momentum) {
+  return d->sparse ? 0 : momentum;
+}
+
 void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
   *d = (SwnDistributed){.rank = swn_mpi_rank(),
                         .size = swn_mpi_size(),
@@ -135,6 +156,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
     swn_fatal("--allreduce shm needs every rank on one machine (%d of these %d share this one)",
               swn_mpi_node_size(), d->size);
   if (o->comm_fp16) check_half(d, net, o);
+  if (o->sparse_density < 1) check_sparse(d, net, o);
   if (d->easgd && d->size > 1) {
     d->weight_sum = swn_shared_pool(&d->comm);
     if (!d->weight_sum)
@@ -168,6 +190,7 @@ void swn_distributed_close(SwnDistributed *d) {
     pthread_cond_destroy(&d->changed);
   }
   swn_comm_close(&d->comm);
+  if (d->sparse) swn_sparse_close(&d->chunks);
   free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->own_weight_sum);
 }
 
@@ -194,8 +217,18 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
     fprintf(f, ", synchronous EASGD: the weights summed once per iteration, %s\n",
             d->threaded ? "overlapped with forward and backward" : "after backward");
   else
-    fprintf(f, ", %d gradient bucket%s, %s\n", d->nbuckets, d->nbuckets == 1 ? "" : "s",
+    fprintf(f, ", %d gradient bucket%s, %s", d->nbuckets, d->nbuckets == 1 ? "" : "s",
             d->threaded ? "overlapped with backward" : "after backward");
+  if (d->sparse) {
+    fprintf(f, "; sparse: the top %g%% of chunks of %lld gradients", 100 * d->sparse_density,
+            (long long)d->chunks.chunk);
+    if (d->sparse_warmup > 0)
+      fprintf(f, " (warm-up: %.3g%% in epoch 1%s)",
+              100 * swn_sparse_density(d->sparse_density, d->sparse_warmup, 0),
+              d->sparse_warmup > 1 ? ", falling" : "");
+    fprintf(f, ", momentum correction %g", d->chunks.momentum);
+  }
+  fprintf(f, "\n");
 }
 
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f) {
@@ -212,6 +245,10 @@ void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double 
             (double)d->began_in_backward / (double)iterations, d->nbuckets);
   else
     fprintf(f, "not overlapped");
-  fprintf(f, "); %.2f MB sent per iteration by rank 0 (%s)\n",
+  fprintf(f, "); %.2f MB sent per iteration by rank 0 (%s",
           (double)d->comm.bytes_sent / 1e6 / (double)iterations, d->comm.half ? "fp16" : "fp32");
+  if (d->sparse && d->chunks.chunks_seen)
+    fprintf(f, ", %.1f%% of the chunks",
+            100 * (double)d->chunks.chunks_sent / (double)d->chunks.chunks_seen);
+  fprintf(f, ")\n");
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "comm/comm.h"
+#include "comm/sparse.h"
 #include "options.h"
 
 typedef struct SwnDistributed {
@@ -22,7 +23,12 @@ typedef struct SwnDistributed {
   double *ready_at; /* when each bucket became ready (swn_now) */
   float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;
-  float job_scale;           /* times each sum: 1 / ranks for gradients (their mean) */
+  float job_scale; /* times each sum: 1 / ranks for gradients (their mean) */
+  bool sparse;     /* --sparse: only the largest chunks are sent (comm/sparse.h) */
+  SwnSparse chunks;
+  float density; /* this iteration's, after warm-up */
+  float sparse_density;
+  int64_t sparse_warmup;
   int queued, done;          /* jobs handed to the thread / summed, this iteration */
   int64_t began_in_backward; /* jobs the thread started before backward handed over the last */
   bool stop;
@@ -40,8 +46,12 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
 float *swn_distributed_gradient_pool(const SwnDistributed *d);
 /* The weights and the gradient pool, once allocated. */
 void swn_distributed_attach(SwnDistributed *d, float *params, float *grads);
-/* Before forward: a new iteration (EASGD starts summing the weights, which backward leaves alone). */
-void swn_distributed_begin(SwnDistributed *d);
+/* Before forward: a new iteration of epoch `epoch` (from 0; sparse warm-up). EASGD starts
+ * summing the weights, which backward leaves alone. */
+void swn_distributed_begin(SwnDistributed *d, int64_t epoch);
+/* The update's own momentum: none under sparse exchange, whose momentum correction applies the
+ * momentum before sending. */
+float swn_distributed_update_momentum(const SwnDistributed *d, float momentum);
 /* EASGD, before the update: the elastic step against `center` with the weights' sum. */
 void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float rho);
 void swn_distributed_close(SwnDistributed *d);

@@ -81,6 +81,12 @@ static void usage(const SwnNetwork *net) {
       "  --comm-precision P     fp32 (default) or fp16: gradients sent as IEEE halves, scaled\n"
       "                         into half's range, summed in fp32 (needs a program compiled\n"
       "                         with --no-fold-gradients)\n"
+      "  --sparse D             send only the fraction D (e.g. 0.1 or 10%%) of each bucket's\n"
+      "                         chunks with the largest L1 norms over the ranks, keep the rest\n"
+      "                         as a local residual (momentum correction; needs a program\n"
+      "                         compiled with --no-fold-gradients)\n"
+      "  --sparse-chunk N       gradients per chunk (default 4096)\n"
+      "  --sparse-warmup E      epochs of warm-up, the density falling from 1 to D (default 1)\n"
       "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
       "                         the first iteration) for swnc-sim's scaling prediction\n"
       "  -h, --help             this help\n",
@@ -97,6 +103,17 @@ static int64_t number(const char *opt, const char *text, int64_t min) {
   if (errno || *end || end == text || v < min)
     swn_fatal("%s needs an integer of at least %lld, but got '%s'", opt, (long long)min, text);
   return v;
+}
+
+/* A density: a number in (0, 1], or a percentage ("10%"). */
+static float fraction(const char *opt, const char *text) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (*end == '%' && end != text) v /= 100, end++;
+  if (errno || *end || end == text || !(v > 0 && v <= 1))
+    swn_fatal("%s needs a fraction in (0, 1] or a percentage, but got '%s'", opt, text);
+  return (float)v;
 }
 
 static int split_files(const char *opt, char *list, const char **out) {
@@ -140,6 +157,9 @@ enum {
   O_CHAIN,
   O_NO_OVERLAP,
   O_COMM_PRECISION,
+  O_SPARSE,
+  O_SPARSE_CHUNK,
+  O_SPARSE_WARMUP,
   O_COMM_PROFILE
 };
 
@@ -194,6 +214,9 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"chain", required_argument, 0, O_CHAIN},
       {"no-overlap", no_argument, 0, O_NO_OVERLAP},
       {"comm-precision", required_argument, 0, O_COMM_PRECISION},
+      {"sparse", required_argument, 0, O_SPARSE},
+      {"sparse-chunk", required_argument, 0, O_SPARSE_CHUNK},
+      {"sparse-warmup", required_argument, 0, O_SPARSE_WARMUP},
       {"comm-profile", required_argument, 0, O_COMM_PROFILE},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -210,6 +233,9 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
                     .display = t->display,
                     .shuffle = true,
                     .overlap = true,
+                    .sparse_density = 1,
+                    .sparse_chunk = 4096,
+                    .sparse_warmup = 1,
                     .core_groups = swk_core_groups()};
   environment_defaults(o);
   memcpy(o->train, net->data.train, sizeof o->train);
@@ -256,6 +282,9 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
         swn_fatal("--comm-precision must be fp32 or fp16, not '%s'", optarg);
       o->comm_fp16 = !strcmp(optarg, "fp16");
       break;
+    case O_SPARSE: o->sparse_density = fraction("--sparse", optarg); break;
+    case O_SPARSE_CHUNK: o->sparse_chunk = number("--sparse-chunk", optarg, 1); break;
+    case O_SPARSE_WARMUP: o->sparse_warmup = number("--sparse-warmup", optarg, 0); break;
     case O_COMM_PROFILE: o->comm_profile = optarg; break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);

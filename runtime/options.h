@@ -18,10 +18,12 @@ typedef struct SwnOptions {
   const char *profile_json; /* --profile=FILE: the table as JSON too */
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
-  int allreduce;         /* SwnAllreduceAlgorithm */
-  int group_size, chain; /* 0: groups are machines; chains of 8 */
-  bool overlap;          /* allreduce buckets while backward runs */
-  bool comm_fp16;        /* --comm-precision fp16: gradients sent as IEEE halves */
+  int allreduce;                       /* SwnAllreduceAlgorithm */
+  int group_size, chain;               /* 0: groups are machines; chains of 8 */
+  bool overlap;                        /* allreduce buckets while backward runs */
+  bool comm_fp16;                      /* --comm-precision fp16: gradients sent as IEEE halves */
+  float sparse_density;                /* --sparse: the fraction of chunks sent (1: dense) */
+  int64_t sparse_chunk, sparse_warmup; /* gradients per chunk; warm-up epochs */
 } SwnOptions;
 
 /* Defaults from the network file, then the command line. Exits on bad usage. */

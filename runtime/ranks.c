@@ -2,6 +2,7 @@
  * start-up agreement between ranks, and the small collectives the training loop uses. */
 #include "ranks.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -69,6 +70,9 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--chain", o->chain},
                   {"--no-overlap", !o->overlap},
                   {"--comm-precision", o->comm_fp16},
+                  {"--sparse (in millionths)", (int64_t)lround(o->sparse_density * 1e6)},
+                  {"--sparse-chunk", o->sparse_chunk},
+                  {"--sparse-warmup", o->sparse_warmup},
                   {"--resume", o->resume != NULL},
                   {"--init-weights", o->init_weights != NULL},
                   {"--eval-only", o->eval_only},

@@ -69,7 +69,7 @@ static void allocate(Trainer *t) {
   s->ws = swn_alloc(sizeof(float) * net->workspace());
   s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
   s->dist = &t->dist;
-  s->momentum_coef = net->train.momentum;
+  s->momentum_coef = swn_distributed_update_momentum(&t->dist, net->train.momentum);
   s->weight_decay = net->train.weight_decay;
 }
 
@@ -156,7 +156,8 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   t->step.fold_keep = t->net->train.momentum / (float)t->ranks;
   double phase[4];
   phase[0] = swn_now();
-  swn_distributed_begin(&t->dist); /* before any worker can complete a bucket */
+  /* before any worker can complete a bucket */
+  swn_distributed_begin(&t->dist, it / t->progress.iters_per_epoch);
   /* images numbered across ranks: dropout masks as in one process */
   swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch);
   t->net->forward(&t->step);

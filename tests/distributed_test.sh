@@ -80,6 +80,21 @@ expect_error "fp16 through shared memory" "--allreduce shm sends none" \
   ./lenet-pool --comm-precision fp16 --allreduce shm
 expect_error "bad precision" "--comm-precision must be fp32 or fp16, not 'fp8'" ./lenet --comm-precision fp8
 
+# Sparse gradients (comm/sparse.c; the residual's exactness is unit_allreduce's, the accuracy
+# comm_accuracy's): 2 ranks train, say so at start-up, and report the share of chunks sent
+# (no warm-up: 10% of lenet-pool's 3 buckets' chunks of 1024, rounded up per bucket).
+mpi -np 2 ./lenet-pool --iterations 20 --batch 16 $data --log sparse.json --sparse 10% \
+  --sparse-chunk 1024 --sparse-warmup 0 --allreduce topo > sparse.txt || fail "--sparse does not train"
+grep -q "sparse: the top 10% of chunks of 1024 gradients, momentum correction 0.9" sparse.txt &&
+  pass || fail "sparse start-up line: $(grep distributed sparse.txt)"
+share=$(sed -n 's/.*fp32, \([0-9.]*\)% of the chunks.*/\1/p' sparse.txt)
+[ -n "$share" ] && awk -v s="$share" 'BEGIN { exit !(s >= 10 && s < 13) }' && pass ||
+  fail "sparse summary: $(grep '^allreduce' sparse.txt)"
+expect_error "sparse of a folded program" "compile it with --no-fold-gradients" ./lenet --sparse 0.1
+expect_error "density 0" "--sparse needs a fraction in (0, 1] or a percentage, but got '0'" \
+  ./lenet-pool --sparse 0
+expect_error "density above 1" "but got '150%'" ./lenet-pool --sparse 150%
+
 # The start-up line says what runs.
 mpi -np 4 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 --group-size 2 --allreduce hier \
   --chain 2 > said.txt

@@ -2,6 +2,7 @@
  * every algorithm, group size and chain length sums exactly (small-integer floats sum without
  * rounding in any order), in place, touching nothing outside the span, in a private buffer and
  * in the comm's shared pool (which the shared-memory algorithm sums in place). */
+#include <math.h>
 #include <stdlib.h>
 
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "check.h"
 #include "comm/comm.h"
 #include "comm/half.h"
+#include "comm/sparse.h"
 
 static float value(int rank, int64_t i) { return (float)((rank + 1) * (int)(i % 7 + 1)); }
 
@@ -62,6 +64,79 @@ static void check_half_conversions(void) {
   CHECK(wrong == 0);
 }
 
+/* Sparse exchange, against a mirror of its definition kept here: the chunks sent are the same
+ * on every rank, `keep` of them, none of smaller norm over the ranks than one held back; their
+ * sum over the ranks is what comes back and their residual restarts at 0 (the velocity goes on); every
+ * other gradient stays in the residual, exactly (binary fractions sum without rounding). */
+enum { SPARSE_WORDS = 10007, SPARSE_CHUNK = 100, SPARSE_STEPS = 6 };
+
+static float sparse_gradient(int rank, int step, int64_t i) {
+  return (float)(((i / SPARSE_CHUNK) * 13 + step * 7 + rank * 3 + i % 3) % 11) - 4.0f;
+}
+
+static void check_sparse_span(SwnComm *c, SwnSparse *s, float *u, float *r, int step,
+                              int64_t offset, int64_t n, float density) {
+  float *g = malloc(sizeof(float) * (size_t)n), *want = malloc(sizeof(float) * (size_t)n);
+  int64_t chunks = (n + SPARSE_CHUNK - 1) / SPARSE_CHUNK;
+  double *norms = calloc((size_t)chunks, sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    g[i] = sparse_gradient(c->rank, step, offset + i);
+    u[offset + i] = s->momentum * u[offset + i] + g[i];
+    r[offset + i] += u[offset + i];
+    norms[i / SPARSE_CHUNK] += fabsf(r[offset + i]);
+    want[i] = r[offset + i];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, norms, (int)chunks, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, want, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  swn_sparse_allreduce(s, c, g, offset, n, density);
+  int64_t keep = (int64_t)ceil(density * (double)chunks), sent = 0;
+  keep = keep < 1 ? 1 : keep;
+  int wrong = 0;
+  double least_sent = INFINITY, most_kept = 0;
+  for (int64_t k = 0; k < chunks; k++) {
+    bool chosen = false;
+    for (int64_t j = 0; j < keep; j++) chosen |= s->chosen[j] == k;
+    sent += chosen;
+    if (chosen && norms[k] < least_sent) least_sent = norms[k];
+    if (!chosen && norms[k] > most_kept) most_kept = norms[k];
+    for (int64_t i = k * SPARSE_CHUNK; i < n && i < (k + 1) * SPARSE_CHUNK; i++) {
+      float *ur = s->velocity ? s->velocity : NULL;
+      bool ok = chosen ? g[i] == want[i] && s->residual[offset + i] == 0 &&
+                             (!ur || ur[offset + i] == u[offset + i])
+                       : g[i] == 0 && s->residual[offset + i] == r[offset + i] &&
+                             (!ur || ur[offset + i] == u[offset + i]);
+      if (!ok && wrong++ < 3)
+        fprintf(stderr, "rank %d: sparse step %d, element %lld (chunk %lld, %s): %g, residual %g\n",
+                c->rank, step, (long long)(offset + i), (long long)k, chosen ? "sent" : "kept",
+                g[i], s->residual[offset + i]);
+      if (chosen) r[offset + i] = 0;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(sent == keep);
+  CHECK(least_sent >= most_kept);
+  int64_t first = s->chosen[0], lowest = first, highest = first; /* the same chunks everywhere */
+  MPI_Allreduce(&first, &lowest, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&first, &highest, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lowest == highest);
+  free(g), free(want), free(norms);
+}
+
+static void check_sparse(float momentum, float density) {
+  SwnComm c;
+  swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, 0, 0, 0);
+  SwnSparse s;
+  swn_sparse_open(&s, SPARSE_WORDS, SPARSE_CHUNK, momentum);
+  float *u = calloc(SPARSE_WORDS, sizeof(float)), *r = calloc(SPARSE_WORDS, sizeof(float));
+  for (int step = 0; step < SPARSE_STEPS; step++) { /* two buckets */
+    check_sparse_span(&c, &s, u, r, step, 0, 6000, density);
+    check_sparse_span(&c, &s, u, r, step, 6000, SPARSE_WORDS - 6000, density);
+  }
+  free(u), free(r);
+  swn_sparse_close(&s);
+  swn_comm_close(&c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int size;
@@ -69,6 +144,13 @@ int main(int argc, char **argv) {
   int rank0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank0);
   if (rank0 == 0) check_half_conversions();
+  check_sparse(0, 0.1f);
+  check_sparse(0.5f, 0.25f);
+  check_sparse(0.5f, 1);
+  if (rank0 == 0) CHECK(swn_sparse_density(0.001f, 4, 0) > 0.25f * 0.999f);
+  if (rank0 == 0)
+    CHECK(fabsf(swn_sparse_density(0.001f, 4, 3) - 0.003981f) < 1e-6f); /* 0.001^(4/5) */
+  if (rank0 == 0) CHECK(swn_sparse_density(0.001f, 4, 4) == 0.001f);
   static const int64_t counts[] = {1, 2, 3, 7, 100, 4099, 131077, 300001};
   static const int groups[] = {0, 1, 2, 3};
   static const int chains[] = {1, 2, 8};
