@@ -157,6 +157,10 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
               swn_mpi_node_size(), d->size);
   if (o->comm_fp16) check_half(d, net, o);
   if (o->sparse_density < 1) check_sparse(d, net, o);
+  if (o->scale_lr && d->easgd)
+    swn_fatal("--scale-lr scales synchronous SGD's learning rate to the global batch of all "
+              "ranks; EASGD's ranks each take their own steps");
+  d->lr_scale = o->scale_lr ? (float)d->size : 1;
   if (d->easgd && d->size > 1) {
     d->weight_sum = swn_shared_pool(&d->comm);
     if (!d->weight_sum)
@@ -219,6 +223,8 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
   else
     fprintf(f, ", %d gradient bucket%s, %s", d->nbuckets, d->nbuckets == 1 ? "" : "s",
             d->threaded ? "overlapped with backward" : "after backward");
+  if (d->lr_scale != 1)
+    fprintf(f, "; learning rate x %g (--scale-lr: linear scaling by ranks)", d->lr_scale);
   if (d->sparse) {
     fprintf(f, "; sparse: the top %g%% of chunks of %lld gradients", 100 * d->sparse_density,
             (long long)d->chunks.chunk);

@@ -24,6 +24,7 @@ typedef struct SwnDistributed {
   float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;
   float job_scale; /* times each sum: 1 / ranks for gradients (their mean) */
+  float lr_scale;  /* --scale-lr: the number of ranks, else 1 */
   bool sparse;     /* --sparse: only the largest chunks are sent (comm/sparse.h) */
   SwnSparse chunks;
   float density; /* this iteration's, after warm-up */

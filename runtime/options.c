@@ -81,6 +81,8 @@ static void usage(const SwnNetwork *net) {
       "  --comm-precision P     fp32 (default) or fp16: gradients sent as IEEE halves, scaled\n"
       "                         into half's range, summed in fp32 (needs a program compiled\n"
       "                         with --no-fold-gradients)\n"
+      "  --scale-lr             linear scaling: the learning rate times the number of ranks\n"
+      "                         (the global batch grows with them; combine with warmup)\n"
       "  --sparse D             send only the fraction D (e.g. 0.1 or 10%%) of each bucket's\n"
       "                         chunks with the largest L1 norms over the ranks, keep the rest\n"
       "                         as a local residual (momentum correction; needs a program\n"
@@ -157,6 +159,7 @@ enum {
   O_CHAIN,
   O_NO_OVERLAP,
   O_COMM_PRECISION,
+  O_SCALE_LR,
   O_SPARSE,
   O_SPARSE_CHUNK,
   O_SPARSE_WARMUP,
@@ -214,6 +217,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"chain", required_argument, 0, O_CHAIN},
       {"no-overlap", no_argument, 0, O_NO_OVERLAP},
       {"comm-precision", required_argument, 0, O_COMM_PRECISION},
+      {"scale-lr", no_argument, 0, O_SCALE_LR},
       {"sparse", required_argument, 0, O_SPARSE},
       {"sparse-chunk", required_argument, 0, O_SPARSE_CHUNK},
       {"sparse-warmup", required_argument, 0, O_SPARSE_WARMUP},
@@ -282,6 +286,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
         swn_fatal("--comm-precision must be fp32 or fp16, not '%s'", optarg);
       o->comm_fp16 = !strcmp(optarg, "fp16");
       break;
+    case O_SCALE_LR: o->scale_lr = true; break;
     case O_SPARSE: o->sparse_density = fraction("--sparse", optarg); break;
     case O_SPARSE_CHUNK: o->sparse_chunk = number("--sparse-chunk", optarg, 1); break;
     case O_SPARSE_WARMUP: o->sparse_warmup = number("--sparse-warmup", optarg, 0); break;

@@ -22,6 +22,7 @@ typedef struct SwnOptions {
   int group_size, chain;               /* 0: groups are machines; chains of 8 */
   bool overlap;                        /* allreduce buckets while backward runs */
   bool comm_fp16;                      /* --comm-precision fp16: gradients sent as IEEE halves */
+  bool scale_lr;                       /* --scale-lr: the learning rate times the number of ranks */
   float sparse_density;                /* --sparse: the fraction of chunks sent (1: dense) */
   int64_t sparse_chunk, sparse_warmup; /* gradients per chunk; warm-up epochs */
 } SwnOptions;

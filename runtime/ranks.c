@@ -70,6 +70,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--chain", o->chain},
                   {"--no-overlap", !o->overlap},
                   {"--comm-precision", o->comm_fp16},
+                  {"--scale-lr", o->scale_lr},
                   {"--sparse (in millionths)", (int64_t)lround(o->sparse_density * 1e6)},
                   {"--sparse-chunk", o->sparse_chunk},
                   {"--sparse-warmup", o->sparse_warmup},

@@ -149,7 +149,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   swn_loader_next(loader, it, swn_workers_input(t->workers), swn_workers_labels(t->workers));
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
-  float lr = swn_learning_rate(&t->net->train, it, total);
+  float lr = swn_learning_rate(&t->net->train, it, total) * t->dist.lr_scale;
   /* a folded network's backward leaves momentum x v + lr x g, over the ranks: their sum is
    * Caffe's v before its decay term */
   t->step.fold_scale = lr / (float)t->ranks;

@@ -95,6 +95,18 @@ expect_error "density 0" "--sparse needs a fraction in (0, 1] or a percentage, b
   ./lenet-pool --sparse 0
 expect_error "density above 1" "but got '150%'" ./lenet-pool --sparse 150%
 
+# --scale-lr: the learning rate times the ranks at every iteration (policy and warm-up alike),
+# said at start-up; EASGD refuses it.
+mpi -np 2 ./lenet --iterations 20 --batch 16 $data --log scaled.json --scale-lr > scaled.txt ||
+  fail "--scale-lr does not train"
+grep -q "; learning rate x 2 (--scale-lr: linear scaling by ranks)" scaled.txt && pass ||
+  fail "--scale-lr start-up line: $(grep distributed scaled.txt)"
+lrs() { sed -n 's/.*"lr":\([0-9.e-]*\).*/\1/p' "$1"; }
+lrs lenet.one2.json > lr.one && lrs scaled.json > lr.scaled
+[ "$(wc -l < lr.one)" -eq 20 ] && paste lr.one lr.scaled |
+  awk '{ if ($2 < 2 * $1 * 0.99999 || $2 > 2 * $1 * 1.00001) exit 1 }' && pass ||
+  fail "--scale-lr: learning rates $(paste lr.one lr.scaled | head -3)"
+
 # The start-up line says what runs.
 mpi -np 4 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 --group-size 2 --allreduce hier \
   --chain 2 > said.txt
@@ -144,6 +156,7 @@ expect_error "rank 0 cannot write its checkpoint mid-run" "lenet (rank 0 of 3): 
 mpi -np 2 ./easgd --iterations 60 --batch 32 --train-size 4000 --test-size 1000 --threads 1 --quiet --display 1 \
   --log easgd.json > easgd.txt || fail "easgd on 2 ranks"
 grep -q "synchronous EASGD" easgd.txt && pass || fail "easgd start-up line: $(cat easgd.txt)"
+expect_error "easgd with --scale-lr" "EASGD's ranks each take their own steps" ./easgd --scale-lr
 awk -F'"accuracy":' '/"test"/ { split($2, a, /[,}]/); exit !(a[1] > 0.55) }' easgd.json && pass ||
   fail "easgd did not learn: $(grep test easgd.json)"
 "$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=0 -o still || fail "cannot build"
