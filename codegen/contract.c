@@ -48,7 +48,8 @@ _Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) &&
                    SAME(LR_MULTISTEP, SWN_LR_MULTISTEP) && SAME(LR_INV, SWN_LR_INV) &&
                    SAME(LR_POLY, SWN_LR_POLY),
                "LrPolicy follows SwnLrPolicy");
-_Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD),
+_Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD) &&
+                   SAME(OPT_LARS, SWN_OPT_LARS),
                "OptimizerKind follows SwnOptimizer");
 _Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) &&
                    SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC) && SAME(DATA_PACKED, SWN_DATA_PACKED),

@@ -603,12 +603,17 @@ static void lower_update(Ctx *c, int i, int *index) {
         Call *w = begin(c, &c->out->update, "swn_gradients_wait", i);
         arg_kind(c, w, ARG_STEP), arg_int(c, w, b);
       }
-    bool folded = c->m->schedule.gradients_in_momentum;
-    Call *k = begin(c, &c->out->update, folded ? "swk_sgd_apply" : "swk_sgd_update", i);
+    bool folded = c->m->schedule.gradients_in_momentum, lars = c->m->train.optimizer == OPT_LARS;
+    Call *k = begin(c, &c->out->update,
+                    folded ? "swk_sgd_apply"
+                    : lars ? "swk_lars_update"
+                           : "swk_sgd_update",
+                    i);
     arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_elems(q->shape)});
     arg(c, k, (CallArg){.kind = ARG_LR, .scale = q->lr_mult});
     arg(c, k, (CallArg){.kind = ARG_DECAY, .scale = q->decay_mult});
     if (!folded) arg_kind(c, k, ARG_MOMENTUM);
+    if (lars) arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = c->m->train.trust});
     arg_ptr(c, k, (Ptr){.region = REG_PARAMS, .offset = q->offset});
     if (!folded) arg_ptr(c, k, (Ptr){.region = REG_GRADS, .offset = q->offset});
     arg_ptr(c, k, (Ptr){.region = REG_MOMENTUM, .offset = q->offset});

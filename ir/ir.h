@@ -446,7 +446,7 @@ typedef struct Fusion {
 
 /* ---------------------------------------------------------------- settings */
 
-typedef enum { OPT_SGD, OPT_EASGD } OptimizerKind;
+typedef enum { OPT_SGD, OPT_EASGD, OPT_LARS } OptimizerKind;
 typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP } LrPolicy;
 typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC, DATA_PACKED } DataSource;
 
@@ -456,6 +456,7 @@ typedef struct TrainConfig {
   int optimizer;              /* OptimizerKind */
   double lr, momentum, weight_decay;
   double elastic; /* easgd: rho, the pull between each rank's weights and the center */
+  double trust;   /* lars: the trust coefficient eta of each parameter's local rate */
   int lr_policy;  /* LrPolicy */
   double gamma, power;
   int64_t step;   /* step policy: iterations per step */

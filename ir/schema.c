@@ -93,7 +93,7 @@ const FieldSpec transform_fields[] = {
 
 /* ------------------------------------------------------------------ settings */
 
-static const char *const optimizer_words[] = {"sgd", "easgd", NULL};
+static const char *const optimizer_words[] = {"sgd", "easgd", "lars", NULL};
 static const char *const policy_words[] = {"fixed", "step", "multistep", "inv",
                                            "poly",  "exp",  NULL};
 static const char *const source_words[] = {"idx", "cifar", "synthetic", "packed", NULL};
@@ -109,6 +109,7 @@ const FieldSpec train_fields[] = {
     T("momentum", F_FLOAT, momentum, 0.9, 0, 1),
     T("weight_decay", F_FLOAT, weight_decay, 0, 0, BIG),
     T("elastic", F_FLOAT, elastic, 1, 0, BIG),
+    T("trust", F_FLOAT, trust, 0.001, 0, BIG),
     T("lr_policy", F_ENUM, lr_policy, LR_FIXED, 0, 0, .words = policy_words),
     T("gamma", F_FLOAT, gamma, 0.1, 0, BIG),
     T("power", F_FLOAT, power, 1, -BIG, BIG),

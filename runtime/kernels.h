@@ -237,7 +237,10 @@ SWK_STRUCTS(SWN_C_STRUCT)
                             P(F32, float, momentum), P(PTR, float *, w), P(PTR, const float *, g), \
                             P(PTR, float *, v)))                                                   \
   FN(VOID, swk_sgd_apply, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),            \
-                           P(PTR, float *, w), P(PTR, float *, v)))
+                           P(PTR, float *, w), P(PTR, float *, v)))                                \
+  FN(VOID, swk_lars_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),          \
+                             P(F32, float, momentum), P(F32, float, trust), P(PTR, float *, w),    \
+                             P(PTR, const float *, g), P(PTR, float *, v)))
 
 /* The element-wise activations: one row each, SwkAct and the same two kernels (x -> y forward;
  * y, dy -> dx backward). The op table (ir/ops.h) names the same rows. */
@@ -254,6 +257,15 @@ SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
  * not read when keep is 0, so whatever the memory held cannot leak in (0 x NaN). */
 static inline float swk_gradient_store(float old, float g, float scale, float keep) {
   return keep == 0 ? scale * g : keep * old + scale * g;
+}
+
+/* LARS (You, Gitman and Ginsburg, "Large Batch Training of Convolutional Networks"):
+ * swk_lars_update is swk_sgd_update at the rate lr x this ratio, one per parameter tensor:
+ * trust x |w| / (|g| + decay x |w|) with Euclidean norms, or 1 where either norm is 0 (a
+ * tensor still all zeros, such as a bias at its start, takes the global rate). */
+static inline float swk_lars_ratio(float trust, float decay, double w_norm, double g_norm) {
+  if (!(w_norm > 0) || !(g_norm > 0)) return 1;
+  return (float)(trust * w_norm / (g_norm + decay * w_norm));
 }
 
 /* ------------------------------------------------------------- called by the runtime only */

@@ -29,7 +29,7 @@ typedef enum {
   SWN_LR_POLY,
   SWN_LR_EXP
 } SwnLrPolicy;
-typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD } SwnOptimizer;
+typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD, SWN_OPT_LARS } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED } SwnDataSource;
 
 /* The contract's rows keep their own line breaks. */

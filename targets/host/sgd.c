@@ -1,4 +1,6 @@
 /* Caffe's SGD step with momentum and L2 weight decay. */
+#include <math.h>
+
 #include "kernels.h"
 
 void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g,
@@ -16,6 +18,18 @@ void swk_sgd_apply(int64_t n, float lr, float decay, float *w, float *v) {
     v[i] += lr * decay * w[i];
     w[i] -= v[i];
   }
+}
+
+void swk_lars_update(int64_t n, float lr, float decay, float momentum, float trust, float *w,
+                     const float *g, float *v) {
+  double ww = 0, gg = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : ww, gg)
+  for (int64_t i = 0; i < n; i++) {
+    ww += (double)w[i] * w[i];
+    gg += (double)g[i] * g[i];
+  }
+  swk_sgd_update(n, lr * swk_lars_ratio(trust, decay, sqrt(ww), sqrt(gg)), decay, momentum, w, g,
+                 v);
 }
 
 void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum,

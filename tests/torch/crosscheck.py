@@ -4,7 +4,8 @@
 float64) repeats them from the same weights (read through the checkpoint format) on the same
 batches, with the same dropout masks (the counter hash, replicated in numpy). Every loss, the
 last step's gradients, and every updated parameter, momentum and running statistic must agree
-to a relative 1e-4 (max-norm per tensor).
+to a relative 1e-4 (max-norm per tensor). The same network with optimizer = lars repeats the 3
+steps against LARS's update computed here (each tensor's rate scaled by its trust ratio).
 
 usage: crosscheck.py SWNC WORKDIR"""
 import json
@@ -86,7 +87,13 @@ def forward(P, S, x, labels, iteration):
 MULTS = {"c1.bias": (2, 0), "f2.weight": (0.5, 2)}
 
 
-def reference(init, pixels, labels):
+def lars_ratio(p, g, decay, trust):
+    """runtime/kernels.h, swk_lars_ratio: trust |w| / (|g| + decay |w|), 1 where a norm is 0."""
+    w_norm, g_norm = p.norm().item(), g.norm().item()
+    return trust * w_norm / (g_norm + decay * w_norm) if w_norm > 0 and g_norm > 0 else 1.0
+
+
+def reference(init, pixels, labels, trust=None):
     P = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in init.params.items()}
     V = {k: torch.zeros_like(p) for k, p in P.items()}
     S = {k: torch.tensor(v, dtype=torch.float64) for k, v in init.state.items()}
@@ -105,7 +112,8 @@ def reference(init, pixels, labels):
             for k, p in P.items():
                 lr_mult, decay_mult = MULTS.get(k, (1, 1))
                 grads[k] = p.grad.clone()
-                V[k] = 0.9 * V[k] + 0.05 * lr_mult * (p.grad + 0.01 * decay_mult * p)
+                local = 1.0 if trust is None else lars_ratio(p, p.grad, 0.01 * decay_mult, trust)
+                V[k] = 0.9 * V[k] + 0.05 * lr_mult * local * (p.grad + 0.01 * decay_mult * p)
                 p -= V[k]
     return losses, grads, P, V, S
 
@@ -151,7 +159,24 @@ def main():
         compare(f"momentum {k}", after.momentum[k], V[k].numpy(), failures, 0.05 * layer_scale)
     for k in S:
         compare(f"state {k}", after.state[k], S[k].numpy(), failures)
-    checked = 1 + 3 * len(P) + len(S)
+    # LARS, from the same initial weights
+    run(swnc, os.path.join(HERE, "every_layer.swn"), "-D", "train.optimizer=lars", "-D",
+        "train.trust=0.02", "-o", exe + "_lars")
+    run(exe + "_lars", *common, "--iterations", str(ITERATIONS), "--init-weights", "init.ckpt",
+        "--log", "lars.json", "--checkpoint", "lars.ckpt")
+    with open(os.path.join(work, "lars.json")) as f:
+        lars_losses = [e["loss"] for e in map(json.loads, f) if e["event"] == "train"]
+    lars = ck.load(os.path.join(work, "lars.ckpt"))
+    losses, _, P, V, _ = reference(init, pixels, labels, trust=0.02)
+    print("lars losses: swnc", ["%.7f" % l for l in lars_losses], "pytorch", ["%.7f" % l for l in losses])
+    compare("lars losses", lars_losses, losses, failures)
+    # a tensor whose gradient is mathematically zero (c1's bias, before batch norm) is left out:
+    # LARS divides by the gradient's norm, so its step is the direction of rounding noise
+    lars_checked = [k for k in P if np.abs(ref_grads[k].numpy()).max() > 1e-9]
+    for k in lars_checked:
+        compare(f"lars parameter {k}", lars.params[k], P[k].detach().numpy(), failures)
+        compare(f"lars momentum {k}", lars.momentum[k], V[k].numpy(), failures)
+    checked = 2 + 3 * len(P) + 2 * len(lars_checked) + len(S)
     print(f"{checked - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 

@@ -670,6 +670,27 @@ static void test_accuracy_and_sgd(void) {
   swk_sgd_apply(2, 0.1f, 0.01f, wf, vf);
   CHECK(fabsf(vf[0] - v[0]) < 1e-7f && fabsf(vf[1] - v[1]) < 1e-7f);
   CHECK(fabsf(wf[0] - w[0]) < 1e-6f && fabsf(wf[1] - w[1]) < 1e-6f);
+  /* LARS: the SGD step at lr x trust |w| / (|g| + decay |w|), against the formula in double;
+   * a tensor of zero weights (or gradients) at the global rate */
+  enum { LN = 1001 };
+  static float lw[LN], lg[LN], lv[LN], rw[LN], rv[LN];
+  double ww = 0, gg = 0;
+  for (int i = 0; i < LN; i++) {
+    lw[i] = rw[i] = 0.01f * (float)(i % 17) - 0.08f, lg[i] = 0.001f * (float)(i % 5) - 0.002f;
+    lv[i] = rv[i] = 0.0001f * (float)(i % 3);
+    ww += (double)lw[i] * lw[i], gg += (double)lg[i] * lg[i];
+  }
+  double local = 0.02 * sqrt(ww) / (sqrt(gg) + 5e-4 * sqrt(ww)), worst = 0;
+  swk_lars_update(LN, 0.1f, 5e-4f, 0.9f, 0.02f, lw, lg, lv);
+  for (int i = 0; i < LN; i++) {
+    double v = 0.9 * rv[i] + 0.1 * local * (lg[i] + 5e-4 * rw[i]), w = rw[i] - v;
+    worst = fmax(worst, fmax(fabs(lv[i] - v) / 1e-4, fabs(lw[i] - w) / 0.1));
+  }
+  CHECK(worst < 1e-5);
+  CHECK(fabs(local - 1) > 0.2); /* the trust ratio (0.68) is far from 1: the test can tell */
+  float zw[2] = {0, 0}, zg[2] = {0.5f, -1}, zv[2] = {0, 0};
+  swk_lars_update(2, 0.1f, 0, 0.9f, 0.02f, zw, zg, zv);
+  CHECK(zv[0] == 0.1f * 0.5f && zw[1] == -0.1f * -1);
   /* EASGD, 3 ranks: g += rho (w - c); c += eta rho (sum - 3 c) */
   float mine[2] = {1, 2}, sum[2] = {3, 9}, center[2] = {0.5f, 4}, grad[2] = {0.1f, -0.1f};
   swk_easgd_elastic(2, 0.1f, 0.5f, 3, mine, sum, center, grad);

@@ -22,7 +22,7 @@ REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backwa
 REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
 REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
 REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
-REF(softmax_loss_backward) REF(sgd_update) REF(sgd_apply) REF(easgd_elastic) REF(sum_into) REF(scale)
+REF(softmax_loss_backward) REF(sgd_update) REF(sgd_apply) REF(lars_update) REF(easgd_elastic) REF(sum_into) REF(scale)
     /* clang-format on */
 
     static uint64_t rng_state = 777;
@@ -241,6 +241,10 @@ static void optimizer_and_collectives(void) {
   ref_sgd_apply(n, 0.01f, 5e-4f, w[1], v[1]);
   agree("sgd with folded gradients: weights", w[0], w[1], n, EXACT);
   agree("sgd with folded gradients: momentum", v[0], v[1], n, EXACT);
+  swk_lars_update(n, 0.01f, 5e-4f, 0.9f, 0.02f, w[0], g, v[0]); /* norms summed in another order */
+  ref_lars_update(n, 0.01f, 5e-4f, 0.9f, 0.02f, w[1], g, v[1]);
+  agree("lars weights", w[0], w[1], n, PRODUCT);
+  agree("lars momentum", v[0], v[1], n, PRODUCT);
   float *gs[2] = {copy(g, n), copy(g, n)};
   swk_easgd_elastic(n, 0.5f, 0.1f, 3, w0, sum, v[0], gs[0]);
   ref_easgd_elastic(n, 0.5f, 0.1f, 3, w0, sum, v[1], gs[1]);

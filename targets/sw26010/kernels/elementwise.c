@@ -1,5 +1,7 @@
 /* The element-wise kernels, the optimizer steps and the allreduce's arithmetic, all on the
  * CPEs (stream_cpe.c). */
+#include <math.h>
+
 #include "mpe.h"
 
 void sw_stream_run(SwStreamArgs *a) {
@@ -55,6 +57,20 @@ void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, 
 void swk_sgd_apply(int64_t n, float lr, float decay, float *w, float *v) {
   SwStreamArgs s = {.op = SW_SGD_APPLY, .n = n, .y = w, .z = v, .s0 = lr, .s1 = decay};
   sw_stream_run(&s);
+}
+
+/* The norms on the management core, charged to the estimate as its work (two reads of the
+ * tensor); the update streams on the CPEs. */
+void swk_lars_update(int64_t n, float lr, float decay, float momentum, float trust, float *w,
+                     const float *g, float *v) {
+  double ww = 0, gg = 0;
+  for (int64_t i = 0; i < n; i++) {
+    ww += (double)w[i] * w[i];
+    gg += (double)g[i] * g[i];
+  }
+  sw_mpe_work(8.0 * (double)n, 4.0 * (double)n);
+  swk_sgd_update(n, lr * swk_lars_ratio(trust, decay, sqrt(ww), sqrt(gg)), decay, momentum, w, g,
+                 v);
 }
 
 void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *w, const float *sum,
