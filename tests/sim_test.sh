@@ -19,6 +19,17 @@ awk '$1 == 1024 { exit !($6 > 1 && $6 <= 1024) }' scaling.txt && pass || fail "1
 # A slower network shows more communication.
 "$sim" --profile lenet.prof --bandwidth 1e6 --nodes 64..64 > slow.txt
 awk '!/^#/ { exit !($5 > 50) }' slow.txt && pass || fail "1 MB/s network, comm share: $(cat slow.txt)"
+# Compression on a slow network: fp16 and 1% sparse both cut the allreduce (column 3).
+"$sim" --profile lenet.prof --bandwidth 1e8 --nodes 64..64 > dense.txt &&
+  "$sim" --profile lenet.prof --bandwidth 1e8 --nodes 64..64 --comm-precision fp16 > half.txt &&
+  "$sim" --profile lenet.prof --bandwidth 1e8 --nodes 64..64 --sparse 0.01 --sparse-chunk 1024 > sparse.txt ||
+  fail "swnc-sim with compression failed"
+d=$(awk '!/^#/ { print $3 }' dense.txt) h=$(awk '!/^#/ { print $3 }' half.txt) s=$(awk '!/^#/ { print $3 }' sparse.txt)
+awk -v d="$d" -v h="$h" -v s="$s" 'BEGIN { exit !(h < 0.6 * d && h > 0.4 * d && s < 0.2 * d) }' && pass ||
+  fail "allreduce ms dense $d, fp16 $h, sparse 1% $s"
+grep -q "allreduce topo, fp32, sparse 1% of chunks of 1024" sparse.txt && pass || fail "sparse header: $(head -1 sparse.txt)"
+expect_error "sparse of a message" "give --profile" "$sim" --bytes 4 --sparse 0.1
+expect_error "density above 1" "--sparse needs a fraction in (0, 1], not '2'" "$sim" --profile lenet.prof --sparse 2
 
 # Supernode-aware numbering: 2 (p/q - 1) n against 2 (p - q) n bytes cross supernodes.
 "$sim" --bytes 1048576 --nodes 1024..1024 > rr.txt && "$sim" --bytes 1048576 --nodes 1024..1024 --mapping contiguous > c.txt

@@ -17,6 +17,7 @@ typedef struct Options {
   SwnRankMap map;
   int chain, min_nodes, max_nodes;
   double bytes, compute_scale;
+  SwnCompression compression;
   const char *profile;
   bool steps;
 } Options;
@@ -33,6 +34,9 @@ static void usage(FILE *f) {
       "the\n"
       "                         communication's share at the profile's per-node batch\n"
       "  --compute-scale X      multiply the profile's compute times by X (another node's speed)\n"
+      "  --comm-precision P     fp32 (default) or fp16: the buckets sent as halves\n"
+      "  --sparse D             send the top fraction D of each bucket's chunks (e.g. 0.01)\n"
+      "  --sparse-chunk N       floats per chunk (default 4096)\n"
       "  --nodes A..B           node counts, powers of two from A to B (default 1..1024)\n"
       "  --algorithm ALG        topo (default), ring or hier\n"
       "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
@@ -77,6 +81,9 @@ static void parse(int argc, char **argv, Options *o) {
     BYTES = 256,
     PROFILE,
     SCALE,
+    PRECISION,
+    SPARSE,
+    SPARSE_CHUNK,
     NODES,
     ALGORITHM,
     MAPPING,
@@ -91,6 +98,9 @@ static void parse(int argc, char **argv, Options *o) {
   static const struct option longs[] = {{"bytes", 1, 0, BYTES},
                                         {"profile", 1, 0, PROFILE},
                                         {"compute-scale", 1, 0, SCALE},
+                                        {"comm-precision", 1, 0, PRECISION},
+                                        {"sparse", 1, 0, SPARSE},
+                                        {"sparse-chunk", 1, 0, SPARSE_CHUNK},
                                         {"nodes", 1, 0, NODES},
                                         {"algorithm", 1, 0, ALGORITHM},
                                         {"mapping", 1, 0, MAPPING},
@@ -113,13 +123,24 @@ static void parse(int argc, char **argv, Options *o) {
                  .chain = 8,
                  .min_nodes = 1,
                  .max_nodes = 1024,
-                 .compute_scale = 1};
+                 .compute_scale = 1,
+                 .compression = {.density = 1, .chunk = 4096}};
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, ":h", longs, NULL)) != -1;) {
     switch (c) {
     case BYTES: o->bytes = positive("--bytes", optarg); break;
     case PROFILE: o->profile = optarg; break;
     case SCALE: o->compute_scale = positive("--compute-scale", optarg); break;
+    case PRECISION:
+      if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16"))
+        die("--comm-precision must be fp32 or fp16, not '%s'", optarg);
+      o->compression.half = !strcmp(optarg, "fp16");
+      break;
+    case SPARSE:
+      o->compression.density = positive("--sparse", optarg);
+      if (o->compression.density > 1) die("--sparse needs a fraction in (0, 1], not '%s'", optarg);
+      break;
+    case SPARSE_CHUNK: o->compression.chunk = floor(positive("--sparse-chunk", optarg)); break;
     case NODES: node_range(optarg, o); break;
     case ALGORITHM:
       o->algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
@@ -149,6 +170,8 @@ static void parse(int argc, char **argv, Options *o) {
   }
   if (optind < argc) die("unexpected argument '%s'", argv[optind]);
   if (!o->bytes == !o->profile) die("%s", "give one of --bytes and --profile");
+  if (o->bytes && (o->compression.half || o->compression.density < 1))
+    die("%s", "--comm-precision and --sparse model training iterations: give --profile");
 }
 
 static void print_steps(const SwnSimResult *r) {
@@ -200,10 +223,13 @@ static int training(const Options *o) {
   for (int b = 0; b < prof.nbuckets; b++) prof.bucket_ready[b] *= o->compute_scale;
   double total = 0;
   for (int b = 0; b < prof.nbuckets; b++) total += prof.bucket_bytes[b];
+  const SwnCompression *z = &o->compression;
   printf("# %s, batch %d per node: compute %.2f ms per iteration, %d gradient buckets, %.1f MB; "
-         "allreduce %s\n",
+         "allreduce %s, %s",
          prof.network, prof.batch, 1e3 * (prof.forward + prof.backward + prof.update),
-         prof.nbuckets, total / 1e6, swn_allreduce_names[o->algorithm]);
+         prof.nbuckets, total / 1e6, swn_allreduce_names[o->algorithm], z->half ? "fp16" : "fp32");
+  if (z->density < 1) printf(", sparse %g%% of chunks of %.0f", 100 * z->density, z->chunk);
+  printf("\n");
   printf("# %-8s %14s %14s %14s %10s %10s %12s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
          "Exposed(ms)", "Comm(%)", "Speedup", "Efficiency(%)");
   int status = 0;
@@ -211,7 +237,7 @@ static int training(const Options *o) {
     SwnMachine m = o->machine;
     m.nodes = p;
     SwnScaling s;
-    if (!swn_predict(&prof, &m, o->algorithm, o->chain, &s, error, sizeof error)) {
+    if (!swn_predict(&prof, &m, o->algorithm, o->chain, z, &s, error, sizeof error)) {
       fprintf(stderr, "swnc-sim: error: %s\n", error);
       status = 1;
       break;

@@ -43,6 +43,17 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
 void swn_profile_write(const SwnIterationProfile *p, FILE *f);
 void swn_profile_release(SwnIterationProfile *p);
 
+/* What the runtime sends of a bucket (docs/runtime.md, "Compressed gradients" and "Sparse
+ * gradients"): half: fp16 messages, after a one-float allreduce of the largest magnitude;
+ * density < 1: a one-float-per-chunk allreduce of the norms, then ceil(density x chunks)
+ * chunks of `chunk` floats, and one pass over the bucket's accumulators (velocity, residual) at
+ * the summing rate. {false, 1, 0}: the dense fp32 allreduce. */
+typedef struct SwnCompression {
+  bool half;
+  double density;
+  double chunk; /* floats */
+} SwnCompression;
+
 /* Predicted iteration on `m`: buckets allreduced in order, each from when it is ready and the
  * previous one is done; update after backward and the last bucket. */
 typedef struct SwnScaling {
@@ -51,6 +62,7 @@ typedef struct SwnScaling {
 } SwnScaling;
 
 bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm,
-                 int chain, SwnScaling *out, char *error, size_t error_size);
+                 int chain, const SwnCompression *compression, SwnScaling *out, char *error,
+                 size_t error_size);
 
 #endif

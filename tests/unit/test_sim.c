@@ -119,19 +119,37 @@ static void prediction(void) {
   CHECK(!swn_profile_read("/nonexistent.profile", &q, error, sizeof error));
 
   SwnScaling s;
+  const SwnCompression dense = {.density = 1};
   SwnMachine one = taihulight(1, 1), free_network = {.nodes = 64, .per_supernode = 64};
-  CHECK(swn_predict(&p, &one, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error) && s.speedup == 1);
-  CHECK(swn_predict(&p, &free_network, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &one, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error) &&
+        s.speedup == 1);
+  CHECK(swn_predict(&p, &free_network, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error));
   CHECK(close_to(s.speedup, 64) && s.exposed == 0);
   /* a slow network: bucket 0 from 0.01 for t0, bucket 1 from max(0.08, 0.01 + t0) for t1 */
   SwnMachine slow = {.nodes = 4, .per_supernode = 4, .alpha = 0, .beta = 1e-7};
   double t0 = 2 * 3.0 / 4 * 4e6 * 1e-7, t1 = 2 * 3.0 / 4 * 1e6 * 1e-7;
-  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error));
   double end = fmax(0.08, 0.01 + t0) + t1;
   CHECK(end > 0.1); /* longer than backward: exposed */
   CHECK(close_to(s.iteration, 0.05 + end + 0.01));
   CHECK(close_to(s.exposed, end - 0.1));
   CHECK(close_to(s.speedup, 4 * 0.16 / s.iteration));
+  /* fp16 on the same network: half the bytes (t / 2) after one float's allreduce (one float
+   * cannot be halved: it goes whole through each of topo's 4 steps on 4 ranks) */
+  const SwnCompression half = {.half = true, .density = 1};
+  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &half, &s, error, sizeof error));
+  double max_abs = 4 * 4 * 1e-7;
+  CHECK(close_to(s.communication, (t0 + t1) / 2 + 2 * max_abs));
+  /* 10% of chunks of 500 floats: bucket 0 (4e6 bytes): 2000 chunks, 200 sent; bucket 1: 500,
+   * 50 sent; each after its norms (4 bytes a chunk) and two passes at the summing rate */
+  const SwnCompression sparse = {.density = 0.1, .chunk = 500};
+  slow.gamma = 1e-9;
+  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &sparse, &s, error, sizeof error));
+  double per_byte = 2 * 3.0 / 4 * 1e-7; /* topo on 4 ranks, alpha 0: moved bytes x beta */
+  double sums = 3.0 / 4 * 1e-9;         /* each rank sums 3/4 of the vector */
+  double want =
+      (2000 * 4 + 200 * 2000 + 500 * 4 + 50 * 2000) * (per_byte + sums) + 2 * (4e6 + 1e6) * 1e-9;
+  CHECK(close_to(s.communication, want));
   swn_profile_release(&q);
 }
 
