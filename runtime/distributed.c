@@ -87,7 +87,7 @@ void swn_gradients_wait(SwnStep *s, int bucket) {
 
 void swn_distributed_begin(SwnDistributed *d, int64_t epoch) {
   if (d->size <= 1) return;
-  if (d->sparse) d->density = swn_sparse_density(d->sparse_density, d->sparse_warmup, epoch);
+  if (d->sparse) d->density = swn_sparse_density(d->chunks.density, d->chunks.warmup, epoch);
   if (d->threaded) { /* every job of the last iteration was waited for: the thread is idle */
     pthread_mutex_lock(&d->lock);
     d->queued = d->done = 0;
@@ -130,8 +130,9 @@ static void check_sparse(SwnDistributed *d, const SwnNetwork *net, const SwnOpti
     swn_fatal("--sparse sends gradients, but this program adds them into the momentum during "
               "backward: compile it with --no-fold-gradients");
   if (d->size <= 1) return;
-  d->sparse = true, d->sparse_density = o->sparse_density, d->sparse_warmup = o->sparse_warmup;
-  swn_sparse_open(&d->chunks, net->param_words, o->sparse_chunk, net->train.momentum);
+  d->sparse = true;
+  swn_sparse_open(&d->chunks, net->param_words, o->sparse_chunk, net->train.momentum,
+                  o->sparse_density, o->sparse_warmup);
 }
 
 float swn_distributed_update_momentum(const SwnDistributed *d, float momentum) {
@@ -226,12 +227,12 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
   if (d->lr_scale != 1)
     fprintf(f, "; learning rate x %g (--scale-lr: linear scaling by ranks)", d->lr_scale);
   if (d->sparse) {
-    fprintf(f, "; sparse: the top %g%% of chunks of %lld gradients", 100 * d->sparse_density,
+    fprintf(f, "; sparse: the top %g%% of chunks of %lld gradients", 100 * d->chunks.density,
             (long long)d->chunks.chunk);
-    if (d->sparse_warmup > 0)
+    if (d->chunks.warmup > 0)
       fprintf(f, " (warm-up: %.3g%% in epoch 1%s)",
-              100 * swn_sparse_density(d->sparse_density, d->sparse_warmup, 0),
-              d->sparse_warmup > 1 ? ", falling" : "");
+              100 * swn_sparse_density(d->chunks.density, d->chunks.warmup, 0),
+              d->chunks.warmup > 1 ? ", falling" : "");
     fprintf(f, ", momentum correction %g", d->chunks.momentum);
   }
   fprintf(f, "\n");

@@ -27,9 +27,7 @@ typedef struct SwnDistributed {
   float lr_scale;  /* --scale-lr: the number of ranks, else 1 */
   bool sparse;     /* --sparse: only the largest chunks are sent (comm/sparse.h) */
   SwnSparse chunks;
-  float density; /* this iteration's, after warm-up */
-  float sparse_density;
-  int64_t sparse_warmup;
+  float density;             /* this iteration's, after warm-up */
   int queued, done;          /* jobs handed to the thread / summed, this iteration */
   int64_t began_in_backward; /* jobs the thread started before backward handed over the last */
   bool stop;

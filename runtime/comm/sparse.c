@@ -18,9 +18,11 @@
 
 #include "../util.h"
 
-void swn_sparse_open(SwnSparse *s, int64_t words, int64_t chunk, float momentum) {
+void swn_sparse_open(SwnSparse *s, int64_t words, int64_t chunk, float momentum, float density,
+                     int64_t warmup) {
   int64_t chunks = (words + chunk - 1) / chunk;
-  *s = (SwnSparse){.words = words, .chunk = chunk, .momentum = momentum};
+  *s = (SwnSparse){
+      .words = words, .chunk = chunk, .momentum = momentum, .density = density, .warmup = warmup};
   s->residual = swn_alloc(sizeof(float) * (size_t)words);
   memset(s->residual, 0, sizeof(float) * (size_t)words);
   if (momentum != 0) {
@@ -108,6 +110,13 @@ static int64_t choose(SwnSparse *s, int64_t chunks, int64_t keep) {
   return n;
 }
 
+/* Where the j-th chosen chunk lies in a bucket of n gradients: its start, and its length. */
+static int64_t chosen_span(const SwnSparse *s, int64_t j, int64_t n, int64_t *len) {
+  int64_t at = s->chosen[j] * s->chunk;
+  *len = at + s->chunk < n ? s->chunk : n - at;
+  return at;
+}
+
 void swn_sparse_allreduce(SwnSparse *s, SwnComm *c, float *grad, int64_t offset, int64_t n,
                           float density) {
   int64_t chunks = (n + s->chunk - 1) / s->chunk;
@@ -117,16 +126,16 @@ void swn_sparse_allreduce(SwnSparse *s, SwnComm *c, float *grad, int64_t offset,
   if (keep < chunks) swn_allreduce(c, s->norms, chunks, SWN_ALLREDUCE_AUTO);
   int64_t nchosen = choose(s, chunks, keep), packed = 0;
   float *r = s->residual + offset;
-  for (int64_t j = 0; j < nchosen; j++) {
-    int64_t at = s->chosen[j] * s->chunk, len = at + s->chunk < n ? s->chunk : n - at;
+  for (int64_t j = 0, len; j < nchosen; j++) {
+    int64_t at = chosen_span(s, j, n, &len);
     memcpy(s->packed + packed, r + at, sizeof(float) * (size_t)len);
     memset(r + at, 0, sizeof(float) * (size_t)len);
     packed += len;
   }
   swn_allreduce(c, s->packed, packed, SWN_ALLREDUCE_AUTO);
   memset(grad, 0, sizeof(float) * (size_t)n);
-  for (int64_t j = 0, from = 0; j < nchosen; j++) {
-    int64_t at = s->chosen[j] * s->chunk, len = at + s->chunk < n ? s->chunk : n - at;
+  for (int64_t j = 0, from = 0, len; j < nchosen; j++) {
+    int64_t at = chosen_span(s, j, n, &len);
     memcpy(grad + at, s->packed + from, sizeof(float) * (size_t)len);
     from += len;
   }

@@ -10,6 +10,8 @@ typedef struct SwnSparse {
   int64_t words;   /* of the gradient pool */
   int64_t chunk;   /* gradients per chunk */
   float momentum;  /* momentum correction: velocity u = momentum u + g is accumulated (0: g) */
+  float density;   /* the fraction of chunks sent after warm-up */
+  int64_t warmup;  /* epochs of warm-up (swn_sparse_density) */
   float *velocity; /* u, per pool word (only with momentum) */
   float *residual; /* accumulated, not yet sent, per pool word */
   float *norms;    /* per chunk of a bucket: its L1 norm summed over the ranks */
@@ -20,8 +22,10 @@ typedef struct SwnSparse {
 } SwnSparse;
 
 /* For a pool of `words` gradients in chunks of `chunk`, with momentum correction's coefficient
- * (0: the residual accumulates raw gradients). */
-void swn_sparse_open(SwnSparse *s, int64_t words, int64_t chunk, float momentum);
+ * (0: the residual accumulates raw gradients), sending `density` of the chunks after `warmup`
+ * epochs. */
+void swn_sparse_open(SwnSparse *s, int64_t words, int64_t chunk, float momentum, float density,
+                     int64_t warmup);
 void swn_sparse_close(SwnSparse *s);
 
 /* grad[0..n) is the span [offset, offset + n) of the pool, this rank's gradients. Adds them to

@@ -126,7 +126,7 @@ static void check_sparse(float momentum, float density) {
   SwnComm c;
   swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, 0, 0, 0);
   SwnSparse s;
-  swn_sparse_open(&s, SPARSE_WORDS, SPARSE_CHUNK, momentum);
+  swn_sparse_open(&s, SPARSE_WORDS, SPARSE_CHUNK, momentum, density, 0);
   float *u = calloc(SPARSE_WORDS, sizeof(float)), *r = calloc(SPARSE_WORDS, sizeof(float));
   for (int step = 0; step < SPARSE_STEPS; step++) { /* two buckets */
     check_sparse_span(&c, &s, u, r, step, 0, 6000, density);
