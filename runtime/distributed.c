@@ -153,6 +153,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->job_scale = d->easgd || net->gradients_in_momentum ? 1.0f : 1.0f / (float)d->size;
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size,
                 o->chain, d->size > 1 ? net->param_words : 0);
+  swn_comm_set_hier_upper(&d->comm, (SwnUpperLevel)o->hier_upper);
   if (o->allreduce == SWN_ALLREDUCE_SHM && d->size > 1 && !d->comm.shared)
     swn_fatal("--allreduce shm needs every rank on one machine (%d of these %d share this one)",
               swn_mpi_node_size(), d->size);
@@ -217,7 +218,8 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
     fprintf(f, " (%s below %lld KiB, %s above)", swn_allreduce_names[swn_allreduce_choice(c, 1)],
             (long long)(from * 4 >> 10), swn_allreduce_names[swn_allreduce_choice(c, from)]);
   }
-  if (c->algorithm == SWN_ALLREDUCE_HIER) fprintf(f, ", chains of %d", c->topo.chain);
+  if (c->algorithm == SWN_ALLREDUCE_HIER)
+    fprintf(f, ", chains of %d, heads: %s", c->topo.chain, swn_upper_names[c->topo.upper]);
   if (d->easgd)
     fprintf(f, ", synchronous EASGD: the weights summed once per iteration, %s\n",
             d->threaded ? "overlapped with forward and backward" : "after backward");

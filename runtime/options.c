@@ -77,6 +77,10 @@ static void usage(const SwnNetwork *net) {
       "  --group-size N         ranks per group (supernode): ranks r/N share one (default: one\n"
       "                         group per machine, or $SWN_GROUP_SIZE)\n"
       "  --chain N              ranks per chain of the hier algorithm (default 8, or $SWN_CHAIN)\n"
+      "  --hier-upper U         hier among the chain heads: binomial (a tree: latency-bound\n"
+      "                         sizes), ring, chain (a chain of chains: large vectors, few\n"
+      "                         heads) or auto (binomial below 64 KiB, ring above; default,\n"
+      "                         or $SWN_HIER_UPPER)\n"
       "  --no-overlap           allreduce the gradients after backward instead of during it\n"
       "  --comm-precision P     fp32 (default) or fp16: gradients sent as IEEE halves, scaled\n"
       "                         into half's range, summed in fp32 (needs a program compiled\n"
@@ -157,6 +161,7 @@ enum {
   O_ALLREDUCE,
   O_GROUP_SIZE,
   O_CHAIN,
+  O_HIER_UPPER,
   O_NO_OVERLAP,
   O_COMM_PRECISION,
   O_SCALE_LR,
@@ -178,12 +183,20 @@ static int algorithm(const char *where, const char *name) {
   return a;
 }
 
+static int upper_level(const char *where, const char *name) {
+  int u = swn_upper_find(name);
+  if (u < 0) swn_fatal("%s must be auto, binomial, ring or chain, not '%s'", where, name);
+  return u;
+}
+
 /* Defaults for the distributed options from the environment (a launcher sets them once). */
 static void environment_defaults(SwnOptions *o) {
-  const char *a = getenv("SWN_ALLREDUCE"), *g = getenv("SWN_GROUP_SIZE"), *c = getenv("SWN_CHAIN");
+  const char *a = getenv("SWN_ALLREDUCE"), *g = getenv("SWN_GROUP_SIZE"), *c = getenv("SWN_CHAIN"),
+             *u = getenv("SWN_HIER_UPPER");
   if (a && *a) o->allreduce = algorithm("SWN_ALLREDUCE", a);
   if (g && *g) o->group_size = ranks("SWN_GROUP_SIZE", g);
   if (c && *c) o->chain = ranks("SWN_CHAIN", c);
+  if (u && *u) o->hier_upper = upper_level("SWN_HIER_UPPER", u);
 }
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
@@ -215,6 +228,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"allreduce", required_argument, 0, O_ALLREDUCE},
       {"group-size", required_argument, 0, O_GROUP_SIZE},
       {"chain", required_argument, 0, O_CHAIN},
+      {"hier-upper", required_argument, 0, O_HIER_UPPER},
       {"no-overlap", no_argument, 0, O_NO_OVERLAP},
       {"comm-precision", required_argument, 0, O_COMM_PRECISION},
       {"scale-lr", no_argument, 0, O_SCALE_LR},
@@ -280,6 +294,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_ALLREDUCE: o->allreduce = algorithm("--allreduce", optarg); break;
     case O_GROUP_SIZE: o->group_size = ranks("--group-size", optarg); break;
     case O_CHAIN: o->chain = ranks("--chain", optarg); break;
+    case O_HIER_UPPER: o->hier_upper = upper_level("--hier-upper", optarg); break;
     case O_NO_OVERLAP: o->overlap = false; break;
     case O_COMM_PRECISION:
       if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16"))

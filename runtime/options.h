@@ -20,6 +20,7 @@ typedef struct SwnOptions {
   bool eval_only, shuffle, quiet, profile, autotune;
   int allreduce;                       /* SwnAllreduceAlgorithm */
   int group_size, chain;               /* 0: groups are machines; chains of 8 */
+  int hier_upper;                      /* SwnUpperLevel: hier among the chain heads */
   bool overlap;                        /* allreduce buckets while backward runs */
   bool comm_fp16;                      /* --comm-precision fp16: gradients sent as IEEE halves */
   bool scale_lr;                       /* --scale-lr: the learning rate times the number of ranks */

@@ -38,6 +38,7 @@ check lenet 2 16
 check lenet 2 16 --allreduce ring --no-overlap
 check lenet 3 16 --allreduce topo
 check lenet 3 16 --allreduce hier --chain 2
+check lenet 4 8 --allreduce hier --chain 1 --hier-upper chain
 check lenet 4 8 --allreduce topo --group-size 2
 check lenet 4 8 --allreduce ring
 check lenet 4 8 --allreduce mpi
@@ -109,8 +110,8 @@ lrs lenet.one2.json > lr.one && lrs scaled.json > lr.scaled
 
 # The start-up line says what runs.
 mpi -np 4 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 --group-size 2 --allreduce hier \
-  --chain 2 > said.txt
-grep -q "distributed: 4 ranks in 2 groups (2+2 ranks), allreduce hier, chains of 2, 3 gradient buckets" said.txt &&
+  --chain 2 --hier-upper binomial > said.txt
+grep -q "distributed: 4 ranks in 2 groups (2+2 ranks), allreduce hier, chains of 2, heads: binomial, 3 gradient buckets" said.txt &&
   pass || fail "start-up line: $(grep distributed said.txt)"
 
 mpi -np 2 ./lenet --iterations 1 --train-size 500 --test-size 100 --threads 1 > said.txt
@@ -181,6 +182,8 @@ expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier, shm or
   ./lenet --allreduce star
 expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet
 expect_error "bad group size" "--group-size needs an integer of at least 1, but got '0'" ./lenet --group-size 0
+expect_error "bad upper level" "--hier-upper must be auto, binomial, ring or chain, not 'star'" ./lenet --hier-upper star
+expect_error "bad upper level in the environment" "SWN_HIER_UPPER must be auto, binomial, ring or chain, not 'x'" env SWN_HIER_UPPER=x ./lenet
 expect_error "huge chain" "--chain takes at most 1048576 ranks, not 99999999999" ./lenet --chain 99999999999
 expect_error "bad chain in the environment" "SWN_CHAIN needs an integer" env SWN_CHAIN=x ./lenet
 finish

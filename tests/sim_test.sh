@@ -27,7 +27,7 @@ awk '!/^#/ { exit !($5 > 50) }' slow.txt && pass || fail "1 MB/s network, comm s
 d=$(awk '!/^#/ { print $3 }' dense.txt) h=$(awk '!/^#/ { print $3 }' half.txt) s=$(awk '!/^#/ { print $3 }' sparse.txt)
 awk -v d="$d" -v h="$h" -v s="$s" 'BEGIN { exit !(h < 0.6 * d && h > 0.4 * d && s < 0.2 * d) }' && pass ||
   fail "allreduce ms dense $d, fp16 $h, sparse 1% $s"
-grep -q "allreduce topo, fp32, sparse 1% of chunks of 1024" sparse.txt && pass || fail "sparse header: $(head -1 sparse.txt)"
+grep -q "allreduce topo (round-robin), fp32, sparse 1% of chunks of 1024" sparse.txt && pass || fail "sparse header: $(head -1 sparse.txt)"
 expect_error "sparse of a message" "give --profile" "$sim" --bytes 4 --sparse 0.1
 expect_error "density above 1" "--sparse needs a fraction in (0, 1], not '2'" "$sim" --profile lenet.prof --sparse 2
 
@@ -37,6 +37,17 @@ rr=$(awk '!/^#/ { print $4 }' rr.txt) contiguous=$(awk '!/^#/ { print $4 }' c.tx
 [ "$rr" = 6291456 ] && [ "$contiguous" = 1610612736 ] && pass || fail "bytes across supernodes: $rr, $contiguous"
 "$sim" --bytes 4096 --nodes 8..8 --steps --per-supernode 2 > steps.txt
 [ "$(awk '/^# step/ { on = 1; next } on' steps.txt | wc -l)" -eq 6 ] && pass || fail "per-step traffic: $(cat steps.txt)"
+
+# hier's upper level at 1024 nodes (128 chain heads), 256 MiB: the chain of chains pipelines
+# it in 2 (1024 + 126) chunk times against the binomial tree's 14 whole-vector times.
+for u in binomial chain auto; do
+  "$sim" --bytes 268435456 --nodes 1024..1024 --algorithm hier --hier-upper $u > upper-$u.txt ||
+    fail "hier --hier-upper $u failed"
+done
+b=$(awk '!/^#/ { print $2 }' upper-binomial.txt) c=$(awk '!/^#/ { print $2 }' upper-chain.txt)
+awk -v b="$b" -v c="$c" 'BEGIN { exit !(c < b / 2) }' && pass || fail "chain of chains $c us, binomial $b us"
+grep -q "hier (chains of 8, heads: chain)" upper-chain.txt && pass || fail "header: $(head -1 upper-chain.txt)"
+expect_error "bad upper level" "--hier-upper must be auto, binomial, ring or chain, not 'tree'" "$sim" --bytes 4 --hier-upper tree
 
 printf 'swnc-profile 1\nnetwork x\nbatch 0\n' > bad.prof
 expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profile bad.prof

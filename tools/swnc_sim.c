@@ -13,9 +13,8 @@
 
 typedef struct Options {
   SwnMachine machine;
-  SwnAllreduceAlgorithm algorithm;
-  SwnRankMap map;
-  int chain, min_nodes, max_nodes;
+  SwnAllreduceSetting allreduce;
+  int min_nodes, max_nodes;
   double bytes, compute_scale;
   SwnCompression compression;
   const char *profile;
@@ -42,6 +41,9 @@ static void usage(FILE *f) {
       "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
       "contiguous\n"
       "  --chain N              ranks per chain for hier (default 8)\n"
+      "  --hier-upper U         hier among the chain heads: auto (default: binomial below 64 "
+      "KiB,\n"
+      "                         ring above), binomial, ring or chain (a chain of chains)\n"
       "  --per-supernode Q      nodes per supernode (default 256)\n"
       "  --alpha S              latency per message, seconds (default 1e-6)\n"
       "  --bandwidth B          bytes/s between two nodes of a supernode (default 12e9)\n"
@@ -88,6 +90,7 @@ static void parse(int argc, char **argv, Options *o) {
     ALGORITHM,
     MAPPING,
     CHAIN,
+    UPPER,
     PER,
     ALPHA,
     BANDWIDTH,
@@ -105,6 +108,7 @@ static void parse(int argc, char **argv, Options *o) {
                                         {"algorithm", 1, 0, ALGORITHM},
                                         {"mapping", 1, 0, MAPPING},
                                         {"chain", 1, 0, CHAIN},
+                                        {"hier-upper", 1, 0, UPPER},
                                         {"per-supernode", 1, 0, PER},
                                         {"alpha", 1, 0, ALPHA},
                                         {"bandwidth", 1, 0, BANDWIDTH},
@@ -118,9 +122,10 @@ static void parse(int argc, char **argv, Options *o) {
                              .beta = 1 / 12e9,
                              .oversubscription = 4,
                              .gamma = 1 / 9.33e9},
-                 .algorithm = SWN_ALLREDUCE_TOPO,
-                 .map = SWN_MAP_ROUND_ROBIN,
-                 .chain = 8,
+                 .allreduce = {.algorithm = SWN_ALLREDUCE_TOPO,
+                               .map = SWN_MAP_ROUND_ROBIN,
+                               .chain = 8,
+                               .upper = SWN_UPPER_AUTO},
                  .min_nodes = 1,
                  .max_nodes = 1024,
                  .compute_scale = 1,
@@ -143,20 +148,27 @@ static void parse(int argc, char **argv, Options *o) {
     case SPARSE_CHUNK: o->compression.chunk = floor(positive("--sparse-chunk", optarg)); break;
     case NODES: node_range(optarg, o); break;
     case ALGORITHM:
-      o->algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
-      if (o->algorithm != SWN_ALLREDUCE_TOPO && o->algorithm != SWN_ALLREDUCE_RING &&
-          o->algorithm != SWN_ALLREDUCE_HIER)
+      o->allreduce.algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
+      if (o->allreduce.algorithm != SWN_ALLREDUCE_TOPO &&
+          o->allreduce.algorithm != SWN_ALLREDUCE_RING &&
+          o->allreduce.algorithm != SWN_ALLREDUCE_HIER)
         die("--algorithm must be topo, ring or hier, not '%s'", optarg);
       break;
     case MAPPING:
       if (!strcmp(optarg, "round-robin"))
-        o->map = SWN_MAP_ROUND_ROBIN;
+        o->allreduce.map = SWN_MAP_ROUND_ROBIN;
       else if (!strcmp(optarg, "contiguous"))
-        o->map = SWN_MAP_CONTIGUOUS;
+        o->allreduce.map = SWN_MAP_CONTIGUOUS;
       else
         die("--mapping must be round-robin or contiguous, not '%s'", optarg);
       break;
-    case CHAIN: o->chain = (int)positive("--chain", optarg); break;
+    case CHAIN: o->allreduce.chain = (int)positive("--chain", optarg); break;
+    case UPPER: {
+      int u = swn_upper_find(optarg);
+      if (u < 0) die("--hier-upper must be auto, binomial, ring or chain, not '%s'", optarg);
+      o->allreduce.upper = (SwnUpperLevel)u;
+      break;
+    }
     case PER: o->machine.per_supernode = (int)positive("--per-supernode", optarg); break;
     case ALPHA: o->machine.alpha = positive("--alpha", optarg); break;
     case BANDWIDTH: o->machine.beta = 1 / positive("--bandwidth", optarg); break;
@@ -180,15 +192,21 @@ static void print_steps(const SwnSimResult *r) {
     printf("%6d  %22.0f  %17.0f\n", k, r->step_bytes[k], r->step_cross[k]);
 }
 
+/* "topo (round-robin)", "hier (chains of 8, heads: ring)", ... */
+static void print_setting(const SwnAllreduceSetting *a) {
+  printf("%s", swn_allreduce_names[a->algorithm]);
+  if (a->algorithm == SWN_ALLREDUCE_TOPO)
+    printf(a->map == SWN_MAP_ROUND_ROBIN ? " (round-robin)" : " (contiguous)");
+  if (a->algorithm == SWN_ALLREDUCE_HIER)
+    printf(" (chains of %d, heads: %s)", a->chain, swn_upper_names[a->upper]);
+}
+
 static int message(const Options *o) {
-  printf("# allreduce of %.0f bytes, %s%s; alpha %g s, %g B/s inside, x%g across supernodes of %d, "
-         "sum %g B/s\n",
-         o->bytes, swn_allreduce_names[o->algorithm],
-         o->algorithm == SWN_ALLREDUCE_TOPO
-             ? (o->map == SWN_MAP_ROUND_ROBIN ? " (round-robin)" : " (contiguous)")
-             : "",
-         o->machine.alpha, 1 / o->machine.beta, o->machine.oversubscription,
-         o->machine.per_supernode, 1 / o->machine.gamma);
+  printf("# allreduce of %.0f bytes, ", o->bytes);
+  print_setting(&o->allreduce);
+  printf("; alpha %g s, %g B/s inside, x%g across supernodes of %d, sum %g B/s\n", o->machine.alpha,
+         1 / o->machine.beta, o->machine.oversubscription, o->machine.per_supernode,
+         1 / o->machine.gamma);
   printf("# %-8s %14s %14s %20s\n", "Nodes", "Time(us)", "BusBW(GB/s)", "Across supernodes(B)");
   SwnSimResult last = {0};
   for (int p = o->min_nodes; p <= o->max_nodes; p *= 2) {
@@ -196,8 +214,7 @@ static int message(const Options *o) {
     m.nodes = p;
     SwnSimResult r;
     char error[256];
-    if (!swn_simulate(&m, o->algorithm, o->map, o->chain, o->bytes, o->steps, &r, error,
-                      sizeof error)) {
+    if (!swn_simulate(&m, &o->allreduce, o->bytes, o->steps, &r, error, sizeof error)) {
       fprintf(stderr, "swnc-sim: error: %s\n", error);
       return 1;
     }
@@ -225,9 +242,11 @@ static int training(const Options *o) {
   for (int b = 0; b < prof.nbuckets; b++) total += prof.bucket_bytes[b];
   const SwnCompression *z = &o->compression;
   printf("# %s, batch %d per node: compute %.2f ms per iteration, %d gradient buckets, %.1f MB; "
-         "allreduce %s, %s",
+         "allreduce ",
          prof.network, prof.batch, 1e3 * (prof.forward + prof.backward + prof.update),
-         prof.nbuckets, total / 1e6, swn_allreduce_names[o->algorithm], z->half ? "fp16" : "fp32");
+         prof.nbuckets, total / 1e6);
+  print_setting(&o->allreduce);
+  printf(", %s", z->half ? "fp16" : "fp32");
   if (z->density < 1) printf(", sparse %g%% of chunks of %.0f", 100 * z->density, z->chunk);
   printf("\n");
   printf("# %-8s %14s %14s %14s %10s %10s %12s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
@@ -237,7 +256,7 @@ static int training(const Options *o) {
     SwnMachine m = o->machine;
     m.nodes = p;
     SwnScaling s;
-    if (!swn_predict(&prof, &m, o->algorithm, o->chain, z, &s, error, sizeof error)) {
+    if (!swn_predict(&prof, &m, &o->allreduce, z, &s, error, sizeof error)) {
       fprintf(stderr, "swnc-sim: error: %s\n", error);
       status = 1;
       break;

@@ -73,6 +73,11 @@ void swn_comm_set_segments(SwnComm *c, int64_t segment, int window) {
   c->scratch = swn_alloc(sizeof(float) * (size_t)(c->segment * c->window));
 }
 
+void swn_comm_set_hier_upper(SwnComm *c, SwnUpperLevel upper) {
+  c->topo.upper = upper;
+  c->scheduled_count = 0; /* the cached schedule is another one now */
+}
+
 void swn_comm_close(SwnComm *c) {
   swn_shared_close(c);
   if (c->half) MPI_Op_free(&c->half_sum);

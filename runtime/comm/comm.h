@@ -40,6 +40,9 @@ void swn_comm_close(SwnComm *c);
 /* Message segments of `segment` floats, `window` received ahead (<= 0: the defaults). */
 void swn_comm_set_segments(SwnComm *c, int64_t segment, int window);
 
+/* The hierarchical algorithm's upper level (schedule.h; default auto). */
+void swn_comm_set_hier_upper(SwnComm *c, SwnUpperLevel upper);
+
 /* fp16 communication (docs/runtime.md, "Compressed gradients"): every call first scales the
  * vector by a power of two that keeps the sum of all ranks' within half's range, sends and
  * receives halves (sums in float), and leaves every rank the sum rounded to half precision. The

@@ -3,9 +3,11 @@
  * Each group's ranks are cut into chains of at most `chain` ranks. (1) Every chain reduces to
  * its head in pipelined chunks: the tail sends chunk k while the next rank sums chunk k - 1 and
  * forwards it, so a chain of P ranks takes n + P - 2 chunk times. (2) The chain heads allreduce
- * among themselves: a binomial tree (reduce, then broadcast) for small vectors, where latency
- * rules, a ring for large ones. (3) Every chain broadcasts its head's result back down in
- * pipelined chunks. */
+ * among themselves (the upper level, SwnUpperLevel): a binomial tree, reduce then broadcast,
+ * 2 log2(G) whole-vector times ("chain-binomial", best where latency rules: small vectors, many
+ * heads); a ring; or the heads' own pipelined chain, reduced and broadcast back in chunks
+ * ("chain of chains": 2 (n + G - 2) chunk times, best for large vectors and few heads). (3)
+ * Every chain broadcasts its head's result back down in pipelined chunks. */
 #include <stdlib.h>
 
 #include "../util.h"
@@ -90,6 +92,24 @@ static void binomial(const int *heads, int n, int i, int64_t count, SwnSchedule 
   }
 }
 
+SwnUpperLevel swn_upper_choice(const SwnTopology *t, int64_t count) {
+  if (t->upper != SWN_UPPER_AUTO) return t->upper;
+  return count < BINOMIAL_BELOW_FLOATS ? SWN_UPPER_BINOMIAL : SWN_UPPER_RING;
+}
+
+/* Step (2) for the head of chain `i` of `c`. */
+static void upper_level(const SwnTopology *t, const Chains *c, int i, int64_t count, int64_t chunk,
+                        SwnSchedule *s) {
+  switch (swn_upper_choice(t, count)) {
+  case SWN_UPPER_BINOMIAL: binomial(c->heads, c->nchains, i, count, s); return;
+  case SWN_UPPER_CHAIN:
+    chain_steps(c->heads, i, c->nchains, count, chunk, true, s);
+    chain_steps(c->heads, i, c->nchains, count, chunk, false, s);
+    return;
+  default: swn_schedule_ring(c->heads, c->nchains, c->heads[i], 0, count, s); return;
+  }
+}
+
 void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s) {
   Chains c;
   cut_chains(t, &c);
@@ -98,12 +118,7 @@ void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, Sw
   const int *m = c.members + c.start[chain];
   int64_t chunk = t->chunk > 0 ? t->chunk : count;
   chain_steps(m, pos, len, count, chunk, true, s);
-  if (pos == 0) {
-    if (count < BINOMIAL_BELOW_FLOATS)
-      binomial(c.heads, c.nchains, chain, count, s);
-    else
-      swn_schedule_ring(c.heads, c.nchains, rank, 0, count, s);
-  }
+  if (pos == 0) upper_level(t, &c, chain, count, chunk, s);
   chain_steps(m, pos, len, count, chunk, false, s);
   free(c.members), free(c.start), free(c.heads);
 }

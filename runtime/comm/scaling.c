@@ -82,46 +82,42 @@ void swn_profile_release(SwnIterationProfile *p) {
   *p = (SwnIterationProfile){0};
 }
 
-static bool allreduce_time(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
-                           double bytes, double *seconds, char *error, size_t size) {
+static bool allreduce_time(const SwnMachine *m, const SwnAllreduceSetting *a, double bytes,
+                           double *seconds, char *error, size_t size) {
   SwnSimResult r;
-  if (!swn_simulate(m, algorithm, SWN_MAP_ROUND_ROBIN, chain, bytes, false, &r, error, size))
-    return false;
+  if (!swn_simulate(m, a, bytes, false, &r, error, size)) return false;
   *seconds += r.seconds;
   swn_sim_result_free(&r);
   return true;
 }
 
 /* One bucket of `bytes` as the runtime sends it (SwnCompression). */
-static bool bucket_time(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, int chain,
-                        const SwnCompression *z, double bytes, double *seconds, char *error,
-                        size_t size) {
+static bool bucket_time(const SwnMachine *m, const SwnAllreduceSetting *a, const SwnCompression *z,
+                        double bytes, double *seconds, char *error, size_t size) {
   *seconds = 0;
   double sent = bytes;
   if (z->density < 1) {
     double chunks = ceil(bytes / 4 / z->chunk), keep = fmax(1, ceil(z->density * chunks));
-    if (!allreduce_time(m, algorithm, chain, 4 * chunks, seconds, error, size)) return false;
+    if (!allreduce_time(m, a, 4 * chunks, seconds, error, size)) return false;
     sent = fmin(bytes, keep * z->chunk * 4);
     *seconds += 2 * bytes * m->gamma; /* velocity and residual: one more pass each */
   }
   if (z->half) {
-    if (!allreduce_time(m, algorithm, chain, 4, seconds, error, size)) return false;
+    if (!allreduce_time(m, a, 4, seconds, error, size)) return false;
     sent /= 2;
   }
-  return allreduce_time(m, algorithm, chain, sent, seconds, error, size);
+  return allreduce_time(m, a, sent, seconds, error, size);
 }
 
-bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm,
-                 int chain, const SwnCompression *compression, SwnScaling *out, char *error,
-                 size_t size) {
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, const SwnAllreduceSetting *a,
+                 const SwnCompression *compression, SwnScaling *out, char *error, size_t size) {
   double compute = p->forward + p->backward + p->update;
   *out = (SwnScaling){.iteration = compute, .compute = compute, .speedup = 1};
   if (m->nodes <= 1) return true;
   double comm_end = 0; /* the buckets' allreduces, in order, on one network port */
   for (int b = 0; b < p->nbuckets; b++) {
     double seconds;
-    if (!bucket_time(m, algorithm, chain, compression, p->bucket_bytes[b], &seconds, error, size))
-      return false;
+    if (!bucket_time(m, a, compression, p->bucket_bytes[b], &seconds, error, size)) return false;
     comm_end = fmax(comm_end, p->bucket_ready[b]) + seconds;
     out->communication += seconds;
   }

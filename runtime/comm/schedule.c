@@ -9,11 +9,19 @@
 const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "ring",
                                                               "hier", "shm",  "mpi"};
 
-int swn_allreduce_find(const char *name) {
-  for (int i = 0; i < SWN_ALLREDUCE_COUNT; i++)
-    if (!strcmp(name, swn_allreduce_names[i])) return i;
+const char *const swn_upper_names[SWN_UPPER_COUNT] = {"auto", "binomial", "ring", "chain"};
+
+static int find(const char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(name, names[i])) return i;
   return -1;
 }
+
+int swn_allreduce_find(const char *name) {
+  return find(swn_allreduce_names, SWN_ALLREDUCE_COUNT, name);
+}
+
+int swn_upper_find(const char *name) { return find(swn_upper_names, SWN_UPPER_COUNT, name); }
 
 SwnCommStep swn_step_none(void) { return (SwnCommStep){.send_to = -1, .recv_from = -1}; }
 

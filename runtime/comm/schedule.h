@@ -24,6 +24,21 @@ extern const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT]; /* "auto", "t
 /* The algorithm called `name`, or -1. */
 int swn_allreduce_find(const char *name);
 
+/* The hierarchical algorithm's upper level, among the chain heads (S-Caffe): a binomial tree
+ * (reduce to the first head, broadcast back: "chain-binomial"), a ring, or one more pipelined
+ * chain ("chain of chains"); auto: binomial below 64 KiB, where latency rules, ring above. */
+typedef enum {
+  SWN_UPPER_AUTO,
+  SWN_UPPER_BINOMIAL,
+  SWN_UPPER_RING,
+  SWN_UPPER_CHAIN,
+  SWN_UPPER_COUNT
+} SwnUpperLevel;
+
+extern const char *const swn_upper_names[SWN_UPPER_COUNT]; /* "auto", "binomial", ... */
+/* The upper level called `name`, or -1. */
+int swn_upper_find(const char *name);
+
 /* Which ranks share a supernode (a group), and how the topology-aware algorithm numbers them. */
 typedef enum { SWN_MAP_ROUND_ROBIN, SWN_MAP_CONTIGUOUS } SwnRankMap;
 
@@ -31,10 +46,14 @@ typedef struct SwnTopology {
   int size;         /* ranks */
   const int *group; /* group (supernode) of each rank, 0..ngroups-1 */
   int ngroups;
-  SwnRankMap map; /* virtual numbering for SWN_ALLREDUCE_TOPO */
-  int chain;      /* SWN_ALLREDUCE_HIER: ranks per chain (>= 1) */
-  int64_t chunk;  /* SWN_ALLREDUCE_HIER: floats per pipelined chunk (>= 1) */
+  SwnRankMap map;      /* virtual numbering for SWN_ALLREDUCE_TOPO */
+  int chain;           /* SWN_ALLREDUCE_HIER: ranks per chain (>= 1) */
+  int64_t chunk;       /* SWN_ALLREDUCE_HIER: floats per pipelined chunk (>= 1) */
+  SwnUpperLevel upper; /* SWN_ALLREDUCE_HIER: among the chain heads */
 } SwnTopology;
+
+/* The upper level `hier` runs among the heads for `count` floats (resolves auto). */
+SwnUpperLevel swn_upper_choice(const SwnTopology *t, int64_t count);
 
 /* The hierarchical chains' pipelined chunk, in floats (the runtime's and the simulator's). */
 enum { SWN_CHAIN_CHUNK_FLOATS = 65536 };

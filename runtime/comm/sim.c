@@ -121,8 +121,8 @@ static void count_traffic(const Sim *sim, bool per_step, SwnSimResult *res) {
     }
 }
 
-bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain,
-                  double bytes, bool per_step, SwnSimResult *res, char *error, size_t error_size) {
+bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double bytes, bool per_step,
+                  SwnSimResult *res, char *error, size_t error_size) {
   *res = (SwnSimResult){0};
   int p = m->nodes;
   int *group = grab(sizeof(int) * (size_t)p);
@@ -130,9 +130,10 @@ bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankM
   SwnTopology t = {.size = p,
                    .group = group,
                    .ngroups = (p + m->per_supernode - 1) / m->per_supernode,
-                   .map = map,
-                   .chain = chain > 0 ? chain : 8,
-                   .chunk = SWN_CHAIN_CHUNK_FLOATS};
+                   .map = a->map,
+                   .chain = a->chain > 0 ? a->chain : 8,
+                   .chunk = SWN_CHAIN_CHUNK_FLOATS,
+                   .upper = a->upper};
   Sim sim = {.m = m,
              .p = p,
              .s = grab(sizeof(SwnSchedule) * (size_t)p),
@@ -141,7 +142,7 @@ bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankM
              .start = grab(sizeof(double *) * (size_t)p)};
   int64_t count = (int64_t)(bytes / 4);
   for (int r = 0; r < p; r++) {
-    swn_schedule_build(algorithm, &t, r, count, &sim.s[r]);
+    swn_schedule_build(a->algorithm, &t, r, count, &sim.s[r]);
     sim.partner_step[r] = grab(sizeof(int) * (size_t)(sim.s[r].nsteps + 1));
     sim.sender_step[r] = grab(sizeof(int) * (size_t)(sim.s[r].nsteps + 1));
     sim.start[r] = grab(sizeof(double) * (size_t)(sim.s[r].nsteps + 1));

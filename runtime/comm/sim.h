@@ -23,11 +23,18 @@ typedef struct SwnSimResult {
   double *step_bytes, *step_cross; /* per step index, summed over ranks (NULL unless asked) */
 } SwnSimResult;
 
-/* Simulates summing `bytes` (floats) with `algorithm` over the machine, the algorithm numbering
- * ranks with `map`; hierarchical chains of `chain` ranks. Returns false (with a message in
+/* The algorithm simulated, as the runtime's options set it. */
+typedef struct SwnAllreduceSetting {
+  SwnAllreduceAlgorithm algorithm; /* topo, ring or hier */
+  SwnRankMap map;                  /* topo's numbering */
+  int chain;                       /* hier: ranks per chain (<= 0: 8) */
+  SwnUpperLevel upper;             /* hier: among the chain heads */
+} SwnAllreduceSetting;
+
+/* Simulates summing `bytes` (floats) with `a` over the machine. Returns false (with a message in
  * `error`) if the schedules deadlock, which a correct generator never does. */
-bool swn_simulate(const SwnMachine *m, SwnAllreduceAlgorithm algorithm, SwnRankMap map, int chain,
-                  double bytes, bool per_step, SwnSimResult *r, char *error, size_t error_size);
+bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double bytes, bool per_step,
+                  SwnSimResult *r, char *error, size_t error_size);
 void swn_sim_result_free(SwnSimResult *r);
 
 /* One training iteration as measured (the generated program's --comm-profile). */
@@ -61,8 +68,8 @@ typedef struct SwnScaling {
   double speedup;                                    /* nodes x single-node iteration / iteration */
 } SwnScaling;
 
-bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, SwnAllreduceAlgorithm algorithm,
-                 int chain, const SwnCompression *compression, SwnScaling *out, char *error,
+bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, const SwnAllreduceSetting *a,
+                 const SwnCompression *compression, SwnScaling *out, char *error,
                  size_t error_size);
 
 #endif

@@ -163,10 +163,13 @@ int main(int argc, char **argv) {
       if (k == 1)
         swn_comm_set_segments(&c, 999, 2); /* many segments per step, summed as they land */
       for (int a = SWN_ALLREDUCE_AUTO; a < SWN_ALLREDUCE_COUNT; a++)
-        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) {
-          check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], NULL);
-          if (swn_shared_pool(&c))
-            check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], swn_shared_pool(&c));
+        for (int u = 0; u < (a == SWN_ALLREDUCE_HIER ? SWN_UPPER_COUNT : 1); u++) {
+          swn_comm_set_hier_upper(&c, (SwnUpperLevel)u);
+          for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) {
+            check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], NULL);
+            if (swn_shared_pool(&c))
+              check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], swn_shared_pool(&c));
+          }
         }
       swn_comm_close(&c);
     }

@@ -19,14 +19,20 @@ static SwnMachine taihulight(int p, int q) {
                       .gamma = 1 / 10e9};
 }
 
-static SwnSimResult run(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map, int chain,
-                        double bytes) {
+static SwnSimResult run_upper(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map,
+                              int chain, SwnUpperLevel upper, double bytes) {
   SwnSimResult r;
   char error[200] = "";
-  bool ok = swn_simulate(m, a, map, chain, bytes, true, &r, error, sizeof error);
+  SwnAllreduceSetting setting = {.algorithm = a, .map = map, .chain = chain, .upper = upper};
+  bool ok = swn_simulate(m, &setting, bytes, true, &r, error, sizeof error);
   if (!ok) fprintf(stderr, "simulate p=%d %s: %s\n", m->nodes, swn_allreduce_names[a], error);
   CHECK(ok);
   return r;
+}
+
+static SwnSimResult run(const SwnMachine *m, SwnAllreduceAlgorithm a, SwnRankMap map, int chain,
+                        double bytes) {
+  return run_upper(m, a, map, chain, SWN_UPPER_AUTO, bytes);
 }
 
 static void halving_doubling_closed_forms(void) {
@@ -80,16 +86,53 @@ static void chain_closed_form(void) {
   swn_sim_result_free(&r);
 }
 
+/* hier's upper level among G = 4 chain heads, one chain of P = 3 per supernode: the chains'
+ * reduce and broadcast around either chain-binomial's log2(G) whole-vector times each way or
+ * the chain of chains' (n + G - 2) chunk times each way, every upper-level byte across
+ * supernodes. The phases follow each other: every head ends each phase at the same time. */
+static void upper_level_closed_forms(void) {
+  int G = 4, P = 3;
+  double chunk = 4.0 * SWN_CHAIN_CHUNK_FLOATS, chunks = 7, n = chunks * chunk;
+  SwnMachine m = taihulight(G * P, P);
+  double across = m.beta * m.oversubscription;
+  double lower = (chunks + P - 2) * (m.alpha + (m.beta + m.gamma) * chunk) +
+                 (chunks + P - 2) * (m.alpha + m.beta * chunk);
+  double binomial = 2 * (m.alpha + (across + m.gamma) * n) + 2 * (m.alpha + across * n);
+  double chains = (chunks + G - 2) * (m.alpha + (across + m.gamma) * chunk) +
+                  (chunks + G - 2) * (m.alpha + across * chunk);
+  SwnSimResult b = run_upper(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, SWN_UPPER_BINOMIAL, n);
+  SwnSimResult c = run_upper(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, SWN_UPPER_CHAIN, n);
+  CHECK(close_to(b.seconds, lower + binomial));
+  CHECK(close_to(c.seconds, lower + chains));
+  /* bytes across: the tree sends G - 1 vectors each way, the chain of chains too */
+  CHECK(close_to(b.cross_bytes, 2 * (G - 1) * n));
+  CHECK(close_to(c.cross_bytes, 2 * (G - 1) * n));
+  /* auto: binomial below 64 KiB, ring above */
+  SwnSimResult small_auto = run(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, 4096);
+  SwnSimResult small_tree =
+      run_upper(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, SWN_UPPER_BINOMIAL, 4096);
+  SwnSimResult large_ring =
+      run_upper(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, SWN_UPPER_RING, n);
+  SwnSimResult large_auto = run(&m, SWN_ALLREDUCE_HIER, SWN_MAP_CONTIGUOUS, P, n);
+  CHECK(small_auto.seconds == small_tree.seconds && large_auto.seconds == large_ring.seconds);
+  CHECK(large_ring.seconds != b.seconds && large_ring.seconds != c.seconds);
+  swn_sim_result_free(&b), swn_sim_result_free(&c), swn_sim_result_free(&small_auto);
+  swn_sim_result_free(&small_tree), swn_sim_result_free(&large_ring);
+  swn_sim_result_free(&large_auto);
+}
+
 static void every_algorithm_completes(void) {
   static const int sizes[] = {2, 3, 5, 6, 7, 12, 33, 1000};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
     for (int a = SWN_ALLREDUCE_TOPO; a <= SWN_ALLREDUCE_HIER; a++)
-      for (int q = 1; q <= 4; q *= 2) {
-        SwnMachine m = taihulight(sizes[i], q);
-        SwnSimResult r = run(&m, (SwnAllreduceAlgorithm)a, SWN_MAP_ROUND_ROBIN, 3, 4.0 * 100003);
-        CHECK(r.seconds > 0 && r.bytes > 0);
-        swn_sim_result_free(&r);
-      }
+      for (int q = 1; q <= 4; q *= 2)
+        for (int u = 0; u < (a == SWN_ALLREDUCE_HIER ? SWN_UPPER_COUNT : 1); u++) {
+          SwnMachine m = taihulight(sizes[i], q);
+          SwnSimResult r = run_upper(&m, (SwnAllreduceAlgorithm)a, SWN_MAP_ROUND_ROBIN, 3,
+                                     (SwnUpperLevel)u, 4.0 * 100003);
+          CHECK(r.seconds > 0 && r.bytes > 0);
+          swn_sim_result_free(&r);
+        }
 }
 
 static void prediction(void) {
@@ -120,15 +163,15 @@ static void prediction(void) {
 
   SwnScaling s;
   const SwnCompression dense = {.density = 1};
+  const SwnAllreduceSetting topo = {.algorithm = SWN_ALLREDUCE_TOPO, .map = SWN_MAP_ROUND_ROBIN};
   SwnMachine one = taihulight(1, 1), free_network = {.nodes = 64, .per_supernode = 64};
-  CHECK(swn_predict(&p, &one, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error) &&
-        s.speedup == 1);
-  CHECK(swn_predict(&p, &free_network, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &one, &topo, &dense, &s, error, sizeof error) && s.speedup == 1);
+  CHECK(swn_predict(&p, &free_network, &topo, &dense, &s, error, sizeof error));
   CHECK(close_to(s.speedup, 64) && s.exposed == 0);
   /* a slow network: bucket 0 from 0.01 for t0, bucket 1 from max(0.08, 0.01 + t0) for t1 */
   SwnMachine slow = {.nodes = 4, .per_supernode = 4, .alpha = 0, .beta = 1e-7};
   double t0 = 2 * 3.0 / 4 * 4e6 * 1e-7, t1 = 2 * 3.0 / 4 * 1e6 * 1e-7;
-  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &dense, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &slow, &topo, &dense, &s, error, sizeof error));
   double end = fmax(0.08, 0.01 + t0) + t1;
   CHECK(end > 0.1); /* longer than backward: exposed */
   CHECK(close_to(s.iteration, 0.05 + end + 0.01));
@@ -137,14 +180,14 @@ static void prediction(void) {
   /* fp16 on the same network: half the bytes (t / 2) after one float's allreduce (one float
    * cannot be halved: it goes whole through each of topo's 4 steps on 4 ranks) */
   const SwnCompression half = {.half = true, .density = 1};
-  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &half, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &slow, &topo, &half, &s, error, sizeof error));
   double max_abs = 4 * 4 * 1e-7;
   CHECK(close_to(s.communication, (t0 + t1) / 2 + 2 * max_abs));
   /* 10% of chunks of 500 floats: bucket 0 (4e6 bytes): 2000 chunks, 200 sent; bucket 1: 500,
    * 50 sent; each after its norms (4 bytes a chunk) and two passes at the summing rate */
   const SwnCompression sparse = {.density = 0.1, .chunk = 500};
   slow.gamma = 1e-9;
-  CHECK(swn_predict(&p, &slow, SWN_ALLREDUCE_TOPO, 0, &sparse, &s, error, sizeof error));
+  CHECK(swn_predict(&p, &slow, &topo, &sparse, &s, error, sizeof error));
   double per_byte = 2 * 3.0 / 4 * 1e-7; /* topo on 4 ranks, alpha 0: moved bytes x beta */
   double sums = 3.0 / 4 * 1e-9;         /* each rank sums 3/4 of the vector */
   double want =
@@ -157,6 +200,7 @@ int main(void) {
   halving_doubling_closed_forms();
   ring_closed_form();
   chain_closed_form();
+  upper_level_closed_forms();
   every_algorithm_completes();
   prediction();
   return check_report();
