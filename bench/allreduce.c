@@ -4,7 +4,9 @@
  * average latency (the slowest rank's), bus bandwidth 2 (p - 1) / p x bytes / time (what each
  * rank's link carries in a bandwidth-optimal allreduce), the same for MPI_Allreduce, the ratio.
  *   mpirun -np P bench/allreduce [--min-size B] [--max-size B] [--group-size N] [--chain N]
- *                                [--segment FLOATS] [--window N] */
+ *                                [--segment FLOATS] [--window N] [--write-costs FILE]
+ * --write-costs writes the measured times as the cost table a generated program's
+ * --comm-costs reads (runtime/comm/cost.h): auto then chooses from this run's measurements. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +50,36 @@ static void print_block(SwnAllreduceAlgorithm a, int size, int nsizes, const int
   }
 }
 
-static int64_t option(int argc, char **argv, const char *name, int64_t fallback) {
+static const char *text_option(int argc, char **argv, const char *name) {
   for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name)) return atoll(argv[i + 1]);
-  return fallback;
+    if (!strcmp(argv[i], name)) return argv[i + 1];
+  return NULL;
+}
+
+static int64_t option(int argc, char **argv, const char *name, int64_t fallback) {
+  const char *text = text_option(argc, argv, name);
+  return text ? atoll(text) : fallback;
+}
+
+/* The cost table of this run: every size, every algorithm measured. */
+static int write_costs(const char *path, const SwnComm *c, int nsizes, const int64_t *sizes,
+                       double (*best)[NALG]) {
+  SwnCostTable t = {.ranks = c->size, .groups = c->topo.ngroups};
+  int first = nsizes > SWN_COST_MAX_SIZES ? nsizes - SWN_COST_MAX_SIZES : 0;
+  for (int i = first; i < nsizes; i++) t.bytes[t.nsizes++] = (double)sizes[i];
+  for (int a = 0; a < NALG; a++) {
+    t.has[algorithms[a]] = algorithms[a] != SWN_ALLREDUCE_SHM || c->shared;
+    for (int i = first; i < nsizes; i++) t.seconds[algorithms[a]][i - first] = best[i][a];
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "allreduce: cannot write %s\n", path);
+    return 1;
+  }
+  swn_cost_write(&t, f);
+  fclose(f);
+  printf("\n# wrote the cost table %s (a program's --comm-costs)\n", path);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -75,7 +103,7 @@ int main(int argc, char **argv) {
   enum { MAX_SIZES = 32 };
   int64_t sizes[MAX_SIZES];
   double best[MAX_SIZES][NALG];
-  int nsizes = 0;
+  int nsizes = 0, status = 0;
   for (int64_t bytes = min_bytes; bytes <= max_bytes && nsizes < MAX_SIZES; bytes *= 4, nsizes++) {
     int64_t count = bytes / 4 > 0 ? bytes / 4 : 1;
     int iterations = iterations_for(bytes);
@@ -94,9 +122,11 @@ int main(int argc, char **argv) {
            "# baseline: MPI_Allreduce (%s), measured in alternation with each algorithm\n",
            c.size, c.topo.ngroups, c.topo.chain, (long long)c.segment, c.window, version);
     for (int a = 0; a < NALG; a++) print_block(algorithms[a], c.size, nsizes, sizes, best, a);
+    const char *costs = text_option(argc, argv, "--write-costs");
+    if (costs) status = write_costs(costs, &c, nsizes, sizes, best);
   }
   free(own);
   swn_comm_close(&c);
   MPI_Finalize();
-  return 0;
+  return status;
 }

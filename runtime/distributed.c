@@ -28,9 +28,10 @@ static void sum_job(SwnDistributed *d, int j) {
   d->busy += swn_now() - start;
 }
 
-/* Job j is ready: the thread takes it, or (not threaded) it waits for swn_distributed_wait. */
+/* Job j is ready: the thread takes it, or (not threaded) it waits for wait_job. */
 static void queue(SwnDistributed *d, int j, float *data, int64_t words) {
   d->job[j] = data, d->job_words[j] = words;
+  d->jobs++;
   if (!d->threaded) return;
   pthread_mutex_lock(&d->lock);
   d->queued = j + 1;
@@ -38,10 +39,25 @@ static void queue(SwnDistributed *d, int j, float *data, int64_t words) {
   pthread_mutex_unlock(&d->lock);
 }
 
+static void flush(SwnDistributed *d) {
+  queue(d, d->filling++, d->grads + d->open_offset, d->open_words);
+  d->open_words = 0;
+}
+
+/* Bucket `bucket` is complete: it joins the job being filled, which is queued once it holds
+ * merge_bytes, or the last bucket (a gap in the pool queues it first: jobs are spans). */
+static void gather(SwnDistributed *d, int bucket, int64_t offset, int64_t words) {
+  if (d->open_words && offset != d->open_offset + d->open_words) flush(d);
+  if (!d->open_words) d->open_offset = offset;
+  d->open_words += words;
+  d->job_of[bucket] = d->filling;
+  if (4.0 * (double)d->open_words >= d->merge_bytes || bucket == d->nbuckets - 1) flush(d);
+}
+
 static void wait_job(SwnDistributed *d, int j) {
   double start = swn_now();
   if (!d->threaded) {
-    sum_job(d, j); /* --no-overlap: in turn, when needed */
+    while (d->done <= j) sum_job(d, d->done++); /* --no-overlap: in turn, when needed */
   } else {
     pthread_mutex_lock(&d->lock);
     while (d->done <= j) pthread_cond_wait(&d->changed, &d->lock);
@@ -57,7 +73,7 @@ static void *communicate(void *arg) {
     while (!d->stop && d->done == d->queued) pthread_cond_wait(&d->changed, &d->lock);
     if (d->stop) break;
     int b = d->done;
-    d->began_in_backward += d->queued < d->nbuckets; /* backward has buckets still to hand over */
+    d->began_in_backward += d->handed < d->nbuckets; /* backward has buckets still to hand over */
     pthread_mutex_unlock(&d->lock);
     sum_job(d, b);
     pthread_mutex_lock(&d->lock);
@@ -77,22 +93,25 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
     return; /* other core groups still on it */
   if (!d || bucket >= d->nbuckets) return;
   d->words[bucket] = words, d->ready_at[bucket] = swn_now();
-  if (d->size > 1 && !d->easgd) queue(d, bucket, d->grads + offset, words);
+  if (d->size <= 1 || d->easgd) return;
+  if (d->threaded) pthread_mutex_lock(&d->lock);
+  d->handed = bucket + 1; /* read by the thread */
+  if (d->threaded) pthread_mutex_unlock(&d->lock);
+  gather(d, bucket, offset, words);
 }
 
 void swn_gradients_wait(SwnStep *s, int bucket) {
   SwnDistributed *d = s->dist;
-  if (d && d->size > 1 && !d->easgd) wait_job(d, bucket);
+  if (d && d->size > 1 && !d->easgd) wait_job(d, d->job_of[bucket]);
 }
 
 void swn_distributed_begin(SwnDistributed *d, int64_t epoch) {
   if (d->size <= 1) return;
   if (d->sparse) d->density = swn_sparse_density(d->chunks.density, d->chunks.warmup, epoch);
-  if (d->threaded) { /* every job of the last iteration was waited for: the thread is idle */
-    pthread_mutex_lock(&d->lock);
-    d->queued = d->done = 0;
-    pthread_mutex_unlock(&d->lock);
-  }
+  if (d->threaded) pthread_mutex_lock(&d->lock); /* the thread is idle: all was waited for */
+  d->queued = d->done = d->filling = d->handed = 0;
+  d->open_words = 0;
+  if (d->threaded) pthread_mutex_unlock(&d->lock);
   if (!d->easgd) return;
   memcpy(d->weight_sum, d->params, sizeof(float) * (size_t)d->param_words);
   queue(d, 0, d->weight_sum, d->param_words); /* overlaps forward and backward */
@@ -135,6 +154,36 @@ static void check_sparse(SwnDistributed *d, const SwnNetwork *net, const SwnOpti
                   o->sparse_density, o->sparse_warmup);
 }
 
+/* Probed sizes stop here (64 MiB): beyond, the last segment's alpha and beta extrapolate. */
+enum { PROBE_WORDS_MAX = 16 << 20 };
+
+/* auto: the cost table, read from --comm-costs or timed now on these ranks, picks each bucket's
+ * algorithm and the size compiled buckets merge to (cost.h). Before training: the gradient pool
+ * is summed in place, so it is zeroed first (zeros sum to zeros, at full speed). */
+static void choose_automatically(SwnDistributed *d, const SwnOptions *o) {
+  SwnCostTable t;
+  if (o->comm_costs) {
+    char error[512];
+    if (!swn_cost_read(o->comm_costs, &t, error, sizeof error)) swn_fatal("%s", error);
+    if (t.ranks != d->size || t.groups != d->comm.topo.ngroups)
+      swn_fatal("%s: measured on %d ranks in %d group%s, but this run has %d in %d: write it with "
+                "bench/allreduce --write-costs on the same ranks",
+                o->comm_costs, t.ranks, t.groups, t.groups == 1 ? "" : "s", d->size,
+                d->comm.topo.ngroups);
+  } else {
+    int64_t words = d->param_words < PROBE_WORDS_MAX ? d->param_words : PROBE_WORDS_MAX;
+    float *pool = swn_shared_pool(&d->comm);
+    float *buf = pool ? pool : swn_alloc(sizeof(float) * (size_t)words);
+    memset(buf, 0, sizeof(float) * (size_t)words);
+    swn_comm_probe(&d->comm, buf, words, &t);
+    if (!pool) free(buf);
+    d->measured = true;
+  }
+  swn_comm_set_costs(&d->comm, &t);
+  bool half = d->comm.half; /* the table's bytes are on the wire: a half is 2 of a float's 4 */
+  d->merge_bytes = swn_cost_threshold(&t, half || !d->comm.shared) * (half ? 2 : 1);
+}
+
 float swn_distributed_update_momentum(const SwnDistributed *d, float momentum) {
   return d->sparse ? 0 : momentum;
 }
@@ -149,6 +198,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->words = swn_alloc(sizeof(int64_t) * n);
   d->ready_at = swn_alloc(sizeof(double) * n);
   d->job = swn_alloc(sizeof(float *) * n), d->job_words = swn_alloc(sizeof(int64_t) * n);
+  d->job_of = swn_alloc(sizeof(int) * n);
   /* gradients: their mean over all images (a folded network's backward scaled them already) */
   d->job_scale = d->easgd || net->gradients_in_momentum ? 1.0f : 1.0f / (float)d->size;
   swn_comm_open(&d->comm, MPI_COMM_WORLD, (SwnAllreduceAlgorithm)o->allreduce, o->group_size,
@@ -163,6 +213,7 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
     swn_fatal("--scale-lr scales synchronous SGD's learning rate to the global batch of all "
               "ranks; EASGD's ranks each take their own steps");
   d->lr_scale = o->scale_lr ? (float)d->size : 1;
+  if (o->allreduce == SWN_ALLREDUCE_AUTO && d->size > 1) choose_automatically(d, o);
   if (d->easgd && d->size > 1) {
     d->weight_sum = swn_shared_pool(&d->comm);
     if (!d->weight_sum)
@@ -197,10 +248,46 @@ void swn_distributed_close(SwnDistributed *d) {
   }
   swn_comm_close(&d->comm);
   if (d->sparse) swn_sparse_close(&d->chunks);
-  free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->own_weight_sum);
+  free(d->words), free(d->ready_at), free(d->job), free(d->job_words), free(d->job_of);
+  free(d->own_weight_sum);
 }
 
-void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
+/* "1.5 MiB", "16 KiB", "100 B" */
+static void print_size(double bytes, FILE *f) {
+  if (bytes >= 1 << 20)
+    fprintf(f, "%.3g MiB", bytes / (1 << 20));
+  else if (bytes >= 1 << 10)
+    fprintf(f, "%.3g KiB", bytes / (1 << 10));
+  else
+    fprintf(f, "%.0f B", bytes);
+}
+
+/* " (measured at start-up: mpi below 16 KiB, shm from 16 KiB; buckets merged to 1 MiB or
+ * more)": each algorithm auto runs, from the bucket size where it starts, up to the gradient. */
+static void describe_auto(const SwnDistributed *d, const SwnOptions *o, FILE *f) {
+  const SwnComm *c = &d->comm;
+  if (!c->costs) return;
+  if (d->measured)
+    fprintf(f, " (measured at start-up: ");
+  else
+    fprintf(f, " (from %s: ", o->comm_costs);
+  SwnAllreduceAlgorithm last = swn_allreduce_choice(c, 1);
+  fprintf(f, "%s", swn_allreduce_names[last]);
+  bool first = true;
+  for (int64_t words = 2; words <= d->param_words; words *= 2) { /* the largest bucket */
+    SwnAllreduceAlgorithm a = swn_allreduce_choice(c, words);
+    if (a == last) continue;
+    if (first) fprintf(f, " below "), print_size(4.0 * (double)words, f);
+    fprintf(f, ", %s from ", swn_allreduce_names[a]);
+    print_size(4.0 * (double)words, f);
+    last = a, first = false;
+  }
+  fprintf(f, "; buckets merged to ");
+  print_size(d->merge_bytes, f);
+  fprintf(f, " or more)");
+}
+
+void swn_distributed_describe(const SwnDistributed *d, const SwnOptions *o, FILE *f) {
   if (d->size <= 1 || d->rank != 0) return;
   const SwnComm *c = &d->comm;
   fprintf(f, "distributed: %d ranks in %d group%s (", d->size, c->topo.ngroups,
@@ -211,13 +298,7 @@ void swn_distributed_describe(const SwnDistributed *d, FILE *f) {
     fprintf(f, "%s%d", g ? "+" : "", n);
   }
   fprintf(f, " ranks), allreduce %s", swn_allreduce_names[c->algorithm]);
-  if (c->algorithm == SWN_ALLREDUCE_AUTO) {
-    int64_t from = 1; /* where the small-message choice ends, in floats */
-    while (from < ((int64_t)1 << 40) && swn_allreduce_choice(c, from) == swn_allreduce_choice(c, 1))
-      from *= 2;
-    fprintf(f, " (%s below %lld KiB, %s above)", swn_allreduce_names[swn_allreduce_choice(c, 1)],
-            (long long)(from * 4 >> 10), swn_allreduce_names[swn_allreduce_choice(c, from)]);
-  }
+  if (c->algorithm == SWN_ALLREDUCE_AUTO) describe_auto(d, o, f);
   if (c->algorithm == SWN_ALLREDUCE_HIER)
     fprintf(f, ", chains of %d, heads: %s", c->topo.chain, swn_upper_names[c->topo.upper]);
   if (d->easgd)
@@ -249,9 +330,10 @@ void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double 
     fprintf(f, "the rest overlapped forward and backward");
   else if (d->threaded)
     fprintf(f,
-            "the rest overlapped backward; %.1f of %d bucket sums per iteration began "
+            "the rest overlapped backward; %.1f of %.1f sums per iteration began "
             "while backward ran",
-            (double)d->began_in_backward / (double)iterations, d->nbuckets);
+            (double)d->began_in_backward / (double)iterations,
+            (double)d->jobs / (double)iterations);
   else
     fprintf(f, "not overlapped");
   fprintf(f, "); %.2f MB sent per iteration by rank 0 (%s",

@@ -23,13 +23,21 @@ typedef struct SwnDistributed {
   double *ready_at; /* when each bucket became ready (swn_now) */
   float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
   int64_t *job_words;
+  int *job_of;        /* the job that sums each bucket, this iteration */
+  double merge_bytes; /* buckets merge into jobs of at least this (auto's threshold; 0: none) */
+  int64_t open_offset, open_words; /* the job being filled: a span of the gradient pool */
+  int filling;                     /* its index: the jobs queued before it */
+  int handed;                      /* buckets backward has handed over, as last queued */
+  int64_t jobs;                    /* queued since open */
+  bool measured;   /* auto's cost table came from the start-up probe (else a file) */
   float job_scale; /* times each sum: 1 / ranks for gradients (their mean) */
   float lr_scale;  /* --scale-lr: the number of ranks, else 1 */
   bool sparse;     /* --sparse: only the largest chunks are sent (comm/sparse.h) */
   SwnSparse chunks;
   float density;             /* this iteration's, after warm-up */
   int queued, done;          /* jobs handed to the thread / summed, this iteration */
-  int64_t began_in_backward; /* jobs the thread started before backward handed over the last */
+  int64_t began_in_backward; /* jobs the thread started before backward handed over the last
+                                bucket */
   bool stop;
   double busy, waited; /* seconds summing / update waiting, since the last reset */
   pthread_t thread;
@@ -55,7 +63,7 @@ float swn_distributed_update_momentum(const SwnDistributed *d, float momentum);
 void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float rho);
 void swn_distributed_close(SwnDistributed *d);
 /* Prints the set-up once (rank 0). */
-void swn_distributed_describe(const SwnDistributed *d, FILE *f);
+void swn_distributed_describe(const SwnDistributed *d, const SwnOptions *o, FILE *f);
 
 /* Rank 0 prints the time spent summing gradients and how much of it the update waited for. */
 void swn_distributed_report(const SwnDistributed *d, int64_t iterations, double seconds, FILE *f);

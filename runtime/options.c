@@ -93,6 +93,8 @@ static void usage(const SwnNetwork *net) {
       "                         compiled with --no-fold-gradients)\n"
       "  --sparse-chunk N       gradients per chunk (default 4096)\n"
       "  --sparse-warmup E      epochs of warm-up, the density falling from 1 to D (default 1)\n"
+      "  --comm-costs FILE      auto chooses from this cost table (bench/allreduce\n"
+      "                         --write-costs) instead of timing the algorithms at start-up\n"
       "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
       "                         the first iteration) for swnc-sim's scaling prediction\n"
       "  -h, --help             this help\n",
@@ -168,7 +170,8 @@ enum {
   O_SPARSE,
   O_SPARSE_CHUNK,
   O_SPARSE_WARMUP,
-  O_COMM_PROFILE
+  O_COMM_PROFILE,
+  O_COMM_COSTS
 };
 
 static int ranks(const char *where, const char *text) {
@@ -236,6 +239,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"sparse-chunk", required_argument, 0, O_SPARSE_CHUNK},
       {"sparse-warmup", required_argument, 0, O_SPARSE_WARMUP},
       {"comm-profile", required_argument, 0, O_COMM_PROFILE},
+      {"comm-costs", required_argument, 0, O_COMM_COSTS},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
@@ -306,6 +310,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_SPARSE_CHUNK: o->sparse_chunk = number("--sparse-chunk", optarg, 1); break;
     case O_SPARSE_WARMUP: o->sparse_warmup = number("--sparse-warmup", optarg, 0); break;
     case O_COMM_PROFILE: o->comm_profile = optarg; break;
+    case O_COMM_COSTS: o->comm_costs = optarg; break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);
       exit(0);

@@ -69,6 +69,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--group-size", o->group_size},
                   {"--chain", o->chain},
                   {"--hier-upper", o->hier_upper},
+                  {"--comm-costs", o->comm_costs != NULL},
                   {"--no-overlap", !o->overlap},
                   {"--comm-precision", o->comm_fp16},
                   {"--scale-lr", o->scale_lr},

@@ -212,7 +212,7 @@ static int train(Trainer *t, int64_t start) {
            t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks),
            (long long)per_epoch, (long long)t->train.count, (long long)t->test.count,
            parallelism(t), t->ranks > 1 ? " per rank" : "");
-  swn_distributed_describe(&t->dist, stdout);
+  swn_distributed_describe(&t->dist, &t->o, stdout);
   SwnBatchPlan plan = {.train = true,
                        .batch = (int)o->batch,
                        .rank = t->rank,
@@ -316,13 +316,13 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
   /* a test set smaller than a test batch needs no room for more (--stats predicts the same) */
   if (t.test.count > 0 && t.test.count < t.o.test_batch) t.o.test_batch = t.test.count;
+  int64_t counts[2] = {t.train.count, t.test.count};
+  swn_ranks_check_same(net, &t.o, counts, 2); /* before any collective that depends on them */
   swn_distributed_open(&t.dist, net, &t.o);
   allocate(&t);
   swn_distributed_attach(&t.dist, t.step.params, t.step.grads);
   check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
-  int64_t counts[2] = {t.train.count, t.test.count};
-  swn_ranks_check_same(net, &t.o, counts, 2);
   int64_t start = initial_weights(&t);
   if (!t.o.eval_only)
     t.workers = swn_workers_open(net, &t.step, t.o.core_groups, t.o.batch, t.o.autotune);

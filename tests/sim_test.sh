@@ -28,6 +28,11 @@ d=$(awk '!/^#/ { print $3 }' dense.txt) h=$(awk '!/^#/ { print $3 }' half.txt) s
 awk -v d="$d" -v h="$h" -v s="$s" 'BEGIN { exit !(h < 0.6 * d && h > 0.4 * d && s < 0.2 * d) }' && pass ||
   fail "allreduce ms dense $d, fp16 $h, sparse 1% $s"
 grep -q "allreduce topo (round-robin), fp32, sparse 1% of chunks of 1024" sparse.txt && pass || fail "sparse header: $(head -1 sparse.txt)"
+# auto: the runtime's rule on the simulated costs (merged jobs, the algorithm of the largest).
+"$sim" --profile lenet.prof --algorithm auto --nodes 1..64 > auto.txt || fail "swnc-sim --algorithm auto failed"
+awk '!/^#/ && $1 > 1 { if (!($8 >= 1 && $8 <= 3 && $9 >= 1024) || $10 !~ /^(topo|ring|hier)$/) bad = 1; n++ }
+  END { exit bad || n != 6 }' auto.txt && pass || fail "auto: $(cat auto.txt)"
+expect_error "auto of a message" "auto chooses per gradient bucket: give --profile" "$sim" --bytes 4 --algorithm auto
 expect_error "sparse of a message" "give --profile" "$sim" --bytes 4 --sparse 0.1
 expect_error "density above 1" "--sparse needs a fraction in (0, 1], not '2'" "$sim" --profile lenet.prof --sparse 2
 
@@ -54,6 +59,6 @@ expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profil
 expect_error "missing profile" "cannot open the profile" "$sim" --profile missing.prof
 expect_error "no mode" "give one of --bytes and --profile" "$sim"
 expect_error "bad nodes" "--nodes takes A..B" "$sim" --bytes 4 --nodes 8..2
-expect_error "bad algorithm" "--algorithm must be topo, ring or hier, not 'mpi'" "$sim" --bytes 4 --algorithm mpi
+expect_error "bad algorithm" "--algorithm must be topo, ring, hier or auto, not 'mpi'" "$sim" --bytes 4 --algorithm mpi
 expect_error "bad number" "--alpha needs a positive number" "$sim" --bytes 4 --alpha -1
 finish

@@ -37,7 +37,9 @@ static void usage(FILE *f) {
       "  --sparse D             send the top fraction D of each bucket's chunks (e.g. 0.01)\n"
       "  --sparse-chunk N       floats per chunk (default 4096)\n"
       "  --nodes A..B           node counts, powers of two from A to B (default 1..1024)\n"
-      "  --algorithm ALG        topo (default), ring or hier\n"
+      "  --algorithm ALG        topo (default), ring, hier, or auto (--profile: the runtime's\n"
+      "                         rule on the simulated costs of the three: buckets merged to\n"
+      "                         their n_1/2, each by the algorithm predicted fastest)\n"
       "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
       "contiguous\n"
       "  --chain N              ranks per chain for hier (default 8)\n"
@@ -151,8 +153,9 @@ static void parse(int argc, char **argv, Options *o) {
       o->allreduce.algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
       if (o->allreduce.algorithm != SWN_ALLREDUCE_TOPO &&
           o->allreduce.algorithm != SWN_ALLREDUCE_RING &&
-          o->allreduce.algorithm != SWN_ALLREDUCE_HIER)
-        die("--algorithm must be topo, ring or hier, not '%s'", optarg);
+          o->allreduce.algorithm != SWN_ALLREDUCE_HIER &&
+          o->allreduce.algorithm != SWN_ALLREDUCE_AUTO)
+        die("--algorithm must be topo, ring, hier or auto, not '%s'", optarg);
       break;
     case MAPPING:
       if (!strcmp(optarg, "round-robin"))
@@ -184,6 +187,8 @@ static void parse(int argc, char **argv, Options *o) {
   if (!o->bytes == !o->profile) die("%s", "give one of --bytes and --profile");
   if (o->bytes && (o->compression.half || o->compression.density < 1))
     die("%s", "--comm-precision and --sparse model training iterations: give --profile");
+  if (o->bytes && o->allreduce.algorithm == SWN_ALLREDUCE_AUTO)
+    die("%s", "auto chooses per gradient bucket: give --profile");
 }
 
 static void print_steps(const SwnSimResult *r) {
@@ -249,8 +254,10 @@ static int training(const Options *o) {
   printf(", %s", z->half ? "fp16" : "fp32");
   if (z->density < 1) printf(", sparse %g%% of chunks of %.0f", 100 * z->density, z->chunk);
   printf("\n");
-  printf("# %-8s %14s %14s %14s %10s %10s %12s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
-         "Exposed(ms)", "Comm(%)", "Speedup", "Efficiency(%)");
+  bool automatic = o->allreduce.algorithm == SWN_ALLREDUCE_AUTO;
+  printf("# %-8s %14s %14s %14s %10s %10s %12s%s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
+         "Exposed(ms)", "Comm(%)", "Speedup", "Efficiency(%)",
+         automatic ? "  Jobs  Merged-to(B)  Largest-by" : "");
   int status = 0;
   for (int p = o->min_nodes; p <= o->max_nodes && !status; p *= 2) {
     SwnMachine m = o->machine;
@@ -261,9 +268,12 @@ static int training(const Options *o) {
       status = 1;
       break;
     }
-    printf("%-10d %14.2f %14.2f %14.2f %10.1f %10.1f %12.1f\n", p, s.iteration * 1e3,
+    printf("%-10d %14.2f %14.2f %14.2f %10.1f %10.1f %12.1f", p, s.iteration * 1e3,
            s.communication * 1e3, s.exposed * 1e3, 100 * s.exposed / s.iteration, s.speedup,
            100 * s.speedup / p);
+    if (automatic && p > 1)
+      printf(" %5d %13.0f  %s", s.jobs, s.threshold, swn_allreduce_names[s.largest]);
+    printf("\n");
   }
   swn_profile_release(&prof);
   return status;

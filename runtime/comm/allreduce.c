@@ -12,7 +12,6 @@
 /* Segments of 1 MiB, 2 received ahead: bench/allreduce on 2 and 4 ranks here (128 KiB segments
  * lost 10-20% at 1-4 MiB to per-message costs; more ahead gained nothing). */
 enum { DEFAULT_CHAIN = 8, SEGMENT_FLOATS = 262144, WINDOW = 2 };
-enum { AUTO_MPI_BELOW = 64 << 10, AUTO_SHM_FROM_2 = 16 << 10, AUTO_SHM_FROM = 1 << 10 }; /* bytes */
 
 /* Group ids 0..n-1 from each rank's "colour" (the lowest rank of its node, or r / size). */
 static int number_groups(int size, const int *colour, int *group) {
@@ -83,24 +82,21 @@ void swn_comm_close(SwnComm *c) {
   if (c->half) MPI_Op_free(&c->half_sum);
   free(c->halves);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
-  free(c->group), free(c->scratch);
+  free(c->group), free(c->scratch), free(c->costs);
   swn_schedule_free(&c->schedule);
   swn_requests_free(c->requests);
   *c = (SwnComm){.comm = MPI_COMM_NULL};
 }
 
-/* The auto rule (docs/runtime.md; measured by bench/allreduce): on one machine, the shared-memory
- * sums from where they beat MPI_Allreduce's small-message code (16 KiB at 2 ranks, 1 KiB at 4
- * and 8; 1.3-4x from there on). Across machines, below 64 KiB latency rules and MPI_Allreduce
- * wins (about 2x); above, recursive halving/doubling, which moves the same bytes as a ring in
- * 2 log p instead of 2 (p - 1) steps and keeps the big steps inside groups. */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count) {
   if (c->algorithm != SWN_ALLREDUCE_AUTO) return c->algorithm;
-  if (c->shared && !c->half)
-    return count * 4 >= (c->size == 2 ? AUTO_SHM_FROM_2 : AUTO_SHM_FROM) ? SWN_ALLREDUCE_SHM
-                                                                         : SWN_ALLREDUCE_MPI;
-  if (count * 4 < AUTO_MPI_BELOW) return SWN_ALLREDUCE_MPI;
-  return SWN_ALLREDUCE_TOPO;
+  if (!c->costs) return SWN_ALLREDUCE_MPI; /* nothing measured: the baseline */
+  return swn_cost_choice(c->costs, (double)count * (c->half ? 2 : 4), c->half || !c->shared);
+}
+
+void swn_comm_set_costs(SwnComm *c, const SwnCostTable *t) {
+  if (!c->costs) c->costs = swn_alloc(sizeof *c->costs);
+  *c->costs = *t;
 }
 
 void swn_comm_set_half(SwnComm *c, bool half) {

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "cost.h"
 #include "schedule.h"
 
 typedef struct SwnComm {
@@ -12,7 +13,8 @@ typedef struct SwnComm {
   int rank, size;
   int *group; /* group (supernode) of each rank */
   SwnTopology topo;
-  SwnAllreduceAlgorithm algorithm; /* may be AUTO: chosen per call */
+  SwnAllreduceAlgorithm algorithm; /* may be AUTO: chosen per call from `costs` */
+  SwnCostTable *costs;             /* what each algorithm costs here (cost.h), or NULL */
   int64_t segment;                 /* floats per message segment (pipelining inside a step) */
   int window;                      /* segments received ahead */
   float *scratch;                  /* window x segment floats */
@@ -49,8 +51,15 @@ void swn_comm_set_hier_upper(SwnComm *c, SwnUpperLevel upper);
  * shm algorithm sends no messages and is not used. */
 void swn_comm_set_half(SwnComm *c, bool half);
 
-/* What `auto` runs for `count` floats (documented rule). */
+/* What `auto` runs for `count` floats: the algorithm the cost table predicts fastest for the
+ * bytes sent (halves with fp16, which leaves out shm); MPI_Allreduce without a table. */
 SwnAllreduceAlgorithm swn_allreduce_choice(const SwnComm *c, int64_t count);
+
+/* Times every candidate on `buf` (`words` floats, summed in place: zeros are safe) at the cost
+ * ladder's sizes up to `words`, fills `t` identically on every rank (probe.c). Collective. */
+void swn_comm_probe(SwnComm *c, float *buf, int64_t words, SwnCostTable *t);
+/* The table `auto` reads from now on (copied). */
+void swn_comm_set_costs(SwnComm *c, const SwnCostTable *t);
 
 /* Sums buf[0..count) over all ranks, in place. `algorithm` AUTO uses the comm's setting. */
 void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm);

@@ -109,21 +109,76 @@ static bool bucket_time(const SwnMachine *m, const SwnAllreduceSetting *a, const
   return allreduce_time(m, a, sent, seconds, error, size);
 }
 
+bool swn_cost_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double largest,
+                       SwnCostTable *t, char *error, size_t size) {
+  *t = (SwnCostTable){.ranks = m->nodes,
+                      .groups = (m->nodes + m->per_supernode - 1) / m->per_supernode};
+  swn_cost_ladder(t, largest);
+  for (int alg = SWN_ALLREDUCE_TOPO; alg <= SWN_ALLREDUCE_HIER; alg++) {
+    SwnAllreduceSetting one = *a;
+    one.algorithm = (SwnAllreduceAlgorithm)alg;
+    t->has[alg] = true;
+    for (int i = 0; i < t->nsizes; i++) {
+      t->seconds[alg][i] = 0;
+      if (!allreduce_time(m, &one, t->bytes[i], &t->seconds[alg][i], error, size)) return false;
+    }
+  }
+  return true;
+}
+
+/* The jobs of an iteration: merged buckets (auto) or one per bucket, each with its algorithm. */
+typedef struct Jobs {
+  int n;
+  double *bytes, *ready;
+  SwnAllreduceAlgorithm *algorithm;
+} Jobs;
+
+static bool plan_jobs(const SwnIterationProfile *p, const SwnMachine *m,
+                      const SwnAllreduceSetting *a, const SwnCompression *z, Jobs *j,
+                      SwnScaling *out, char *error, size_t size) {
+  size_t n = (size_t)p->nbuckets + 1;
+  int *job_of = swn_alloc(sizeof(int) * n);
+  j->bytes = swn_alloc(sizeof(double) * n), j->ready = swn_alloc(sizeof(double) * n);
+  j->algorithm = swn_alloc(sizeof(SwnAllreduceAlgorithm) * n);
+  SwnCostTable t;
+  bool ok = true, automatic = a->algorithm == SWN_ALLREDUCE_AUTO;
+  double largest = 0, wire = z->half ? 2 : 4; /* bytes per float sent */
+  for (int b = 0; b < p->nbuckets; b++) largest += p->bucket_bytes[b];
+  if (automatic) {
+    ok = swn_cost_simulate(m, a, fmax(largest / 4 * wire, 1), &t, error, size);
+    out->threshold = ok ? swn_cost_threshold(&t, true) * 4 / wire : 0;
+  }
+  j->n = ok ? swn_merge_buckets(p->bucket_bytes, p->nbuckets, out->threshold, job_of) : 0;
+  for (int b = 0; b < p->nbuckets && ok; b++)
+    j->bytes[job_of[b]] += p->bucket_bytes[b], j->ready[job_of[b]] = p->bucket_ready[b];
+  for (int k = 0; k < j->n; k++)
+    j->algorithm[k] = automatic ? swn_cost_choice(&t, j->bytes[k] / 4 * wire, true) : a->algorithm;
+  free(job_of);
+  return ok;
+}
+
 bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, const SwnAllreduceSetting *a,
                  const SwnCompression *compression, SwnScaling *out, char *error, size_t size) {
   double compute = p->forward + p->backward + p->update;
   *out = (SwnScaling){.iteration = compute, .compute = compute, .speedup = 1};
   if (m->nodes <= 1) return true;
-  double comm_end = 0; /* the buckets' allreduces, in order, on one network port */
-  for (int b = 0; b < p->nbuckets; b++) {
+  Jobs j = {0};
+  bool ok = plan_jobs(p, m, a, compression, &j, out, error, size);
+  double comm_end = 0, biggest = -1; /* the jobs' allreduces, in order, on one network port */
+  for (int k = 0; k < j.n && ok; k++) {
     double seconds;
-    if (!bucket_time(m, a, compression, p->bucket_bytes[b], &seconds, error, size)) return false;
-    comm_end = fmax(comm_end, p->bucket_ready[b]) + seconds;
+    SwnAllreduceSetting one = *a;
+    one.algorithm = j.algorithm[k];
+    ok = bucket_time(m, &one, compression, j.bytes[k], &seconds, error, size);
+    comm_end = fmax(comm_end, j.ready[k]) + seconds;
     out->communication += seconds;
+    if (j.bytes[k] > biggest) biggest = j.bytes[k], out->largest = j.algorithm[k];
   }
+  out->jobs = j.n;
+  free(j.bytes), free(j.ready), free(j.algorithm);
   double backward_end = fmax(p->backward, comm_end);
   out->iteration = p->forward + backward_end + p->update;
   out->exposed = backward_end - p->backward;
   out->speedup = m->nodes * compute / out->iteration;
-  return true;
+  return ok;
 }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "cost.h"
 #include "schedule.h"
 
 /* p nodes, node r in supernode r / q. A message of n bytes costs alpha + beta n, beta = beta1
@@ -25,7 +26,7 @@ typedef struct SwnSimResult {
 
 /* The algorithm simulated, as the runtime's options set it. */
 typedef struct SwnAllreduceSetting {
-  SwnAllreduceAlgorithm algorithm; /* topo, ring or hier */
+  SwnAllreduceAlgorithm algorithm; /* topo, ring, hier, or auto (swn_predict) */
   SwnRankMap map;                  /* topo's numbering */
   int chain;                       /* hier: ranks per chain (<= 0: 8) */
   SwnUpperLevel upper;             /* hier: among the chain heads */
@@ -61,11 +62,21 @@ typedef struct SwnCompression {
   double chunk; /* floats */
 } SwnCompression;
 
+/* The cost table of topo, ring and hier on `m` (a's map, chain and upper level), simulated at
+ * the ladder's sizes up to `largest` bytes: what the runtime's start-up probe measures. */
+bool swn_cost_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double largest,
+                       SwnCostTable *t, char *error, size_t error_size);
+
 /* Predicted iteration on `m`: buckets allreduced in order, each from when it is ready and the
- * previous one is done; update after backward and the last bucket. */
+ * previous one is done; update after backward and the last bucket. Algorithm auto runs the
+ * runtime's rule on the simulated cost table: buckets merged to its threshold, each job by the
+ * algorithm it predicts fastest. */
 typedef struct SwnScaling {
   double iteration, compute, communication, exposed; /* seconds */
   double speedup;                                    /* nodes x single-node iteration / iteration */
+  int jobs;                      /* allreduces per iteration (auto merges buckets) */
+  double threshold;              /* auto: the bytes buckets merged to */
+  SwnAllreduceAlgorithm largest; /* auto: the algorithm of the largest job */
 } SwnScaling;
 
 bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, const SwnAllreduceSetting *a,

@@ -137,6 +137,32 @@ static void check_sparse(float momentum, float density) {
   swn_comm_close(&c);
 }
 
+/* The start-up probe: every rank holds the same table (the slowest rank's times), every
+ * candidate measured at every size, and auto's choices from it still sum exactly. */
+static void check_probe(void) {
+  SwnComm c;
+  swn_comm_open(&c, MPI_COMM_WORLD, SWN_ALLREDUCE_AUTO, 0, 0, MAX_COUNT + 2 * PAD);
+  float *buf = calloc(MAX_COUNT, sizeof(float));
+  SwnCostTable t, lowest;
+  swn_comm_probe(&c, buf, MAX_COUNT, &t);
+  free(buf);
+  CHECK(t.ranks == c.size && t.nsizes > 1 && t.bytes[t.nsizes - 1] == 4.0 * MAX_COUNT);
+  for (int a = SWN_ALLREDUCE_TOPO; a < SWN_ALLREDUCE_COUNT; a++)
+    for (int i = 0; i < t.nsizes; i++)
+      CHECK(t.has[a] == (a != SWN_ALLREDUCE_SHM || c.shared != NULL) &&
+            (!t.has[a] || (t.seconds[a][i] > 0 && t.seconds[a][i] < 1)));
+  MPI_Allreduce(t.seconds, lowest.seconds, (int)(sizeof t.seconds / sizeof(double)), MPI_DOUBLE,
+                MPI_MIN, MPI_COMM_WORLD);
+  CHECK(!memcmp(t.seconds, lowest.seconds, sizeof t.seconds));
+  swn_comm_set_costs(&c, &t);
+  static const int64_t counts[] = {1, 1000, 65537, MAX_COUNT};
+  for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) {
+    check_sum(&c, SWN_ALLREDUCE_AUTO, counts[n], NULL);
+    if (swn_shared_pool(&c)) check_sum(&c, SWN_ALLREDUCE_AUTO, counts[n], swn_shared_pool(&c));
+  }
+  swn_comm_close(&c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int size;
@@ -144,6 +170,7 @@ int main(int argc, char **argv) {
   int rank0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank0);
   if (rank0 == 0) check_half_conversions();
+  if (size > 1) check_probe();
   check_sparse(0, 0.1f);
   check_sparse(0.5f, 0.25f);
   check_sparse(0.5f, 1);
