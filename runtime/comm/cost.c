@@ -144,8 +144,9 @@ bool swn_cost_read(const char *path, SwnCostTable *t, char *error, size_t size) 
   }
   fclose(f);
   if (!ok)
-    return fail(error, size, path, n,
-                "not a line of an allreduce cost table (bench/allreduce --write-costs writes them)");
+    return fail(
+        error, size, path, n,
+        "not a line of an allreduce cost table (bench/allreduce --write-costs writes them)");
   bool any = false;
   for (int a = 0; a < SWN_ALLREDUCE_COUNT; a++) any |= t->has[a];
   if (!t->ranks || !t->groups || !any)

@@ -46,8 +46,7 @@ void swn_comm_probe(SwnComm *c, float *buf, int64_t words, SwnCostTable *t) {
     for (int round = 0; round < ROUNDS; round++)
       for (int a = 0; a < SWN_ALLREDUCE_COUNT; a++)
         if (t->has[a]) {
-          double s = best_of_calls(c, (SwnAllreduceAlgorithm)a, buf, count,
-                                   calls_for(t->bytes[i]));
+          double s = best_of_calls(c, (SwnAllreduceAlgorithm)a, buf, count, calls_for(t->bytes[i]));
           t->seconds[a][i] = s < t->seconds[a][i] ? s : t->seconds[a][i];
         }
   }

@@ -32,9 +32,9 @@ static void ladder(void) {
 
 static void rule(void) {
   SwnCostTable t = known();
-  CHECK(close_to(swn_cost_time(&t, SWN_ALLREDUCE_MPI, 3000), 1e-6 + 3e-6));     /* between */
+  CHECK(close_to(swn_cost_time(&t, SWN_ALLREDUCE_MPI, 3000), 1e-6 + 3e-6));            /* between */
   CHECK(close_to(swn_cost_time(&t, SWN_ALLREDUCE_SHM, 1 << 24), 1e-5 + 1.6777216e-3)); /* beyond */
-  CHECK(swn_cost_time(&t, SWN_ALLREDUCE_MPI, 10) == t.seconds[SWN_ALLREDUCE_MPI][0]); /* below */
+  CHECK(swn_cost_time(&t, SWN_ALLREDUCE_MPI, 10) == t.seconds[SWN_ALLREDUCE_MPI][0]);  /* below */
   CHECK(swn_cost_choice(&t, 9000, false) == SWN_ALLREDUCE_MPI);
   CHECK(swn_cost_choice(&t, 11000, false) == SWN_ALLREDUCE_SHM);
   CHECK(swn_cost_choice(&t, 1 << 20, true) == SWN_ALLREDUCE_MPI); /* fp16: messages only */
@@ -99,8 +99,12 @@ static void text_form(void) {
 /* swnc-sim's table: each entry is the simulated time, and auto's prediction merges buckets to
  * the table's threshold and sends each job by the algorithm the table picks. */
 static void simulated(void) {
-  SwnMachine m = {.nodes = 8, .per_supernode = 4, .alpha = 1e-5, .beta = 1e-9,
-                  .oversubscription = 4, .gamma = 1e-10};
+  SwnMachine m = {.nodes = 8,
+                  .per_supernode = 4,
+                  .alpha = 1e-5,
+                  .beta = 1e-9,
+                  .oversubscription = 4,
+                  .gamma = 1e-10};
   SwnAllreduceSetting a = {.algorithm = SWN_ALLREDUCE_AUTO, .map = SWN_MAP_ROUND_ROBIN, .chain = 2};
   SwnCostTable t;
   char error[256];
@@ -112,8 +116,8 @@ static void simulated(void) {
   CHECK(r.seconds == t.seconds[SWN_ALLREDUCE_RING][3] && !t.has[SWN_ALLREDUCE_MPI]);
   swn_sim_result_free(&r);
   double bytes[] = {4096, 4096, 4096, 1 << 22}, ready[] = {0, 0.001, 0.002, 0.003};
-  SwnIterationProfile p = {.batch = 1, .backward = 0.01, .nbuckets = 4, .bucket_bytes = bytes,
-                           .bucket_ready = ready};
+  SwnIterationProfile p = {
+      .batch = 1, .backward = 0.01, .nbuckets = 4, .bucket_bytes = bytes, .bucket_ready = ready};
   SwnScaling s;
   const SwnCompression dense = {.density = 1};
   CHECK(swn_predict(&p, &m, &a, &dense, &s, error, sizeof error));
