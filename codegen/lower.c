@@ -634,6 +634,25 @@ static void lower_workspace(Ctx *c, int i) {
     arg_kind(c, begin(c, &c->out->workspace, "swk_conv_direct_workspace", i), ARG_STRUCT);
 }
 
+/* Before op i's training forward: swn_parameters_wait for each gradient bucket holding one of
+ * its parameters that no earlier op waited for. A reduce-to-root schedule broadcasts the weights
+ * in those spans while forward runs (docs/runtime.md, "Reduce to root"); otherwise the call
+ * returns at once. */
+static void lower_parameter_waits(Ctx *c, int i, bool *waited) {
+  const Op *op = &c->m->graph.ops.data[i];
+  const Fusion *f = &c->m->fusion;
+  for (int p = 0; p < op->params.len; p++) {
+    int64_t at = op->params.data[p].offset;
+    for (int b = 0; b < f->buckets.len; b++) {
+      const Bucket *bk = &f->buckets.data[b];
+      if (waited[b] || at < bk->offset || at >= bk->offset + bk->words) continue;
+      waited[b] = true;
+      Call *w = begin(c, &c->out->forward, "swn_parameters_wait", i);
+      arg_kind(c, w, ARG_STEP), arg_int(c, w, b);
+    }
+  }
+}
+
 /* Where backward completes a gradient bucket: the runtime may start its allreduce there. */
 static void lower_bucket_marks(Ctx *c, int step) {
   const Fusion *f = &c->m->fusion;
@@ -910,8 +929,11 @@ bool lower_module(const Module *m, const char *source, Arena *a, Lowered *out) {
   for (int i = 0; i < m->schedule.forward.len; i++)
     lower_forward(&c, &out->evaluate, m->schedule.forward.data[i]);
   c.step = STEP_TRAIN;
-  for (int i = 0; i < m->schedule.forward.len; i++)
+  bool *waited = arena_alloc(a, sizeof(bool) * (size_t)(m->fusion.buckets.len + 1));
+  for (int i = 0; i < m->schedule.forward.len; i++) {
+    lower_parameter_waits(&c, m->schedule.forward.data[i], waited);
     lower_forward(&c, &out->forward, m->schedule.forward.data[i]);
+  }
   c.backward = true;
   for (int i = 0; i < m->schedule.backward.len; i++) {
     const BackwardStep *b = &m->schedule.backward.data[i];

@@ -1,5 +1,6 @@
 /* Data-parallel training over MPI (docs/runtime.md, "Distributed training"): the gradient
- * allreduce that overlaps backward, and EASGD's weight sum. */
+ * allreduce that overlaps backward, EASGD's weight sum, and S-Caffe's reduce-to-root schedules
+ * (SwnSync). */
 #ifndef SWNC_RT_DISTRIBUTED_H
 #define SWNC_RT_DISTRIBUTED_H
 
@@ -15,20 +16,28 @@ typedef struct SwnDistributed {
   SwnComm comm;  /* the allreduce, used by the communication thread */
   bool threaded; /* a communication thread overlaps the sums with backward */
   bool easgd;    /* sum the weights once per iteration, not the gradients per bucket */
-  float *grads, *params, *weight_sum; /* weight_sum: EASGD's, in the shared pool or own */
+  SwnSync sync;  /* --sync */
+  bool rooted;   /* a reduce-to-root schedule, on more than one rank */
+  bool settled;  /* rooted: every rank holds rank 0's model (the weights, or EASGD's center) */
+  float *grads, *params, *center; /* center: EASGD's, or NULL */
+  float *weight_sum;              /* EASGD's, in the shared pool or own */
   float *own_weight_sum;
   int64_t param_words;
   int nbuckets;
-  int64_t *words;   /* of each bucket, as backward reports them */
-  double *ready_at; /* when each bucket became ready (swn_now) */
-  float **job;      /* what the thread sums, in order: job i is job[i][0 .. job_words[i]) */
+  int64_t *offset, *words; /* of each bucket, as backward reports them */
+  double *ready_at;        /* when each bucket became ready (swn_now) */
+  /* the iteration's jobs, in the order the thread runs them: job j is a collective of
+   * job[j][0 .. job_words[j]) (rooted: the weights' broadcasts first) */
+  float **job;
   int64_t *job_words;
+  SwnCollective *job_kind;
   int *job_of;        /* the job that sums each bucket, this iteration */
+  int *broadcast_of;  /* rooted: the job that broadcasts each bucket's weights, or -1 */
   double merge_bytes; /* buckets merge into jobs of at least this (auto's threshold; 0: none) */
   int64_t open_offset, open_words; /* the job being filled: a span of the gradient pool */
-  int filling;                     /* its index: the jobs queued before it */
+  int njobs;                       /* queued this iteration: the next job's index */
   int handed;                      /* buckets backward has handed over, as last queued */
-  int64_t jobs;                    /* queued since open */
+  int64_t jobs;                    /* sums queued since open */
   bool measured;   /* auto's cost table came from the start-up probe (else a file) */
   float job_scale; /* times each sum: 1 / ranks for gradients (their mean) */
   float lr_scale;  /* --scale-lr: the number of ranks, else 1 */
@@ -51,16 +60,27 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
  * are folded into) must live for the shared-memory algorithm to sum it in place: shared memory
  * of param_words floats when all ranks share a machine, else NULL (the caller allocates). */
 float *swn_distributed_gradient_pool(const SwnDistributed *d);
-/* The weights and the gradient pool, once allocated. */
-void swn_distributed_attach(SwnDistributed *d, float *params, float *grads);
+/* The weights, the gradient pool and EASGD's center (or NULL), once allocated. */
+void swn_distributed_attach(SwnDistributed *d, float *params, float *grads, float *center);
 /* Before forward: a new iteration of epoch `epoch` (from 0; sparse warm-up). EASGD starts
- * summing the weights, which backward leaves alone. */
+ * summing the weights, which backward leaves alone. Rooted, rank 0's model starts on its way
+ * to the other ranks (sc-b: arrives before this returns). */
 void swn_distributed_begin(SwnDistributed *d, int64_t epoch);
+/* Whether this rank runs the update: rooted SGD leaves it to rank 0. */
+bool swn_distributed_updates(const SwnDistributed *d);
+/* The momentum a folded backward keeps of its pool before adding this rank's gradients (the
+ * pools of all ranks are summed): momentum / ranks, or rooted momentum on rank 0 and none on the
+ * others. */
+float swn_distributed_fold_keep(const SwnDistributed *d, float momentum);
+/* After the update (or in its place): every job of the iteration done. */
+void swn_distributed_end(SwnDistributed *d);
+/* Before evaluation: rooted, every rank gets rank 0's model now (collective). */
+void swn_distributed_settle(SwnDistributed *d);
 /* The update's own momentum: none under sparse exchange, whose momentum correction applies the
  * momentum before sending. */
 float swn_distributed_update_momentum(const SwnDistributed *d, float momentum);
-/* EASGD, before the update: the elastic step against `center` with the weights' sum. */
-void swn_distributed_elastic(SwnDistributed *d, float *center, float lr, float rho);
+/* EASGD, before the update: the elastic step against the center with the weights' sum. */
+void swn_distributed_elastic(SwnDistributed *d, float lr, float rho);
 void swn_distributed_close(SwnDistributed *d);
 /* Prints the set-up once (rank 0). */
 void swn_distributed_describe(const SwnDistributed *d, const SwnOptions *o, FILE *f);

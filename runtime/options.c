@@ -82,6 +82,12 @@ static void usage(const SwnNetwork *net) {
       "                         heads) or auto (binomial below 64 KiB, ring above; default,\n"
       "                         or $SWN_HIER_UPPER)\n"
       "  --no-overlap           allreduce the gradients after backward instead of during it\n"
+      "  --sync S               allreduce (default, or $SWN_SYNC): every rank sums the gradients\n"
+      "                         and updates; or S-Caffe's reduce to rank 0, which updates and\n"
+      "                         broadcasts the weights: sc-b (after backward, before forward),\n"
+      "                         sc-ob (the broadcast in stages overlapping forward), sc-obr\n"
+      "                         (also the reduce overlapping backward); collectives of hier's\n"
+      "                         chains, or MPI_Reduce and MPI_Bcast with --allreduce mpi\n"
       "  --comm-precision P     fp32 (default) or fp16: gradients sent as IEEE halves, scaled\n"
       "                         into half's range, summed in fp32 (needs a program compiled\n"
       "                         with --no-fold-gradients)\n"
@@ -171,7 +177,8 @@ enum {
   O_SPARSE_CHUNK,
   O_SPARSE_WARMUP,
   O_COMM_PROFILE,
-  O_COMM_COSTS
+  O_COMM_COSTS,
+  O_SYNC
 };
 
 static int ranks(const char *where, const char *text) {
@@ -192,10 +199,17 @@ static int upper_level(const char *where, const char *name) {
   return u;
 }
 
+static int sync_schedule(const char *where, const char *name) {
+  int s = swn_sync_find(name);
+  if (s < 0) swn_fatal("%s must be allreduce, sc-b, sc-ob or sc-obr, not '%s'", where, name);
+  return s;
+}
+
 /* Defaults for the distributed options from the environment (a launcher sets them once). */
 static void environment_defaults(SwnOptions *o) {
   const char *a = getenv("SWN_ALLREDUCE"), *g = getenv("SWN_GROUP_SIZE"), *c = getenv("SWN_CHAIN"),
-             *u = getenv("SWN_HIER_UPPER");
+             *u = getenv("SWN_HIER_UPPER"), *s = getenv("SWN_SYNC");
+  if (s && *s) o->sync = sync_schedule("SWN_SYNC", s);
   if (a && *a) o->allreduce = algorithm("SWN_ALLREDUCE", a);
   if (g && *g) o->group_size = ranks("SWN_GROUP_SIZE", g);
   if (c && *c) o->chain = ranks("SWN_CHAIN", c);
@@ -240,6 +254,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"sparse-warmup", required_argument, 0, O_SPARSE_WARMUP},
       {"comm-profile", required_argument, 0, O_COMM_PROFILE},
       {"comm-costs", required_argument, 0, O_COMM_COSTS},
+      {"sync", required_argument, 0, O_SYNC},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
@@ -311,6 +326,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_SPARSE_WARMUP: o->sparse_warmup = number("--sparse-warmup", optarg, 0); break;
     case O_COMM_PROFILE: o->comm_profile = optarg; break;
     case O_COMM_COSTS: o->comm_costs = optarg; break;
+    case O_SYNC: o->sync = sync_schedule("--sync", optarg); break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);
       exit(0);

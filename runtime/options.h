@@ -23,6 +23,7 @@ typedef struct SwnOptions {
   int group_size, chain;               /* 0: groups are machines; chains of 8 */
   int hier_upper;                      /* SwnUpperLevel: hier among the chain heads */
   bool overlap;                        /* allreduce buckets while backward runs */
+  int sync;                            /* SwnSync: allreduce, or S-Caffe's reduce to root */
   bool comm_fp16;                      /* --comm-precision fp16: gradients sent as IEEE halves */
   bool scale_lr;                       /* --scale-lr: the learning rate times the number of ranks */
   float sparse_density;                /* --sparse: the fraction of chunks sent (1: dense) */

@@ -71,6 +71,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--hier-upper", o->hier_upper},
                   {"--comm-costs", o->comm_costs != NULL},
                   {"--no-overlap", !o->overlap},
+                  {"--sync", o->sync},
                   {"--comm-precision", o->comm_fp16},
                   {"--scale-lr", o->scale_lr},
                   {"--sparse (in millionths)", (int64_t)lround(o->sparse_density * 1e6)},

@@ -168,8 +168,10 @@ SWN_C_STRUCT(SwnNetwork)
  * swn_gradients_ready is called by backward where a gradient bucket (a span of the gradient
  * pool, docs/ir.md) becomes complete: with several ranks, the bucket's allreduce starts there and
  * runs while backward goes on; update calls swn_gradients_wait before it touches a bucket's
- * parameters. swn_main is the generated program's main: it parses the command line and trains
- * or evaluates. */
+ * parameters. swn_parameters_wait is called by the training forward before the first layer that
+ * reads a bucket's span of the weights: under a reduce-to-root schedule (--sync sc-ob, sc-obr)
+ * the weights arrive from rank 0 in those spans while forward runs. swn_main is the generated
+ * program's main: it parses the command line and trains or evaluates. */
 #define SWN_CALLS(FN, P)                                                                           \
   FN(VOID, swn_profile_mark, (P(PTR, SwnProfile *, p), P(I32, int, op), P(I32, int, phase)))       \
   FN(VOID, swn_conv_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                      \
@@ -186,6 +188,7 @@ SWN_C_STRUCT(SwnNetwork)
   FN(VOID, swn_gradients_ready, (P(PTR, SwnStep *, s), P(I32, int, bucket),                        \
                                  P(I64, int64_t, offset), P(I64, int64_t, words)))                 \
   FN(VOID, swn_gradients_wait, (P(PTR, SwnStep *, s), P(I32, int, bucket)))                        \
+  FN(VOID, swn_parameters_wait, (P(PTR, SwnStep *, s), P(I32, int, bucket)))                       \
   FN(I32, swn_main, (P(PTR, const SwnNetwork *, net), P(I32, int, argc), P(PTR, char **, argv)))
 /* clang-format on */
 SWN_CALLS(SWN_C_FUNCTION, SWN_C_PARAM)

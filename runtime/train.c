@@ -66,6 +66,8 @@ static void allocate(Trainer *t) {
              : shared ? shared
                       : swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->state = swn_alloc(sizeof(float) * (size_t)net->state_words);
+  if (net->train.optimizer == SWN_OPT_EASGD)
+    t->center = swn_alloc(sizeof(float) * (size_t)net->param_words);
   s->ws = swn_alloc(sizeof(float) * net->workspace());
   s->conv = swn_conv_state_new(net, t->o.autotune, stdout);
   s->dist = &t->dist;
@@ -104,6 +106,7 @@ static void average_state(Trainer *t) {
 static void evaluate(Trainer *t, float *loss, float *accuracy) {
   const SwnDataset *d = &t->test;
   average_state(t);
+  swn_distributed_settle(&t->dist); /* rooted: rank 0's model on every rank */
   float *local = t->step.params;
   if (t->center) t->step.params = t->center; /* EASGD: the center is the model */
   SwnBatchPlan plan = {.batch = (int)t->o.test_batch, .rank = t->rank, .ranks = t->ranks};
@@ -153,7 +156,7 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   /* a folded network's backward leaves momentum x v + lr x g, over the ranks: their sum is
    * Caffe's v before its decay term */
   t->step.fold_scale = lr / (float)t->ranks;
-  t->step.fold_keep = t->net->train.momentum / (float)t->ranks;
+  t->step.fold_keep = swn_distributed_fold_keep(&t->dist, t->net->train.momentum);
   double phase[4];
   phase[0] = swn_now();
   /* before any worker can complete a bucket */
@@ -169,8 +172,9 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
               t->net->nbuckets);
-  if (t->center) swn_distributed_elastic(&t->dist, t->center, lr, t->net->train.elastic);
-  t->net->update(&t->step, lr);
+  if (t->center) swn_distributed_elastic(&t->dist, lr, t->net->train.elastic);
+  if (swn_distributed_updates(&t->dist)) t->net->update(&t->step, lr);
+  swn_distributed_end(&t->dist);
   phase[3] = swn_now();
   if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
@@ -288,10 +292,8 @@ static int64_t initial_weights(Trainer *t) {
   swn_broadcast_floats(t->step.state, net->state_words);
   t->o.seed = (uint64_t)run[1];
   t->step.seed = t->o.seed;
-  if (net->train.optimizer == SWN_OPT_EASGD) { /* every rank starts at the center */
-    t->center = swn_alloc(sizeof(float) * (size_t)net->param_words);
+  if (t->center) /* every rank starts at the center */
     memcpy(t->center, t->step.params, sizeof(float) * (size_t)net->param_words);
-  }
   return run[0];
 }
 
@@ -320,7 +322,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   swn_ranks_check_same(net, &t.o, counts, 2); /* before any collective that depends on them */
   swn_distributed_open(&t.dist, net, &t.o);
   allocate(&t);
-  swn_distributed_attach(&t.dist, t.step.params, t.step.grads);
+  swn_distributed_attach(&t.dist, t.step.params, t.step.grads, t.center);
   check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
   int64_t start = initial_weights(&t);

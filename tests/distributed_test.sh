@@ -67,6 +67,31 @@ same_gradients cifar 3 10 --allreduce hier --chain 2 --group-size 2
 same_gradients lenet 3 16 --allreduce ring
 same_gradients cifar 4 8 --allreduce shm
 
+# S-Caffe's reduce-to-root schedules (--sync): the gradients summed on rank 0, which alone
+# updates (a folded program's momentum counted once, a gradient pool's mean) and broadcasts the
+# weights, whole or in stages that forward waits for; N ranks still train like one process,
+# through hier's chains (every upper level) and MPI_Reduce / MPI_Bcast. Rank 0's saved gradients
+# are the mean of all ranks'.
+check lenet 2 16 --sync sc-b
+check lenet 3 16 --sync sc-ob --allreduce hier --chain 2
+check lenet 4 8 --sync sc-obr --group-size 2 --chain 1 --hier-upper chain
+check lenet 4 8 --sync sc-obr --allreduce mpi
+check lenet 3 16 --sync sc-obr --no-overlap
+check lenet-pool 4 8 --sync sc-obr --group-size 2 --hier-upper binomial
+check cifar 2 25 --sync sc-obr
+same_gradients cifar 3 10 --sync sc-ob
+mpi -np 2 ./lenet --iterations 4 --batch 16 $data --sync sc-obr --quiet > said.txt
+grep -q "sc-obr: 3 gradient buckets reduced to rank 0 while backward runs, rank 0 updates, the weights broadcast in 3 stages overlapping forward (hier's chains of 8, heads: auto)" said.txt &&
+  grep -q "^reduce and broadcast: .*the rest overlapped forward and backward; .* sums per iteration began while backward ran" said.txt &&
+  pass || fail "--sync sc-obr start-up and summary lines: $(cat said.txt)"
+expect_error "--sync with fp16" "--sync sc-ob reduces to rank 0 in fp32" ./lenet-pool --sync sc-ob --comm-precision fp16
+expect_error "--sync with sparse" "--sync sc-b reduces every gradient to rank 0" ./lenet-pool --sync sc-b --sparse 0.1
+expect_error "--sync with ring" "(--allreduce mpi), not --allreduce ring" ./lenet --sync sc-obr --allreduce ring
+expect_error "bad --sync" "--sync must be allreduce, sc-b, sc-ob or sc-obr, not 'sc-x'" ./lenet --sync sc-x
+expect_error "bad SWN_SYNC" "SWN_SYNC must be allreduce" env SWN_SYNC=ob ./lenet
+expect_error "another --sync" "rank 1 runs with another --sync" \
+  mpi -np 1 ./lenet $data : -np 1 ./lenet --sync sc-ob $data
+
 # fp16 gradients: halves keep 11 significant bits of each (scaled) gradient, so 2 ranks stay
 # within a relative 1e-3 of one process's losses over 20 iterations (1.3e-5 measured), through
 # the message executor (topo) and MPI_Allreduce on halves.
@@ -178,6 +203,23 @@ grep -q "synchronous EASGD" easgd.txt && pass || fail "easgd start-up line: $(ca
 expect_error "easgd with --scale-lr" "EASGD's ranks each take their own steps" ./easgd --scale-lr
 awk -F'"accuracy":' '/"test"/ { split($2, a, /[,}]/); exit !(a[1] > 0.55) }' easgd.json && pass ||
   fail "easgd did not learn: $(grep test easgd.json)"
+# EASGD under a rooted schedule: rank 0 alone sums the weights and moves the center, which it
+# broadcasts (overlapped, or before forward with sc-b): the same training as the allreduce's to
+# the rounding of the sums' order (a relative 1e-4 over 20 iterations, then it drifts), and the
+# evaluation on every rank sees rank 0's center (the same accuracy, to 2 images of 500).
+mpi -np 3 ./easgd --iterations 20 --batch 32 --train-size 4000 --test-size 500 --threads 1 --quiet --display 1 \
+  --log easgd.all.json > /dev/null || fail "easgd on 3 ranks"
+for sync in sc-b sc-ob; do
+  mpi -np 3 ./easgd --iterations 20 --batch 32 --train-size 4000 --test-size 500 --threads 1 --quiet --display 1 \
+    --sync $sync --log easgd.$sync.json > easgd.txt || fail "easgd with --sync $sync"
+  same_losses "easgd with --sync $sync" easgd.all.json easgd.$sync.json
+  a=$(sed -n 's/.*"test".*"accuracy":\([0-9.]*\).*/\1/p' easgd.all.json)
+  b=$(sed -n 's/.*"test".*"accuracy":\([0-9.]*\).*/\1/p' easgd.$sync.json)
+  [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' &&
+    pass || fail "easgd --sync $sync evaluates to accuracy $b, not $a"
+done
+grep -q "sc-ob: synchronous EASGD: the weights reduced to rank 0, which moves the center, and the center broadcast, overlapped" easgd.txt &&
+  pass || fail "easgd --sync start-up line: $(grep distributed easgd.txt)"
 "$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=0 -o still || fail "cannot build"
 ./still --iterations 0 --checkpoint initial.ckpt >/dev/null
 mpi -np 2 ./still --iterations 5 $data --checkpoint moved.ckpt >/dev/null || fail "easgd, elastic 0"

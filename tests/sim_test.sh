@@ -54,6 +54,27 @@ awk -v b="$b" -v c="$c" 'BEGIN { exit !(c < b / 2) }' && pass || fail "chain of 
 grep -q "hier (chains of 8, heads: chain)" upper-chain.txt && pass || fail "header: $(head -1 upper-chain.txt)"
 expect_error "bad upper level" "--hier-upper must be auto, binomial, ring or chain, not 'tree'" "$sim" --bytes 4 --hier-upper tree
 
+# S-Caffe's reduce-to-root schedules on a slow network: sc-b exposes all of its reduce and
+# broadcast; sc-ob hides part of the broadcast under forward, sc-obr also part of the reduce
+# under backward (the closed forms are unit/test_sim.c's).
+for sync in sc-b sc-ob sc-obr; do
+  "$sim" --profile lenet.prof --sync $sync --bandwidth 1e9 --nodes 8..8 > $sync.txt || fail "--sync $sync failed"
+done
+eb=$(awk '!/^#/ { print $4 }' sc-b.txt) cb=$(awk '!/^#/ { print $3 }' sc-b.txt)
+eob=$(awk '!/^#/ { print $4 }' sc-ob.txt) eobr=$(awk '!/^#/ { print $4 }' sc-obr.txt)
+awk -v eb="$eb" -v cb="$cb" -v eob="$eob" -v eobr="$eobr" 'BEGIN { exit !(eb == cb && eob < eb && eobr < eob) }' &&
+  pass || fail "exposed ms: sc-b $eb of $cb, sc-ob $eob, sc-obr $eobr"
+grep -q "sc-obr: reduce to rank 0 and broadcast, hier (chains of 8, heads: auto)" sc-obr.txt && pass ||
+  fail "--sync header: $(head -1 sc-obr.txt)"
+"$sim" --bytes 1048576 --collective broadcast --nodes 16..16 --chain 4 > bcast.txt &&
+  grep -q "^# broadcast from node 0 of 1048576 bytes, hier (chains of 4" bcast.txt && pass ||
+  fail "--collective broadcast: $(cat bcast.txt)"
+expect_error "rooted topo" "reduce to node 0 and broadcast run hier's chains, not --algorithm topo" \
+  "$sim" --profile lenet.prof --sync sc-ob --algorithm topo
+expect_error "sync of a message" "--sync models training iterations" "$sim" --bytes 4 --sync sc-b
+expect_error "collective of a profile" "--collective is one message's" "$sim" --profile lenet.prof --collective reduce
+expect_error "bad sync" "--sync must be allreduce, sc-b, sc-ob or sc-obr, not 'x'" "$sim" --profile lenet.prof --sync x
+
 printf 'swnc-profile 1\nnetwork x\nbatch 0\n' > bad.prof
 expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profile bad.prof
 expect_error "missing profile" "cannot open the profile" "$sim" --profile missing.prof

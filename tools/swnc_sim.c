@@ -18,7 +18,7 @@ typedef struct Options {
   double bytes, compute_scale;
   SwnCompression compression;
   const char *profile;
-  bool steps;
+  bool steps, algorithm_given;
 } Options;
 
 static void usage(FILE *f) {
@@ -40,6 +40,12 @@ static void usage(FILE *f) {
       "  --algorithm ALG        topo (default), ring, hier, or auto (--profile: the runtime's\n"
       "                         rule on the simulated costs of the three: buckets merged to\n"
       "                         their n_1/2, each by the algorithm predicted fastest)\n"
+      "  --sync S               --profile: allreduce (default), or S-Caffe's reduce to rank 0\n"
+      "                         and broadcast with hier's chains: sc-b (after backward, before\n"
+      "                         forward), sc-ob (the broadcast in stages overlapping forward),\n"
+      "                         sc-obr (also the reduce overlapping backward)\n"
+      "  --collective C         --bytes: allreduce (default), reduce (to node 0) or broadcast\n"
+      "                         (from node 0), the last two with hier's chains\n"
       "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
       "contiguous\n"
       "  --chain N              ranks per chain for hier (default 8)\n"
@@ -98,7 +104,9 @@ static void parse(int argc, char **argv, Options *o) {
     BANDWIDTH,
     OVER,
     REDUCE,
-    STEPS
+    STEPS,
+    SYNC,
+    COLLECTIVE
   };
   static const struct option longs[] = {{"bytes", 1, 0, BYTES},
                                         {"profile", 1, 0, PROFILE},
@@ -117,6 +125,8 @@ static void parse(int argc, char **argv, Options *o) {
                                         {"oversubscription", 1, 0, OVER},
                                         {"reduce-bandwidth", 1, 0, REDUCE},
                                         {"steps", 0, 0, STEPS},
+                                        {"sync", 1, 0, SYNC},
+                                        {"collective", 1, 0, COLLECTIVE},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   *o = (Options){.machine = {.per_supernode = 256,
@@ -150,6 +160,7 @@ static void parse(int argc, char **argv, Options *o) {
     case SPARSE_CHUNK: o->compression.chunk = floor(positive("--sparse-chunk", optarg)); break;
     case NODES: node_range(optarg, o); break;
     case ALGORITHM:
+      o->algorithm_given = true;
       o->allreduce.algorithm = (SwnAllreduceAlgorithm)swn_allreduce_find(optarg);
       if (o->allreduce.algorithm != SWN_ALLREDUCE_TOPO &&
           o->allreduce.algorithm != SWN_ALLREDUCE_RING &&
@@ -178,6 +189,22 @@ static void parse(int argc, char **argv, Options *o) {
     case OVER: o->machine.oversubscription = positive("--oversubscription", optarg); break;
     case REDUCE: o->machine.gamma = 1 / positive("--reduce-bandwidth", optarg); break;
     case STEPS: o->steps = true; break;
+    case SYNC: {
+      int v = swn_sync_find(optarg);
+      if (v < 0) die("--sync must be allreduce, sc-b, sc-ob or sc-obr, not '%s'", optarg);
+      o->allreduce.sync = (SwnSync)v;
+      break;
+    }
+    case COLLECTIVE:
+      if (!strcmp(optarg, "allreduce"))
+        o->allreduce.collective = SWN_COLLECTIVE_ALLREDUCE;
+      else if (!strcmp(optarg, "reduce"))
+        o->allreduce.collective = SWN_COLLECTIVE_REDUCE;
+      else if (!strcmp(optarg, "broadcast"))
+        o->allreduce.collective = SWN_COLLECTIVE_BROADCAST;
+      else
+        die("--collective must be allreduce, reduce or broadcast, not '%s'", optarg);
+      break;
     case 'h': usage(stdout); exit(0);
     case ':': die("option '%s' needs an argument", argv[optind - 1]);
     default: die("unknown option '%s'", argv[optind - 1]);
@@ -189,6 +216,20 @@ static void parse(int argc, char **argv, Options *o) {
     die("%s", "--comm-precision and --sparse model training iterations: give --profile");
   if (o->bytes && o->allreduce.algorithm == SWN_ALLREDUCE_AUTO)
     die("%s", "auto chooses per gradient bucket: give --profile");
+  if (o->bytes && o->allreduce.sync != SWN_SYNC_ALLREDUCE)
+    die("%s", "--sync models training iterations: give --profile (or --collective for one "
+              "message)");
+  if (o->profile && o->allreduce.collective != SWN_COLLECTIVE_ALLREDUCE)
+    die("%s", "--collective is one message's: give --bytes (or --sync for training)");
+  bool rooted = o->allreduce.sync != SWN_SYNC_ALLREDUCE ||
+                o->allreduce.collective != SWN_COLLECTIVE_ALLREDUCE;
+  if (rooted && o->algorithm_given && o->allreduce.algorithm != SWN_ALLREDUCE_HIER)
+    die("reduce to node 0 and broadcast run hier's chains, not --algorithm %s",
+        swn_allreduce_names[o->allreduce.algorithm]);
+  if (rooted && o->compression.half) die("%s", "the reduce to rank 0 is not compressed");
+  if (rooted && o->compression.density < 1)
+    die("%s", "the reduce to rank 0 sends every gradient: --sparse is the allreduce's");
+  if (rooted) o->allreduce.algorithm = SWN_ALLREDUCE_HIER;
 }
 
 static void print_steps(const SwnSimResult *r) {
@@ -199,6 +240,8 @@ static void print_steps(const SwnSimResult *r) {
 
 /* "topo (round-robin)", "hier (chains of 8, heads: ring)", ... */
 static void print_setting(const SwnAllreduceSetting *a) {
+  if (a->sync != SWN_SYNC_ALLREDUCE)
+    printf("%s: reduce to rank 0 and broadcast, ", swn_sync_names[a->sync]);
   printf("%s", swn_allreduce_names[a->algorithm]);
   if (a->algorithm == SWN_ALLREDUCE_TOPO)
     printf(a->map == SWN_MAP_ROUND_ROBIN ? " (round-robin)" : " (contiguous)");
@@ -207,7 +250,8 @@ static void print_setting(const SwnAllreduceSetting *a) {
 }
 
 static int message(const Options *o) {
-  printf("# allreduce of %.0f bytes, ", o->bytes);
+  static const char *const kinds[] = {"allreduce", "reduce to node 0", "broadcast from node 0"};
+  printf("# %s of %.0f bytes, ", kinds[o->allreduce.collective], o->bytes);
   print_setting(&o->allreduce);
   printf("; alpha %g s, %g B/s inside, x%g across supernodes of %d, sum %g B/s\n", o->machine.alpha,
          1 / o->machine.beta, o->machine.oversubscription, o->machine.per_supernode,
@@ -223,7 +267,9 @@ static int message(const Options *o) {
       fprintf(stderr, "swnc-sim: error: %s\n", error);
       return 1;
     }
-    double bus = p > 1 ? 2.0 * (p - 1) / p * o->bytes / r.seconds / 1e9 : 0;
+    /* bus bandwidth as NCCL counts it: a reduce or broadcast moves the vector once */
+    double moved = o->allreduce.collective == SWN_COLLECTIVE_ALLREDUCE ? 2.0 * (p - 1) / p : 1;
+    double bus = p > 1 ? moved * o->bytes / r.seconds / 1e9 : 0;
     printf("%-10d %14.2f %14.3f %20.0f\n", p, r.seconds * 1e6, bus, r.cross_bytes);
     swn_sim_result_free(&last);
     last = r;
@@ -247,16 +293,17 @@ static int training(const Options *o) {
   for (int b = 0; b < prof.nbuckets; b++) total += prof.bucket_bytes[b];
   const SwnCompression *z = &o->compression;
   printf("# %s, batch %d per node: compute %.2f ms per iteration, %d gradient buckets, %.1f MB; "
-         "allreduce ",
+         "%s",
          prof.network, prof.batch, 1e3 * (prof.forward + prof.backward + prof.update),
-         prof.nbuckets, total / 1e6);
+         prof.nbuckets, total / 1e6, o->allreduce.sync == SWN_SYNC_ALLREDUCE ? "allreduce " : "");
   print_setting(&o->allreduce);
   printf(", %s", z->half ? "fp16" : "fp32");
   if (z->density < 1) printf(", sparse %g%% of chunks of %.0f", 100 * z->density, z->chunk);
   printf("\n");
   bool automatic = o->allreduce.algorithm == SWN_ALLREDUCE_AUTO;
-  printf("# %-8s %14s %14s %14s %10s %10s %12s%s\n", "Nodes", "Iteration(ms)", "Allreduce(ms)",
-         "Exposed(ms)", "Comm(%)", "Speedup", "Efficiency(%)",
+  printf("# %-8s %14s %14s %14s %10s %10s %12s%s\n", "Nodes", "Iteration(ms)",
+         o->allreduce.sync == SWN_SYNC_ALLREDUCE ? "Allreduce(ms)" : "Reduce+bcast", "Exposed(ms)",
+         "Comm(%)", "Speedup", "Efficiency(%)",
          automatic ? "  Jobs  Merged-to(B)  Largest-by" : "");
   int status = 0;
   for (int p = o->min_nodes; p <= o->max_nodes && !status; p *= 2) {

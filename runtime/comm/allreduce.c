@@ -133,9 +133,11 @@ static void run(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm alg
   } else if (algorithm == SWN_ALLREDUCE_SHM) {
     swn_shared_allreduce(c, buf, count);
   } else {
-    if (algorithm != c->scheduled || count != c->scheduled_count) {
+    if (algorithm != c->scheduled || count != c->scheduled_count ||
+        c->scheduled_kind != SWN_COLLECTIVE_ALLREDUCE) {
       swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
       c->scheduled = algorithm, c->scheduled_count = count;
+      c->scheduled_kind = SWN_COLLECTIVE_ALLREDUCE;
     }
     swn_execute_schedule(c, &c->schedule, buf);
   }
@@ -175,4 +177,39 @@ void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm 
     half_allreduce(c, buf, count, algorithm);
   else
     run(c, buf, count, algorithm);
+}
+
+/* Children of position i in a binomial tree of n: what it sends in a broadcast. */
+static int binomial_children(int i, int n) {
+  int k = 0;
+  for (int d = 1; d < n; d *= 2) k += i % (2 * d) == 0 && i + d < n;
+  return k;
+}
+
+static void mpi_rooted(SwnComm *c, SwnCollective kind, float *buf, int64_t count) {
+  bool root = c->rank == 0, reduce = kind == SWN_COLLECTIVE_REDUCE;
+  /* counted as a binomial tree sends: MPI's own choice is not visible */
+  c->bytes_sent += 4 * count * (reduce ? !root : binomial_children(c->rank, c->size));
+  for (int64_t at = 0; at < count; at += 1 << 30) { /* MPI counts are int */
+    int n = (int)(count - at < (1 << 30) ? count - at : 1 << 30);
+    int err = reduce ? MPI_Reduce(root ? MPI_IN_PLACE : buf + at, buf + at, n, MPI_FLOAT, MPI_SUM,
+                                  0, c->comm)
+                     : MPI_Bcast(buf + at, n, MPI_FLOAT, 0, c->comm);
+    if (err != MPI_SUCCESS) swn_fatal("MPI_%s failed", reduce ? "Reduce" : "Bcast");
+  }
+}
+
+void swn_rooted(SwnComm *c, SwnCollective kind, float *buf, int64_t count) {
+  if (c->size <= 1 || count <= 0) return;
+  if (c->half) swn_fatal("internal: rooted collectives are not compressed");
+  slow_link(c, count);
+  if (c->algorithm == SWN_ALLREDUCE_MPI) {
+    mpi_rooted(c, kind, buf, count);
+    return;
+  }
+  if (kind != c->scheduled_kind || count != c->scheduled_count) {
+    swn_schedule_rooted(kind, &c->topo, c->rank, count, &c->schedule);
+    c->scheduled_kind = kind, c->scheduled_count = count;
+  }
+  swn_execute_schedule(c, &c->schedule, buf);
 }

@@ -21,6 +21,7 @@ typedef struct SwnComm {
   bool yield;           /* sleep between polls (a thread beside compute) rather than spin */
   SwnSchedule schedule; /* the last call's, reused while algorithm and count repeat */
   SwnAllreduceAlgorithm scheduled;
+  SwnCollective scheduled_kind;
   int64_t scheduled_count;
   struct SwnRequests *requests; /* MPI requests, grown as needed (execute.c) */
   struct SwnShared *shared;     /* the shared window when all ranks share one machine, or NULL */
@@ -63,6 +64,11 @@ void swn_comm_set_costs(SwnComm *c, const SwnCostTable *t);
 
 /* Sums buf[0..count) over all ranks, in place. `algorithm` AUTO uses the comm's setting. */
 void swn_allreduce(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm);
+
+/* A rooted collective (schedule.h: REDUCE to rank 0 or BROADCAST from it) of buf[0..count):
+ * MPI_Reduce / MPI_Bcast when the algorithm is mpi, else S-Caffe's hierarchical schedule (the
+ * chains and upper level of hier). Not compressed. */
+void swn_rooted(SwnComm *c, SwnCollective kind, float *buf, int64_t count);
 
 /* Runs one rank's schedule on `buf` (execute.c). */
 void swn_execute_schedule(SwnComm *c, const SwnSchedule *s, float *buf);

@@ -7,7 +7,11 @@
  * 2 log2(G) whole-vector times ("chain-binomial", best where latency rules: small vectors, many
  * heads); a ring; or the heads' own pipelined chain, reduced and broadcast back in chunks
  * ("chain of chains": 2 (n + G - 2) chunk times, best for large vectors and few heads). (3)
- * Every chain broadcasts its head's result back down in pipelined chunks. */
+ * Every chain broadcasts its head's result back down in pipelined chunks.
+ *
+ * The rooted collectives of the reduce-to-root schedules are the halves of the same design:
+ * reduce runs (1) and the upper level's reduce to rank 0; broadcast the upper level's broadcast
+ * from rank 0 and (3). */
 #include <stdlib.h>
 
 #include "../util.h"
@@ -67,11 +71,10 @@ static void chain_steps(const int *m, int pos, int len, int64_t count, int64_t c
   }
 }
 
-/* Binomial reduce to heads[0], then binomial broadcast from it, over positions 0..n-1. */
-static void binomial(const int *heads, int n, int i, int64_t count, SwnSchedule *s) {
-  int top = 1;
-  while (top < n) top *= 2;
-  for (int d = 1; d < top; d *= 2) { /* reduce: at distance d, odd multiples send down */
+/* Binomial reduce to heads[0] over positions 0..n-1 (i: this head's): at distance d, odd
+ * multiples of d send down. */
+static void binomial_reduce(const int *heads, int n, int i, int64_t count, SwnSchedule *s) {
+  for (int d = 1; d < n; d *= 2) {
     if (i % (2 * d) == d) {
       SwnCommStep st = swn_step_none();
       st.send_to = heads[i - d], st.send_count = count;
@@ -82,7 +85,13 @@ static void binomial(const int *heads, int n, int i, int64_t count, SwnSchedule 
       swn_schedule_add(s, st);
     }
   }
-  for (int d = top / 2; d >= 1; d /= 2) { /* broadcast: the same tree, backwards */
+}
+
+/* Binomial broadcast from heads[0]: the reduce's tree, backwards. */
+static void binomial_broadcast(const int *heads, int n, int i, int64_t count, SwnSchedule *s) {
+  int top = 1;
+  while (top < n) top *= 2;
+  for (int d = top / 2; d >= 1; d /= 2) {
     SwnCommStep st = swn_step_none();
     if (i % (2 * d) == d)
       st.recv_from = heads[i - d], st.recv_count = count;
@@ -97,11 +106,20 @@ SwnUpperLevel swn_upper_choice(const SwnTopology *t, int64_t count) {
   return count < BINOMIAL_BELOW_FLOATS ? SWN_UPPER_BINOMIAL : SWN_UPPER_RING;
 }
 
+SwnUpperLevel swn_upper_rooted_choice(const SwnTopology *t, int64_t count) {
+  if (t->upper == SWN_UPPER_BINOMIAL || t->upper == SWN_UPPER_CHAIN) return t->upper;
+  if (t->upper == SWN_UPPER_RING) return SWN_UPPER_CHAIN;
+  return count < BINOMIAL_BELOW_FLOATS ? SWN_UPPER_BINOMIAL : SWN_UPPER_CHAIN;
+}
+
 /* Step (2) for the head of chain `i` of `c`. */
 static void upper_level(const SwnTopology *t, const Chains *c, int i, int64_t count, int64_t chunk,
                         SwnSchedule *s) {
   switch (swn_upper_choice(t, count)) {
-  case SWN_UPPER_BINOMIAL: binomial(c->heads, c->nchains, i, count, s); return;
+  case SWN_UPPER_BINOMIAL:
+    binomial_reduce(c->heads, c->nchains, i, count, s);
+    binomial_broadcast(c->heads, c->nchains, i, count, s);
+    return;
   case SWN_UPPER_CHAIN:
     chain_steps(c->heads, i, c->nchains, count, chunk, true, s);
     chain_steps(c->heads, i, c->nchains, count, chunk, false, s);
@@ -110,15 +128,56 @@ static void upper_level(const SwnTopology *t, const Chains *c, int i, int64_t co
   }
 }
 
-void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s) {
+/* Step (2) of a rooted collective for the head of chain `i`: towards heads[0] (reduce) or
+ * from it (broadcast). */
+static void upper_rooted(const SwnTopology *t, const Chains *c, int i, int64_t count, int64_t chunk,
+                         bool reduce, SwnSchedule *s) {
+  if (swn_upper_rooted_choice(t, count) == SWN_UPPER_CHAIN)
+    chain_steps(c->heads, i, c->nchains, count, chunk, reduce, s);
+  else if (reduce)
+    binomial_reduce(c->heads, c->nchains, i, count, s);
+  else
+    binomial_broadcast(c->heads, c->nchains, i, count, s);
+}
+
+/* The chains of `rank`, with its place: everything a generator below needs. */
+typedef struct Place {
   Chains c;
-  cut_chains(t, &c);
-  int chain = 0, pos = 0, len = 1;
-  locate(&c, rank, &chain, &pos, &len);
-  const int *m = c.members + c.start[chain];
-  int64_t chunk = t->chunk > 0 ? t->chunk : count;
-  chain_steps(m, pos, len, count, chunk, true, s);
-  if (pos == 0) upper_level(t, &c, chain, count, chunk, s);
-  chain_steps(m, pos, len, count, chunk, false, s);
-  free(c.members), free(c.start), free(c.heads);
+  const int *m; /* the members of its chain */
+  int chain, pos, len;
+  int64_t chunk;
+} Place;
+
+static void place(const SwnTopology *t, int rank, int64_t count, Place *p) {
+  cut_chains(t, &p->c);
+  p->chain = 0, p->pos = 0, p->len = 1;
+  locate(&p->c, rank, &p->chain, &p->pos, &p->len);
+  p->m = p->c.members + p->c.start[p->chain];
+  p->chunk = t->chunk > 0 ? t->chunk : count;
+}
+
+static void unplace(Place *p) { free(p->c.members), free(p->c.start), free(p->c.heads); }
+
+void swn_schedule_hierarchical(const SwnTopology *t, int rank, int64_t count, SwnSchedule *s) {
+  Place p;
+  place(t, rank, count, &p);
+  chain_steps(p.m, p.pos, p.len, count, p.chunk, true, s);
+  if (p.pos == 0) upper_level(t, &p.c, p.chain, count, p.chunk, s);
+  chain_steps(p.m, p.pos, p.len, count, p.chunk, false, s);
+  unplace(&p);
+}
+
+void swn_schedule_rooted(SwnCollective kind, const SwnTopology *t, int rank, int64_t count,
+                         SwnSchedule *s) {
+  s->rank = rank;
+  s->nsteps = 0;
+  if (t->size <= 1 || count <= 0) return;
+  Place p;
+  place(t, rank, count, &p);
+  if (p.c.heads[0] != 0) swn_fatal("internal: rank 0 does not head the first chain");
+  bool reduce = kind == SWN_COLLECTIVE_REDUCE;
+  if (reduce) chain_steps(p.m, p.pos, p.len, count, p.chunk, true, s);
+  if (p.pos == 0) upper_rooted(t, &p.c, p.chain, count, p.chunk, reduce, s);
+  if (!reduce) chain_steps(p.m, p.pos, p.len, count, p.chunk, false, s);
+  unplace(&p);
 }

@@ -157,11 +157,66 @@ static bool plan_jobs(const SwnIterationProfile *p, const SwnMachine *m,
   return ok;
 }
 
+/* Seconds of a rooted collective of `bytes` with hier's design. */
+static bool rooted_time(const SwnMachine *m, const SwnAllreduceSetting *a, SwnCollective kind,
+                        double bytes, double *seconds, char *error, size_t size) {
+  SwnAllreduceSetting one = *a;
+  one.algorithm = SWN_ALLREDUCE_HIER, one.collective = kind;
+  *seconds = 0;
+  return allreduce_time(m, &one, bytes, seconds, error, size);
+}
+
+/* Forward's time on the layers of bucket b: backward's share of them, scaled to forward. */
+static double forward_share(const SwnIterationProfile *p, int b) {
+  double begin = b ? p->bucket_ready[b - 1] : 0;
+  double end = b == p->nbuckets - 1 ? p->backward : p->bucket_ready[b];
+  if (!(p->backward > 0)) return p->forward / p->nbuckets;
+  return p->forward * fmax(0, end - begin) / p->backward;
+}
+
+static bool predict_rooted(const SwnIterationProfile *p, const SwnMachine *m,
+                           const SwnAllreduceSetting *a, SwnScaling *out, char *error,
+                           size_t size) {
+  double total = 0, t, port = 0, forward = 0; /* port: when the network is free */
+  bool ok = true, staged = a->sync != SWN_SYNC_SC_B;
+  for (int b = 0; b < p->nbuckets; b++) total += p->bucket_bytes[b];
+  if (!staged) { /* one broadcast before forward */
+    ok = rooted_time(m, a, SWN_COLLECTIVE_BROADCAST, total, &t, error, size);
+    port = forward = t, out->communication += t;
+  }
+  for (int b = p->nbuckets - 1; b >= 0 && ok; b--) { /* forward order */
+    if (staged) {
+      ok = rooted_time(m, a, SWN_COLLECTIVE_BROADCAST, p->bucket_bytes[b], &t, error, size);
+      port += t, out->communication += t;
+      forward = fmax(forward, port);
+    }
+    forward += forward_share(p, b);
+  }
+  if (!p->nbuckets) forward += p->forward;
+  double backward_end = forward + p->backward;
+  if (a->sync == SWN_SYNC_SC_OBR) {
+    for (int b = 0; b < p->nbuckets && ok; b++) {
+      ok = rooted_time(m, a, SWN_COLLECTIVE_REDUCE, p->bucket_bytes[b], &t, error, size);
+      port = fmax(port, forward + p->bucket_ready[b]) + t, out->communication += t;
+    }
+    out->jobs = p->nbuckets;
+  } else if (ok && total > 0) {
+    ok = rooted_time(m, a, SWN_COLLECTIVE_REDUCE, total, &t, error, size);
+    port = fmax(port, backward_end) + t, out->communication += t;
+    out->jobs = 1;
+  }
+  out->iteration = fmax(backward_end, port) + p->update;
+  out->exposed = out->iteration - out->compute;
+  out->speedup = m->nodes * out->compute / out->iteration;
+  return ok;
+}
+
 bool swn_predict(const SwnIterationProfile *p, const SwnMachine *m, const SwnAllreduceSetting *a,
                  const SwnCompression *compression, SwnScaling *out, char *error, size_t size) {
   double compute = p->forward + p->backward + p->update;
   *out = (SwnScaling){.iteration = compute, .compute = compute, .speedup = 1};
   if (m->nodes <= 1) return true;
+  if (a->sync != SWN_SYNC_ALLREDUCE) return predict_rooted(p, m, a, out, error, size);
   Jobs j = {0};
   bool ok = plan_jobs(p, m, a, compression, &j, out, error, size);
   double comm_end = 0, biggest = -1; /* the jobs' allreduces, in order, on one network port */

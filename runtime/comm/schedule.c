@@ -11,6 +11,8 @@ const char *const swn_allreduce_names[SWN_ALLREDUCE_COUNT] = {"auto", "topo", "r
 
 const char *const swn_upper_names[SWN_UPPER_COUNT] = {"auto", "binomial", "ring", "chain"};
 
+const char *const swn_sync_names[SWN_SYNC_COUNT] = {"allreduce", "sc-b", "sc-ob", "sc-obr"};
+
 static int find(const char *const *names, int n, const char *name) {
   for (int i = 0; i < n; i++)
     if (!strcmp(name, names[i])) return i;
@@ -22,6 +24,8 @@ int swn_allreduce_find(const char *name) {
 }
 
 int swn_upper_find(const char *name) { return find(swn_upper_names, SWN_UPPER_COUNT, name); }
+
+int swn_sync_find(const char *name) { return find(swn_sync_names, SWN_SYNC_COUNT, name); }
 
 SwnCommStep swn_step_none(void) { return (SwnCommStep){.send_to = -1, .recv_from = -1}; }
 

@@ -39,6 +39,28 @@ extern const char *const swn_upper_names[SWN_UPPER_COUNT]; /* "auto", "binomial"
 /* The upper level called `name`, or -1. */
 int swn_upper_find(const char *name);
 
+/* How data-parallel training exchanges what it must, per iteration (S-Caffe's schedules; the
+ * rooted ones reduce to rank 0 and broadcast from it, docs/runtime.md "Reduce to root"):
+ * ALLREDUCE: gradient buckets summed on every rank while backward runs; every rank updates.
+ * SC_B: the gradients reduced to rank 0 after backward; rank 0 updates; the weights broadcast
+ *   whole before the next forward.
+ * SC_OB: as SC_B, but the weights broadcast in stages (the gradient buckets' spans, in forward
+ *   order), each waited for just before the first layer that reads it.
+ * SC_OBR: as SC_OB, and each bucket reduced to rank 0 while backward runs.
+ * EASGD keeps its ranks' own updates; a rooted schedule sums its weights to rank 0, which alone
+ * moves the center, and broadcasts the center (before forward with SC_B, else overlapped). */
+typedef enum {
+  SWN_SYNC_ALLREDUCE,
+  SWN_SYNC_SC_B,
+  SWN_SYNC_SC_OB,
+  SWN_SYNC_SC_OBR,
+  SWN_SYNC_COUNT
+} SwnSync;
+
+extern const char *const swn_sync_names[SWN_SYNC_COUNT]; /* "allreduce", "sc-b", ... */
+/* The schedule called `name`, or -1. */
+int swn_sync_find(const char *name);
+
 /* Which ranks share a supernode (a group), and how the topology-aware algorithm numbers them. */
 typedef enum { SWN_MAP_ROUND_ROBIN, SWN_MAP_CONTIGUOUS } SwnRankMap;
 
@@ -54,6 +76,19 @@ typedef struct SwnTopology {
 
 /* The upper level `hier` runs among the heads for `count` floats (resolves auto). */
 SwnUpperLevel swn_upper_choice(const SwnTopology *t, int64_t count);
+
+/* What a schedule computes. ALLREDUCE: every rank ends with the sum. The rooted collectives of
+ * S-Caffe's reduce-to-root schedules, rank 0 the root: REDUCE leaves the sum in rank 0's buffer
+ * (the others' hold partial sums), BROADCAST copies rank 0's buffer to every rank. */
+typedef enum {
+  SWN_COLLECTIVE_ALLREDUCE,
+  SWN_COLLECTIVE_REDUCE,
+  SWN_COLLECTIVE_BROADCAST
+} SwnCollective;
+
+/* The upper level of a rooted collective among the chain heads: a binomial tree or a chain of
+ * chains (a ring has no root: ring means chain); auto: binomial below 64 KiB, chain above. */
+SwnUpperLevel swn_upper_rooted_choice(const SwnTopology *t, int64_t count);
 
 /* The hierarchical chains' pipelined chunk, in floats (the runtime's and the simulator's). */
 enum { SWN_CHAIN_CHUNK_FLOATS = 65536 };
@@ -77,6 +112,11 @@ typedef struct SwnSchedule {
  * Reuses `s`'s storage (zero-initialise it before the first call; free with swn_schedule_free). */
 void swn_schedule_build(SwnAllreduceAlgorithm algorithm, const SwnTopology *t, int rank,
                         int64_t count, SwnSchedule *s);
+/* Rank `rank`'s schedule of a rooted collective (REDUCE or BROADCAST) of `count` floats:
+ * S-Caffe's hierarchical design, the chains of `hier` towards (or from) their heads and the
+ * heads' upper level towards (or from) rank 0, which heads the first chain. */
+void swn_schedule_rooted(SwnCollective kind, const SwnTopology *t, int rank, int64_t count,
+                         SwnSchedule *s);
 void swn_schedule_free(SwnSchedule *s);
 
 /* Helpers for the generators (schedule.c). */

@@ -142,7 +142,10 @@ bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double byte
              .start = grab(sizeof(double *) * (size_t)p)};
   int64_t count = (int64_t)(bytes / 4);
   for (int r = 0; r < p; r++) {
-    swn_schedule_build(a->algorithm, &t, r, count, &sim.s[r]);
+    if (a->collective == SWN_COLLECTIVE_ALLREDUCE)
+      swn_schedule_build(a->algorithm, &t, r, count, &sim.s[r]);
+    else
+      swn_schedule_rooted(a->collective, &t, r, count, &sim.s[r]);
     sim.partner_step[r] = grab(sizeof(int) * (size_t)(sim.s[r].nsteps + 1));
     sim.sender_step[r] = grab(sizeof(int) * (size_t)(sim.s[r].nsteps + 1));
     sim.start[r] = grab(sizeof(double) * (size_t)(sim.s[r].nsteps + 1));

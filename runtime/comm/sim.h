@@ -30,9 +30,12 @@ typedef struct SwnAllreduceSetting {
   SwnRankMap map;                  /* topo's numbering */
   int chain;                       /* hier: ranks per chain (<= 0: 8) */
   SwnUpperLevel upper;             /* hier: among the chain heads */
+  SwnCollective collective;        /* ALLREDUCE (0), or a rooted REDUCE or BROADCAST */
+  SwnSync sync;                    /* swn_predict: the training schedule (rooted: hier's design) */
 } SwnAllreduceSetting;
 
-/* Simulates summing `bytes` (floats) with `a` over the machine. Returns false (with a message in
+/* Simulates summing `bytes` (floats) with `a` over the machine (or, a->collective, reducing
+ * them to rank 0 or broadcasting them from it with the hierarchical schedule). Returns false (with a message in
  * `error`) if the schedules deadlock, which a correct generator never does. */
 bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double bytes, bool per_step,
                   SwnSimResult *r, char *error, size_t error_size);
@@ -70,7 +73,13 @@ bool swn_cost_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double
 /* Predicted iteration on `m`: buckets allreduced in order, each from when it is ready and the
  * previous one is done; update after backward and the last bucket. Algorithm auto runs the
  * runtime's rule on the simulated cost table: buckets merged to its threshold, each job by the
- * algorithm it predicts fastest. */
+ * algorithm it predicts fastest.
+ * A rooted a->sync (S-Caffe's schedules, the runtime's jobs in the runtime's order on one port):
+ * sc-b broadcasts the weights whole, then computes, then reduces the gradients whole; sc-ob
+ * broadcasts them in the buckets' spans, forward order, and forward's share of each bucket (its
+ * share of backward's time, the last bucket taking what follows it) starts once its span has
+ * arrived; sc-obr also reduces each bucket from when it is ready. The update (rank 0's) follows
+ * the last reduce. Compression is not modelled there (the runtime refuses it). */
 typedef struct SwnScaling {
   double iteration, compute, communication, exposed; /* seconds */
   double speedup;                                    /* nodes x single-node iteration / iteration */

@@ -1,7 +1,8 @@
 /* The allreduce library on real MPI ranks (run under mpirun with several process counts):
  * every algorithm, group size and chain length sums exactly (small-integer floats sum without
  * rounding in any order), in place, touching nothing outside the span, in a private buffer and
- * in the comm's shared pool (which the shared-memory algorithm sums in place). */
+ * in the comm's shared pool (which the shared-memory algorithm sums in place); the rooted
+ * collectives reduce to rank 0 and broadcast from it exactly. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -33,6 +34,35 @@ static void check_sum(SwnComm *c, SwnAllreduceAlgorithm a, int64_t count, float 
   }
   CHECK(wrong == 0);
   if (!pool) free(buf);
+}
+
+/* A rooted collective (S-Caffe's reduce to rank 0, broadcast from it) of `count` floats: the
+ * reduce leaves the exact sum on rank 0, the broadcast rank 0's values everywhere; nothing
+ * outside the span moves. */
+static void check_rooted(SwnComm *c, SwnCollective kind, int64_t count) {
+  int64_t pad = PAD;
+  float *buf = malloc(sizeof(float) * (size_t)(count + 2 * pad));
+  for (int64_t i = 0; i < count + 2 * pad; i++) buf[i] = value(c->rank, i);
+  swn_rooted(c, kind, buf + pad, count);
+  float ranks_sum = (float)(c->size * (c->size + 1) / 2);
+  bool reduce = kind == SWN_COLLECTIVE_REDUCE;
+  int wrong = 0;
+  for (int64_t i = 0; i < count + 2 * pad; i++) {
+    bool inside = i >= pad && i < pad + count;
+    if (reduce && inside && c->rank != 0) continue; /* partial sums */
+    float want = !inside  ? value(c->rank, i)
+                 : reduce ? ranks_sum * (float)(i % 7 + 1)
+                          : value(0, i);
+    if (buf[i] != want && wrong++ < 3)
+      fprintf(stderr,
+              "rank %d: %s of %lld floats, %s, groups %d chain %d upper %s: element %lld is %g, "
+              "not %g\n",
+              c->rank, reduce ? "reduce" : "broadcast", (long long)count,
+              swn_allreduce_names[c->algorithm], c->topo.ngroups, c->topo.chain,
+              swn_upper_names[c->topo.upper], (long long)(i - pad), buf[i], want);
+  }
+  CHECK(wrong == 0);
+  free(buf);
 }
 
 /* The conversions against the compiler's own half type (IEEE binary16, round to nearest even):
@@ -198,6 +228,16 @@ int main(int argc, char **argv) {
               check_sum(&c, (SwnAllreduceAlgorithm)a, counts[n], swn_shared_pool(&c));
           }
         }
+      /* rooted: hier's design under every upper level, and MPI_Reduce / MPI_Bcast */
+      for (int u = 0; u <= SWN_UPPER_COUNT; u++) {
+        c.algorithm = u < SWN_UPPER_COUNT ? SWN_ALLREDUCE_HIER : SWN_ALLREDUCE_MPI;
+        swn_comm_set_hier_upper(&c, (SwnUpperLevel)(u % SWN_UPPER_COUNT));
+        for (size_t n = 0; n < sizeof counts / sizeof *counts; n++) {
+          check_rooted(&c, SWN_COLLECTIVE_REDUCE, counts[n]);
+          check_rooted(&c, SWN_COLLECTIVE_BROADCAST, counts[n]);
+          check_sum(&c, SWN_ALLREDUCE_HIER, counts[n], NULL); /* schedules cached by kind */
+        }
+      }
       swn_comm_close(&c);
     }
   int failed = checks_failed;

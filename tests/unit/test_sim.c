@@ -121,6 +121,60 @@ static void upper_level_closed_forms(void) {
   swn_sim_result_free(&large_auto);
 }
 
+static SwnSimResult run_rooted(const SwnMachine *m, SwnCollective kind, int chain,
+                               SwnUpperLevel upper, double bytes) {
+  SwnSimResult r;
+  char error[200] = "";
+  SwnAllreduceSetting setting = {
+      .algorithm = SWN_ALLREDUCE_HIER, .chain = chain, .upper = upper, .collective = kind};
+  bool ok = swn_simulate(m, &setting, bytes, false, &r, error, sizeof error);
+  if (!ok) fprintf(stderr, "simulate p=%d rooted %d: %s\n", m->nodes, (int)kind, error);
+  CHECK(ok);
+  return r;
+}
+
+/* S-Caffe's rooted collectives, G = 4 chains of P = 3, one per supernode: a reduce pipelines
+ * each chain to its head in (n + P - 2) chunk times, then the heads to node 0 in log2(G)
+ * whole-vector times (binomial) or (n + G - 2) chunk times (chain of chains); a broadcast runs
+ * the same backwards. Every node but the root receives the vector once, and G - 1 of those cross
+ * supernodes. A ring among the heads means the chain; auto is binomial below 64 KiB. */
+static void rooted_closed_forms(void) {
+  int G = 4, P = 3;
+  double chunk = 4.0 * SWN_CHAIN_CHUNK_FLOATS, chunks = 7, n = chunks * chunk;
+  SwnMachine m = taihulight(G * P, P);
+  double across = m.beta * m.oversubscription;
+  double chain_reduce = (chunks + P - 2) * (m.alpha + (m.beta + m.gamma) * chunk);
+  double chain_broadcast = (chunks + P - 2) * (m.alpha + m.beta * chunk);
+  double tree_reduce = 2 * (m.alpha + (across + m.gamma) * n);
+  double tree_broadcast = 2 * (m.alpha + across * n);
+  double heads_reduce = (chunks + G - 2) * (m.alpha + (across + m.gamma) * chunk);
+  double heads_broadcast = (chunks + G - 2) * (m.alpha + across * chunk);
+  struct {
+    SwnCollective kind;
+    SwnUpperLevel upper;
+    double seconds;
+  } cases[] = {
+      {SWN_COLLECTIVE_REDUCE, SWN_UPPER_BINOMIAL, chain_reduce + tree_reduce},
+      {SWN_COLLECTIVE_REDUCE, SWN_UPPER_CHAIN, chain_reduce + heads_reduce},
+      {SWN_COLLECTIVE_REDUCE, SWN_UPPER_RING, chain_reduce + heads_reduce},
+      {SWN_COLLECTIVE_REDUCE, SWN_UPPER_AUTO, chain_reduce + heads_reduce},
+      {SWN_COLLECTIVE_BROADCAST, SWN_UPPER_BINOMIAL, tree_broadcast + chain_broadcast},
+      {SWN_COLLECTIVE_BROADCAST, SWN_UPPER_CHAIN, heads_broadcast + chain_broadcast},
+      {SWN_COLLECTIVE_BROADCAST, SWN_UPPER_AUTO, heads_broadcast + chain_broadcast},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    SwnSimResult r = run_rooted(&m, cases[i].kind, P, cases[i].upper, n);
+    CHECK(close_to(r.seconds, cases[i].seconds));
+    CHECK(close_to(r.bytes, (G * P - 1) * n));
+    CHECK(close_to(r.cross_bytes, (G - 1) * n));
+    swn_sim_result_free(&r);
+  }
+  SwnSimResult small = run_rooted(&m, SWN_COLLECTIVE_REDUCE, P, SWN_UPPER_AUTO, 4096);
+  SwnSimResult tree = run_rooted(&m, SWN_COLLECTIVE_REDUCE, P, SWN_UPPER_BINOMIAL, 4096);
+  CHECK(small.seconds == tree.seconds);
+  swn_sim_result_free(&small), swn_sim_result_free(&tree);
+}
+
 static void every_algorithm_completes(void) {
   static const int sizes[] = {2, 3, 5, 6, 7, 12, 33, 1000};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
@@ -132,7 +186,50 @@ static void every_algorithm_completes(void) {
                                      (SwnUpperLevel)u, 4.0 * 100003);
           CHECK(r.seconds > 0 && r.bytes > 0);
           swn_sim_result_free(&r);
+          for (int k = SWN_COLLECTIVE_REDUCE;
+               a == SWN_ALLREDUCE_HIER && k <= SWN_COLLECTIVE_BROADCAST; k++) {
+            r = run_rooted(&m, (SwnCollective)k, 3, (SwnUpperLevel)u, 4.0 * 100003);
+            CHECK(r.seconds > 0 && close_to(r.bytes, (sizes[i] - 1) * 4.0 * 100003));
+            swn_sim_result_free(&r);
+          }
         }
+}
+
+/* The reduce-to-root schedules on profile p (buckets 4e6 ready at 0.01, 1e6 at 0.08; forward
+ * 0.05, backward 0.1, update 0.01), from the rooted collectives' simulated times: forward's share
+ * of bucket 1 (the first layers) is (0.1 - 0.01) / 0.1 of it, of bucket 0 the rest. */
+static void rooted_prediction(const SwnIterationProfile *p, const SwnMachine *m) {
+  SwnAllreduceSetting hier = {.algorithm = SWN_ALLREDUCE_HIER, .chain = 8};
+  double reduce[2], broadcast[2], reduce_all, broadcast_all;
+  for (int b = 0; b < 2; b++) {
+    SwnSimResult r = run_rooted(m, SWN_COLLECTIVE_REDUCE, 8, SWN_UPPER_AUTO, p->bucket_bytes[b]);
+    reduce[b] = r.seconds, swn_sim_result_free(&r);
+    r = run_rooted(m, SWN_COLLECTIVE_BROADCAST, 8, SWN_UPPER_AUTO, p->bucket_bytes[b]);
+    broadcast[b] = r.seconds, swn_sim_result_free(&r);
+  }
+  SwnSimResult r = run_rooted(m, SWN_COLLECTIVE_REDUCE, 8, SWN_UPPER_AUTO, 5e6);
+  reduce_all = r.seconds, swn_sim_result_free(&r);
+  r = run_rooted(m, SWN_COLLECTIVE_BROADCAST, 8, SWN_UPPER_AUTO, 5e6);
+  broadcast_all = r.seconds, swn_sim_result_free(&r);
+  const SwnCompression dense = {.density = 1};
+  SwnScaling s;
+  char error[200];
+  double compute = 0.05 + 0.1 + 0.01;
+  hier.sync = SWN_SYNC_SC_B;
+  CHECK(swn_predict(p, m, &hier, &dense, &s, error, sizeof error));
+  CHECK(close_to(s.iteration, broadcast_all + compute + reduce_all));
+  CHECK(close_to(s.communication, broadcast_all + reduce_all) && s.jobs == 1);
+  double staged = broadcast[1] + broadcast[0];
+  double forward = fmax(broadcast[1] + 0.045, staged) + 0.005, backward_end = forward + 0.1;
+  hier.sync = SWN_SYNC_SC_OB;
+  CHECK(swn_predict(p, m, &hier, &dense, &s, error, sizeof error));
+  CHECK(close_to(s.iteration, fmax(staged, backward_end) + reduce_all + 0.01));
+  hier.sync = SWN_SYNC_SC_OBR;
+  CHECK(swn_predict(p, m, &hier, &dense, &s, error, sizeof error));
+  double port = fmax(staged, forward + 0.01) + reduce[0];
+  port = fmax(port, forward + 0.08) + reduce[1];
+  CHECK(close_to(s.iteration, fmax(backward_end, port) + 0.01) && s.jobs == 2);
+  CHECK(close_to(s.speedup, m->nodes * compute / s.iteration));
 }
 
 static void prediction(void) {
@@ -194,6 +291,7 @@ static void prediction(void) {
       (2000 * 4 + 200 * 2000 + 500 * 4 + 50 * 2000) * (per_byte + sums) + 2 * (4e6 + 1e6) * 1e-9;
   CHECK(close_to(s.communication, want));
   swn_profile_release(&q);
+  rooted_prediction(&p, &slow);
 }
 
 int main(void) {
@@ -201,6 +299,7 @@ int main(void) {
   ring_closed_form();
   chain_closed_form();
   upper_level_closed_forms();
+  rooted_closed_forms();
   every_algorithm_completes();
   prediction();
   return check_report();
