@@ -76,9 +76,7 @@ check lenet 2 16 --sync sc-b
 check lenet 3 16 --sync sc-ob --allreduce hier --chain 2
 check lenet 4 8 --sync sc-obr --group-size 2 --chain 1 --hier-upper chain
 check lenet 4 8 --sync sc-obr --allreduce mpi
-check lenet 3 16 --sync sc-obr --no-overlap
 check lenet-pool 4 8 --sync sc-obr --group-size 2 --hier-upper binomial
-check cifar 2 25 --sync sc-obr
 same_gradients cifar 3 10 --sync sc-ob
 mpi -np 2 ./lenet --iterations 4 --batch 16 $data --sync sc-obr --quiet > said.txt
 grep -q "sc-obr: 3 gradient buckets reduced to rank 0 while backward runs, rank 0 updates, the weights broadcast in 3 stages overlapping forward (hier's chains of 8, heads: auto)" said.txt &&
