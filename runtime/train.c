@@ -207,7 +207,7 @@ static int train(Trainer *t, int64_t start) {
   bool testing = (cfg->eval_interval > 0 || cfg->test_interval > 0) && t->test.count > 0;
   if (start >= total) {
     printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
-    save(t, start); /* e.g. --iterations 0 --checkpoint F writes the initial weights */
+    save(t, start); /* e.g. --iterations 0 --epochs 0 --checkpoint F writes the initial weights */
     return 0;
   }
   if (!o->quiet)

@@ -219,7 +219,7 @@ done
 grep -q "sc-ob: synchronous EASGD: the weights reduced to rank 0, which moves the center, and the center broadcast, overlapped" easgd.txt &&
   pass || fail "easgd --sync start-up line: $(grep distributed easgd.txt)"
 "$swnc" "$root/examples/lenet.swn" -D train.optimizer=easgd -D train.elastic=0 -o still || fail "cannot build"
-./still --iterations 0 --checkpoint initial.ckpt >/dev/null
+./still --iterations 0 --epochs 0 --checkpoint initial.ckpt >/dev/null
 mpi -np 2 ./still --iterations 5 $data --checkpoint moved.ckpt >/dev/null || fail "easgd, elastic 0"
 /usr/bin/python3 - "$root/tools" <<'PY' && pass || fail "easgd with elastic 0 moved the center"
 import sys; sys.path.insert(0, sys.argv[1])
