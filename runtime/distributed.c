@@ -130,14 +130,14 @@ void swn_parameters_wait(SwnStep *s, int bucket) {
 }
 
 /* Rooted, once rank 0's model has moved: it goes to every rank, EASGD's center whole, the
- * weights whole (sc-b) or in the gradient buckets' spans in forward order (the last bucket holds
- * the first layers). The spans are backward's of the last iteration. */
+ * weights whole (sc-b, before forward: nothing waits per stage) or in the gradient buckets'
+ * spans in forward order (the last bucket holds the first layers). The spans are backward's of
+ * the last iteration. */
 static void broadcast_model(SwnDistributed *d) {
   if (d->easgd) {
     queue(d, SWN_COLLECTIVE_BROADCAST, d->center, d->param_words);
   } else if (d->sync == SWN_SYNC_SC_B) {
-    int j = queue(d, SWN_COLLECTIVE_BROADCAST, d->params, d->param_words);
-    for (int b = 0; b < d->nbuckets; b++) d->broadcast_of[b] = j;
+    queue(d, SWN_COLLECTIVE_BROADCAST, d->params, d->param_words);
   } else {
     for (int b = d->nbuckets - 1; b >= 0; b--)
       d->broadcast_of[b] =

@@ -127,19 +127,29 @@ static void mpi_allreduce(SwnComm *c, float *buf, int64_t count) {
   if (h) swn_floats_of(count, h, buf);
 }
 
+/* Runs the schedule of (kind, algorithm, count), built again only when one of them changed
+ * (rooted collectives have one design: their algorithm is not part of the key). */
+static void execute_cached(SwnComm *c, SwnCollective kind, SwnAllreduceAlgorithm algorithm,
+                           float *buf, int64_t count) {
+  bool rooted = kind != SWN_COLLECTIVE_ALLREDUCE;
+  if (kind != c->scheduled_kind || count != c->scheduled_count ||
+      (!rooted && algorithm != c->scheduled)) {
+    if (rooted)
+      swn_schedule_rooted(kind, &c->topo, c->rank, count, &c->schedule);
+    else
+      swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
+    c->scheduled_kind = kind, c->scheduled = algorithm, c->scheduled_count = count;
+  }
+  swn_execute_schedule(c, &c->schedule, buf);
+}
+
 static void run(SwnComm *c, float *buf, int64_t count, SwnAllreduceAlgorithm algorithm) {
   if (algorithm == SWN_ALLREDUCE_MPI) {
     mpi_allreduce(c, buf, count);
   } else if (algorithm == SWN_ALLREDUCE_SHM) {
     swn_shared_allreduce(c, buf, count);
   } else {
-    if (algorithm != c->scheduled || count != c->scheduled_count ||
-        c->scheduled_kind != SWN_COLLECTIVE_ALLREDUCE) {
-      swn_schedule_build(algorithm, &c->topo, c->rank, count, &c->schedule);
-      c->scheduled = algorithm, c->scheduled_count = count;
-      c->scheduled_kind = SWN_COLLECTIVE_ALLREDUCE;
-    }
-    swn_execute_schedule(c, &c->schedule, buf);
+    execute_cached(c, SWN_COLLECTIVE_ALLREDUCE, algorithm, buf, count);
   }
 }
 
@@ -207,9 +217,5 @@ void swn_rooted(SwnComm *c, SwnCollective kind, float *buf, int64_t count) {
     mpi_rooted(c, kind, buf, count);
     return;
   }
-  if (kind != c->scheduled_kind || count != c->scheduled_count) {
-    swn_schedule_rooted(kind, &c->topo, c->rank, count, &c->schedule);
-    c->scheduled_kind = kind, c->scheduled_count = count;
-  }
-  swn_execute_schedule(c, &c->schedule, buf);
+  execute_cached(c, kind, SWN_ALLREDUCE_HIER, buf, count);
 }
