@@ -1,8 +1,10 @@
-/* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B)
- * and direct on the channel-blocked layout (a first layer reads (B,N,R,C); the input gradient
- * of stride 1 only), on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50,
- * as GFLOP/s and as a fraction of the FP32 peak measured here by an FMA loop with the same
- * thread count: forward, weight gradient and input gradient. Median of 3 runs per plan.
+/* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B),
+ * direct on the channel-blocked layout (a first layer reads (B,N,R,C); the input gradient of
+ * stride 1 only) and Winograd F(2x2, 3x3) and F(4x4, 3x3) on the same layout (3x3, stride 1),
+ * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
+ * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
+ * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
+ * effective rate: it does less). Median of 3 runs per plan.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
  * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
 #include <omp.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 
 #include "conv_direct.h"
+#include "conv_winograd.h"
 #include "kernels.h"
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -79,22 +82,36 @@ static double median3(double a, double b, double c) {
 }
 
 typedef struct Buffers {
-  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws;
+  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws, *winograd_ws;
 } Buffers;
 
-enum { EXPLICIT, IMPLICIT, DIRECT, PLANS };
-static const char *const plan_names[] = {"explicit", "implicit", "direct"};
+enum { EXPLICIT, IMPLICIT, DIRECT, WINOGRAD2, WINOGRAD4, PLANS };
+static const char *const plan_names[] = {"explicit", "implicit", "direct", "winograd2",
+                                         "winograd4"};
 
 /* Whether the plan has this computation (0 forward, 1 weight gradient, 2 input gradient). */
 static bool plan_has(const SwkConv *p, int plan, int computation) {
+  if (plan >= WINOGRAD2) return host_conv_winograd_legal(p);
   return plan != DIRECT || computation != 2 || host_conv_direct_input_gradient_legal(p);
+}
+
+static void run_winograd(const SwkConv *p, int m, int batch, int computation, const Buffers *b) {
+  if (computation == 0)
+    host_conv_winograd_forward(p, m, batch, b->x, b->w, b->b, b->y, b->winograd_ws);
+  else if (computation == 1)
+    host_conv_winograd_weight_gradient(p, m, batch, b->x, b->y, b->dw, b->db, 1, 1, 0,
+                                       b->winograd_ws);
+  else
+    host_conv_winograd_input_gradient(p, m, batch, b->w, b->y, b->dx, false, b->winograd_ws);
 }
 
 /* Seconds of one computation (0 forward, 1 weight gradient, 2 input gradient) in one plan. */
 static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
   double t0 = now();
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
-  if (computation == 0 && plan == EXPLICIT)
+  if (plan >= WINOGRAD2)
+    run_winograd(p, plan == WINOGRAD2 ? 2 : 4, batch, computation, m);
+  else if (computation == 0 && plan == EXPLICIT)
     swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
   else if (plan == DIRECT && computation == 0) /* buffers hold the blocked layout's floats */
     host_conv_direct_forward(p, batch, m->x, p->ci <= 4, m->w, m->b, m->y, m->direct_ws);
@@ -144,7 +161,12 @@ int main(int argc, char **argv) {
                  calloc((size_t)s->co, 4),
                  calloc(swk_conv_workspace(&p) + 16, 4),
                  calloc(swk_conv_implicit_workspace(&p, batch), 4),
-                 calloc(host_conv_direct_workspace(&p), 4)};
+                 calloc(host_conv_direct_workspace(&p), 4),
+                 NULL};
+    if (host_conv_winograd_legal(&p)) {
+      size_t two = host_conv_winograd_workspace(&p, 2), four = host_conv_winograd_workspace(&p, 4);
+      m.winograd_ws = calloc(two > four ? two : four, 4);
+    }
     for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
     double flops = 2.0 * batch * s->co * ho * wo * s->ci * s->k * s->k;
     for (int c = 0; c < 3; c++) {
@@ -165,7 +187,7 @@ int main(int argc, char **argv) {
       printf("  %s\n", plan_names[best]);
     }
     free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
-        free(m.implicit_ws), free(m.direct_ws);
+        free(m.implicit_ws), free(m.direct_ws), free(m.winograd_ws);
   }
   return 0;
 }

@@ -60,8 +60,10 @@ _Static_assert(SAME(LAYOUT_BNRC, SWN_LAYOUT_BNRC) && SAME(LAYOUT_RCNB, SWN_LAYOU
                    SAME(LAYOUT_BNRC16, SWN_LAYOUT_BNRC16),
                "Layout follows SWN_LAYOUT_*");
 _Static_assert(SAME(PLAN_EXPLICIT, SWN_PLAN_EXPLICIT) && SAME(PLAN_IMPLICIT, SWN_PLAN_IMPLICIT) &&
-                   SAME(PLAN_DIRECT, SWN_PLAN_DIRECT) && SAME(PLAN_COUNT, SWN_PLANS),
+                   SAME(PLAN_DIRECT, SWN_PLAN_DIRECT) && SAME(PLAN_WINOGRAD2, SWN_PLAN_WINOGRAD2) &&
+                   SAME(PLAN_WINOGRAD4, SWN_PLAN_WINOGRAD4) && SAME(PLAN_COUNT, SWN_PLANS),
                "ConvPlan follows SWN_PLAN_*");
+_Static_assert(PLAN_COUNT <= 5, "SWN_CONV_WORD_LEGAL holds 5 plans a computation");
 _Static_assert(SAME(DATA_MEAN_MAX, SWN_MAX_MEAN), "data.mean's bound is the runtime's");
 _Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS,
                "a setting's list fits the runtime's arrays");

@@ -628,10 +628,13 @@ static void lower_workspace(Ctx *c, int i) {
   if (family == FAMILY_FC)
     arg_kind(c, begin(c, &c->out->workspace, "swk_fc_workspace", i), ARG_STRUCT);
   if (family != FAMILY_CONV) return;
-  if (conv_uses_plan(op, PLAN_EXPLICIT) || !op->conv.costed)
-    arg_kind(c, begin(c, &c->out->workspace, "swk_conv_workspace", i), ARG_STRUCT);
-  if (conv_uses_plan(op, PLAN_DIRECT))
-    arg_kind(c, begin(c, &c->out->workspace, "swk_conv_direct_workspace", i), ARG_STRUCT);
+  for (int plan = 0; plan < PLAN_COUNT; plan++) /* the dispatcher holds implicit's itself */
+    if (plan != PLAN_IMPLICIT &&
+        (conv_uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
+      arg_kind(c,
+               begin(c, &c->out->workspace,
+                     arena_printf(c->a, "%s_workspace", conv_plan_kernels((ConvPlan)plan)), i),
+               ARG_STRUCT);
 }
 
 /* Before op i's training forward: swn_parameters_wait for each gradient bucket holding one of

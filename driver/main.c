@@ -102,8 +102,10 @@ static void usage(FILE *f) {
       "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
       "                       estimates chip time)\n"
       "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
-      "                       explicit (im2col + GEMM), implicit (implicit GEMM) or direct\n"
-      "                       (channel-blocked; explicit where it cannot) for all\n"
+      "                       explicit (im2col + GEMM), implicit (implicit GEMM), direct\n"
+      "                       (channel-blocked) or winograd2 / winograd4 (Winograd\n"
+      "                       F(2x2,3x3) / F(4x4,3x3), channel-blocked) for all: explicit\n"
+      "                       for a computation the plan cannot do\n"
       "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
       "  --explain            print each convolution's candidate plans, costs and choice\n"
       "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
@@ -312,16 +314,14 @@ static int parse_options(int argc, char **argv, Options *o) {
       o->build.target = optarg;
       break;
     case OPT_CONV:
-      if (!strcmp(optarg, "auto"))
-        o->compile.conv = CONV_AUTO;
-      else if (!strcmp(optarg, "explicit"))
-        o->compile.conv = CONV_FORCE_EXPLICIT;
-      else if (!strcmp(optarg, "implicit"))
-        o->compile.conv = CONV_FORCE_IMPLICIT;
-      else if (!strcmp(optarg, "direct"))
-        o->compile.conv = CONV_FORCE_DIRECT;
-      else
-        return usage_error("--conv takes auto, explicit, implicit or direct, not '%s'", optarg);
+      o->compile.conv = -1;
+      if (!strcmp(optarg, "auto")) o->compile.conv = CONV_AUTO;
+      for (int p = 0; p < PLAN_COUNT; p++)
+        if (!strcmp(optarg, conv_plan_name((ConvPlan)p))) o->compile.conv = CONV_FORCE_EXPLICIT + p;
+      if (o->compile.conv < 0)
+        return usage_error(
+            "--conv takes auto, explicit, implicit, direct, winograd2 or winograd4, not '%s'",
+            optarg);
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;

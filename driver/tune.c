@@ -22,6 +22,8 @@
   K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward)                                  \
   K(swk_conv_implicit_workspace) K(swk_conv_implicit_forward) K(swk_conv_implicit_backward)       \
   K(swk_conv_direct_workspace) K(swk_conv_direct_forward) K(swk_conv_direct_backward)             \
+  K(swk_conv_winograd2_workspace) K(swk_conv_winograd2_forward) K(swk_conv_winograd2_backward)    \
+  K(swk_conv_winograd4_workspace) K(swk_conv_winograd4_forward) K(swk_conv_winograd4_backward)    \
   K(swk_to_rcnb) K(swk_to_bnrc) K(swk_to_bnrc16) K(swk_bnrc16_to_bnrc)
 /* clang-format on */
 
@@ -142,26 +144,34 @@ static float *filled(size_t n) {
   return p;
 }
 
+/* A plan's forward and backward kernels, by the plan's name. */
+typedef struct PlanKernels {
+  swk_conv_forward_fn forward;
+  swk_conv_backward_fn backward;
+} PlanKernels;
+
+static PlanKernels plan_kernels(const Kernels *k, const char *plan) {
+  PlanKernels all[] = {{k->swk_conv_forward, k->swk_conv_backward},
+                       {k->swk_conv_implicit_forward, k->swk_conv_implicit_backward},
+                       {k->swk_conv_direct_forward, k->swk_conv_direct_backward},
+                       {k->swk_conv_winograd2_forward, k->swk_conv_winograd2_backward},
+                       {k->swk_conv_winograd4_forward, k->swk_conv_winograd4_backward}};
+  _Static_assert(sizeof all / sizeof all[0] == PLAN_COUNT, "kernels per plan");
+  for (int p = 0; p < PLAN_COUNT; p++)
+    if (!strcmp(plan, conv_plan_name((ConvPlan)p))) return all[p];
+  return all[PLAN_EXPLICIT];
+}
+
 static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch,
                      const Buffers *b) {
-  bool implicit = !strcmp(j->plan, "implicit"), direct = !strcmp(j->plan, "direct");
+  PlanKernels plan = plan_kernels(k, j->plan);
   if (!strcmp(j->what, "forward")) {
-    if (implicit)
-      k->swk_conv_implicit_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
-    else if (direct)
-      k->swk_conv_direct_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
-    else
-      k->swk_conv_forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
+    plan.forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
   }
   bool wgrad = !strcmp(j->what, "wgrad"), dgrad = !strcmp(j->what, "dgrad");
   float *dx = wgrad ? NULL : b->dx, *dw = dgrad ? NULL : b->dw; /* "backward": both */
-  if (implicit)
-    k->swk_conv_implicit_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
-  else if (direct)
-    k->swk_conv_direct_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
-  else
-    k->swk_conv_backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
+  plan.backward(p, batch, b->x, b->w, b->y, dx, false, dw, b->db, 1, 1, 0, b->ws);
 }
 
 static void run_job(const Kernels *k, const Job *j, const Buffers *b, const SwkConv *p, int batch) {
@@ -207,8 +217,9 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   size_t ws = 0;
   if (conv) {
     size_t sizes[] = {k->swk_conv_workspace(&p), k->swk_conv_implicit_workspace(&p, batch),
-                      k->swk_conv_direct_workspace(&p)};
-    for (int i = 0; i < 3; i++) ws = sizes[i] > ws ? sizes[i] : ws;
+                      k->swk_conv_direct_workspace(&p), k->swk_conv_winograd2_workspace(&p),
+                      k->swk_conv_winograd4_workspace(&p)};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) ws = sizes[i] > ws ? sizes[i] : ws;
   }
   Buffers b = {filled(nx), filled(nw), filled((size_t)c->co), filled(ny),
                filled(nx), filled(nw), filled((size_t)c->co), filled(ws)};

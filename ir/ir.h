@@ -219,9 +219,16 @@ typedef struct Param {
 
 /* ---------------------------------------------------------------- convolution plans */
 
-/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B), direct on
- * (B,N/16,R,C,16). */
-typedef enum { PLAN_EXPLICIT, PLAN_IMPLICIT, PLAN_DIRECT, PLAN_COUNT } ConvPlan;
+/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B), direct and Winograd
+ * F(2x2, 3x3) and F(4x4, 3x3) on (B,N/16,R,C,16). */
+typedef enum {
+  PLAN_EXPLICIT,
+  PLAN_IMPLICIT,
+  PLAN_DIRECT,
+  PLAN_WINOGRAD2,
+  PLAN_WINOGRAD4,
+  PLAN_COUNT
+} ConvPlan;
 /* The three computations of a convolution, each with its own plan; CONV_BACKWARD names the
  * weight and input gradients computed by one call of one plan (cheaper than apart: they share
  * work), for costs only. */
@@ -234,6 +241,8 @@ typedef enum {
 } ConvComputation;
 
 const char *conv_plan_name(ConvPlan p);
+/* The plan's kernels' common prefix: "swk_conv_direct" for swk_conv_direct_forward, ... */
+const char *conv_plan_kernels(ConvPlan p);
 const char *conv_computation_name(ConvComputation c);
 Layout conv_plan_layout(ConvPlan p);
 
@@ -487,7 +496,8 @@ extern const FieldSpec data_fields[];
 
 /* ---------------------------------------------------------------- compile options */
 
-typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT, CONV_FORCE_IMPLICIT, CONV_FORCE_DIRECT } ConvForce;
+/* --conv: auto, or one plan for every convolution (CONV_FORCE_EXPLICIT + the plan). */
+typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT } ConvForce;
 
 /* What the driver tells the passes (docs/ir.md lists the flags). */
 typedef struct CompileOptions {

@@ -45,8 +45,15 @@ Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
 }
 
 const char *conv_plan_name(ConvPlan p) {
-  static const char *const names[] = {"explicit", "implicit", "direct"};
+  static const char *const names[] = {"explicit", "implicit", "direct", "winograd2", "winograd4"};
+  _Static_assert(sizeof names / sizeof names[0] == PLAN_COUNT, "a name per plan");
   return names[p];
+}
+const char *conv_plan_kernels(ConvPlan p) {
+  static const char *const prefixes[] = {"swk_conv", "swk_conv_implicit", "swk_conv_direct",
+                                         "swk_conv_winograd2", "swk_conv_winograd4"};
+  _Static_assert(sizeof prefixes / sizeof prefixes[0] == PLAN_COUNT, "kernels per plan");
+  return prefixes[p];
 }
 const char *conv_computation_name(ConvComputation c) {
   static const char *const names[] = {"forward", "wgrad", "dgrad", "backward"};
@@ -59,7 +66,9 @@ bool conv_uses_plan(const Op *op, ConvPlan plan) {
 }
 
 Layout conv_plan_layout(ConvPlan p) {
-  static const Layout layouts[] = {LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16};
+  static const Layout layouts[] = {LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16, LAYOUT_BNRC16,
+                                   LAYOUT_BNRC16};
+  _Static_assert(sizeof layouts / sizeof layouts[0] == PLAN_COUNT, "a layout per plan");
   return layouts[p];
 }
 

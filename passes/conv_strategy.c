@@ -1,11 +1,12 @@
 /* Pass `conv-strategy`: for every convolution and each of its three computations (forward,
- * weight gradient, input gradient), the cost of each plan: explicit GEMM, implicit GEMM or
- * direct.
+ * weight gradient, input gradient), the cost of each plan: explicit GEMM, implicit GEMM,
+ * direct, Winograd F(2x2, 3x3) or F(4x4, 3x3).
  *
  * A plan the target calls illegal for the layer is never a candidate, nor is one --conv
  * excludes (forcing a plan the target forbids is an error naming the layer and the reason; a
- * computation the forced plan cannot do, the direct plan's input gradient with stride 2, keeps
- * the explicit plan).
+ * computation the forced plan cannot do, which the target prices infinite (the direct plan's
+ * input gradient with stride 2, Winograd on anything but 3x3 stride-1 filters), keeps the
+ * explicit plan).
  * A candidate's cost is the tuning file's measurement if it has one for the shape (--tune),
  * else the target's cost model. This pass records the costs and picks each computation's
  * cheaper plan; the layout pass, which also prices the transforms a plan's layout needs,
@@ -18,9 +19,8 @@
 #include "passes.h"
 
 static ConvPlan forced_plan(const Module *m) {
-  return m->options.conv == CONV_FORCE_IMPLICIT ? PLAN_IMPLICIT
-         : m->options.conv == CONV_FORCE_DIRECT ? PLAN_DIRECT
-                                                : PLAN_EXPLICIT;
+  return m->options.conv == CONV_AUTO ? PLAN_EXPLICIT
+                                      : (ConvPlan)(m->options.conv - CONV_FORCE_EXPLICIT);
 }
 
 /* Under --conv, only the forced plan stays a candidate, or explicit where it cannot compute. */
@@ -32,8 +32,9 @@ static void apply_force(const Module *m, ConvChoice *ch) {
     for (int p = 0; p < PLAN_COUNT; p++)
       if (p != (int)keep) ch->cost[c][p] = INFINITY;
   }
+  ConvPlan joint = isinf(ch->joint[forced]) ? PLAN_EXPLICIT : forced;
   for (int p = 0; p < PLAN_COUNT; p++)
-    if (p != (int)forced) ch->joint[p] = INFINITY;
+    if (p != (int)joint) ch->joint[p] = INFINITY;
 }
 
 static bool cost_conv(Module *m, Op *op) {

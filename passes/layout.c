@@ -37,17 +37,20 @@ static double convert(const Module *m, int v, Layout a, Layout b) {
 }
 
 /* The least cost of a convolution with its tensors in layout l; its plans in `plans`. The
- * forward plan is l's own; each gradient's plan may work in another layout, at the price of
- * converting its operands there (dY, and X for the weight gradient) and dX back. */
+ * forward plan is the cheapest of l's own (the blocked layout has three); each gradient's plan
+ * may work in another layout, at the price of converting its operands there (dY, and X for the
+ * weight gradient) and dX back. */
 static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_needed,
                              ConvPlan plans[3]) {
   const ConvChoice *ch = &op->conv;
-  ConvPlan native = PLAN_EXPLICIT;
-  for (int p = 0; p < PLAN_COUNT; p++)
-    if (conv_plan_layout((ConvPlan)p) == l) native = (ConvPlan)p;
-  plans[CONV_FORWARD] = plans[CONV_WGRAD] = plans[CONV_DGRAD] = native;
   double bias = 1 + m->options.target->plan_margin; /* on all but explicit on (B,N,R,C) */
-  double forward = ch->cost[CONV_FORWARD][native] * (native == PLAN_EXPLICIT ? 1 : bias);
+  ConvPlan native = PLAN_EXPLICIT;
+  double forward = INFINITY;
+  for (int p = 0; p < PLAN_COUNT; p++) {
+    double cost = ch->cost[CONV_FORWARD][p] * (p == PLAN_EXPLICIT ? 1 : bias);
+    if (conv_plan_layout((ConvPlan)p) == l && cost < forward) native = (ConvPlan)p, forward = cost;
+  }
+  plans[CONV_FORWARD] = plans[CONV_WGRAD] = plans[CONV_DGRAD] = native;
   if (isinf(forward)) return INFINITY;
   int x = op->inputs.data[0], y = op->output;
   double best = INFINITY;

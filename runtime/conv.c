@@ -1,6 +1,6 @@
 /* Convolution dispatch. Each computation of a convolution (forward, weight gradient, input
- * gradient) runs in a plan: explicit GEMM on (B,N,R,C), implicit GEMM on (R,C,N,B) or direct on
- * (B,N/16,R,C,16). The compiler chose one per computation and the layout of the tensors
+ * gradient) runs in a plan: explicit GEMM on (B,N,R,C), implicit GEMM on (R,C,N,B), direct or
+ * Winograd (F(2x2, 3x3), F(4x4, 3x3)) on (B,N/16,R,C,16). The compiler chose one per computation and the layout of the tensors
  * (docs/ir.md); where a computation's plan works on another layout, its operands are converted
  * into scratch memory owned here (grown to the largest need, then kept) and its result
  * converted back.
@@ -68,11 +68,30 @@ static float *scratch(SwnConvState *c, int slot, size_t floats) {
 
 /* ------------------------------------------------------------------ running one plan */
 
-static int plan_layout(int plan) {
-  return plan == SWN_PLAN_IMPLICIT ? SWN_LAYOUT_RCNB
-         : plan == SWN_PLAN_DIRECT ? SWN_LAYOUT_BNRC16
-                                   : SWN_LAYOUT_BNRC;
-}
+/* Each plan's layout and kernels (runtime/kernels.h); implicit's workspace depends on the
+ * batch. */
+typedef struct PlanKernels {
+  const char *name;
+  int layout;
+  size_t (*workspace)(const SwkConv *p);
+  __typeof__(swk_conv_forward) *forward;
+  __typeof__(swk_conv_backward) *backward;
+} PlanKernels;
+
+static const PlanKernels plans[SWN_PLANS] = {
+    [SWN_PLAN_EXPLICIT] = {"explicit", SWN_LAYOUT_BNRC, swk_conv_workspace, swk_conv_forward,
+                           swk_conv_backward},
+    [SWN_PLAN_IMPLICIT] = {"implicit", SWN_LAYOUT_RCNB, NULL, swk_conv_implicit_forward,
+                           swk_conv_implicit_backward},
+    [SWN_PLAN_DIRECT] = {"direct", SWN_LAYOUT_BNRC16, swk_conv_direct_workspace,
+                         swk_conv_direct_forward, swk_conv_direct_backward},
+    [SWN_PLAN_WINOGRAD2] = {"winograd2", SWN_LAYOUT_BNRC16, swk_conv_winograd2_workspace,
+                            swk_conv_winograd2_forward, swk_conv_winograd2_backward},
+    [SWN_PLAN_WINOGRAD4] = {"winograd4", SWN_LAYOUT_BNRC16, swk_conv_winograd4_workspace,
+                            swk_conv_winograd4_forward, swk_conv_winograd4_backward},
+};
+
+static int plan_layout(int plan) { return plans[plan].layout; }
 
 /* Floats of a batch of (c, h, w) images in a layout (the blocked one rounds channels up). */
 static size_t layout_floats(int layout, int c, int h, int w, int batch) {
@@ -96,13 +115,12 @@ static void convert(int from, int to, int c, int h, int w, int batch, const floa
 }
 
 /* The plan's workspace: the step's shared one, which holds what the plans the compiler chose
- * ask for (explicit's and direct's), or the dispatcher's own (implicit, and a plan --autotune
- * tries that needs more). */
+ * ask for (all but implicit's), or the dispatcher's own (implicit, and a plan --autotune tries
+ * that needs more). */
 static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int plan, float *ws) {
-  size_t need = plan == SWN_PLAN_IMPLICIT ? swk_conv_implicit_workspace(p, batch)
-                : plan == SWN_PLAN_DIRECT ? swk_conv_direct_workspace(p)
-                                          : swk_conv_workspace(p);
-  return plan != SWN_PLAN_IMPLICIT && need <= c->ws_floats ? ws : scratch(c, SLOT_WS, need);
+  if (plan == SWN_PLAN_IMPLICIT) return scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch));
+  size_t need = plans[plan].workspace(p);
+  return need <= c->ws_floats ? ws : scratch(c, SLOT_WS, need);
 }
 
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
@@ -115,13 +133,7 @@ static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws,
     convert(layout, own, p->ci, p->h, p->w, batch, x, xt, false);
     xp = xt, yp = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
   }
-  float *pws = plan_workspace(c, p, batch, plan, ws);
-  if (plan == SWN_PLAN_IMPLICIT)
-    swk_conv_implicit_forward(p, batch, xp, w, b, yp, pws);
-  else if (plan == SWN_PLAN_DIRECT)
-    swk_conv_direct_forward(p, batch, xp, w, b, yp, pws);
-  else
-    swk_conv_forward(p, batch, xp, w, b, yp, pws);
+  plans[plan].forward(p, batch, xp, w, b, yp, plan_workspace(c, p, batch, plan, ws));
   if (own != layout) convert(own, layout, p->co, p->ho, p->wo, batch, yp, y, false);
 }
 
@@ -150,21 +162,12 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
     if (dx) dxp = scratch(c, SLOT_DX, layout_floats(own, p->ci, p->h, p->w, batch));
   }
   bool add = native && dx_add;
-  float *pws = plan_workspace(c, p, batch, plan, ws);
-  if (plan == SWN_PLAN_IMPLICIT)
-    swk_conv_implicit_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale,
-                               g.keep, pws);
-  else if (plan == SWN_PLAN_DIRECT)
-    swk_conv_direct_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
-                             pws);
-  else
-    swk_conv_backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep, pws);
+  plans[plan].backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
+                       plan_workspace(c, p, batch, plan, ws));
   if (!native && dx) convert(own, layout, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
 }
 
 /* ------------------------------------------------------------------ autotuning */
-
-static const char *const plan_names[] = {"explicit", "implicit", "direct"};
 
 typedef struct Trial {
   int plan;
@@ -205,8 +208,8 @@ static void end_trial(SwnConvState *c, int layer, int computation, int word, Tri
   fprintf(c->report, "autotune: %-24s %-7s", c->net->layers[layer], computation_names[computation]);
   for (int plan = 0; plan < SWN_PLANS; plan++)
     if (legal >> plan & 1)
-      fprintf(c->report, "  %s %9.3f ms", plan_names[plan], 1e3 * u->best[plan]);
-  fprintf(c->report, "  -> %s\n", plan_names[chosen]);
+      fprintf(c->report, "  %s %9.3f ms", plans[plan].name, 1e3 * u->best[plan]);
+  fprintf(c->report, "  -> %s\n", plans[chosen].name);
 }
 
 /* ------------------------------------------------------------------ the calls */

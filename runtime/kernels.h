@@ -115,6 +115,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * in lane n % 16 of block n / 16; groups must be 1; the input gradient only with stride 1 and
  * padding below the kernel's size. Outputs and input gradients have 0 in the lanes past the
  * channels; the unused lanes of inputs are never read. Its workspace serves all three.
+ * Convolution, Winograd F(2x2, 3x3) and F(4x4, 3x3) on the channel-blocked layout: 3x3
+ * filters, stride 1, padding up to 2, no groups; otherwise as the direct plan.
  * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back,
  * (B,N,R,C) -> (B,N/16,R,C,16) (unused lanes 0) and back. The backward of one is the other,
  * applied to the gradient (written or added).
@@ -175,6 +177,10 @@ SWK_STRUCTS(SWN_C_STRUCT)
   SWK_CONV(FN, P, swk_conv_implicit_forward, swk_conv_implicit_backward)                           \
   FN(SIZE, swk_conv_direct_workspace, (P(PTR, const SwkConv *, p)))                                \
   SWK_CONV(FN, P, swk_conv_direct_forward, swk_conv_direct_backward)                               \
+  FN(SIZE, swk_conv_winograd2_workspace, (P(PTR, const SwkConv *, p)))                             \
+  SWK_CONV(FN, P, swk_conv_winograd2_forward, swk_conv_winograd2_backward)                         \
+  FN(SIZE, swk_conv_winograd4_workspace, (P(PTR, const SwkConv *, p)))                             \
+  SWK_CONV(FN, P, swk_conv_winograd4_forward, swk_conv_winograd4_backward)                         \
   SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc16)                                                              \

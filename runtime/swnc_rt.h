@@ -105,13 +105,21 @@ enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
  * weight gradient, 2 input gradient), and for each computation the plans --autotune may time
  * (a mask of 1 << plan: those that can compute it, with conversions the runtime has). */
 enum { SWN_LAYOUT_BNRC, SWN_LAYOUT_RCNB, SWN_LAYOUT_BNRC16 };
-enum { SWN_PLAN_EXPLICIT, SWN_PLAN_IMPLICIT, SWN_PLAN_DIRECT, SWN_PLANS };
+enum {
+  SWN_PLAN_EXPLICIT,
+  SWN_PLAN_IMPLICIT,
+  SWN_PLAN_DIRECT,
+  SWN_PLAN_WINOGRAD2,
+  SWN_PLAN_WINOGRAD4,
+  SWN_PLANS
+};
+/* bits 0-1 the layout, 2-10 a plan per computation (3 bits), 11-25 the masks (5 bits) */
 #define SWN_CONV_WORD_LAYOUT(layout) (layout)
-#define SWN_CONV_WORD_PLAN(c, plan) ((plan) << (2 + 2 * (c)))
-#define SWN_CONV_WORD_LEGAL(c, mask) ((mask) << (8 + 3 * (c)))
+#define SWN_CONV_WORD_PLAN(c, plan) ((plan) << (2 + 3 * (c)))
+#define SWN_CONV_WORD_LEGAL(c, mask) ((mask) << (11 + 5 * (c)))
 #define SWN_CONV_LAYOUT(word) ((word)&3)
-#define SWN_CONV_PLAN(word, c) (((word) >> (2 + 2 * (c))) & 3)
-#define SWN_CONV_LEGAL(word, c) (((word) >> (8 + 3 * (c))) & 7)
+#define SWN_CONV_PLAN(word, c) (((word) >> (2 + 3 * (c))) & 7)
+#define SWN_CONV_LEGAL(word, c) (((word) >> (11 + 5 * (c))) & 31)
 typedef struct SwnConvState SwnConvState;
 
 /* What forward, backward and update work on. Per-image buffers live in `image` at

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "isa.h"
+#include "register_blocks.h"
 #include "workspace.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -25,35 +26,7 @@
 #define DIRECT_X86 1
 #endif
 
-/* One register block's work; offsets are in floats from `x`, which may be before the image for
- * a strip in its top rows (only the rows of taps inside it are read). */
-typedef struct Strip {
-  const float *x;
-  ptrdiff_t x_offset; /* the strip's first pixel's tap (0, 0), channel 0 */
-  ptrdiff_t x_block, x_row, x_col, x_pixel, x_lane; /* next input block, row, tap column, strip
-                                                       pixel, channel in a block */
-  int blocks_in, lanes_last;                        /* input blocks; channels in the last */
-  int kh, kw, kh0, kh1; /* kernel size; the rows of taps inside the image */
-  const float *w;       /* packed filters of the first output block */
-  ptrdiff_t w_block;    /* to the next output block's */
-  const float *bias;    /* padded, of the first output block; NULL: none */
-  float *y;
-  ptrdiff_t y_block;
-  bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
-} Strip;
-
-/* The weight gradient's register block: for nb output blocks and nl input channels of one tap,
- * sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows` output rows
- * of wo pixels; x is the tap's input for the first pixel, channel 0 of the tile. */
-enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
-_Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, conv_direct.c's");
-typedef struct Tile {
-  const float *dy, *x;
-  ptrdiff_t dy_block, dy_row;       /* next output block, next output row */
-  ptrdiff_t x_row, x_pixel, x_lane; /* next output row's tap, next pixel's, next channel */
-  int rows, wo;
-  float *sum; /* [2][TILE_LANES][16] */
-} Tile;
+_Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, register_blocks.h's");
 
 /* ------------------------------------------------------------------ plain C: the reference */
 
@@ -153,14 +126,6 @@ enum { AVX2_PIXELS = STRIP_MAXP };
 
 /* ------------------------------------------------------------------ instruction sets */
 
-typedef struct DirectIsa {
-  const char *name;
-  int blocks, pixels; /* the largest register blocks: output blocks x pixels */
-  int lanes;          /* and output blocks x input channels (a tile) */
-  void (*strip)(int nb, int np, const Strip *s);
-  void (*tile)(int nb, int nl, const Tile *t);
-} DirectIsa;
-
 static const DirectIsa isas[] = {
 #ifdef DIRECT_X86
     {"avx512", 2, AVX512_PIXELS, 8, avx512_strip, avx512_tile},
@@ -177,13 +142,13 @@ static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static void choose_isa(void) { isa = &isas[host_isa_index(host_isa_choice())]; }
 
 /* Asked once per call; the strips and tiles get it passed down. */
-static const DirectIsa *current(void) {
+const DirectIsa *host_register_blocks(void) {
   pthread_once(&isa_once, choose_isa);
   return isa;
 }
 
 bool host_conv_direct_use(const char *name) {
-  current();
+  host_register_blocks();
   if (!host_isa_runs(name)) return false;
   isa = &isas[host_isa_index(name)];
   return true;
@@ -307,7 +272,7 @@ static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
  * keeps every thread busy. */
 static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, const float *packed,
                    const float *bias, float *y, bool accumulate, float *padded) {
-  const DirectIsa *k = current();
+  const DirectIsa *k = host_register_blocks();
   int bo = host_blocks(q->co), most = k->blocks, groups = ceil_div(bo, most);
   int pixels = k->pixels, strips = ceil_div(q->wo, pixels);
   size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
@@ -388,7 +353,7 @@ typedef struct TileAt {
 } TileAt;
 
 static Tiling tiling(const SwkConv *p) {
-  const DirectIsa *k = current();
+  const DirectIsa *k = host_register_blocks();
   Tiling t = {.isa = k, .most_blocks = k->blocks, .lanes = k->lanes};
   t.groups = ceil_div(host_blocks(p->co), t.most_blocks);
   t.blocks_in = host_blocks(p->ci);
@@ -466,8 +431,8 @@ static void store_tile(const SwkConv *p, const Tiling *tl, long k, const float *
 }
 
 /* db = keep * db + scale * (dY summed over images and pixels), by output block. */
-static void bias_gradient(const SwkConv *p, int batch, const float *dy, float *db, float scale,
-                          float keep) {
+void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, float *db, float scale,
+                               float keep) {
   int bo = host_blocks(p->co);
   size_t pixels = (size_t)p->ho * (size_t)p->wo;
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
@@ -512,7 +477,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
     }
     for (long k = from; k < to; k++) store_tile(p, &tl, k, sums, dw, grad_scale, grad_keep);
   }
-  if (db) bias_gradient(p, batch, dy, db, bias_grad_scale, grad_keep);
+  if (db) host_direct_bias_gradient(p, batch, dy, db, bias_grad_scale, grad_keep);
 }
 
 /* ------------------------------------------------------------------ workspace */

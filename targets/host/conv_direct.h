@@ -43,13 +43,18 @@ void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *
                                       const float *dy, float *dw, float *db, float scale,
                                       float bias_scale, float keep, float *ws);
 
+/* db = keep * db + scale * (dY, blocked, summed over images and pixels). */
+void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, float *db, float scale,
+                               float keep);
+
 /* Between (B,N,R,C) and the blocked layout, images of c channels of hw pixels, written or added
  * to y; to_blocked zeroes the unused lanes (or adds 0 to them). */
 void host_to_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
 void host_from_blocked(const float *x, int batch, int c, int hw, float *y, bool add);
 
 /* The direct kernels choose their instruction set as the GEMM's (isa.h); this switches to
- * another ("avx512", "avx2", "c"), if this CPU runs it (for tests). */
+ * another ("avx512", "avx2", "c"), if this CPU runs it (for tests), for the Winograd kernels
+ * too, which use the same register blocks. */
 bool host_conv_direct_use(const char *isa);
 
 #endif

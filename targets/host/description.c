@@ -89,10 +89,55 @@ static double direct_cost(const ConvShape *s, ConvComputation c) {
   return flops(s) / (PEAK * eff * fill(out, 16) * fill(taps, 0.25)) + packing + padding;
 }
 
+/* The kernels' view of a shape (workspace.h sizes from it). */
+static SwkConv kernel_shape(const ConvShape *s) {
+  return (SwkConv){.ci = (int)s->ci,
+                   .h = (int)s->h,
+                   .w = (int)s->w,
+                   .co = (int)s->co,
+                   .ho = (int)s->ho,
+                   .wo = (int)s->wo,
+                   .kh = (int)s->kh,
+                   .kw = (int)s->kw,
+                   .sh = (int)s->sh,
+                   .sw = (int)s->sw,
+                   .ph = (int)s->ph,
+                   .pw = (int)s->pw,
+                   .groups = (int)s->groups};
+}
+
+/* The Winograd plans (conv_winograd.c), F(m x m, 3 x 3): per pass of up to `chunk` tiles, each
+ * tile's inputs transformed to alpha^2 values per input channel, the products (2 alpha^2 ci co
+ * flops a tile) on the direct plan's register blocks as 1x1 convolutions (fill(taps 1)), each
+ * tile's alpha^2 values per output channel transformed back; the transformed filters (or the
+ * weight gradient's sums) are written once and streamed by every pass. The input gradient is
+ * the same computation on dY with the channels swapped. 3x3 filters, stride 1 only. */
+static double winograd_cost(const ConvShape *s, int m, ConvComputation c) {
+  if (s->kh != 3 || s->kw != 3 || s->sh != 1 || s->sw != 1 || s->ph > 2 || s->pw > 2)
+    return INFINITY;
+  SwkConv p = kernel_shape(s);
+  SwkConv q = c == CONV_DGRAD ? host_direct_transposed(&p) : p;
+  HostWinograd g = host_winograd(&q, m);
+  double tiles = (double)s->batch * g.tiles_h * g.tiles_w;
+  double passes = ceil(tiles / g.chunk), per_pass = tiles < g.chunk ? tiles : g.chunk;
+  double products = 2.0 * tiles * g.positions * q.ci * q.co;
+  double transformed = 4.0 * 2 * tiles * g.positions * 16 * (g.bi + g.bo); /* written, read */
+  double images = 4.0 * s->batch * (q.ci * q.h * q.w + q.co * q.ho * q.wo);
+  double filters = 4.0 * (double)host_winograd_filter_floats(&g) * (passes + 1);
+  double eff = c == CONV_WGRAD ? DIRECT_WGRAD_EFF * fill((double)q.co, 16) * fill(per_pass, 24)
+                               : DIRECT_EFF * fill((double)q.co, 16) * fill(1, 0.25);
+  if (c == CONV_WGRAD) filters *= 2; /* the sums are read and written */
+  return products / (PEAK * eff) + (transformed + images + filters) / BANDWIDTH;
+}
+
 /* Both gradients in one call: explicit gathers dY once for both GEMMs. */
 static double joint_cost(const ConvShape *s, ConvPlan plan) {
   if (plan == PLAN_IMPLICIT) return implicit_cost(s, CONV_WGRAD) + implicit_cost(s, CONV_DGRAD);
   if (plan == PLAN_DIRECT) return direct_cost(s, CONV_WGRAD) + direct_cost(s, CONV_DGRAD);
+  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4) {
+    int m = plan == PLAN_WINOGRAD2 ? 2 : 4;
+    return winograd_cost(s, m, CONV_WGRAD) + winograd_cost(s, m, CONV_DGRAD);
+  }
   double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
   return explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather;
 }
@@ -102,6 +147,8 @@ static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {
     return "it has groups, and the host's implicit kernels have none";
   if (plan == PLAN_DIRECT && s->groups != 1)
     return "it has groups, and the host's direct kernels have none";
+  if ((plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4) && s->groups != 1)
+    return "it has groups, and the host's Winograd kernels have none";
   return NULL;
 }
 
@@ -118,9 +165,11 @@ static double cpus(void) {
 
 static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c) {
   if (c == CONV_BACKWARD) return joint_cost(s, plan) / cpus();
-  double t = plan == PLAN_IMPLICIT ? implicit_cost(s, c)
-             : plan == PLAN_DIRECT ? direct_cost(s, c)
-                                   : explicit_cost(s, c);
+  double t = plan == PLAN_IMPLICIT    ? implicit_cost(s, c)
+             : plan == PLAN_DIRECT    ? direct_cost(s, c)
+             : plan == PLAN_WINOGRAD2 ? winograd_cost(s, 2, c)
+             : plan == PLAN_WINOGRAD4 ? winograd_cost(s, 4, c)
+                                      : explicit_cost(s, c);
   return t / cpus();
 }
 
@@ -136,21 +185,11 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
 static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool input_gradient) {
   int threads = (int)cpus();
   if (!s) return (double)host_fc_workspace(threads);
-  SwkConv p = {.ci = (int)s->ci,
-               .h = (int)s->h,
-               .w = (int)s->w,
-               .co = (int)s->co,
-               .ho = (int)s->ho,
-               .wo = (int)s->wo,
-               .kh = (int)s->kh,
-               .kw = (int)s->kw,
-               .sh = (int)s->sh,
-               .sw = (int)s->sw,
-               .ph = (int)s->ph,
-               .pw = (int)s->pw,
-               .groups = (int)s->groups,
-               .no_input_gradient = !input_gradient};
+  SwkConv p = kernel_shape(s);
+  p.no_input_gradient = !input_gradient;
   if (plan == PLAN_DIRECT) return (double)host_conv_direct_workspace_for(&p, threads);
+  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4)
+    return (double)host_conv_winograd_workspace_for(&p, plan == PLAN_WINOGRAD2 ? 2 : 4, threads);
   return (double)(plan == PLAN_IMPLICIT ? host_conv_implicit_workspace(&p, (int)s->batch, threads)
                                         : host_conv_workspace(&p, threads));
 }

@@ -205,4 +205,55 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
 }
 
+/* ------------------------------------------------------------------ Winograd convolution */
+
+/* F(m x m, 3 x 3) on one convolution as the kernels compute it (the forward one, or the input
+ * gradient's transposed one): tiles of m x m outputs from alpha x alpha inputs. */
+typedef struct HostWinograd {
+  int m, alpha, positions; /* output tile, input tile, alpha^2 */
+  int bi, bo;              /* input and output blocks */
+  int tiles_h, tiles_w;    /* tiles per image */
+  int chunk;               /* tiles transformed per pass, at most */
+} HostWinograd;
+
+/* A pass's transformed tiles (inputs and products) fill about this many floats (2 MiB, the
+ * size of a core's L2 here), unless the filters need more tiles to be worth streaming. */
+enum { HOST_WINOGRAD_PASS_FLOATS = 1 << 19, HOST_WINOGRAD_CHUNK_STEP = 28 };
+
+static inline HostWinograd host_winograd(const SwkConv *q, int m) {
+  HostWinograd g = {.m = m, .alpha = m + 2, .bi = host_blocks(q->ci), .bo = host_blocks(q->co)};
+  g.positions = g.alpha * g.alpha;
+  g.tiles_h = (q->ho + m - 1) / m, g.tiles_w = (q->wo + m - 1) / m;
+  /* Each pass streams all transformed filters (positions x bi x bo x 256 floats) through the
+   * products once: as many tiles as make its own transformed data (positions x 16 (bi + bo) a
+   * tile) no smaller, so the filters cost at most as much memory traffic as the tiles. */
+  long per_tile = (long)g.positions * 16 * (g.bi + g.bo);
+  long by_cache = HOST_WINOGRAD_PASS_FLOATS / per_tile;
+  long by_filters = 16L * g.bi * g.bo / (g.bi + g.bo);
+  long chunk = by_cache > by_filters ? by_cache : by_filters;
+  g.chunk = (int)((chunk + HOST_WINOGRAD_CHUNK_STEP - 1) / HOST_WINOGRAD_CHUNK_STEP *
+                  HOST_WINOGRAD_CHUNK_STEP);
+  return g;
+}
+
+/* The transformed filters (forward, input gradient) or the weight gradient's sums, by
+ * position: (positions, output block, input block, 16 inputs, 16 outputs). */
+static inline size_t host_winograd_filter_floats(const HostWinograd *g) {
+  return (size_t)g->positions * (size_t)g->bi * (size_t)g->bo * 256;
+}
+
+/* A pass's transformed inputs and products (or transformed output gradients). */
+static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
+  return (size_t)g->chunk * (size_t)g->positions * 16 * (size_t)(g->bi + g->bo);
+}
+
+/* Any of the three computations: the filters or sums, a padded bias, a pass's tiles and a tile
+ * of sums per thread. The input gradient's transposed convolution has the same blocks swapped,
+ * so the same sizes. */
+static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m, int threads) {
+  HostWinograd g = host_winograd(p, m);
+  return host_winograd_filter_floats(&g) + host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16) +
+         host_winograd_pass_floats(&g) + (size_t)threads * HOST_TILE_FLOATS;
+}
+
 #endif

@@ -70,6 +70,9 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
   if (plan == PLAN_DIRECT)
     return "the sw26010 kernels have no direct convolution on the CPEs (the host's runs on the "
            "MPE only)";
+  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4)
+    return "the sw26010 kernels have no Winograd convolution on the CPEs (the host's runs on the "
+           "MPE only)";
   return NULL;
 }
 
@@ -77,7 +80,7 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
 static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) / SW_CORE_GROUPS; }
 
 static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
-  if (plan == PLAN_DIRECT) return INFINITY; /* illegal */
+  if (conv_plan_layout(plan) == LAYOUT_BNRC16) return INFINITY; /* direct, Winograd: illegal */
   double (*cost)(const ConvShape *, ConvComputation) =
       plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
   ConvShape s = *whole;

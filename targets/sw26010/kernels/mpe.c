@@ -11,7 +11,9 @@ MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_ba
 MPE(accuracy_forward) MPE(conv_direct_workspace) MPE(conv_direct_forward)
 MPE(conv_direct_backward) MPE(to_bnrc16) MPE(bnrc16_to_bnrc) MPE(pool_bnrc16_forward)
 MPE(pool_bnrc16_backward) MPE(batchnorm_bnrc16_forward) MPE(batchnorm_bnrc16_recompute)
-MPE(batchnorm_bnrc16_backward)
+MPE(batchnorm_bnrc16_backward) MPE(conv_winograd2_workspace) MPE(conv_winograd2_forward)
+MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_forward)
+MPE(conv_winograd4_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -137,6 +139,36 @@ void swk_conv_direct_backward(const SwkConv *p, int batch, const float *x, const
   sw_mpe_work(floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo)),
               computations * direct_flops(p, batch));
 }
+
+/* The host's Winograd convolutions, likewise: their element-wise products, (m + 2)^2 per tile
+ * of m x m outputs and channel pair, are the arithmetic counted. */
+static double winograd_flops(const SwkConv *p, int m, int batch) {
+  double tiles = (double)batch * ((p->ho + m - 1) / m) * ((p->wo + m - 1) / m);
+  return 2.0 * tiles * (m + 2) * (m + 2) * p->ci * p->co;
+}
+
+#define MPE_WINOGRAD(m)                                                                            \
+  size_t swk_conv_winograd##m##_workspace(const SwkConv *p) {                                      \
+    return mpe_conv_winograd##m##_workspace(p);                                                    \
+  }                                                                                                \
+  void swk_conv_winograd##m##_forward(const SwkConv *p, int batch, const float *x, const float *w, \
+                                      const float *b, float *y, float *ws) {                       \
+    mpe_conv_winograd##m##_forward(p, batch, x, w, b, y, ws);                                      \
+    sw_mpe_work(floats((double)batch *(p->ci * p->h * p->w + p->co * p->ho * p->wo)),              \
+                winograd_flops(p, m, batch));                                                      \
+  }                                                                                                \
+  void swk_conv_winograd##m##_backward(const SwkConv *p, int batch, const float *x,                \
+                                       const float *w, const float *dy, float *dx, bool dx_add,    \
+                                       float *dw, float *db, float grad_scale,                     \
+                                       float bias_grad_scale, float grad_keep, float *ws) {        \
+    mpe_conv_winograd##m##_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale,            \
+                                    bias_grad_scale, grad_keep, ws);                               \
+    double computations = (dx ? 1 : 0) + (dw ? 1 : 0);                                             \
+    sw_mpe_work(floats((double)batch *(p->ci * p->h * p->w + p->co * p->ho * p->wo)),              \
+                computations *winograd_flops(p, m, batch));                                        \
+  }
+MPE_WINOGRAD(2)
+MPE_WINOGRAD(4)
 
 void swk_to_bnrc16(int c, int h, int w, int batch, const float *x, float *y, bool add) {
   mpe_to_bnrc16(c, h, w, batch, x, y, add);

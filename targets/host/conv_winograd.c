@@ -1,0 +1,390 @@
+/* Winograd convolution F(m x m, 3 x 3) on the channel-blocked layout (conv_winograd.h).
+ *
+ * A computation runs in passes over chunks of tiles (workspace.h: host_winograd), each in
+ * three phases split between the threads:
+ *   1. transform: each tile's alpha x alpha inputs, a block of 16 channels at a time, to
+ *      V[position][input block][tile][16] (the weight gradient also transforms dY's tiles);
+ *   2. products: for each of the alpha^2 positions, a 1x1 convolution of the chunk's tiles by
+ *      the transformed filters U[position] on the direct plan's register blocks (strips of up
+ *      to 14 tiles by 32 output channels), to P[position][output block][tile][16]; the weight
+ *      gradient sums V x transformed dY over the tiles into its sums S[position] with the
+ *      direct plan's tiles, each thread its own part of S;
+ *   3. inverse transform of each tile and output block into y (or, after the last pass, of S
+ *      into dW).
+ * The transforms work on 16 channels at once (conv_winograd_transforms.h). Each output is one
+ * sum in one order whatever the number of threads.
+ *
+ * Rounding: F(2x2, 3x3)'s transforms have coefficients 1 and 1/2 and lose little; F(4x4, 3x3)'s
+ * (up to 5 in B, 8 in A, 1/24 in G) magnify float rounding, so its results differ from the
+ * definition by up to about 1e-4 of their scale where the direct plan's differ by 1e-6. */
+#include "conv_winograd.h"
+
+#include <omp.h>
+#include <string.h>
+
+#include "isa.h"
+#include "register_blocks.h"
+#include "workspace.h"
+
+typedef float V16 __attribute__((vector_size(64)));
+
+static inline V16 v16_load(const float *p) {
+  V16 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline void v16_store(float *p, V16 v) { memcpy(p, &v, sizeof v); }
+
+/* ------------------------------------------------------------------ transforms per ISA */
+
+typedef struct Transforms {
+  void (*input)(int m, const float *x, ptrdiff_t row, int h, int w, int r0, int c0, float *v,
+                ptrdiff_t v_pos);
+  void (*output)(int m, const float *p, ptrdiff_t p_pos, const float *bias, float *y, ptrdiff_t row,
+                 int rows, int cols, bool accumulate);
+  void (*gradient)(int m, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
+                   float *out, ptrdiff_t pos);
+  void (*filter)(int m, const float *g, float *u, ptrdiff_t u_pos);
+  void (*weights)(int m, const float *s, ptrdiff_t s_pos, float *dg);
+} Transforms;
+
+#define TRANSFORMS(suffix)                                                                         \
+  {                                                                                                \
+    input_tile_##suffix, output_tile_##suffix, gradient_tile_##suffix, filter_tile_##suffix,       \
+        weights_tile_##suffix                                                                      \
+  }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WT(name) name##_avx512
+#define WT_ATTR __attribute__((target("avx512f")))
+#include "conv_winograd_transforms.h"
+#undef WT
+#undef WT_ATTR
+#define WT(name) name##_avx2
+#define WT_ATTR __attribute__((target("avx2,fma")))
+#include "conv_winograd_transforms.h"
+#undef WT
+#undef WT_ATTR
+#endif
+#define WT(name) name##_c
+#define WT_ATTR
+#include "conv_winograd_transforms.h"
+#undef WT
+#undef WT_ATTR
+
+static const Transforms transforms[] = {
+#if defined(__x86_64__) && defined(__GNUC__)
+    TRANSFORMS(avx512),
+    TRANSFORMS(avx2),
+#endif
+    TRANSFORMS(c),
+};
+_Static_assert(sizeof transforms / sizeof transforms[0] == HOST_ISA_COUNT,
+               "transforms per instruction set of isa.h");
+
+/* The register blocks and the transforms of one instruction set: the direct plan's choice. */
+typedef struct Kernels {
+  const DirectIsa *blocks;
+  const Transforms *transforms;
+} Kernels;
+
+static Kernels kernels(void) {
+  const DirectIsa *blocks = host_register_blocks();
+  return (Kernels){blocks, &transforms[host_isa_index(blocks->name)]};
+}
+
+/* ------------------------------------------------------------------ one call's geometry */
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static int smaller(int a, int b) { return a < b ? a : b; }
+
+bool host_conv_winograd_legal(const SwkConv *p) {
+  return p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->ph <= 2 && p->pw <= 2 &&
+         p->groups == 1;
+}
+
+size_t host_conv_winograd_workspace(const SwkConv *p, int m) {
+  return host_conv_winograd_workspace_for(p, m, swk_threads());
+}
+
+/* A pass: tiles [first, first + count) of the batch, in the chunk-sized buffers. */
+typedef struct Pass {
+  const SwkConv *q;
+  HostWinograd g;
+  Kernels k;
+  long first;
+  int count;
+  float *v, *p; /* V: [position][input block][chunk][16]; P (or dY's transform): [..output..] */
+} Pass;
+
+static ptrdiff_t v_position(const Pass *s) { return (ptrdiff_t)s->g.bi * s->g.chunk * 16; }
+static ptrdiff_t p_position(const Pass *s) { return (ptrdiff_t)s->g.bo * s->g.chunk * 16; }
+
+typedef struct TileAt {
+  int image, r0, c0; /* the tile's first output pixel */
+} TileAt;
+
+static TileAt tile_at(const Pass *s, long tile) {
+  long per_image = (long)s->g.tiles_h * s->g.tiles_w;
+  int in_image = (int)(tile % per_image);
+  return (TileAt){(int)(tile / per_image), in_image / s->g.tiles_w * s->g.m,
+                  in_image % s->g.tiles_w * s->g.m};
+}
+
+/* ------------------------------------------------------------------ phase 1: transforms */
+
+/* x's tiles into V, item i: input block i / count, tile i % count (neighbouring tiles share
+ * their edge pixels in cache). */
+static void transform_inputs(const Pass *s, const float *x) {
+  const SwkConv *q = s->q;
+  size_t plane = (size_t)q->h * (size_t)q->w * 16;
+  long items = (long)s->g.bi * s->count;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int ib = (int)(i / s->count), t = (int)(i % s->count);
+    TileAt at = tile_at(s, s->first + t);
+    const float *block = x + ((size_t)at.image * (size_t)s->g.bi + (size_t)ib) * plane;
+    s->k.transforms->input(s->g.m, block, (ptrdiff_t)q->w * 16, q->h, q->w, at.r0 - q->ph,
+                           at.c0 - q->pw, s->v + ((ptrdiff_t)ib * s->g.chunk + t) * 16,
+                           v_position(s));
+  }
+}
+
+/* dY's tiles (A dY A^T) into P's place. */
+static void transform_gradients(const Pass *s, const float *dy) {
+  const SwkConv *q = s->q;
+  size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
+  long items = (long)s->g.bo * s->count;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int ob = (int)(i / s->count), t = (int)(i % s->count);
+    TileAt at = tile_at(s, s->first + t);
+    const float *block = dy + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane;
+    s->k.transforms->gradient(s->g.m, block, (ptrdiff_t)q->wo * 16, q->ho, q->wo, at.r0, at.c0,
+                              s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16, p_position(s));
+  }
+}
+
+/* ------------------------------------------------------------------ phase 2: products */
+
+/* P[position] = V[position] x U[position] for every position, by strips of tiles. */
+static void multiply(const Pass *s, const float *u) {
+  const DirectIsa *b = s->k.blocks;
+  int most = b->blocks, groups = ceil_div(s->g.bo, most), strips = ceil_div(s->count, b->pixels);
+  ptrdiff_t u_block = (ptrdiff_t)s->g.bi * 256, u_position = u_block * s->g.bo;
+  long items = (long)s->g.positions * groups * strips;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int strip = (int)(i % strips), group = (int)(i / strips % groups);
+    int position = (int)(i / strips / groups), ob = group * most, t0 = strip * b->pixels;
+    Strip st = {.x = s->v + position * v_position(s),
+                .x_offset = (ptrdiff_t)t0 * 16,
+                .x_block = (ptrdiff_t)s->g.chunk * 16,
+                .x_pixel = 16,
+                .x_lane = 1,
+                .blocks_in = s->g.bi,
+                .lanes_last = s->q->ci - (s->g.bi - 1) * 16,
+                .kh = 1,
+                .kw = 1,
+                .kh1 = 1,
+                .w = u + position * u_position + ob * u_block,
+                .w_block = u_block,
+                .y = s->p + position * p_position(s) + ((ptrdiff_t)ob * s->g.chunk + t0) * 16,
+                .y_block = (ptrdiff_t)s->g.chunk * 16};
+    b->strip(smaller(most, s->g.bo - ob), smaller(b->pixels, s->count - t0), &st);
+  }
+}
+
+/* ------------------------------------------------------------------ phase 3: inverse */
+
+static void transform_outputs(const Pass *s, const float *bias, float *y, bool accumulate) {
+  const SwkConv *q = s->q;
+  size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
+  long items = (long)s->g.bo * s->count;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int ob = (int)(i / s->count), t = (int)(i % s->count);
+    TileAt at = tile_at(s, s->first + t);
+    float *block = y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
+                   ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
+    s->k.transforms->output(s->g.m, s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16, p_position(s),
+                            bias ? bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
+                            smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
+                            accumulate);
+  }
+}
+
+/* ------------------------------------------------------------------ forward and dX */
+
+/* U = G g G^T of q's filters: block ob's [input block][16 in][16 out] at each position. The
+ * taps g of output o and input c are w[o][c] (forward), or w[c][o] flipped (the input
+ * gradient's transposed convolution). */
+static void transform_filters(const SwkConv *p, const float *w, bool transposed,
+                              const HostWinograd *g, Kernels k, float *u) {
+  int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
+  ptrdiff_t u_block = (ptrdiff_t)g->bi * 256, u_position = u_block * g->bo;
+  long items = (long)g->bo * g->bi * 16;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int ob = (int)(i / (g->bi * 16)), c = (int)(i % (g->bi * 16));
+    float taps[9][16] = {{0}};
+    for (int o = 0; o < 16 && ob * 16 + o < outs && c < ins; o++) {
+      int out = ob * 16 + o;
+      const float *src = transposed ? w + ((size_t)c * (size_t)p->ci + (size_t)out) * 9
+                                    : w + ((size_t)out * (size_t)p->ci + (size_t)c) * 9;
+      for (int t = 0; t < 9; t++) taps[t][o] = src[transposed ? 8 - t : t];
+    }
+    k.transforms->filter(g->m, &taps[0][0], u + ob * u_block + (ptrdiff_t)c * 16, u_position);
+  }
+}
+
+/* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX). */
+static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed, int batch,
+                     const float *x, const float *w, const float *bias, float *y, bool accumulate,
+                     float *ws) {
+  HostWinograd g = host_winograd(q, m);
+  Kernels k = kernels();
+  float *u = ws, *padded_bias = u + host_winograd_filter_floats(&g);
+  float *v = padded_bias + host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16);
+  long tiles = (long)batch * g.tiles_h * g.tiles_w;
+#pragma omp parallel num_threads(swk_threads())
+  {
+    transform_filters(p, w, transposed, &g, k, u);
+#pragma omp single
+    for (int o = 0; o < g.bo * 16; o++) padded_bias[o] = bias && o < q->co ? bias[o] : 0;
+    for (long first = 0; first < tiles; first += g.chunk) {
+      Pass s = {q,
+                g,
+                k,
+                first,
+                (int)(tiles - first < g.chunk ? tiles - first : g.chunk),
+                v,
+                v + (size_t)g.positions * (size_t)g.bi * (size_t)g.chunk * 16};
+      transform_inputs(&s, x);
+      multiply(&s, u);
+      transform_outputs(&s, bias ? padded_bias : NULL, y, accumulate);
+    }
+  }
+}
+
+void host_conv_winograd_forward(const SwkConv *p, int m, int batch, const float *x, const float *w,
+                                const float *bias, float *y, float *ws) {
+  winograd(p, p, m, false, batch, x, w, bias, y, false, ws);
+}
+
+void host_conv_winograd_input_gradient(const SwkConv *p, int m, int batch, const float *w,
+                                       const float *dy, float *dx, bool dx_add, float *ws) {
+  SwkConv q = host_direct_transposed(p);
+  winograd(p, &q, m, true, batch, dy, w, NULL, dx, dx_add, ws);
+}
+
+/* ------------------------------------------------------------------ the weight gradient */
+
+/* Each thread its share of the sums S[position][output block][input block][16 in][16 out]:
+ * the register blocks' tiles (nb output blocks by nl input channels), summed over this pass's
+ * tiles in a scratch tile (the blocks' sums are laid out [2][TILE_LANES][16]). */
+static void accumulate_sums(const Pass *s, float *sums, float *scratch) {
+  const DirectIsa *b = s->k.blocks;
+  int most = b->blocks, groups = ceil_div(s->g.bo, most), chunks = ceil_div(16, b->lanes);
+  ptrdiff_t s_position = (ptrdiff_t)s->g.bo * s->g.bi * 256;
+  long items = (long)s->g.positions * groups * s->g.bi * chunks;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int chunk = (int)(i % chunks), ib = (int)(i / chunks % s->g.bi);
+    int group = (int)(i / chunks / s->g.bi % groups),
+        position = (int)(i / chunks / s->g.bi / groups);
+    int ob = group * most, nb = smaller(most, s->g.bo - ob), l0 = chunk * b->lanes;
+    int nl = smaller(smaller(b->lanes, 16 - l0), s->q->ci - ib * 16 - l0);
+    if (nl <= 0) continue;
+    float *at = sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16;
+    for (int j = 0; j < nb; j++) /* S's rows into the tile's */
+      memcpy(scratch + j * TILE_LANES * 16, at + (ptrdiff_t)j * s->g.bi * 256,
+             sizeof(float) * 16 * (size_t)nl);
+    Tile t = {.dy = s->p + position * p_position(s) + (ptrdiff_t)ob * s->g.chunk * 16,
+              .x = s->v + position * v_position(s) + (ptrdiff_t)ib * s->g.chunk * 16 + l0,
+              .dy_block = (ptrdiff_t)s->g.chunk * 16,
+              .x_pixel = 16,
+              .x_lane = 1,
+              .rows = 1,
+              .wo = s->count,
+              .sum = scratch};
+    b->tile(nb, nl, &t);
+    for (int j = 0; j < nb; j++)
+      memcpy(at + (ptrdiff_t)j * s->g.bi * 256, scratch + j * TILE_LANES * 16,
+             sizeof(float) * 16 * (size_t)nl);
+  }
+}
+
+/* dW = keep * dW + scale * G^T S G, 16 output channels of one input channel at a time. */
+static void store_weights(const SwkConv *p, const HostWinograd *g, Kernels k, const float *sums,
+                          float *dw, float scale, float keep) {
+  ptrdiff_t s_position = (ptrdiff_t)g->bo * g->bi * 256;
+  long items = (long)g->bo * p->ci;
+#pragma omp for schedule(static)
+  for (long i = 0; i < items; i++) {
+    int ob = (int)(i / p->ci), c = (int)(i % p->ci);
+    float taps[9][16];
+    k.transforms->weights(g->m, sums + ((ptrdiff_t)ob * g->bi + c / 16) * 256 + (c % 16) * 16,
+                          s_position, &taps[0][0]);
+    for (int o = 0; o < 16 && ob * 16 + o < p->co; o++) {
+      float *d = dw + ((size_t)(ob * 16 + o) * (size_t)p->ci + (size_t)c) * 9;
+      for (int t = 0; t < 9; t++)
+        d[t] = keep == 0 ? scale * taps[t][o] : keep * d[t] + scale * taps[t][o];
+    }
+  }
+}
+
+void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, const float *x,
+                                        const float *dy, float *dw, float *db, float scale,
+                                        float bias_scale, float keep, float *ws) {
+  HostWinograd g = host_winograd(p, m);
+  Kernels k = kernels();
+  float *sums = ws;
+  float *v = sums + host_winograd_filter_floats(&g) +
+             host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16);
+  float *scratch = v + host_winograd_pass_floats(&g);
+  long tiles = (long)batch * g.tiles_h * g.tiles_w;
+  memset(sums, 0, sizeof(float) * host_winograd_filter_floats(&g));
+#pragma omp parallel num_threads(swk_threads())
+  {
+    float *mine = scratch + (size_t)omp_get_thread_num() * HOST_TILE_FLOATS;
+    for (long first = 0; first < tiles; first += g.chunk) {
+      Pass s = {p,
+                g,
+                k,
+                first,
+                (int)(tiles - first < g.chunk ? tiles - first : g.chunk),
+                v,
+                v + (size_t)g.positions * (size_t)g.bi * (size_t)g.chunk * 16};
+      transform_inputs(&s, x);
+      transform_gradients(&s, dy);
+      accumulate_sums(&s, sums, mine);
+    }
+    store_weights(p, &g, k, sums, dw, scale, keep);
+  }
+  if (db) host_direct_bias_gradient(p, batch, dy, db, bias_scale, keep);
+}
+
+/* ------------------------------------------------------------------ the kernel interface */
+
+#define WINOGRAD_KERNELS(m)                                                                        \
+  size_t swk_conv_winograd##m##_workspace(const SwkConv *p) {                                      \
+    return host_conv_winograd_workspace(p, m);                                                     \
+  }                                                                                                \
+  void swk_conv_winograd##m##_forward(const SwkConv *p, int batch, const float *x, const float *w, \
+                                      const float *b, float *y, float *ws) {                       \
+    host_conv_winograd_forward(p, m, batch, x, w, p->bias ? b : NULL, y, ws);                      \
+  }                                                                                                \
+  void swk_conv_winograd##m##_backward(const SwkConv *p, int batch, const float *x,                \
+                                       const float *w, const float *dy, float *dx, bool dx_add,    \
+                                       float *dw, float *db, float grad_scale,                     \
+                                       float bias_grad_scale, float grad_keep, float *ws) {        \
+    if (dw)                                                                                        \
+      host_conv_winograd_weight_gradient(p, m, batch, x, dy, dw, p->bias ? db : NULL, grad_scale,  \
+                                         bias_grad_scale, grad_keep, ws);                          \
+    if (dx) host_conv_winograd_input_gradient(p, m, batch, w, dy, dx, dx_add, ws);                 \
+  }
+
+WINOGRAD_KERNELS(2)
+WINOGRAD_KERNELS(4)

@@ -1,0 +1,53 @@
+/* The direct convolution's register blocks (conv_direct.c, conv_direct_blocks.h), one set per
+ * instruction set. The Winograd plan (conv_winograd.c) runs its products on them too: each of
+ * its alpha x alpha element-wise products is a 1x1 convolution over the transformed tiles. */
+#ifndef SWNC_HOST_REGISTER_BLOCKS_H
+#define SWNC_HOST_REGISTER_BLOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A strip: nb (1 or 2) blocks of 16 output channels for np output pixels, held in registers
+ * while the input channels and taps stream through; y = bias (or y) + the sum. Offsets are in
+ * floats from `x`, which may be before the image for a strip in its top rows (only the rows of
+ * taps inside it are read). */
+typedef struct Strip {
+  const float *x;
+  ptrdiff_t x_offset; /* the strip's first pixel's tap (0, 0), channel 0 */
+  ptrdiff_t x_block, x_row, x_col, x_pixel, x_lane; /* next input block, row, tap column, strip
+                                                       pixel, channel in a block */
+  int blocks_in, lanes_last;                        /* input blocks; channels in the last */
+  int kh, kw, kh0, kh1; /* kernel size; the rows of taps inside the image */
+  const float *w; /* packed filters of the first output block: [block in][kh][kw][16 in][16 out] */
+  ptrdiff_t w_block; /* to the next output block's */
+  const float *bias; /* padded, of the first output block; NULL: none */
+  float *y;          /* pixel p of output block b at y + b * y_block + 16 p */
+  ptrdiff_t y_block;
+  bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
+} Strip;
+
+/* The weight gradient's register block, a tile: for nb output blocks and nl input channels of
+ * one tap, sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows`
+ * output rows of wo pixels (dY's pixels 16 floats apart); x is the tap's input for the first
+ * pixel, channel 0 of the tile. */
+enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
+typedef struct Tile {
+  const float *dy, *x;
+  ptrdiff_t dy_block, dy_row;       /* next output block, next output row */
+  ptrdiff_t x_row, x_pixel, x_lane; /* next output row's tap, next pixel's, next channel */
+  int rows, wo;
+  float *sum; /* [2][TILE_LANES][16] */
+} Tile;
+
+typedef struct DirectIsa {
+  const char *name;
+  int blocks, pixels; /* the largest register blocks: output blocks x pixels */
+  int lanes;          /* and output blocks x input channels (a tile) */
+  void (*strip)(int nb, int np, const Strip *s);
+  void (*tile)(int nb, int nl, const Tile *t);
+} DirectIsa;
+
+/* The blocks of the instruction set the kernels use (isa.h; host_conv_direct_use switches). */
+const DirectIsa *host_register_blocks(void);
+
+#endif

@@ -1,0 +1,296 @@
+/* The host's convolutions on the channel-blocked layout: direct (targets/host/conv_direct.h)
+ * and Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd.h). Forward and both gradients
+ * against the definition in double precision, on every instruction set this CPU runs (strips
+ * and tiles with and without padding, stride 2, channels that fill their last block partly,
+ * input in (B,N,R,C) (a first layer) or blocked, one output block or an odd number, gradients
+ * added to and folded; Winograd: tiles cut by the image's edge, passes of several chunks);
+ * and the gradients against central finite differences of the forward. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "conv_direct.h"
+#include "conv_winograd.h"
+#include "isa.h"
+#include "rng.h"
+
+static uint64_t rng_state = 777;
+static float *random_array(size_t n) {
+  float *a = malloc(sizeof(float) * (n ? n : 1));
+  for (size_t i = 0; i < n; i++) a[i] = swn_uniform(swn_mix64(rng_state++)) * 2.0f - 1.0f;
+  return a;
+}
+
+static size_t conv_index(int n, int c, int channels, int r, int rows, int q, int cols) {
+  return (((size_t)n * (size_t)channels + (size_t)c) * (size_t)rows + (size_t)r) * (size_t)cols +
+         (size_t)q;
+}
+
+/* Forward (y, (B,N,R,C)) and, for dy, both gradients by the definition in double precision. */
+static void reference(const SwkConv *p, int batch, const float *x, const float *w, const float *b,
+                      const float *dy, float *y, float *dx, float *dw, float *db) {
+  size_t nx = (size_t)batch * p->ci * p->h * p->w, nw = (size_t)p->co * p->ci * p->kh * p->kw;
+  double *gx = calloc(nx, sizeof(double)), *gw = calloc(nw, sizeof(double));
+  for (int o = 0; o < p->co; o++) db[o] = 0;
+  for (int n = 0; n < batch; n++)
+    for (int o = 0; o < p->co; o++)
+      for (int oh = 0; oh < p->ho; oh++)
+        for (int ow = 0; ow < p->wo; ow++) {
+          size_t at = conv_index(n, o, p->co, oh, p->ho, ow, p->wo);
+          double sum = p->bias ? b[o] : 0;
+          for (int c = 0; c < p->ci; c++)
+            for (int i = 0; i < p->kh; i++)
+              for (int j = 0; j < p->kw; j++) {
+                int ih = oh * p->sh - p->ph + i, iw = ow * p->sw - p->pw + j;
+                if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
+                size_t xi = conv_index(n, c, p->ci, ih, p->h, iw, p->w);
+                size_t wi = conv_index(o, c, p->ci, i, p->kh, j, p->kw);
+                sum += (double)x[xi] * w[wi];
+                gx[xi] += (double)dy[at] * w[wi];
+                gw[wi] += (double)dy[at] * x[xi];
+              }
+          y[at] = (float)sum;
+          db[o] += dy[at];
+        }
+  for (size_t i = 0; i < nx; i++) dx[i] = (float)gx[i];
+  for (size_t i = 0; i < nw; i++) dw[i] = (float)gw[i];
+  free(gx), free(gw);
+}
+
+/* A plan on the blocked layout: direct (m 0) or Winograd F(m x m, 3 x 3). The tolerance is
+ * the largest error against the definition, relative to the result's largest magnitude: the
+ * direct plan sums as the definition does; Winograd's transforms add rounding, F(4x4, 3x3)'s
+ * coefficients (up to 8 and 1/24) most (conv_winograd.c). Measured here on every instruction
+ * set: F(2x2, 3x3) up to 1.0e-6, F(4x4, 3x3) up to 1.7e-5 (the input gradient summing 512
+ * channels); the tolerances leave 6-10x. */
+typedef struct Plan {
+  const char *name;
+  int m;
+  double tolerance;
+} Plan;
+
+static const Plan plans[] = {{"direct", 0, 1e-5}, {"winograd2", 2, 1e-5}, {"winograd4", 4, 1e-4}};
+enum { PLANS = sizeof plans / sizeof plans[0] };
+
+static bool plan_runs(const Plan *k, const SwkConv *p, bool planar) {
+  return !k->m || (!planar && host_conv_winograd_legal(p));
+}
+
+static bool plan_input_gradient_legal(const Plan *k, const SwkConv *p) {
+  return k->m || host_conv_direct_input_gradient_legal(p);
+}
+
+static void plan_forward(const Plan *k, const SwkConv *p, int batch, const float *x, bool planar,
+                         const float *w, const float *b, float *y, float *ws) {
+  if (k->m)
+    host_conv_winograd_forward(p, k->m, batch, x, w, b, y, ws);
+  else
+    host_conv_direct_forward(p, batch, x, planar, w, b, y, ws);
+}
+
+static void plan_weight_gradient(const Plan *k, const SwkConv *p, int batch, const float *x,
+                                 bool planar, const float *dy, float *dw, float *db, float scale,
+                                 float bias_scale, float keep, float *ws) {
+  if (k->m)
+    host_conv_winograd_weight_gradient(p, k->m, batch, x, dy, dw, db, scale, bias_scale, keep, ws);
+  else
+    host_conv_direct_weight_gradient(p, batch, x, planar, dy, dw, db, scale, bias_scale, keep, ws);
+}
+
+static void plan_input_gradient(const Plan *k, const SwkConv *p, int batch, const float *w,
+                                const float *dy, float *dx, bool dx_add, float *ws) {
+  if (k->m)
+    host_conv_winograd_input_gradient(p, k->m, batch, w, dy, dx, dx_add, ws);
+  else
+    host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, ws);
+}
+
+static size_t workspace_floats(const SwkConv *p) {
+  size_t most = host_conv_direct_workspace(p);
+  for (int m = 2; m <= 4 && host_conv_winograd_legal(p); m += 2)
+    if (host_conv_winograd_workspace(p, m) > most) most = host_conv_winograd_workspace(p, m);
+  return most;
+}
+
+static void check_close(const Plan *k, const char *what, const char *isa, const SwkConv *p,
+                        const float *got, const float *want, size_t n) {
+  double err = 0, scale = 1e-6;
+  for (size_t i = 0; i < n; i++) err = fmax(err, fabs(got[i] - want[i]));
+  for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+  if (err > k->tolerance * scale)
+    fprintf(stderr, "%s %s %s ci %d %dx%d co %d k %d s %d p %d: error %.3g of %.3g\n", isa, k->name,
+            what, p->ci, p->h, p->w, p->co, p->kh, p->sh, p->ph, err, scale);
+  CHECK(err <= k->tolerance * scale);
+}
+
+static SwkConv shape(int ci, int h, int w, int co, int k, int s, int pad) {
+  SwkConv p = {.ci = ci,
+               .h = h,
+               .w = w,
+               .co = co,
+               .kh = k,
+               .kw = k,
+               .sh = s,
+               .sw = s,
+               .ph = pad,
+               .pw = pad,
+               .groups = 1,
+               .bias = true};
+  p.ho = (h + 2 * pad - k) / s + 1, p.wo = (w + 2 * pad - k) / s + 1;
+  return p;
+}
+
+typedef struct Run {
+  const Plan *k;
+  SwkConv p;
+  int batch;
+  bool planar;
+  size_t nx, ny, nw, nxb, nyb;
+  float *x, *w, *b, *dy, *xb, *dyb, *ws;
+} Run;
+
+static Run run_new(const Plan *k, SwkConv p, int batch, bool planar) {
+  Run r = {.k = k, .p = p, .batch = batch, .planar = planar};
+  r.nx = (size_t)batch * p.ci * p.h * p.w, r.ny = (size_t)batch * p.co * p.ho * p.wo;
+  r.nw = (size_t)p.co * p.ci * p.kh * p.kw;
+  r.nxb = host_blocked_floats(batch, p.ci, p.h, p.w);
+  r.nyb = host_blocked_floats(batch, p.co, p.ho, p.wo);
+  r.x = random_array(r.nx), r.w = random_array(r.nw), r.b = random_array((size_t)p.co);
+  r.dy = random_array(r.ny), r.xb = malloc(sizeof(float) * r.nxb);
+  r.dyb = malloc(sizeof(float) * r.nyb);
+  r.ws = malloc(sizeof(float) * workspace_floats(&p));
+  host_to_blocked(r.x, batch, p.ci, p.h * p.w, r.xb, false);
+  host_to_blocked(r.dy, batch, p.co, p.ho * p.wo, r.dyb, false);
+  return r;
+}
+
+static void run_free(Run *r) {
+  free(r->x), free(r->w), free(r->b), free(r->dy), free(r->xb), free(r->dyb), free(r->ws);
+}
+
+/* Forward and both gradients (where legal) against the definition. */
+static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool planar) {
+  if (!plan_runs(k, &p, planar)) return;
+  Run r = run_new(k, p, batch, planar);
+  float *want_y = malloc(sizeof(float) * r.ny), *want_dx = malloc(sizeof(float) * r.nx),
+        *want_dw = malloc(sizeof(float) * r.nw), *want_db = malloc(sizeof(float) * (size_t)p.co);
+  reference(&p, batch, r.x, r.w, r.b, r.dy, want_y, want_dx, want_dw, want_db);
+  float *yb = random_array(r.nyb), *got = malloc(sizeof(float) * (r.nx > r.ny ? r.nx : r.ny));
+  plan_forward(k, &p, batch, planar ? r.x : r.xb, planar, r.w, r.b, yb, r.ws);
+  host_from_blocked(yb, batch, p.co, p.ho * p.wo, got, false);
+  check_close(k, "forward", isa, &p, got, want_y, r.ny);
+  int unused = 0, bo = host_blocks(p.co), used = p.co - 16 * (bo - 1), pixels = p.ho * p.wo;
+  for (int n = 0; n < batch; n++) /* the last block's lanes past co */
+    for (int q = 0; q < pixels; q++)
+      for (int l = used; l < 16; l++)
+        unused += yb[(((size_t)n * bo + bo - 1) * pixels + q) * 16 + l] != 0;
+  CHECK_EQ_INT(unused, 0);
+
+  /* weight gradient, written, then folded: keep 0.5 x old + 2 x gradient (bias: 3 x) */
+  float *dw = random_array(r.nw), *db = random_array((size_t)p.co);
+  plan_weight_gradient(k, &p, batch, planar ? r.x : r.xb, planar, r.dyb, dw, db, 1, 1, 0, r.ws);
+  check_close(k, "weight gradient", isa, &p, dw, want_dw, r.nw);
+  check_close(k, "bias gradient", isa, &p, db, want_db, (size_t)p.co);
+  float *old = malloc(sizeof(float) * r.nw);
+  for (size_t i = 0; i < r.nw; i++) old[i] = dw[i] = (float)i * 0.01f;
+  plan_weight_gradient(k, &p, batch, planar ? r.x : r.xb, planar, r.dyb, dw, NULL, 2, 3, 0.5f,
+                       r.ws);
+  for (size_t i = 0; i < r.nw; i++) want_dw[i] = 0.5f * old[i] + 2 * want_dw[i];
+  check_close(k, "folded weight gradient", isa, &p, dw, want_dw, r.nw);
+
+  /* input gradient, written and added */
+  if (!planar && plan_input_gradient_legal(k, &p)) {
+    float *dxb = random_array(r.nxb), *base = random_array(r.nx);
+    plan_input_gradient(k, &p, batch, r.w, r.dyb, dxb, false, r.ws);
+    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
+    check_close(k, "input gradient", isa, &p, got, want_dx, r.nx);
+    host_to_blocked(base, batch, p.ci, p.h * p.w, dxb, false);
+    plan_input_gradient(k, &p, batch, r.w, r.dyb, dxb, true, r.ws);
+    host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
+    for (size_t i = 0; i < r.nx; i++) want_dx[i] += base[i];
+    check_close(k, "added input gradient", isa, &p, got, want_dx, r.nx);
+    free(dxb), free(base);
+  }
+  free(want_y), free(want_dx), free(want_dw), free(want_db), free(yb), free(got), free(dw),
+      free(db), free(old);
+  run_free(&r);
+}
+
+/* L = sum(y * dy) of the forward pass (blocked y; unused lanes are 0 and dyb's are too). */
+static double objective(Run *r, float *yb) {
+  plan_forward(r->k, &r->p, r->batch, r->planar ? r->x : r->xb, r->planar, r->w, r->b, yb, r->ws);
+  double sum = 0;
+  for (size_t i = 0; i < r->nyb; i++) sum += (double)yb[i] * r->dyb[i];
+  return sum;
+}
+
+/* dL/dv at index i by central differences; v is x (then xb follows it), w or b. */
+static double numeric(Run *r, float *v, size_t i, float *yb) {
+  const float h = 1e-2f;
+  float keep = v[i];
+  double up, down;
+  v[i] = keep + h;
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
+  up = objective(r, yb);
+  v[i] = keep - h;
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
+  down = objective(r, yb);
+  v[i] = keep;
+  host_to_blocked(r->x, r->batch, r->p.ci, r->p.h * r->p.w, r->xb, false);
+  return (up - down) / (2.0 * h);
+}
+
+static void check_numeric(const Plan *k, const char *what, double analytic, double numeric_value) {
+  double err = fabs(analytic - numeric_value), tolerance = 2e-3 * (1 + fabs(numeric_value));
+  if (err > tolerance)
+    fprintf(stderr, "%s %s: analytic %.6g, finite differences %.6g\n", k->name, what, analytic,
+            numeric_value);
+  CHECK(err <= tolerance);
+}
+
+/* The gradients against central finite differences of the forward, at every 7th element. */
+static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
+  if (!plan_runs(k, &p, false)) return;
+  Run r = run_new(k, p, batch, false);
+  float *yb = malloc(sizeof(float) * r.nyb), *dxb = malloc(sizeof(float) * r.nxb);
+  float *dx = malloc(sizeof(float) * r.nx), *dw = malloc(sizeof(float) * r.nw),
+        *db = malloc(sizeof(float) * (size_t)p.co);
+  plan_weight_gradient(k, &p, batch, r.xb, false, r.dyb, dw, db, 1, 1, 0, r.ws);
+  plan_input_gradient(k, &p, batch, r.w, r.dyb, dxb, false, r.ws);
+  host_from_blocked(dxb, batch, p.ci, p.h * p.w, dx, false);
+  for (size_t i = 0; i < r.nw; i += 7) check_numeric(k, "dw", dw[i], numeric(&r, r.w, i, yb));
+  for (size_t i = 0; i < r.nx; i += 7) check_numeric(k, "dx", dx[i], numeric(&r, r.x, i, yb));
+  for (int o = 0; o < p.co; o++) check_numeric(k, "db", db[o], numeric(&r, r.b, (size_t)o, yb));
+  free(yb), free(dxb), free(dx), free(dw), free(db);
+  run_free(&r);
+}
+
+int main(void) {
+  swk_set_threads(2);
+  for (int i = 0; i < HOST_ISA_COUNT; i++) {
+    const char *isa = host_isas[i];
+    if (!host_conv_direct_use(isa)) continue;
+    for (const Plan *k = plans; k < plans + PLANS; k++) {          /* each where it runs */
+      test_conv(k, isa, shape(32, 16, 16, 32, 5, 1, 2), 2, false); /* cifar10_quick conv2 */
+      test_conv(k, isa, shape(3, 32, 32, 32, 5, 1, 2), 2, true);   /* its first layer */
+      test_conv(k, isa, shape(20, 12, 12, 50, 5, 1, 0), 3, false); /* LeNet conv2: partial blocks */
+      test_conv(k, isa, shape(16, 15, 15, 48, 3, 2, 1), 2, false); /* stride 2, odd block count */
+      test_conv(k, isa, shape(64, 7, 7, 16, 1, 1, 0), 2, false);   /* 1x1, one output block */
+      test_conv(k, isa, shape(3, 37, 37, 64, 7, 2, 3), 1, true);   /* ResNet's first layer */
+      test_conv(k, isa, shape(16, 9, 40, 32, 3, 1, 1), 2, false);  /* strips and a tail */
+      test_conv(k, isa, shape(24, 6, 5, 40, 5, 1, 3), 2, false);   /* padding wider than taps */
+      test_conv(k, isa, shape(20, 13, 11, 36, 3, 1, 1), 2, false); /* tiles cut by the edges */
+      test_conv(k, isa, shape(3, 10, 10, 16, 3, 1, 1), 1, false);  /* few input channels */
+      test_conv(k, isa, shape(18, 9, 9, 17, 3, 1, 0), 2, false);   /* no padding */
+      test_conv(k, isa, shape(17, 7, 7, 33, 3, 1, 2), 2, false);   /* padding 2 */
+      test_conv(k, isa, shape(16, 8, 8, 512, 3, 1, 1), 8, false);  /* Winograd: two passes */
+    }
+  }
+  host_conv_direct_use(host_isa_choice());
+  for (const Plan *k = plans; k < plans + PLANS; k++) {
+    test_finite_differences(k, shape(5, 6, 7, 18, 3, 1, 1), 2);
+    test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
+  }
+  return check_report();
+}
