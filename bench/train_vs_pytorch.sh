@@ -39,7 +39,8 @@ torch_run() { # blas_threads net batch iterations
 best() { awk "BEGIN { print ($1 > $2) ? $1 : $2 }"; }
 least() { awk "BEGIN { print ($1 < $2 || $2 == 0) ? $1 : $2 }"; }
 
-for net in "${nets[@]}"; do "$swnc" "$root/examples/$net.swn" -o "$work/$net"; done
+# compiled for the batch it runs at, so the plans are chosen for that batch
+for net in "${nets[@]}"; do "$swnc" "$root/examples/$net.swn" -D train.batch="$(batch_of "$net")" -o "$work/$net"; done
 echo "# swnc vs PyTorch $($py -c 'import torch; print(torch.__version__)') CPU training, 2 threads"
 echo "# img/s: higher is better; RSS: peak MiB, lower is better"
 printf "%-17s %-14s %6s %9s %9s %7s %9s %9s %9s %7s  %s\n" OPENBLAS_CORETYPE network batch \
