@@ -55,12 +55,12 @@ static void c_tile(int nb, int nl, const Tile *t) {
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int o = 0; o < 16; o++) {
-        float sum = t->sum[(b * TILE_LANES + i) * 16 + o];
+        float sum = t->sum[b * t->sum_block + i * 16 + o];
         for (int r = 0; r < t->rows; r++)
           for (int ow = 0; ow < t->wo; ow++)
             sum += t->dy[b * t->dy_block + r * t->dy_row + ow * 16 + o] *
                    t->x[r * t->x_row + ow * t->x_pixel + i * t->x_lane];
-        t->sum[(b * TILE_LANES + i) * 16 + o] = sum;
+        t->sum[b * t->sum_block + i * 16 + o] = sum;
       }
 }
 
@@ -406,7 +406,8 @@ static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *
             .x_lane = v.lane,
             .rows = oh1 - oh0,
             .wo = p->wo,
-            .sum = sums + k * HOST_TILE_FLOATS};
+            .sum = sums + k * HOST_TILE_FLOATS,
+            .sum_block = TILE_LANES * 16};
   t.dy = dy_image + ((ptrdiff_t)at.ob * p->ho + oh0) * p->wo * 16;
   /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
   t.x = x + at.ib * v.block + (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col +

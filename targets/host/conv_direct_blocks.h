@@ -66,7 +66,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
-        acc[b][i][v] = STRIP_LOAD(t->sum + (b * TILE_LANES + i) * 16 + v * STRIP_VL);
+        acc[b][i][v] = STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
   for (int r = 0; r < t->rows; r++) {
     const float *dy = t->dy + r * t->dy_row, *x = t->x + r * t->x_row;
     for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
@@ -83,7 +83,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(t->sum + (b * TILE_LANES + i) * 16 + v * STRIP_VL, acc[b][i][v]);
+        STRIP_STORE(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL, acc[b][i][v]);
 }
 
 #define TILE_CASE(L)                                                                               \

@@ -19,7 +19,6 @@
  * definition by up to about 1e-4 of their scale where the direct plan's differ by 1e-6. */
 #include "conv_winograd.h"
 
-#include <omp.h>
 #include <string.h>
 
 #include "isa.h"
@@ -105,7 +104,7 @@ bool host_conv_winograd_legal(const SwkConv *p) {
 }
 
 size_t host_conv_winograd_workspace(const SwkConv *p, int m) {
-  return host_conv_winograd_workspace_for(p, m, swk_threads());
+  return host_conv_winograd_workspace_for(p, m);
 }
 
 /* A pass: tiles [first, first + count) of the batch, in the chunk-sized buffers. */
@@ -282,9 +281,9 @@ void host_conv_winograd_input_gradient(const SwkConv *p, int m, int batch, const
 /* ------------------------------------------------------------------ the weight gradient */
 
 /* Each thread its share of the sums S[position][output block][input block][16 in][16 out]:
- * the register blocks' tiles (nb output blocks by nl input channels), summed over this pass's
- * tiles in a scratch tile (the blocks' sums are laid out [2][TILE_LANES][16]). */
-static void accumulate_sums(const Pass *s, float *sums, float *scratch) {
+ * the register blocks' tiles (nb output blocks by nl input channels) summed over this pass's
+ * tiles in place. */
+static void accumulate_sums(const Pass *s, float *sums) {
   const DirectIsa *b = s->k.blocks;
   int most = b->blocks, groups = ceil_div(s->g.bo, most), chunks = ceil_div(16, b->lanes);
   ptrdiff_t s_position = (ptrdiff_t)s->g.bo * s->g.bi * 256;
@@ -294,13 +293,9 @@ static void accumulate_sums(const Pass *s, float *sums, float *scratch) {
     int chunk = (int)(i % chunks), ib = (int)(i / chunks % s->g.bi);
     int group = (int)(i / chunks / s->g.bi % groups),
         position = (int)(i / chunks / s->g.bi / groups);
-    int ob = group * most, nb = smaller(most, s->g.bo - ob), l0 = chunk * b->lanes;
+    int ob = group * most, l0 = chunk * b->lanes;
     int nl = smaller(smaller(b->lanes, 16 - l0), s->q->ci - ib * 16 - l0);
     if (nl <= 0) continue;
-    float *at = sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16;
-    for (int j = 0; j < nb; j++) /* S's rows into the tile's */
-      memcpy(scratch + j * TILE_LANES * 16, at + (ptrdiff_t)j * s->g.bi * 256,
-             sizeof(float) * 16 * (size_t)nl);
     Tile t = {.dy = s->p + position * p_position(s) + (ptrdiff_t)ob * s->g.chunk * 16,
               .x = s->v + position * v_position(s) + (ptrdiff_t)ib * s->g.chunk * 16 + l0,
               .dy_block = (ptrdiff_t)s->g.chunk * 16,
@@ -308,11 +303,9 @@ static void accumulate_sums(const Pass *s, float *sums, float *scratch) {
               .x_lane = 1,
               .rows = 1,
               .wo = s->count,
-              .sum = scratch};
-    b->tile(nb, nl, &t);
-    for (int j = 0; j < nb; j++)
-      memcpy(at + (ptrdiff_t)j * s->g.bi * 256, scratch + j * TILE_LANES * 16,
-             sizeof(float) * 16 * (size_t)nl);
+              .sum = sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16,
+              .sum_block = (ptrdiff_t)s->g.bi * 256};
+    b->tile(smaller(most, s->g.bo - ob), nl, &t);
   }
 }
 
@@ -343,12 +336,10 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
   float *sums = ws;
   float *v = sums + host_winograd_filter_floats(&g) +
              host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16);
-  float *scratch = v + host_winograd_pass_floats(&g);
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   memset(sums, 0, sizeof(float) * host_winograd_filter_floats(&g));
 #pragma omp parallel num_threads(swk_threads())
   {
-    float *mine = scratch + (size_t)omp_get_thread_num() * HOST_TILE_FLOATS;
     for (long first = 0; first < tiles; first += g.chunk) {
       Pass s = {p,
                 g,
@@ -359,7 +350,7 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
                 v + (size_t)g.positions * (size_t)g.bi * (size_t)g.chunk * 16};
       transform_inputs(&s, x);
       transform_gradients(&s, dy);
-      accumulate_sums(&s, sums, mine);
+      accumulate_sums(&s, sums);
     }
     store_weights(p, &g, k, sums, dw, scale, keep);
   }

@@ -247,13 +247,12 @@ static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
   return (size_t)g->chunk * (size_t)g->positions * 16 * (size_t)(g->bi + g->bo);
 }
 
-/* Any of the three computations: the filters or sums, a padded bias, a pass's tiles and a tile
- * of sums per thread. The input gradient's transposed convolution has the same blocks swapped,
- * so the same sizes. */
-static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m, int threads) {
+/* Any of the three computations: the filters or sums, a padded bias and a pass's tiles. The
+ * input gradient's transposed convolution has the same blocks swapped, so the same sizes. */
+static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m) {
   HostWinograd g = host_winograd(p, m);
   return host_winograd_filter_floats(&g) + host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16) +
-         host_winograd_pass_floats(&g) + (size_t)threads * HOST_TILE_FLOATS;
+         host_winograd_pass_floats(&g);
 }
 
 #endif
