@@ -117,6 +117,18 @@ typedef struct Pass {
   float *v, *p; /* V: [position][input block][chunk][16]; P (or dY's transform): [..output..] */
 } Pass;
 
+/* The pass from tile `first` of `tiles`, its buffers from `v` in the workspace. */
+static Pass pass_at(const SwkConv *q, const HostWinograd *g, Kernels k, long tiles, long first,
+                    float *v) {
+  return (Pass){q,
+                *g,
+                k,
+                first,
+                (int)(tiles - first < g->chunk ? tiles - first : g->chunk),
+                v,
+                v + (size_t)g->positions * (size_t)g->bi * (size_t)g->chunk * 16};
+}
+
 static ptrdiff_t v_position(const Pass *s) { return (ptrdiff_t)s->g.bi * s->g.chunk * 16; }
 static ptrdiff_t p_position(const Pass *s) { return (ptrdiff_t)s->g.bo * s->g.chunk * 16; }
 
@@ -245,7 +257,7 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
   HostWinograd g = host_winograd(q, m);
   Kernels k = kernels();
   float *u = ws, *padded_bias = u + host_winograd_filter_floats(&g);
-  float *v = padded_bias + host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16);
+  float *v = ws + host_winograd_tiles_offset(&g);
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
 #pragma omp parallel num_threads(swk_threads())
   {
@@ -253,13 +265,7 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
 #pragma omp single
     for (int o = 0; o < g.bo * 16; o++) padded_bias[o] = bias && o < q->co ? bias[o] : 0;
     for (long first = 0; first < tiles; first += g.chunk) {
-      Pass s = {q,
-                g,
-                k,
-                first,
-                (int)(tiles - first < g.chunk ? tiles - first : g.chunk),
-                v,
-                v + (size_t)g.positions * (size_t)g.bi * (size_t)g.chunk * 16};
+      Pass s = pass_at(q, &g, k, tiles, first, v);
       transform_inputs(&s, x);
       multiply(&s, u);
       transform_outputs(&s, bias ? padded_bias : NULL, y, accumulate);
@@ -333,21 +339,13 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
                                         float bias_scale, float keep, float *ws) {
   HostWinograd g = host_winograd(p, m);
   Kernels k = kernels();
-  float *sums = ws;
-  float *v = sums + host_winograd_filter_floats(&g) +
-             host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16);
+  float *sums = ws, *v = ws + host_winograd_tiles_offset(&g);
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   memset(sums, 0, sizeof(float) * host_winograd_filter_floats(&g));
 #pragma omp parallel num_threads(swk_threads())
   {
     for (long first = 0; first < tiles; first += g.chunk) {
-      Pass s = {p,
-                g,
-                k,
-                first,
-                (int)(tiles - first < g.chunk ? tiles - first : g.chunk),
-                v,
-                v + (size_t)g.positions * (size_t)g.bi * (size_t)g.chunk * 16};
+      Pass s = pass_at(p, &g, k, tiles, first, v);
       transform_inputs(&s, x);
       transform_gradients(&s, dy);
       accumulate_sums(&s, sums);

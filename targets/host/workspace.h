@@ -242,6 +242,13 @@ static inline size_t host_winograd_filter_floats(const HostWinograd *g) {
   return (size_t)g->positions * (size_t)g->bi * (size_t)g->bo * 256;
 }
 
+/* Where a pass's tiles start: after the filters or sums and a padded bias (forward's, as
+ * wide as the output's blocks; the transposed convolution's as wide as the input's). */
+static inline size_t host_winograd_tiles_offset(const HostWinograd *g) {
+  return host_winograd_filter_floats(g) +
+         host_round16((size_t)(g->bo > g->bi ? g->bo : g->bi) * 16);
+}
+
 /* A pass's transformed inputs and products (or transformed output gradients). */
 static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
   return (size_t)g->chunk * (size_t)g->positions * 16 * (size_t)(g->bi + g->bo);
@@ -251,8 +258,7 @@ static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
  * input gradient's transposed convolution has the same blocks swapped, so the same sizes. */
 static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m) {
   HostWinograd g = host_winograd(p, m);
-  return host_winograd_filter_floats(&g) + host_round16((size_t)(g.bo > g.bi ? g.bo : g.bi) * 16) +
-         host_winograd_pass_floats(&g);
+  return host_winograd_tiles_offset(&g) + host_winograd_pass_floats(&g);
 }
 
 #endif
