@@ -1,6 +1,5 @@
 /* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B),
- * direct on the channel-blocked layout (a first layer reads (B,N,R,C); the input gradient of
- * stride 1 only) and Winograd F(2x2, 3x3) and F(4x4, 3x3) on the same layout (3x3, stride 1),
+ * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd F(2x2, 3x3) and F(4x4, 3x3) on the same layout (3x3, stride 1),
  * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
  * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
@@ -75,6 +74,12 @@ static const Shape shapes[] = {
     {"resnet50", "res4 3x3", 256, 14, 14, 256, 3, 1, 1},
     {"resnet50", "res5 3x3", 512, 7, 7, 512, 3, 1, 1},
     {"resnet50", "res5 1x1", 512, 7, 7, 2048, 1, 1, 0},
+    {"resnet50", "res3 3x3s2", 128, 56, 56, 128, 3, 2, 1}, /* the first block of a stage */
+    {"resnet50", "res4 3x3s2", 256, 28, 28, 256, 3, 2, 1},
+    {"resnet50", "res5 3x3s2", 512, 14, 14, 512, 3, 2, 1},
+    {"resnet50", "res3 proj", 256, 56, 56, 512, 1, 2, 0}, /* its projection */
+    {"resnet50", "res4 proj", 512, 28, 28, 1024, 1, 2, 0},
+    {"resnet50", "res5 proj", 1024, 14, 14, 2048, 1, 2, 0},
 };
 
 static double median3(double a, double b, double c) {
@@ -89,10 +94,9 @@ enum { EXPLICIT, IMPLICIT, DIRECT, WINOGRAD2, WINOGRAD4, PLANS };
 static const char *const plan_names[] = {"explicit", "implicit", "direct", "winograd2",
                                          "winograd4"};
 
-/* Whether the plan has this computation (0 forward, 1 weight gradient, 2 input gradient). */
-static bool plan_has(const SwkConv *p, int plan, int computation) {
-  if (plan >= WINOGRAD2) return host_conv_winograd_legal(p);
-  return plan != DIRECT || computation != 2 || host_conv_direct_input_gradient_legal(p);
+/* Whether the plan has this shape's computations. */
+static bool plan_has(const SwkConv *p, int plan) {
+  return plan < WINOGRAD2 || host_conv_winograd_legal(p);
 }
 
 static void run_winograd(const SwkConv *p, int m, int batch, int computation, const Buffers *b) {
@@ -174,7 +178,7 @@ int main(int argc, char **argv) {
       int best = EXPLICIT;
       double rate[PLANS] = {0};
       for (int plan = 0; plan < PLANS; plan++) {
-        if (!plan_has(&p, plan, c)) {
+        if (!plan_has(&p, plan)) {
           printf(" %10s %7s", "-", "");
           continue;
         }

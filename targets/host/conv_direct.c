@@ -46,7 +46,7 @@ static void c_strip(int nb, int np, const Strip *s) {
                 sum += s->w[(ptrdiff_t)tap + b * s->w_block + l * 16 + o] * *x;
               }
         }
-        float *y = &s->y[b * s->y_block + p * 16 + o];
+        float *y = &s->y[b * s->y_block + p * s->y_pixel + o];
         *y = s->accumulate ? *y + sum : sum;
       }
 }
@@ -156,18 +156,20 @@ bool host_conv_direct_use(const char *name) {
 
 /* ------------------------------------------------------------------ packing */
 
-/* Output block ob's filters for q, [ib][kh][kw][16 in][16 out], from p's filters w: q is p
- * (forward), or p's input gradient as a convolution (transposed: q's outputs are p's inputs,
- * and the taps are flipped). The source is read in its order (each filter's ci x taps floats
- * are contiguous) and the block, a few hundred KB at most, written scattered within L2. */
-static void pack_block(const SwkConv *p, const float *w, bool transposed, int ob, float *packed) {
-  int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
-  int bi = host_blocks(ins), taps = p->kh * p->kw;
+/* Output block ob's filters, [ib][kh][kw][16 in][16 out], from p's filters w: p's own
+ * (forward, phase NULL), or those of an input-gradient phase (q's outputs are p's inputs, its
+ * taps p's taps of the phase, flipped). Forward reads the source in its order (each filter's
+ * ci x taps floats are contiguous) and writes the block, a few hundred KB at most, scattered
+ * within L2. */
+static void pack_block(const SwkConv *p, const float *w, const HostPhase *phase, int ob,
+                       float *packed) {
+  const SwkConv *q = phase ? &phase->q : p;
+  int bi = host_blocks(q->ci), taps = q->kh * q->kw, p_taps = p->kh * p->kw;
   size_t block = (size_t)bi * (size_t)taps * 256;
   float *dst = packed + (size_t)ob * block;
   memset(dst, 0, sizeof(float) * block);
-  if (!transposed) {
-    for (int o = 0; o < 16 && ob * 16 + o < outs; o++) {
+  if (!phase) {
+    for (int o = 0; o < 16 && ob * 16 + o < p->co; o++) {
       const float *src = w + (size_t)(ob * 16 + o) * (size_t)p->ci * (size_t)taps;
       for (int ci = 0; ci < p->ci; ci++)
         for (int t = 0; t < taps; t++)
@@ -177,18 +179,22 @@ static void pack_block(const SwkConv *p, const float *w, bool transposed, int ob
     return;
   }
   for (int co = 0; co < p->co; co++) /* q's input channel co, output channels ob's */
-    for (int o = 0; o < 16 && ob * 16 + o < outs; o++) {
-      const float *src = w + ((size_t)co * (size_t)p->ci + (size_t)(ob * 16 + o)) * (size_t)taps;
-      for (int t = 0; t < taps; t++)
-        dst[((size_t)(co / 16) * (size_t)taps + (size_t)(taps - 1 - t)) * 256 +
-            (size_t)(co % 16) * 16 + (size_t)o] = src[t];
+    for (int o = 0; o < 16 && ob * 16 + o < p->ci; o++) {
+      const float *src = w + ((size_t)co * (size_t)p->ci + (size_t)(ob * 16 + o)) * (size_t)p_taps;
+      for (int th = 0; th < q->kh; th++)
+        for (int tw = 0; tw < q->kw; tw++) {
+          int kh = phase->kh0 + p->sh * (q->kh - 1 - th),
+              kw = phase->kw0 + p->sw * (q->kw - 1 - tw);
+          dst[((size_t)(co / 16) * (size_t)taps + (size_t)(th * q->kw + tw)) * 256 +
+              (size_t)(co % 16) * 16 + (size_t)o] = src[kh * p->kw + kw];
+        }
     }
 }
 
-static void pack_filters(const SwkConv *p, const float *w, bool transposed, float *packed) {
-  int bo = host_blocks(transposed ? p->ci : p->co);
+static void pack_filters(const SwkConv *p, const float *w, const HostPhase *phase, float *packed) {
+  int bo = host_blocks(phase ? p->ci : p->co);
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
-  for (int ob = 0; ob < bo; ob++) pack_block(p, w, transposed, ob, packed);
+  for (int ob = 0; ob < bo; ob++) pack_block(p, w, phase, ob, packed);
 }
 
 /* ------------------------------------------------------------------ images */
@@ -231,14 +237,30 @@ static View view_of(const SwkConv *p, bool x_planar) {
 
 /* ------------------------------------------------------------------ the forward pass */
 
+/* Where a convolution's outputs go: image n's pixel (oh, ow) of output block b at y + n * image
+ * + b * block + oh * row + ow * pixel (an input-gradient phase's are strided in dX); its input
+ * is read from `shift` columns into the padded view (host_direct_phase). */
+typedef struct Placement {
+  float *y;
+  ptrdiff_t image, block, row, pixel;
+  int shift;
+} Placement;
+
+/* q's outputs as one blocked tensor of their own. */
+static Placement compact(const SwkConv *q, float *y) {
+  ptrdiff_t row = (ptrdiff_t)q->wo * 16, block = (ptrdiff_t)q->ho * row;
+  return (Placement){
+      .y = y, .image = host_blocks(q->co) * block, .block = block, .row = row, .pixel = 16};
+}
+
 /* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
  * [ob, ob + nb). */
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
-                          const float *packed, const float *bias, bool accumulate, float *y, int ob,
-                          int nb, int oh, int ow, int np) {
+                          const float *packed, const float *bias, bool accumulate,
+                          const Placement *at, int image, int ob, int nb, int oh, int ow, int np) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
-             .x_offset = (ptrdiff_t)ih * v.row + (ptrdiff_t)ow * p->sw * v.col,
+             .x_offset = (ptrdiff_t)ih * v.row + (ptrdiff_t)(ow * p->sw + at->shift) * v.col,
              .x_block = v.block,
              .x_row = v.row,
              .x_col = v.col,
@@ -253,8 +275,9 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .w = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256,
              .w_block = (ptrdiff_t)bi * taps * 256,
              .bias = bias ? bias + ob * 16 : NULL,
-             .y = y + ((ptrdiff_t)ob * p->ho + oh) * p->wo * 16 + (ptrdiff_t)ow * 16,
-             .y_block = (ptrdiff_t)p->ho * p->wo * 16,
+             .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
+             .y_block = at->block,
+             .y_pixel = at->pixel,
              .accumulate = accumulate};
   k->strip(nb, np, &s);
 }
@@ -267,15 +290,14 @@ static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
   return host_direct_packed_floats(q) > (size_t)batch * host_direct_image_floats(q, x_planar);
 }
 
-/* y (+)= conv(x) + bias with q's filters packed; `padded` holds padded images. Threads split
- * strips of pixels (with their group of output blocks if by group), so that even one image
- * keeps every thread busy. */
-static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, const float *packed,
-                   const float *bias, float *y, bool accumulate, float *padded) {
+/* y (+)= conv(x) + bias with q's filters packed, y placed by `at`; `padded` holds padded
+ * images. Threads split strips of pixels (with their group of output blocks if by group), so
+ * that even one image keeps every thread busy. */
+static void direct(const SwkConv *q, const Placement *at, int batch, const float *x, bool x_planar,
+                   const float *packed, const float *bias, bool accumulate, float *padded) {
   const DirectIsa *k = host_register_blocks();
   int bo = host_blocks(q->co), most = k->blocks, groups = ceil_div(bo, most);
   int pixels = k->pixels, strips = ceil_div(q->wo, pixels);
-  size_t y_image = (size_t)bo * HOST_BLOCK * (size_t)q->ho * (size_t)q->wo;
   size_t padded_image = host_direct_padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
   bool by_group = filters_outer(q, batch, x_planar);
@@ -298,7 +320,7 @@ static void direct(const SwkConv *q, int batch, const float *x, bool x_planar, c
       int ow = strip * pixels, np = q->wo - ow < pixels ? q->wo - ow : pixels;
       for (int g = by_group ? group : 0; g < (by_group ? group + 1 : groups); g++) {
         int ob = g * most;
-        compute_strip(k, q, xi, v, packed, bias, accumulate, y + (size_t)image * y_image, ob,
+        compute_strip(k, q, xi, v, packed, bias, accumulate, at, image, ob,
                       bo - ob < most ? bo - ob : most, oh, ow, np);
       }
     }
@@ -319,24 +341,50 @@ void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, b
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
   float *packed = ws, *padded_bias = ws + host_direct_packed_floats(p);
-  pack_filters(p, w, false, packed);
+  pack_filters(p, w, NULL, packed);
   for (int o = 0; o < host_blocks(p->co) * 16; o++)
     padded_bias[o] = bias && o < p->co ? bias[o] : 0;
-  direct(p, batch, x, x_planar, packed, bias ? padded_bias : NULL, y, false,
+  Placement at = compact(p, y);
+  direct(p, &at, batch, x, x_planar, packed, bias ? padded_bias : NULL, false,
          padded_bias + host_direct_bias_floats(p));
 }
 
 /* ------------------------------------------------------------------ the input gradient */
 
-bool host_conv_direct_input_gradient_legal(const SwkConv *p) {
-  return p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->groups == 1;
+/* Zeroes the phase's pixels of dx: no tap reaches them. */
+static void zero_phase(const SwkConv *p, const HostPhase *f, int batch, float *dx) {
+  size_t plane = (size_t)p->h * (size_t)p->w * 16;
+  long planes = (long)batch * host_blocks(p->ci);
+#pragma omp parallel for schedule(static) num_threads(swk_threads())
+  for (long i = 0; i < planes; i++)
+    for (int ih = f->rh; ih < p->h; ih += p->sh)
+      for (int iw = f->rw; iw < p->w; iw += p->sw)
+        memset(dx + (size_t)i * plane + ((size_t)ih * (size_t)p->w + (size_t)iw) * 16, 0,
+               sizeof(float) * 16);
 }
 
+/* dX by phases (host_direct_phase; one with stride 1), each the forward convolution of dY with
+ * its taps into its pixels of dx. */
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, float *ws) {
-  SwkConv q = host_direct_transposed(p);
-  pack_filters(p, w, true, ws);
-  direct(&q, batch, dy, false, ws, NULL, dx, dx_add, ws + host_direct_packed_floats(p));
+  ptrdiff_t plane = (ptrdiff_t)p->h * p->w * 16;
+  for (int rh = 0; rh < p->sh; rh++)
+    for (int rw = 0; rw < p->sw; rw++) {
+      HostPhase f = host_direct_phase(p, rh, rw);
+      if (!f.q.ho || !f.q.wo) continue;
+      if (!f.q.kh || !f.q.kw) {
+        if (!dx_add) zero_phase(p, &f, batch, dx);
+        continue;
+      }
+      Placement at = {.y = dx + ((ptrdiff_t)rh * p->w + rw) * 16,
+                      .image = host_blocks(p->ci) * plane,
+                      .block = plane,
+                      .row = (ptrdiff_t)p->sh * p->w * 16,
+                      .pixel = (ptrdiff_t)p->sw * 16,
+                      .shift = f.shift};
+      pack_filters(p, w, &f, ws);
+      direct(&f.q, &at, batch, dy, false, ws, NULL, dx_add, ws + host_direct_packed_floats(&f.q));
+    }
 }
 
 /* ------------------------------------------------------------------ the weight gradient */

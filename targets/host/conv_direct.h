@@ -31,12 +31,11 @@ void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool 
                               const float *w, const float *bias, float *y, float *ws);
 
 /* The gradients, each alone (the plan may compute one and leave the other to another plan).
- * The input gradient, written or added to dx (blocked), is that of a convolution with stride
- * 1 and padding below the kernel's size (legal), run as the forward convolution of dY with the
- * flipped, transposed filters. The weight gradient is stored as dw = keep * dw + scale * grad
- * (runtime/kernels.h), the bias's (if db) with bias_scale; x blocked or (B,N,R,C) (x_planar),
- * dy blocked. */
-bool host_conv_direct_input_gradient_legal(const SwkConv *p);
+ * The input gradient, written or added to dx (blocked), runs as forward convolutions of dY with
+ * the flipped, transposed filters: one, or with stride s one per phase of dX's pixels (s^2,
+ * workspace.h: host_direct_phase). The weight gradient is stored as dw = keep * dw + scale *
+ * grad (runtime/kernels.h), the bias's (if db) with bias_scale; x blocked or (B,N,R,C)
+ * (x_planar), dy blocked. */
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, float *ws);
 void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, bool x_planar,

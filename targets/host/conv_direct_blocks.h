@@ -16,9 +16,10 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const Strip *s) {
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)
       for (int v = 0; v < STRIP_V; v++)
-        acc[b][p][v] = s->accumulate ? STRIP_LOAD(s->y + b * s->y_block + p * 16 + v * STRIP_VL)
-                       : s->bias     ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
-                                     : STRIP_ZERO();
+        acc[b][p][v] = s->accumulate
+                           ? STRIP_LOAD(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL)
+                       : s->bias ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
+                                 : STRIP_ZERO();
   for (int cb = 0; cb < s->blocks_in; cb++) {
     int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
     for (int kh = s->kh0; kh < s->kh1; kh++)
@@ -41,7 +42,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const Strip *s) {
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)
       for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(s->y + b * s->y_block + p * 16 + v * STRIP_VL, acc[b][p][v]);
+        STRIP_STORE(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL, acc[b][p][v]);
 }
 
 #define STRIP_CASE(P)                                                                              \

@@ -202,7 +202,8 @@ static void multiply(const Pass *s, const float *u) {
                 .w = u + position * u_position + ob * u_block,
                 .w_block = u_block,
                 .y = s->p + position * p_position(s) + ((ptrdiff_t)ob * s->g.chunk + t0) * 16,
-                .y_block = (ptrdiff_t)s->g.chunk * 16};
+                .y_block = (ptrdiff_t)s->g.chunk * 16,
+                .y_pixel = 16};
     b->strip(smaller(most, s->g.bo - ob), smaller(b->pixels, s->count - t0), &st);
   }
 }

@@ -72,26 +72,6 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
   return flops(s) / (PEAK * eff * vector_speed(s, forward ? s->co : s->ci));
 }
 
-/* The direct plan (conv_direct.c): register blocks of 16 output channels (the output's channels
- * fill them: fill(co, 16)), 1x1 filters stream the input once per tap with less reuse
- * (fill(taps, 0.25)); the weight gradient's tiles also want long runs of pixels. Beside the
- * arithmetic: the filters packed per call, the input copied with its horizontal padding. No
- * input gradient unless the stride is 1 (then it is the forward convolution of dY). */
-static double direct_cost(const ConvShape *s, ConvComputation c) {
-  double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
-  double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
-  double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
-  if (c == CONV_WGRAD)
-    return flops(s) / (PEAK * DIRECT_WGRAD_EFF * fill((double)s->co, 16) * fill(pixels, 24) *
-                       fill(taps, 0.25)) +
-           padding;
-  if (c == CONV_DGRAD && (s->sh != 1 || s->sw != 1 || s->ph >= s->kh || s->pw >= s->kw))
-    return INFINITY;
-  double out = (double)(c == CONV_FORWARD ? s->co : s->ci);
-  double eff = c == CONV_FORWARD ? DIRECT_EFF : DIRECT_DGRAD_EFF;
-  return flops(s) / (PEAK * eff * fill(out, 16) * fill(taps, 0.25)) + packing + padding;
-}
-
 /* The kernels' view of a shape (workspace.h sizes from it). */
 static SwkConv kernel_shape(const ConvShape *s) {
   return (SwkConv){.ci = (int)s->ci,
@@ -107,6 +87,44 @@ static SwkConv kernel_shape(const ConvShape *s) {
                    .ph = (int)s->ph,
                    .pw = (int)s->pw,
                    .groups = (int)s->groups};
+}
+
+/* The direct plan's input gradient: per phase of dX's pixels (one with stride 1), the forward
+ * convolution of dY with the phase's taps (workspace.h: host_direct_phase), dY copied with the
+ * phase's padding; a phase no tap reaches is zeroed. */
+static double direct_input_gradient_cost(const ConvShape *s) {
+  SwkConv p = kernel_shape(s);
+  double t = 2.0 * 4 * s->co * s->ci * s->kh * s->kw / BANDWIDTH; /* packing */
+  for (int rh = 0; rh < p.sh; rh++)
+    for (int rw = 0; rw < p.sw; rw++) {
+      SwkConv q = host_direct_phase(&p, rh, rw).q;
+      double pixels = (double)s->batch * q.ho * q.wo, taps = (double)(q.kh * q.kw);
+      if (!taps) {
+        t += 4.0 * HOST_BLOCK * host_blocks(q.co) * pixels / BANDWIDTH;
+        continue;
+      }
+      t += 2.0 * pixels * q.co * q.ci * taps /
+           (PEAK * DIRECT_DGRAD_EFF * fill((double)q.co, 16) * fill(taps, 0.25));
+      if (q.pw) t += 2.0 * 4 * s->batch * q.ci * q.h * (q.w + 2 * q.pw) / BANDWIDTH;
+    }
+  return t;
+}
+
+/* The direct plan (conv_direct.c): register blocks of 16 output channels (the output's channels
+ * fill them: fill(co, 16)), 1x1 filters stream the input once per tap with less reuse
+ * (fill(taps, 0.25)); the weight gradient's tiles also want long runs of pixels. Beside the
+ * arithmetic: the filters packed per call, the input copied with its horizontal padding. */
+static double direct_cost(const ConvShape *s, ConvComputation c) {
+  if (c == CONV_DGRAD) return direct_input_gradient_cost(s);
+  double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
+  double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
+  double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
+  if (c == CONV_WGRAD)
+    return flops(s) / (PEAK * DIRECT_WGRAD_EFF * fill((double)s->co, 16) * fill(pixels, 24) *
+                       fill(taps, 0.25)) +
+           padding;
+  return flops(s) / (PEAK * DIRECT_EFF * fill((double)s->co, 16) * fill(taps, 0.25)) + packing +
+         padding;
 }
 
 /* The Winograd plans (conv_winograd.c), F(m x m, 3 x 3): per pass of up to `chunk` tiles, each

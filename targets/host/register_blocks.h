@@ -21,8 +21,8 @@ typedef struct Strip {
   const float *w; /* packed filters of the first output block: [block in][kh][kw][16 in][16 out] */
   ptrdiff_t w_block; /* to the next output block's */
   const float *bias; /* padded, of the first output block; NULL: none */
-  float *y;          /* pixel p of output block b at y + b * y_block + 16 p */
-  ptrdiff_t y_block;
+  float *y;          /* pixel p of output block b at y + b * y_block + p * y_pixel */
+  ptrdiff_t y_block, y_pixel;
   bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
 } Strip;
 

@@ -181,6 +181,39 @@ static inline SwkConv host_direct_transposed(const SwkConv *p) {
   return q;
 }
 
+/* The input gradient of a convolution with stride s, by phases: dX's pixels (s i + rh, s j + rw)
+ * receive only the taps kh = rh + ph (mod s), kw = rw + pw (mod s), so each of the s^2 phases is
+ * a stride-1 forward convolution of dY with those taps flipped (q), its outputs s pixels apart
+ * in dX. With stride 1 the one phase is host_direct_transposed. A phase's padding may differ
+ * left and right: its view of dY is padded by q.pw at both sides and read from `shift` columns
+ * in. A phase without taps (a 1x1 filter's odd pixels at stride 2) gets no gradient. */
+typedef struct HostPhase {
+  SwkConv q;
+  int rh, rw;   /* its first pixel in dX */
+  int kh0, kw0; /* its first tap in the filters; the others are s apart */
+  int shift;
+} HostPhase;
+
+/* How many of k0, k0 + s, k0 + 2s, ... are below k (a phase's taps, or its pixels). */
+static inline int host_every(int k0, int k, int s) { return k0 < k ? (k - k0 + s - 1) / s : 0; }
+
+static inline HostPhase host_direct_phase(const SwkConv *p, int rh, int rw) {
+  HostPhase f = {.q = *p, .rh = rh, .rw = rw};
+  SwkConv *q = &f.q;
+  f.kh0 = (rh + p->ph) % p->sh, f.kw0 = (rw + p->pw) % p->sw;
+  q->ci = p->co, q->h = p->ho, q->w = p->wo, q->co = p->ci, q->bias = false;
+  q->ho = host_every(rh, p->h, p->sh), q->wo = host_every(rw, p->w, p->sw);
+  q->kh = host_every(f.kh0, p->kh, p->sh), q->kw = host_every(f.kw0, p->kw, p->sw);
+  q->sh = q->sw = 1;
+  /* output i reads dY row i + (rh + ph - kh0) / s - t for its t-th tap */
+  q->ph = q->kh - 1 - (rh + p->ph - f.kh0) / p->sh;
+  int left = q->kw - 1 - (rw + p->pw - f.kw0) / p->sw, right = q->wo + q->kw - 1 - left - q->w;
+  q->pw = left > right ? left : right;
+  if (q->pw < 0) q->pw = 0;
+  f.shift = q->pw - left;
+  return f;
+}
+
 /* The weight gradient's tile sums: a tile per (output block group, input block, chunk of at
  * least 6 of its 16 channels, tap), at most three chunks and a group per output block. */
 static inline size_t host_direct_tile_floats(const SwkConv *p) {
@@ -192,14 +225,19 @@ static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
 
 /* Any of the three computations: packed filters and bias, or the tile sums; padded images. */
 static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {
-  SwkConv q = host_direct_transposed(p);
   size_t t = (size_t)threads;
   size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
                    host_larger(t * host_direct_padded_image_floats(p, false),
                                host_direct_padded_batch_floats(p));
-  size_t input_gradient =
-      host_direct_packed_floats(p) + host_larger(t * host_direct_padded_image_floats(&q, false),
-                                                 host_direct_padded_batch_floats(&q));
+  size_t input_gradient = 0;
+  for (int rh = 0; rh < p->sh; rh++)
+    for (int rw = 0; rw < p->sw; rw++) {
+      SwkConv q = host_direct_phase(p, rh, rw).q;
+      input_gradient = host_larger(input_gradient,
+                                   host_direct_packed_floats(&q) +
+                                       host_larger(t * host_direct_padded_image_floats(&q, false),
+                                                   host_direct_padded_batch_floats(&q)));
+    }
   size_t weight_gradient =
       host_direct_tile_floats(p) + t * host_direct_padded_image_floats(p, false);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);

@@ -77,10 +77,6 @@ static bool plan_runs(const Plan *k, const SwkConv *p, bool planar) {
   return !k->m || (!planar && host_conv_winograd_legal(p));
 }
 
-static bool plan_input_gradient_legal(const Plan *k, const SwkConv *p) {
-  return k->m || host_conv_direct_input_gradient_legal(p);
-}
-
 static void plan_forward(const Plan *k, const SwkConv *p, int batch, const float *x, bool planar,
                          const float *w, const float *b, float *y, float *ws) {
   if (k->m)
@@ -200,7 +196,7 @@ static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool
   check_close(k, "folded weight gradient", isa, &p, dw, want_dw, r.nw);
 
   /* input gradient, written and added */
-  if (!planar && plan_input_gradient_legal(k, &p)) {
+  if (!planar) {
     float *dxb = random_array(r.nxb), *base = random_array(r.nx);
     plan_input_gradient(k, &p, batch, r.w, r.dyb, dxb, false, r.ws);
     host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
@@ -285,12 +281,22 @@ int main(void) {
       test_conv(k, isa, shape(18, 9, 9, 17, 3, 1, 0), 2, false);   /* no padding */
       test_conv(k, isa, shape(17, 7, 7, 33, 3, 1, 2), 2, false);   /* padding 2 */
       test_conv(k, isa, shape(16, 8, 8, 512, 3, 1, 1), 8, false);  /* Winograd: two passes */
+      /* strided input gradients, by phases */
+      test_conv(k, isa, shape(32, 14, 14, 48, 1, 2, 0), 2, false); /* ResNet's projections */
+      test_conv(k, isa, shape(16, 16, 16, 32, 3, 2, 1), 2, false); /* its strided 3x3 */
+      test_conv(k, isa, shape(8, 37, 37, 16, 7, 2, 3), 1, false);  /* its first layer, blocked */
+      test_conv(k, isa, shape(12, 11, 13, 20, 5, 3, 2), 2, false); /* stride 3 */
+      test_conv(k, isa, shape(16, 9, 9, 16, 2, 2, 0), 2, false);   /* a tap per phase */
+      test_conv(k, isa, shape(8, 10, 10, 16, 3, 2, 3), 2, false);  /* padding as wide as taps */
+      test_conv(k, isa, shape(8, 9, 10, 16, 1, 3, 0), 2, false);   /* phases without taps */
     }
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {
     test_finite_differences(k, shape(5, 6, 7, 18, 3, 1, 1), 2);
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
+    test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
+    test_finite_differences(k, shape(20, 6, 6, 9, 1, 2, 0), 1);
   }
   return check_report();
 }
