@@ -201,8 +201,27 @@ static void pack_filters(const SwkConv *p, const float *w, const HostPhase *phas
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-/* Image `image` of x with its rows widened by pw zero columns at both sides, into dst. */
+/* Image `image` of blocked x with few channels as planes, rows widened as in pad_image. */
+static void planes_of_image(const SwkConv *p, const float *x, int image, float *dst) {
+  size_t row = (size_t)(p->w + 2 * p->pw), plane = (size_t)p->h * (size_t)p->w * HOST_BLOCK;
+  const float *src = x + (size_t)image * host_direct_image_floats(p, false);
+  for (int c = 0; c < p->ci; c++)
+    for (int r = 0; r < p->h; r++, dst += row) {
+      const float *s = src + (size_t)(c / HOST_BLOCK) * plane +
+                       (size_t)r * (size_t)p->w * HOST_BLOCK + (size_t)(c % HOST_BLOCK);
+      memset(dst, 0, sizeof(float) * (size_t)p->pw);
+      for (int col = 0; col < p->w; col++) dst[p->pw + col] = s[(size_t)col * HOST_BLOCK];
+      memset(dst + p->pw + p->w, 0, sizeof(float) * (size_t)p->pw);
+    }
+}
+
+/* Image `image` of x as the kernels read it (host_direct_copies), into dst: its rows widened
+ * by pw zero columns at both sides, in planes if few channels. */
 static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image, float *dst) {
+  if (!x_planar && host_direct_few_channels(p)) {
+    planes_of_image(p, x, image, dst);
+    return;
+  }
   int pixel = x_planar ? 1 : HOST_BLOCK;
   size_t rows = (x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci)) * (size_t)p->h;
   size_t row = (size_t)p->w * (size_t)pixel, side = (size_t)p->pw * (size_t)pixel;
@@ -214,20 +233,22 @@ static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image
   }
 }
 
-/* The image a thread reads: x's own, or its padded copy in `mine` (made when first needed). */
+/* The image a thread reads: x's own, or its copy in `mine` (made when first needed). */
 static const float *image_view(const SwkConv *p, const float *x, bool x_planar, int image,
                                float *mine, int *have) {
-  if (!p->pw) return x + (size_t)image * host_direct_image_floats(p, x_planar);
+  if (!host_direct_copies(p, x_planar))
+    return x + (size_t)image * host_direct_image_floats(p, x_planar);
   if (*have != image) pad_image(p, x, x_planar, image, mine), *have = image;
   return mine;
 }
 
-/* Strides of an image view with rows of row_floats floats. */
+/* Strides of an image as the kernels read it. */
 typedef struct View {
   ptrdiff_t row, col, lane, block;
 } View;
 
-static View view_of(const SwkConv *p, bool x_planar) {
+static View view_of(const SwkConv *p, bool given_planar) {
+  bool x_planar = given_planar || host_direct_few_channels(p);
   View v = {.row = (ptrdiff_t)(p->w + 2 * p->pw) * (x_planar ? 1 : HOST_BLOCK)};
   v.col = x_planar ? 1 : HOST_BLOCK;
   v.lane = x_planar ? (ptrdiff_t)p->h * v.row : 1;
@@ -300,13 +321,13 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   int pixels = k->pixels, strips = ceil_div(q->wo, pixels);
   size_t padded_image = host_direct_padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
-  bool by_group = filters_outer(q, batch, x_planar);
+  bool by_group = filters_outer(q, batch, x_planar), copies = host_direct_copies(q, x_planar);
   long items = (long)batch * q->ho * strips * (by_group ? groups : 1);
 #pragma omp parallel num_threads(swk_threads())
   {
     float *mine = padded + padded_image * (size_t)omp_get_thread_num();
     int have = -1; /* the image `mine` holds */
-    if (by_group && q->pw) {
+    if (by_group && copies) {
 #pragma omp for schedule(static)
       for (int n = 0; n < batch; n++)
         pad_image(q, x, x_planar, n, padded + padded_image * (size_t)n);
@@ -315,8 +336,8 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
     for (long i = 0; i < items; i++) {
       int strip = (int)(i % strips), oh = (int)(i / strips % q->ho);
       int image = (int)(i / strips / q->ho % batch), group = (int)(i / strips / q->ho / batch);
-      const float *xi = by_group && q->pw ? padded + padded_image * (size_t)image
-                                          : image_view(q, x, x_planar, image, mine, &have);
+      const float *xi = by_group && copies ? padded + padded_image * (size_t)image
+                                           : image_view(q, x, x_planar, image, mine, &have);
       int ow = strip * pixels, np = q->wo - ow < pixels ? q->wo - ow : pixels;
       for (int g = by_group ? group : 0; g < (by_group ? group + 1 : groups); g++) {
         int ob = g * most;
@@ -389,42 +410,51 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
 
 /* ------------------------------------------------------------------ the weight gradient */
 
-/* The tiles of dW: (group of output blocks, input block, chunk of input channels, tap). */
+/* The tiles of dW. A tile's lanes are input channels of one tap: (group of output blocks,
+ * input block, chunk of its channels, tap); or, for a first layer's few channels (fewer than
+ * its filters' width: 3 channels would fill 3 of 8 lanes), taps of one filter row: (group,
+ * channel, row of taps, chunk of the row). */
 typedef struct Tiling {
   const DirectIsa *isa;
-  int groups, most_blocks, blocks_in, chunks, lanes, taps;
+  bool taps_in_lanes;
+  int groups, most_blocks, lanes;
+  int units, chunks, steps; /* input blocks or channels; chunks of lanes; taps or tap rows */
   long count;
 } Tiling;
 
+/* A tile: output blocks [ob, ob + nb); lane i is input channel ci + i at tap (kh, kw), or
+ * (taps_in_lanes) channel ci at tap (kh, kw + i); nl lanes (0: the tile is past ci). */
 typedef struct TileAt {
-  int ob, nb, ib, l0, nl, kh, kw;
+  int ob, nb, ci, kh, kw, nl;
 } TileAt;
 
 static Tiling tiling(const SwkConv *p) {
   const DirectIsa *k = host_register_blocks();
   Tiling t = {.isa = k, .most_blocks = k->blocks, .lanes = k->lanes};
+  t.taps_in_lanes = p->ci < p->kw;
   t.groups = ceil_div(host_blocks(p->co), t.most_blocks);
-  t.blocks_in = host_blocks(p->ci);
-  t.chunks = ceil_div(16, t.lanes);
-  t.taps = p->kh * p->kw;
-  t.count = (long)t.groups * t.blocks_in * t.chunks * t.taps;
+  t.units = t.taps_in_lanes ? p->ci : host_blocks(p->ci);
+  t.chunks = ceil_div(t.taps_in_lanes ? p->kw : 16, t.lanes);
+  t.steps = t.taps_in_lanes ? p->kh : p->kh * p->kw;
+  t.count = (long)t.groups * t.units * t.chunks * t.steps;
   return t;
 }
 
-/* Tile k's blocks, channels (nl 0 if it has none: past ci) and tap. */
+static int smaller_of(int a, int b) { return a < b ? a : b; }
+
 static TileAt tile_at(const SwkConv *p, const Tiling *tl, long k) {
-  int tap = (int)(k % tl->taps), chunk = (int)(k / tl->taps % tl->chunks);
-  int ib = (int)(k / tl->taps / tl->chunks % tl->blocks_in);
-  int group = (int)(k / tl->taps / tl->chunks / tl->blocks_in);
-  TileAt t = {.ob = group * tl->most_blocks,
-              .ib = ib,
-              .l0 = chunk * tl->lanes,
-              .kh = tap / p->kw,
-              .kw = tap % p->kw};
-  int bo = host_blocks(p->co), left = p->ci - ib * 16 - t.l0;
-  t.nb = bo - t.ob < tl->most_blocks ? bo - t.ob : tl->most_blocks;
-  t.nl = 16 - t.l0 < tl->lanes ? 16 - t.l0 : tl->lanes;
-  if (t.nl > left) t.nl = left > 0 ? left : 0;
+  int step = (int)(k % tl->steps), chunk = (int)(k / tl->steps % tl->chunks);
+  int unit = (int)(k / tl->steps / tl->chunks % tl->units);
+  int group = (int)(k / tl->steps / tl->chunks / tl->units), l0 = chunk * tl->lanes;
+  TileAt t = {.ob = group * tl->most_blocks};
+  t.nb = smaller_of(host_blocks(p->co) - t.ob, tl->most_blocks);
+  if (tl->taps_in_lanes) {
+    t.ci = unit, t.kh = step, t.kw = l0, t.nl = smaller_of(p->kw - l0, tl->lanes);
+  } else {
+    int left = p->ci - unit * 16 - l0;
+    t.ci = unit * 16 + l0, t.kh = step / p->kw, t.kw = step % p->kw;
+    t.nl = smaller_of(smaller_of(16 - l0, tl->lanes), left > 0 ? left : 0);
+  }
   return t;
 }
 
@@ -451,15 +481,15 @@ static void visit_tile(const SwkConv *p, const Tiling *tl, long k, const float *
             .dy_row = (ptrdiff_t)p->wo * 16,
             .x_row = p->sh * v.row,
             .x_pixel = p->sw * v.col,
-            .x_lane = v.lane,
+            .x_lane = tl->taps_in_lanes ? v.col : v.lane,
             .rows = oh1 - oh0,
             .wo = p->wo,
             .sum = sums + k * HOST_TILE_FLOATS,
             .sum_block = TILE_LANES * 16};
   t.dy = dy_image + ((ptrdiff_t)at.ob * p->ho + oh0) * p->wo * 16;
   /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
-  t.x = x + at.ib * v.block + (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col +
-        at.l0 * v.lane;
+  t.x = x + (at.ci / 16) * v.block + (at.ci % 16) * v.lane +
+        (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col;
   tl->isa->tile(at.nb, at.nl, &t);
 }
 
@@ -471,9 +501,11 @@ static void store_tile(const SwkConv *p, const Tiling *tl, long k, const float *
   for (int b = 0; b < at.nb; b++)
     for (int i = 0; i < at.nl; i++)
       for (int o = 0; o < 16 && (at.ob + b) * 16 + o < p->co; o++) {
-        size_t co = (size_t)((at.ob + b) * 16 + o), ci = (size_t)(at.ib * 16 + at.l0 + i);
-        float *d = &dw[((co * (size_t)p->ci + ci) * (size_t)p->kh + (size_t)at.kh) * (size_t)p->kw +
-                       (size_t)at.kw];
+        size_t co = (size_t)((at.ob + b) * 16 + o);
+        size_t ci = (size_t)(at.ci + (tl->taps_in_lanes ? 0 : i));
+        size_t kw = (size_t)(at.kw + (tl->taps_in_lanes ? i : 0));
+        float *d =
+            &dw[((co * (size_t)p->ci + ci) * (size_t)p->kh + (size_t)at.kh) * (size_t)p->kw + kw];
         float g = scale * sum[(b * TILE_LANES + i) * 16 + o];
         *d = keep == 0 ? g : keep * *d + g;
       }

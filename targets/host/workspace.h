@@ -160,16 +160,31 @@ static inline size_t host_direct_image_floats(const SwkConv *p, bool x_planar) {
   return channels * (size_t)p->h * (size_t)p->w;
 }
 
-/* One image as a thread reads it: with pw zero columns at both sides of every row. */
-static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_planar) {
-  return p->pw ? host_direct_image_floats(p, x_planar) / (size_t)p->w * (size_t)(p->w + 2 * p->pw)
-               : 0;
+/* A first layer's few channels, fewer than its filters' width: the direct kernels read them as
+ * planes (a blocked input, 3 lanes of 16 used, is copied per image) and the weight gradient's
+ * tiles hold taps of a row in their lanes (3 channels would fill 3 of 8). */
+static inline bool host_direct_few_channels(const SwkConv *p) { return p->ci < p->kw; }
+
+/* Whether the kernels read x (planar or blocked) through a copy of each image: padded with pw
+ * zero columns at both sides of every row, in planes if x has few channels. */
+static inline bool host_direct_copies(const SwkConv *p, bool x_planar) {
+  return p->pw || (!x_planar && host_direct_few_channels(p));
 }
 
-/* All of a batch's padded images, held when the filters outweigh the images (conv_direct.c:
- * filters_outer), which bounds them by the filters. */
+/* One image as a thread reads it, if copied. */
+static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_planar) {
+  if (!host_direct_copies(p, x_planar)) return 0;
+  bool planes = x_planar || host_direct_few_channels(p);
+  size_t channels = planes ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
+  return channels * (size_t)p->h * (size_t)(p->w + 2 * p->pw);
+}
+
+/* All of a batch's copied images (blocked x), held when the filters outweigh the images
+ * (conv_direct.c: filters_outer), which bounds them by the filters. */
 static inline size_t host_direct_padded_batch_floats(const SwkConv *q) {
-  return q->pw ? host_direct_packed_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1 : 0;
+  return host_direct_copies(q, false)
+             ? host_direct_packed_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1
+             : 0;
 }
 
 /* The input gradient of a stride-1 convolution as a forward one: dY in, dX out, flipped taps
@@ -214,14 +229,16 @@ static inline HostPhase host_direct_phase(const SwkConv *p, int rh, int rw) {
   return f;
 }
 
-/* The weight gradient's tile sums: a tile per (output block group, input block, chunk of at
- * least 6 of its 16 channels, tap), at most three chunks and a group per output block. */
-static inline size_t host_direct_tile_floats(const SwkConv *p) {
-  return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * 3 * (size_t)(p->kh * p->kw) *
-         HOST_TILE_FLOATS;
-}
-
 static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The weight gradient's tile sums (conv_direct.c: tiling), at most a group per output block and
+ * tiles of at least 6 lanes: a tile per (group, input block, chunk of its 16 channels, tap),
+ * or for a first layer's planar channels per (group, channel, row of taps, chunk of the row). */
+static inline size_t host_direct_tile_floats(const SwkConv *p) {
+  size_t channels = (size_t)host_blocks(p->ci) * 3 * (size_t)(p->kh * p->kw);
+  size_t taps = (size_t)p->ci * (size_t)p->kh * (size_t)((p->kw + 5) / 6);
+  return (size_t)host_blocks(p->co) * host_larger(channels, taps) * HOST_TILE_FLOATS;
+}
 
 /* Any of the three computations: packed filters and bias, or the tile sums; padded images. */
 static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {

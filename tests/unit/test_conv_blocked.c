@@ -1,7 +1,8 @@
 /* The host's convolutions on the channel-blocked layout: direct (targets/host/conv_direct.h)
  * and Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd.h). Forward and both gradients
  * against the definition in double precision, on every instruction set this CPU runs (strips
- * and tiles with and without padding, stride 2, channels that fill their last block partly,
+ * and tiles with and without padding, strides 2 to 4, channels that fill their last block partly
+ * (a first layer's few: taps in the tiles' lanes),
  * input in (B,N,R,C) (a first layer) or blocked, one output block or an odd number, gradients
  * added to and folded; Winograd: tiles cut by the image's edge, passes of several chunks);
  * and the gradients against central finite differences of the forward. */
@@ -270,6 +271,9 @@ int main(void) {
     for (const Plan *k = plans; k < plans + PLANS; k++) {          /* each where it runs */
       test_conv(k, isa, shape(32, 16, 16, 32, 5, 1, 2), 2, false); /* cifar10_quick conv2 */
       test_conv(k, isa, shape(3, 32, 32, 32, 5, 1, 2), 2, true);   /* its first layer */
+      test_conv(k, isa, shape(3, 32, 32, 32, 5, 1, 2), 2, false);  /* blocked: taps in lanes */
+      test_conv(k, isa, shape(1, 28, 28, 20, 5, 1, 0), 2, false);  /* LeNet's first layer */
+      test_conv(k, isa, shape(2, 13, 13, 16, 11, 4, 2), 1, false); /* rows wider than a tile */
       test_conv(k, isa, shape(20, 12, 12, 50, 5, 1, 0), 3, false); /* LeNet conv2: partial blocks */
       test_conv(k, isa, shape(16, 15, 15, 48, 3, 2, 1), 2, false); /* stride 2, odd block count */
       test_conv(k, isa, shape(64, 7, 7, 16, 1, 1, 0), 2, false);   /* 1x1, one output block */
@@ -297,6 +301,7 @@ int main(void) {
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
     test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
     test_finite_differences(k, shape(20, 6, 6, 9, 1, 2, 0), 1);
+    test_finite_differences(k, shape(3, 9, 9, 20, 7, 2, 3), 1);
   }
   return check_report();
 }
