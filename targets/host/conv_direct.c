@@ -318,7 +318,9 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
                    const float *packed, const float *bias, bool accumulate, float *padded) {
   const DirectIsa *k = host_register_blocks();
   int bo = host_blocks(q->co), most = k->blocks, groups = ceil_div(bo, most);
-  int pixels = k->pixels, strips = ceil_div(q->wo, pixels);
+  /* even strips: a short last one (16 = 14 + 2) runs its few accumulators at a fraction of the
+   * rate (cifar10_quick's 16-wide conv2: 8 + 8 is 10% faster forward, 8% for dX) */
+  int strips = ceil_div(q->wo, k->pixels), pixels = ceil_div(q->wo, strips);
   size_t padded_image = host_direct_padded_image_floats(q, x_planar);
   View v = view_of(q, x_planar);
   bool by_group = filters_outer(q, batch, x_planar), copies = host_direct_copies(q, x_planar);

@@ -183,12 +183,13 @@ static void transform_gradients(const Pass *s, const float *dy) {
 static void multiply(const Pass *s, const float *u) {
   const DirectIsa *b = s->k.blocks;
   int most = b->blocks, groups = ceil_div(s->g.bo, most), strips = ceil_div(s->count, b->pixels);
+  int pixels = ceil_div(s->count, strips); /* even strips: a short last one wastes its FMAs */
   ptrdiff_t u_block = (ptrdiff_t)s->g.bi * 256, u_position = u_block * s->g.bo;
   long items = (long)s->g.positions * groups * strips;
 #pragma omp for schedule(static)
   for (long i = 0; i < items; i++) {
     int strip = (int)(i % strips), group = (int)(i / strips % groups);
-    int position = (int)(i / strips / groups), ob = group * most, t0 = strip * b->pixels;
+    int position = (int)(i / strips / groups), ob = group * most, t0 = strip * pixels;
     Strip st = {.x = s->v + position * v_position(s),
                 .x_offset = (ptrdiff_t)t0 * 16,
                 .x_block = (ptrdiff_t)s->g.chunk * 16,
@@ -204,7 +205,7 @@ static void multiply(const Pass *s, const float *u) {
                 .y = s->p + position * p_position(s) + ((ptrdiff_t)ob * s->g.chunk + t0) * 16,
                 .y_block = (ptrdiff_t)s->g.chunk * 16,
                 .y_pixel = 16};
-    b->strip(smaller(most, s->g.bo - ob), smaller(b->pixels, s->count - t0), &st);
+    b->strip(smaller(most, s->g.bo - ob), smaller(pixels, s->count - t0), &st);
   }
 }
 

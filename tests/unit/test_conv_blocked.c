@@ -277,6 +277,7 @@ int main(void) {
       test_conv(k, isa, shape(20, 12, 12, 50, 5, 1, 0), 3, false); /* LeNet conv2: partial blocks */
       test_conv(k, isa, shape(16, 15, 15, 48, 3, 2, 1), 2, false); /* stride 2, odd block count */
       test_conv(k, isa, shape(64, 7, 7, 16, 1, 1, 0), 2, false);   /* 1x1, one output block */
+      test_conv(k, isa, shape(32, 14, 14, 48, 1, 1, 0), 2, false); /* 1x1: one row of 196 */
       test_conv(k, isa, shape(3, 37, 37, 64, 7, 2, 3), 1, true);   /* ResNet's first layer */
       test_conv(k, isa, shape(16, 9, 40, 32, 3, 1, 1), 2, false);  /* strips and a tail */
       test_conv(k, isa, shape(24, 6, 5, 40, 5, 1, 3), 2, false);   /* padding wider than taps */
