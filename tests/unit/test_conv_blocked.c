@@ -274,6 +274,8 @@ int main(void) {
       test_conv(k, isa, shape(3, 32, 32, 32, 5, 1, 2), 2, false);  /* blocked: taps in lanes */
       test_conv(k, isa, shape(1, 28, 28, 20, 5, 1, 0), 2, false);  /* LeNet's first layer */
       test_conv(k, isa, shape(2, 13, 13, 16, 11, 4, 2), 1, false); /* rows wider than a tile */
+      test_conv(k, isa, shape(8, 9, 9, 3, 5, 1, 2), 2, false);     /* dX from few channels */
+      test_conv(k, isa, shape(8, 11, 11, 2, 5, 2, 2), 2, false);   /* and strided */
       test_conv(k, isa, shape(20, 12, 12, 50, 5, 1, 0), 3, false); /* LeNet conv2: partial blocks */
       test_conv(k, isa, shape(16, 15, 15, 48, 3, 2, 1), 2, false); /* stride 2, odd block count */
       test_conv(k, isa, shape(64, 7, 7, 16, 1, 1, 0), 2, false);   /* 1x1, one output block */
