@@ -1,5 +1,6 @@
 /* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B),
- * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd F(2x2, 3x3) and F(4x4, 3x3) on the same layout (3x3, stride 1),
+ * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd F(2x2, 3x3)
+ * and F(4x4, 3x3) on the same layout (3x3, stride 1),
  * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
  * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an

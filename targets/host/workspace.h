@@ -233,7 +233,7 @@ static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
 
 /* The weight gradient's tile sums (conv_direct.c: tiling), at most a group per output block and
  * tiles of at least 6 lanes: a tile per (group, input block, chunk of its 16 channels, tap),
- * or for a first layer's planar channels per (group, channel, row of taps, chunk of the row). */
+ * or for a first layer's few channels per (group, channel, row of taps, chunk of the row). */
 static inline size_t host_direct_tile_floats(const SwkConv *p) {
   size_t channels = (size_t)host_blocks(p->ci) * 3 * (size_t)(p->kh * p->kw);
   size_t taps = (size_t)p->ci * (size_t)p->kh * (size_t)((p->kw + 5) / 6);
