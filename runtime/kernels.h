@@ -275,10 +275,6 @@ static inline float swk_lars_ratio(float trust, float decay, double w_norm, doub
 }
 
 /* ------------------------------------------------------------- called by the runtime only */
-/* The mask swk_dropout_forward applies: whether element `element` of image `image` is kept. */
-bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image,
-                      int64_t element);
-
 /* Synchronous EASGD's elastic step (the EASGD study of You, Buluc and Demmel), before the SGD
  * update: with `sum` the sum over all `ranks` of their weights w, adds the elastic force
  * rho (w - center) to the gradient g, and moves the center by eta rho (sum - ranks x center). */

@@ -25,17 +25,20 @@ cpe_count=$(ls $kernels/*_cpe.c | wc -l)
 grep -q "^#.*bsub " out/Makefile && pass || fail "no job launch line in the Makefile"
 
 # CPE sources: the toolchain's CPE headers, the kernel set's own CPE headers, standard C, and
-# the arithmetic all targets share (runtime/lanes.h, which includes nothing).
+# the arithmetic all targets share (runtime/lanes.h, which includes nothing, and runtime/rng.h,
+# which includes standard C only).
 bad=$(cat $kernels/*_cpe.[ch] $kernels/cpe.h $kernels/args.h | grep '^#include' |
-  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes)\.h"')
+  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes|rng)\.h"')
 grep -q '^#include' "$root/runtime/lanes.h" && fail "runtime/lanes.h includes a header" || pass
+grep '^#include' "$root/runtime/rng.h" | grep -Evq '<(stdbool|stdint)\.h>' &&
+  fail "runtime/rng.h includes more than standard C" || pass
 [ -z "$bad" ] && pass || fail "CPE sources include more than the athread interface: $bad"
 
 make -s -C out emulate > make.txt 2>&1 && [ -x out/lenet-emu ] && pass || fail "make emulate: $(tail -5 make.txt)"
 # What the CPE objects call: functions the athread headers declare, and libc/libm.
 interface=$(grep -E '^[a-z_][a-z0-9_ ]*[ *][a-z_][a-z0-9_]*\(' out/swnc/targets/sw26010/emu/athread.h |
   sed 's/(.*//; s/.*[ *]//' | grep -v '^__attribute__$' | sort -u)
-libc="memcpy memset memmove expf exp logf log sqrtf sqrt tanhf tanh fabsf fabs floorf ceilf fmaxf fminf"
+libc="memcpy memset memmove expf exp logf log powf pow sqrtf sqrt tanhf tanh fabsf fabs floorf ceilf fmaxf fminf"
 outside=$(for o in $(find out/build/emu -name '*_cpe.o'); do nm -u "$o"; done | awk '{print $2}' | sort -u |
   while read -r f; do echo "$interface $libc" | tr ' ' '\n' | grep -qx "$f" || echo "$f"; done)
 [ -n "$interface" ] && [ -z "$outside" ] && pass || fail "CPE code calls outside the athread interface: $outside"

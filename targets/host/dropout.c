@@ -1,12 +1,10 @@
-/* Inverted dropout with a counter-based mask (see kernels.h): nothing is stored for backward. */
+/* Inverted dropout with a counter-based mask (runtime/rng.h): nothing is stored for backward. */
 #include "kernels.h"
 #include "rng.h"
 
-bool swk_dropout_keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image,
-                      int64_t element) {
-  uint64_t h =
-      swn_mix64(swn_hash3(swn_mix64(seed) ^ p->layer, iteration, image) ^ (uint64_t)element);
-  return swn_uniform(h) >= p->ratio;
+static bool keep(const SwkDropout *p, uint64_t seed, uint64_t iteration, uint64_t image,
+                 int64_t element) {
+  return swn_dropout_keep(seed, p->layer, p->ratio, iteration, image, element);
 }
 
 void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed,
@@ -19,9 +17,7 @@ void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t se
       if (!train)
         y[at] = x[at];
       else
-        y[at] = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i)
-                    ? x[at] * keep_scale
-                    : 0.0f;
+        y[at] = keep(p, seed, iteration, first_image + (uint64_t)n, i) ? x[at] * keep_scale : 0.0f;
     }
 }
 
@@ -32,9 +28,7 @@ void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_
   for (int n = 0; n < batch; n++)
     for (int64_t i = 0; i < p->n; i++) {
       int64_t at = (int64_t)n * p->n + i;
-      float g = swk_dropout_keep(p, seed, iteration, first_image + (uint64_t)n, i)
-                    ? dy[at] * keep_scale
-                    : 0.0f;
+      float g = keep(p, seed, iteration, first_image + (uint64_t)n, i) ? dy[at] * keep_scale : 0.0f;
       dx[at] = dx_add ? dx[at] + g : g;
     }
 }

@@ -22,7 +22,9 @@ REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backwa
 REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
 REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
 REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
-REF(softmax_loss_backward) REF(sgd_update) REF(sgd_apply) REF(lars_update) REF(easgd_elastic) REF(sum_into) REF(scale)
+REF(softmax_loss_backward) REF(lrn_forward) REF(lrn_backward) REF(dropout_forward)
+REF(dropout_backward) REF(concat_forward) REF(concat_backward) REF(add_forward) REF(add_backward)
+REF(accuracy_forward) REF(sgd_update) REF(sgd_apply) REF(lars_update) REF(easgd_elastic) REF(sum_into) REF(scale)
     /* clang-format on */
 
     static uint64_t rng_state = 777;
@@ -229,6 +231,108 @@ static void softmax_loss(int classes, int batch) {
   free(s), free(prob[0]), free(prob[1]), free(ds[0]), free(ds[1]), free(labels);
 }
 
+/* ------------------------------------------------------------------ LRN, dropout, sums */
+
+static void lrn(SwkLrn p, int batch) {
+  int64_t n = (int64_t)batch * p.c * p.hw;
+  float *x = random_array(n), *dy = random_array(n), *dx0 = random_array(n);
+  float *y[2] = {zeros(n), zeros(n)}, *scale[2] = {zeros(n), zeros(n)},
+        *dx[2] = {copy(dx0, n), copy(dx0, n)};
+  swk_lrn_forward(&p, batch, x, y[0], scale[0]);
+  ref_lrn_forward(&p, batch, x, y[1], scale[1]);
+  char what[64];
+  snprintf(what, sizeof what, "lrn %d channels, %d pixels", p.c, p.hw);
+  agree(what, scale[0], scale[1], n, EXACT);
+  agree(what, y[0], y[1], n, EXACT);
+  swk_lrn_backward(&p, batch, x, y[1], scale[1], dy, dx[0], true);
+  ref_lrn_backward(&p, batch, x, y[1], scale[1], dy, dx[1], true);
+  agree(what, dx[0], dx[1], n, EXACT);
+  float *all[] = {x, dy, dx0, y[0], y[1], scale[0], scale[1], dx[0], dx[1]};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
+static void dropout(int64_t per_image, int batch) {
+  SwkDropout p = {.n = per_image, .ratio = 0.3f, .layer = 5};
+  int64_t n = per_image * batch;
+  float *x = random_array(n), *dx0 = random_array(n);
+  float *y[2] = {zeros(n), zeros(n)}, *dx[2] = {copy(dx0, n), copy(dx0, n)};
+  for (int train = 0; train <= 1; train++) {
+    swk_dropout_forward(&p, batch, train, 42, 7, 100, x, y[0]);
+    ref_dropout_forward(&p, batch, train, 42, 7, 100, x, y[1]);
+    agree(train ? "dropout (training)" : "dropout (inference)", y[0], y[1], n, EXACT);
+  }
+  swk_dropout_backward(&p, batch, 42, 7, 100, x, dx[0], true);
+  ref_dropout_backward(&p, batch, 42, 7, 100, x, dx[1], true);
+  agree("dropout dx (added)", dx[0], dx[1], n, EXACT);
+  free(x), free(dx0), free(y[0]), free(y[1]), free(dx[0]), free(dx[1]);
+}
+
+/* n inputs of sizes[i] elements per image; input 1's gradient not wanted, the others added
+ * or written in turn. */
+static void concat(int n, const int64_t *sizes, int batch) {
+  int64_t out = 0;
+  for (int i = 0; i < n; i++) out += sizes[i];
+  float *x[16], *dx[2][16], *dx0[16];
+  bool add[16];
+  for (int i = 0; i < n; i++) {
+    int64_t e = sizes[i] * batch;
+    x[i] = random_array(e), dx0[i] = random_array(e);
+    dx[0][i] = i == 1 ? NULL : copy(dx0[i], e), dx[1][i] = i == 1 ? NULL : copy(dx0[i], e);
+    add[i] = i % 2 == 0;
+  }
+  float *y[2] = {zeros(out * batch), zeros(out * batch)}, *dy = random_array(out * batch);
+  swk_concat_forward(n, sizes, batch, (const float *const *)x, y[0]);
+  ref_concat_forward(n, sizes, batch, (const float *const *)x, y[1]);
+  agree("concat", y[0], y[1], out * batch, EXACT);
+  swk_concat_backward(n, sizes, batch, dy, dx[0], add);
+  ref_concat_backward(n, sizes, batch, dy, dx[1], add);
+  for (int i = 0; i < n; i++) {
+    if (i != 1) agree("concat dx", dx[0][i], dx[1][i], sizes[i] * batch, EXACT);
+    free(x[i]), free(dx0[i]), free(dx[0][i]), free(dx[1][i]);
+  }
+  free(y[0]), free(y[1]), free(dy);
+}
+
+static void add(int n, int64_t size, int batch) {
+  int64_t e = size * batch;
+  float *x[16], *dx[2][16], *dx0[16];
+  bool adds[16];
+  for (int i = 0; i < n; i++) {
+    x[i] = random_array(e), dx0[i] = random_array(e);
+    dx[0][i] = copy(dx0[i], e), dx[1][i] = copy(dx0[i], e);
+    adds[i] = i % 2 == 1;
+  }
+  float *y[2] = {zeros(e), zeros(e)}, *dy = random_array(e);
+  swk_add_forward(n, size, batch, (const float *const *)x, y[0]);
+  ref_add_forward(n, size, batch, (const float *const *)x, y[1]);
+  char what[48];
+  snprintf(what, sizeof what, "sum of %d", n);
+  agree(what, y[0], y[1], e, EXACT);
+  swk_add_backward(n, size, batch, dy, dx[0], adds);
+  ref_add_backward(n, size, batch, dy, dx[1], adds);
+  for (int i = 0; i < n; i++) {
+    agree(what, dx[0][i], dx[1][i], e, EXACT);
+    free(x[i]), free(dx0[i]), free(dx[0][i]), free(dx[1][i]);
+  }
+  free(y[0]), free(y[1]), free(dy);
+}
+
+/* Random scores with ties, a NaN score and a NaN label score. */
+static void accuracy(int classes, int top, int batch) {
+  int64_t n = (int64_t)classes * batch;
+  float *s = random_array(n), acc[2];
+  for (int64_t i = 0; i < n; i += 7) s[i] = 0.5f;
+  int32_t *labels = malloc(sizeof(int32_t) * (size_t)batch);
+  for (int i = 0; i < batch; i++) labels[i] = (int32_t)(swn_mix64(rng_state++) % (uint64_t)classes);
+  s[3] = NAN;
+  s[(int64_t)classes * (batch - 1) + labels[batch - 1]] = NAN;
+  swk_accuracy_forward(classes, top, batch, s, labels, &acc[0]);
+  ref_accuracy_forward(classes, top, batch, s, labels, &acc[1]);
+  agree("accuracy", &acc[0], &acc[1], 1, EXACT);
+  if (batch >= 100) CHECK(acc[1] > 0 && acc[1] < 1); /* the random scores: about 1 / classes */
+  free(s), free(labels);
+}
+
 static void optimizer_and_collectives(void) {
   int64_t n = 5000;
   float *w0 = random_array(n), *g = random_array(n), *v0 = random_array(n), *sum = random_array(n);
@@ -429,6 +533,18 @@ int main(void) {
             130);
   softmax_loss(10, 150); /* several images per CPE, the loss reduced over the mesh */
   softmax_loss(5000, 3); /* more classes than the LDM holds: on the MPE */
+  /* one task per image; a plane in uneven pieces; more channels than one pixel fits: the MPE */
+  lrn((SwkLrn){.c = 6, .hw = 49, .size = 5, .alpha = 1e-2f, .beta = 0.75f, .k = 2}, 3);
+  lrn((SwkLrn){.c = 96, .hw = 301, .size = 5, .alpha = 1e-4f, .beta = 0.75f, .k = 1}, 2);
+  lrn((SwkLrn){.c = 3000, .hw = 2, .size = 3, .alpha = 1e-2f, .beta = 0.5f, .k = 1}, 1);
+  dropout(1500, 3); /* chunks across images */
+  concat(3, (const int64_t[]){100, 2500, 7}, 5);
+  concat(10, (const int64_t[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 70); /* two launches of parts */
+  add(2, 3000, 3);
+  add(11, 200, 2); /* two launches: the partial sum carried on */
+  accuracy(10, 1, 150);
+  accuracy(37, 5, 20);
+  accuracy(5000, 2, 3); /* on the MPE */
   optimizer_and_collectives();
   return check_report();
 }

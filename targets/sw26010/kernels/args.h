@@ -53,6 +53,8 @@ typedef enum {
   SW_SGD,
   SW_SGD_APPLY,
   SW_EASGD,
+  SW_DROPOUT,
+  SW_DROPOUT_GRAD,
   SW_ROW_BIAS_GRAD
 } SwStreamOp;
 
@@ -66,7 +68,50 @@ typedef struct SwStreamArgs {
   /* SW_ROW_BIAS_GRAD: y[r] (+)= the sum over `images` blocks (image_stride floats apart) of
    * row r of that block (rows x cols floats) */
   int64_t rows, cols, images, image_stride;
+  /* SW_DROPOUT (y = kept a, scaled) and SW_DROPOUT_GRAD (y (+)= kept a, scaled): element i is
+   * element i % per_image of image first_image + i / per_image; s0 is the ratio; the mask is
+   * runtime/rng.h's swn_dropout_keep */
+  int64_t per_image;
+  uint64_t seed, layer, iteration, first_image;
+  int train;
 } SwStreamArgs;
+
+/* Sums and copies on 2-D parts (sum_cpe.c): for each part, row r of dst (dst_ld floats apart)
+ * is the sum of row r of its sources (src_ld apart), added left to right (((s0 + s1) + s2)...),
+ * or added to dst's row (dst + sum) when `add`. One source is a copy: concatenations and their
+ * gradients are one part per input, a residual sum one part with a source per input. Tasks are
+ * SW_STREAM_CHUNK floats of one row, dealt round-robin over the parts' rows in order. */
+enum { SW_SUM_SOURCES = 8, SW_SUM_PARTS = 8 };
+typedef struct SwSumPart {
+  const float *src[SW_SUM_SOURCES];
+  float *dst;
+  int sources, add;
+  int64_t rows, cols, src_ld, dst_ld;
+} SwSumPart;
+typedef struct SwSumArgs {
+  int parts;
+  SwSumPart part[SW_SUM_PARTS];
+} SwSumArgs;
+
+/* Local response normalisation across channels (lrn_cpe.c), with the host target's arithmetic
+ * in its order. A task is `pixels` pixels of one image, all channels (strided gets of c rows);
+ * forward writes y and scale, backward dx (added when `add`). */
+enum { SW_LRN_FLOATS = 12288 }; /* the LDM a task's buffers share */
+typedef struct SwLrnArgs {
+  int c, hw, size, batch, backward, add, pixels;
+  float alpha, beta, k;
+  const float *x, *y_in, *scale_in, *dy;
+  float *y, *scale, *dx;
+} SwLrnArgs;
+
+/* Top-k accuracy (accuracy_cpe.c), an image per task with the host target's rule; the count is
+ * reduced over the mesh and CPE 0 writes correct / batch. Up to SW_SOFTMAX_CLASSES classes. */
+typedef struct SwAccuracyArgs {
+  int classes, top, batch;
+  const float *scores;
+  const int32_t *labels;
+  float *accuracy;
+} SwAccuracyArgs;
 
 /* Implicit-GEMM convolution (no im2col) on the (R, C, N, B) layout, filters in (K, K, No, Ni)
  * order (conv_implicit_cpe.c):

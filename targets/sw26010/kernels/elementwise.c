@@ -42,6 +42,32 @@ void swk_elu_backward(const SwkAct *p, int batch, const float *y, const float *d
                       bool dx_add) {
   map(SW_ELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
 }
+/* Dropout: the mask recomputed per element on the CPEs (runtime/rng.h). */
+static SwStreamArgs dropout_args(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
+                                 uint64_t first_image) {
+  return (SwStreamArgs){.n = p->n * batch,
+                        .s0 = p->ratio,
+                        .per_image = p->n,
+                        .seed = seed,
+                        .layer = p->layer,
+                        .iteration = iteration,
+                        .first_image = first_image};
+}
+
+void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed,
+                         uint64_t iteration, uint64_t first_image, const float *x, float *y) {
+  SwStreamArgs s = dropout_args(p, batch, seed, iteration, first_image);
+  s.op = SW_DROPOUT, s.train = train, s.a = x, s.y = y;
+  sw_stream_run(&s);
+}
+
+void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
+                          uint64_t first_image, const float *dy, float *dx, bool dx_add) {
+  SwStreamArgs s = dropout_args(p, batch, seed, iteration, first_image);
+  s.op = SW_DROPOUT_GRAD, s.add = dx_add, s.a = dy, s.y = dx;
+  sw_stream_run(&s);
+}
+
 void swk_sum_into(int64_t n, float *y, const float *x) {
   map(SW_SUM_INTO, n, x, NULL, y, false, 0);
 }

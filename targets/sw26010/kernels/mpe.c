@@ -6,8 +6,7 @@
 #define MPE(name) __typeof__(swk_##name) mpe_##name;
 /* clang-format off */
 MPE(pool_forward) MPE(pool_backward) MPE(lrn_forward) MPE(lrn_backward)
-MPE(dropout_forward) MPE(dropout_backward) MPE(concat_forward) MPE(concat_backward)
-MPE(add_forward) MPE(add_backward) MPE(softmax_loss_forward) MPE(softmax_loss_backward)
+MPE(softmax_loss_forward) MPE(softmax_loss_backward)
 MPE(accuracy_forward) MPE(conv_direct_workspace) MPE(conv_direct_forward)
 MPE(conv_direct_backward) MPE(to_bnrc16) MPE(bnrc16_to_bnrc) MPE(pool_bnrc16_forward)
 MPE(pool_bnrc16_backward) MPE(batchnorm_bnrc16_forward) MPE(batchnorm_bnrc16_recompute)
@@ -38,61 +37,17 @@ void sw_mpe_pool_backward(const SwkPool *p, int batch, const float *dy, const in
   sw_mpe_work(floats(2 * out + in * (dx_add ? 2 : 1)), out);
 }
 
-void swk_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float *scale) {
+void sw_mpe_lrn_forward(const SwkLrn *p, int batch, const float *x, float *y, float *scale) {
   mpe_lrn_forward(p, batch, x, y, scale);
   double n = (double)batch * p->c * p->hw;
   sw_mpe_work(floats(3 * n), n * (2.0 * p->size + 10));
 }
 
-void swk_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y,
-                      const float *scale, const float *dy, float *dx, bool dx_add) {
+void sw_mpe_lrn_backward(const SwkLrn *p, int batch, const float *x, const float *y,
+                         const float *scale, const float *dy, float *dx, bool dx_add) {
   mpe_lrn_backward(p, batch, x, y, scale, dy, dx, dx_add);
   double n = (double)batch * p->c * p->hw;
   sw_mpe_work(floats(5 * n), n * (2.0 * p->size + 10));
-}
-
-void swk_dropout_forward(const SwkDropout *p, int batch, bool train, uint64_t seed,
-                         uint64_t iteration, uint64_t first_image, const float *x, float *y) {
-  mpe_dropout_forward(p, batch, train, seed, iteration, first_image, x, y);
-  double n = (double)p->n * batch;
-  sw_mpe_work(floats(2 * n), train ? 20 * n : 0); /* the mask's hash: about 20 integer operations */
-}
-
-void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
-                          uint64_t first_image, const float *dy, float *dx, bool dx_add) {
-  mpe_dropout_backward(p, batch, seed, iteration, first_image, dy, dx, dx_add);
-  double n = (double)p->n * batch;
-  sw_mpe_work(floats((dx_add ? 3 : 2) * n), 20 * n);
-}
-
-static double total_size(int n, const int64_t *sizes, int batch) {
-  double t = 0;
-  for (int i = 0; i < n; i++) t += (double)sizes[i];
-  return t * batch;
-}
-
-void swk_concat_forward(int n, const int64_t *sizes, int batch, const float *const *x, float *y) {
-  mpe_concat_forward(n, sizes, batch, x, y);
-  sw_mpe_work(floats(2 * total_size(n, sizes, batch)), 0);
-}
-
-void swk_concat_backward(int n, const int64_t *sizes, int batch, const float *dy, float *const *dx,
-                         const bool *dx_add) {
-  mpe_concat_backward(n, sizes, batch, dy, dx, dx_add);
-  sw_mpe_work(floats(3 * total_size(n, sizes, batch)), total_size(n, sizes, batch));
-}
-
-void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y) {
-  mpe_add_forward(n, size, batch, x, y);
-  double e = (double)size * batch;
-  sw_mpe_work(floats((n + 1) * e), n * e);
-}
-
-void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx,
-                      const bool *dx_add) {
-  mpe_add_backward(n, size, batch, dy, dx, dx_add);
-  double e = (double)size * batch;
-  sw_mpe_work(floats((2 * n + 1) * e), n * e);
 }
 
 void sw_mpe_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores,
@@ -109,8 +64,8 @@ void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const floa
   sw_mpe_work(floats((dscores_add ? 3 : 2) * n), 2 * n);
 }
 
-void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
-                          const int32_t *labels, float *accuracy) {
+void sw_mpe_accuracy_forward(int classes, int top, int batch, const float *scores,
+                             const int32_t *labels, float *accuracy) {
   mpe_accuracy_forward(classes, top, batch, scores, labels, accuracy);
   sw_mpe_work(floats((double)batch * classes), (double)batch * classes);
 }

@@ -19,6 +19,9 @@ extern void SLAVE_FUN(sw_pool_forward)(void *);
 extern void SLAVE_FUN(sw_pool_backward)(void *);
 extern void SLAVE_FUN(sw_softmax_loss)(void *);
 extern void SLAVE_FUN(sw_batchnorm)(void *);
+extern void SLAVE_FUN(sw_sum)(void *);
+extern void SLAVE_FUN(sw_lrn)(void *);
+extern void SLAVE_FUN(sw_accuracy)(void *);
 
 /* After a join: adds the launch's counters and estimate to the totals (swk_estimate). */
 void sw_launched(void);
@@ -50,5 +53,11 @@ __typeof__(swk_pool_forward) sw_mpe_pool_forward;
 __typeof__(swk_pool_backward) sw_mpe_pool_backward;
 __typeof__(swk_softmax_loss_forward) sw_mpe_softmax_loss_forward;
 __typeof__(swk_softmax_loss_backward) sw_mpe_softmax_loss_backward;
+__typeof__(swk_lrn_forward) sw_mpe_lrn_forward;
+__typeof__(swk_lrn_backward) sw_mpe_lrn_backward;
+__typeof__(swk_accuracy_forward) sw_mpe_accuracy_forward;
+
+/* Pixels per LRN task with `buffers` arrays of c x pixels in the LDM (0: none fits). */
+int sw_lrn_pixels(int c, int hw, int buffers);
 
 #endif

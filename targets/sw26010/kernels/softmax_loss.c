@@ -1,5 +1,5 @@
-/* The softmax loss on the CPEs (softmax_loss_cpe.c); more classes than an LDM row holds
- * (SW_SOFTMAX_CLASSES) run on the MPE (mpe.c). */
+/* The softmax loss and the accuracy on the CPEs (softmax_loss_cpe.c, accuracy_cpe.c); more
+ * classes than an LDM row holds (SW_SOFTMAX_CLASSES) run on the MPE (mpe.c). */
 #include "mpe.h"
 
 void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *scores,
@@ -33,4 +33,19 @@ void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *
                      .prob = (float *)prob,
                      .dscores = dscores};
   SW_RUN(sw_softmax_loss, &a);
+}
+
+void swk_accuracy_forward(int classes, int top, int batch, const float *scores,
+                          const int32_t *labels, float *accuracy) {
+  if (classes > SW_SOFTMAX_CLASSES) {
+    sw_mpe_accuracy_forward(classes, top, batch, scores, labels, accuracy);
+    return;
+  }
+  SwAccuracyArgs a = {.classes = classes,
+                      .top = top,
+                      .batch = batch,
+                      .scores = scores,
+                      .labels = labels,
+                      .accuracy = accuracy};
+  SW_RUN(sw_accuracy, &a);
 }

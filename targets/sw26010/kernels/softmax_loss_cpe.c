@@ -1,7 +1,6 @@
 /* Softmax with cross-entropy on the CPEs (args.h), an image per task, with the host target's
  * arithmetic (expf, double sums). The loss is the sum of every CPE's images' terms, reduced
- * over the mesh in a fixed order: along each row from column 7 to column 0, then down column 0
- * from row 7 to row 0, by register communication; CPE 0 writes it. */
+ * over the mesh in a fixed order (cpe_mesh_sum); CPE 0 writes it. */
 #include <float.h>
 #include <math.h>
 
@@ -21,27 +20,6 @@ static double image_loss(const SwSoftmaxArgs *p, int n, float *s, float *q) {
   cpe_count_flops(24LL * p->classes); /* exp: about 20 operations */
   float pl = q[label];
   return -log(pl > FLT_MIN ? pl : FLT_MIN);
-}
-
-/* This CPE's partial sum plus those after it in the reduction order; the total on CPE 0. */
-static double reduce(double mine) {
-  doublev4 v = {mine, 0, 0, 0};
-  if (_COL < 7) {
-    doublev4 r;
-    REG_GETR(r);
-    v[0] += r[0];
-  }
-  if (_COL > 0) {
-    REG_PUTR(v, _COL - 1);
-    return 0;
-  }
-  if (_ROW < 7) {
-    doublev4 r;
-    REG_GETC(r);
-    v[0] += r[0];
-  }
-  if (_ROW > 0) REG_PUTC(v, _ROW - 1);
-  return v[0];
 }
 
 static void image_gradient(const SwSoftmaxArgs *p, int n, float *q, float *d) {
@@ -71,7 +49,7 @@ void sw_softmax_loss(void *arg) {
       total += image_loss(&p, n, a, b);
   }
   if (!p.backward) {
-    total = reduce(total);
+    total = cpe_mesh_sum(total);
     float loss = (float)(total / p.batch) * p.loss_weight;
     if (_MYID == 0) cpe_put(p.loss, &loss, 4);
   }

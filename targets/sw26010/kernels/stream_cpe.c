@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "cpe.h"
+#include "rng.h"
 
 typedef struct Chunk {
   float *a, *b, *y, *z;
@@ -13,8 +14,8 @@ typedef struct Chunk {
 } Chunk;
 
 static bool reads_y(const SwStreamArgs *p) {
-  return p->add || p->op == SW_SUM_INTO || p->op == SW_SCALE || p->op == SW_SGD ||
-         p->op == SW_SGD_APPLY || p->op == SW_EASGD;
+  return (p->add && p->op != SW_DROPOUT) || p->op == SW_SUM_INTO || p->op == SW_SCALE ||
+         p->op == SW_SGD || p->op == SW_SGD_APPLY || p->op == SW_EASGD;
 }
 static bool has_b(SwStreamOp op) {
   return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD ||
@@ -32,8 +33,15 @@ static float gradient(const SwStreamArgs *p, float y, float dy) {
   }
 }
 
-static void compute(const SwStreamArgs *p, Chunk *c) {
+/* Dropout's mask for element `at` of the whole array (images of per_image elements). */
+static bool kept(const SwStreamArgs *p, int64_t at) {
+  return swn_dropout_keep(p->seed, p->layer, p->s0, p->iteration,
+                          p->first_image + (uint64_t)(at / p->per_image), at % p->per_image);
+}
+
+static void compute(const SwStreamArgs *p, Chunk *c, int64_t first) {
   float *a = c->a, *b = c->b, *y = c->y, *z = c->z;
+  float keep_scale = 1.0f / (1.0f - p->s0); /* dropout's */
   for (int i = 0; i < c->n; i++) {
     switch (p->op) {
     case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
@@ -50,6 +58,12 @@ static void compute(const SwStreamArgs *p, Chunk *c) {
       z[i] += p->s0 * p->s1 * y[i];
       y[i] -= z[i];
       break;
+    case SW_DROPOUT: y[i] = !p->train ? a[i] : kept(p, first + i) ? a[i] * keep_scale : 0.0f; break;
+    case SW_DROPOUT_GRAD: {
+      float g = kept(p, first + i) ? a[i] * keep_scale : 0.0f;
+      y[i] = p->add ? y[i] + g : g;
+      break;
+    }
     case SW_EASGD: { /* a: w, b: sum, y: g, z: center; s0 eta, s1 rho, s2 ranks */
       float center = z[i];
       y[i] += p->s1 * (a[i] - center);
@@ -76,7 +90,7 @@ static void elementwise(const SwStreamArgs *p) {
     if (has_b(p->op)) cpe_get(c.b, p->b + first, bytes);
     if (reads_y(p)) cpe_get(c.y, p->y + first, bytes);
     if (has_z(p->op)) cpe_get(c.z, p->z + first, bytes);
-    compute(p, &c);
+    compute(p, &c, first);
     cpe_put(p->y + first, c.y, bytes);
     if (has_z(p->op)) cpe_put(p->z + first, c.z, bytes);
   }
