@@ -92,7 +92,7 @@ static void im2col(SwIm2colArgs a, int back) {
 
 static void stream(SwStreamOp op, int64_t n, int operands) {
   float *a = buffer(n), *b = buffer(n), *y = buffer(n), *z = buffer(n);
-  SwStreamArgs s = {.op = op, .n = n, .a = a, .b = b, .y = y, .z = z};
+  SwStreamArgs s = {.op = op, .n = n, .a = a, .b = b, .y = y, .z = z, .per_image = 700};
   sw_stream_run(&s);
   compare("stream", sw_stream_work((double)n, operands));
   free(a), free(b), free(y), free(z);
@@ -111,6 +111,71 @@ static void row_sums(int64_t rows, int64_t cols, int64_t images, int add) {
   sw_stream_run(&s);
   compare("row sums", sw_row_sums_work((double)rows, (double)cols, (double)images, add));
   free(a), free(y);
+}
+
+/* Both passes, adding into dx; blocks as pool.c sets them up for (B,N,R,C). */
+static void pool(SwPoolArgs a) {
+  int64_t planes = (int64_t)a.batch * a.c;
+  float *x = buffer(planes * a.h * a.w), *y = buffer(planes * a.ho * a.wo);
+  int32_t *am = calloc((size_t)(planes * a.ho * a.wo), sizeof(int32_t));
+  for (int backward = 0; backward <= 1; backward++) {
+    if (!a.rcnb) CHECK(backward ? sw_pool_backward_block(&a) : sw_pool_forward_block(&a));
+    a.x = x, a.y = y, a.dy = y, a.dx = x, a.argmax = am, a.add = backward;
+    if (backward)
+      SW_RUN(sw_pool_backward, &a);
+    else
+      SW_RUN(sw_pool_forward, &a);
+    compare(backward ? "pool backward" : "pool forward", sw_pool_work(&a, backward));
+  }
+  free(x), free(y), free(am);
+}
+
+static void lrn(SwLrnArgs a) {
+  int64_t n = (int64_t)a.batch * a.c * a.hw;
+  float *x = buffer(n), *y = buffer(n), *s = buffer(n), *dx = buffer(n);
+  for (int i = 0; i < n; i++) s[i] = 1; /* scale, a power's base */
+  for (int backward = 0; backward <= 1; backward++) {
+    a.backward = backward, a.pixels = sw_lrn_pixels(a.c, a.hw, backward ? 5 : 2);
+    a.x = x, a.y = y, a.scale = s, a.y_in = y, a.scale_in = s, a.dy = x, a.dx = dx;
+    SW_RUN(sw_lrn, &a);
+    compare(backward ? "lrn backward" : "lrn forward", sw_lrn_work(&a));
+  }
+  free(x), free(y), free(s), free(dx);
+}
+
+/* Three parts: a copy of rows with pitches, a sum of three sources added into dst, one row. */
+static void sums(void) {
+  float *a = buffer(10000), *b = buffer(10000), *c = buffer(10000), *d = buffer(20000);
+  SwSumArgs s = {.parts = 3};
+  s.part[0] = (SwSumPart){
+      .src = {a}, .dst = d, .sources = 1, .rows = 7, .cols = 1500, .src_ld = 1500, .dst_ld = 2000};
+  s.part[1] = (SwSumPart){.src = {a, b, c},
+                          .dst = d + 15000,
+                          .sources = 3,
+                          .add = 1,
+                          .rows = 3,
+                          .cols = 1100,
+                          .src_ld = 1100,
+                          .dst_ld = 1200};
+  s.part[2] = (SwSumPart){
+      .src = {b}, .dst = c, .sources = 1, .rows = 1, .cols = 9000, .src_ld = 9000, .dst_ld = 9000};
+  SW_RUN(sw_sum, &s);
+  compare("sum", sw_sum_work(&s));
+  free(a), free(b), free(c), free(d);
+}
+
+static void accuracy(int classes, int batch) {
+  float *s = buffer((int64_t)classes * batch), acc;
+  int32_t *labels = calloc((size_t)batch, sizeof(int32_t));
+  SwAccuracyArgs a = {.classes = classes,
+                      .top = 1,
+                      .batch = batch,
+                      .scores = s,
+                      .labels = labels,
+                      .accuracy = &acc};
+  SW_RUN(sw_accuracy, &a);
+  compare("accuracy", sw_accuracy_work(classes, batch));
+  free(s), free(labels);
 }
 
 int main(void) {
@@ -195,6 +260,79 @@ int main(void) {
   stream(SW_SGD, 5000, 5);
   row_sums(70, 3000, 3, 0);
   row_sums(10, 40, 7, 1);
+  stream(SW_DROPOUT_GRAD, 3000, 2);
+  /* (B,N,R,C) bands of rows, blocks of columns of wide planes (with padding at their edges),
+   * a stride wider than the window (rows no window reaches); (R,C,N,B) lane chunks */
+  for (int max = 0; max <= 1; max++) {
+    pool((SwPoolArgs){.c = 3,
+                      .h = 100,
+                      .w = 100,
+                      .ho = 50,
+                      .wo = 50,
+                      .kh = 3,
+                      .kw = 3,
+                      .sh = 2,
+                      .sw = 2,
+                      .ph = 1,
+                      .pw = 1,
+                      .max = max,
+                      .batch = 2});
+    pool((SwPoolArgs){.c = 2,
+                      .h = 5,
+                      .w = 4000,
+                      .ho = 5,
+                      .wo = 4000,
+                      .kh = 3,
+                      .kw = 3,
+                      .sh = 1,
+                      .sw = 1,
+                      .ph = 1,
+                      .pw = 1,
+                      .max = max,
+                      .batch = 1});
+    pool((SwPoolArgs){.c = 1,
+                      .h = 3,
+                      .w = 7000,
+                      .ho = 2,
+                      .wo = 3500,
+                      .kh = 2,
+                      .kw = 2,
+                      .sh = 2,
+                      .sw = 2,
+                      .max = max,
+                      .batch = 1});
+    pool((SwPoolArgs){.c = 4,
+                      .h = 9,
+                      .w = 9,
+                      .ho = 3,
+                      .wo = 3,
+                      .kh = 1,
+                      .kw = 1,
+                      .sh = 3,
+                      .sw = 3,
+                      .max = max,
+                      .batch = 2});
+    pool((SwPoolArgs){.c = 40,
+                      .h = 9,
+                      .w = 9,
+                      .ho = 5,
+                      .wo = 5,
+                      .kh = 3,
+                      .kw = 3,
+                      .sh = 2,
+                      .sw = 2,
+                      .ph = 1,
+                      .pw = 1,
+                      .max = max,
+                      .batch = 30,
+                      .rcnb = 1});
+  }
+  lrn((SwLrnArgs){
+      .c = 96, .hw = 301, .size = 5, .batch = 2, .alpha = 1e-4f, .beta = 0.75f, .k = 1});
+  lrn((SwLrnArgs){
+      .c = 6, .hw = 49, .size = 3, .batch = 3, .add = 1, .alpha = 1e-2f, .beta = 0.5f, .k = 2});
+  sums();
+  accuracy(10, 150);
   athread_halt();
   return check_report();
 }

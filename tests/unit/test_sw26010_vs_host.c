@@ -468,7 +468,8 @@ int main(void) {
                           .bias = true},
                 5);
   for (int max = 0; max <= 1; max++) {
-    /* 100x100: two bands of rows each way; 7000 wide: on the MPE; 1200 lanes: two chunks */
+    /* 100x100: two bands of rows each way; 7000 and 4000 wide: blocks of columns (overlapping
+     * windows and padding at the blocks' edges in the second); 1200 lanes: two chunks */
     pool((SwkPool){.c = 3,
                    .h = 100,
                    .w = 100,
@@ -493,6 +494,19 @@ int main(void) {
                    .sw = 2,
                    .max = max},
          1, false);
+    pool((SwkPool){.c = 2,
+                   .h = 5,
+                   .w = 4000,
+                   .ho = 5,
+                   .wo = 4000,
+                   .kh = 3,
+                   .kw = 3,
+                   .sh = 1,
+                   .sw = 1,
+                   .ph = 1,
+                   .pw = 1,
+                   .max = max},
+         2, false);
     pool((SwkPool){.c = 40,
                    .h = 9,
                    .w = 9,

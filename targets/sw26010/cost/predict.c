@@ -254,3 +254,146 @@ SwWork sw_row_sums_work(double rows, double cols, double images, int add) {
   w.flops = rows * images * cols;
   return w;
 }
+
+/* Pooling, (B,N,R,C): per block of the plane (the same in every plane) its input region in one
+ * transfer (a block per row unless whole rows), outputs and argmax out likewise; backward the
+ * block's dx (in when adding) and the output region covering it. (R,C,N,B): per pixel and lane
+ * chunk, a get per window element (forward) or per output whose window holds the pixel. The
+ * blocks and covering ranges are pool_cpe.c's. */
+static int min_of(int a, int b) { return a < b ? a : b; }
+
+static int pool_covering_first(int i0, int k, int s, int pad) {
+  int t = i0 + pad - k;
+  return t < 0 ? 0 : t / s + 1;
+}
+
+static int pool_covering_end(int i1, int s, int pad, int out) {
+  return min_of((i1 - 1 + pad) / s + 1, out);
+}
+
+/* transfers and blocks of a region of `rows` x `span` floats with rows `pitch` apart */
+static void pool_region(SwWork *w, double times, int rows, int span, int pitch) {
+  w->dma_transfers += times, w->dma_blocks += times * (span == pitch ? 1 : rows);
+  w->dma_bytes += times * 4.0 * rows * span;
+}
+
+static void pool_bnrc_forward(const SwPoolArgs *p, SwWork *w) {
+  double planes = (double)p->batch * p->c;
+  for (int r = 0; r < p->ho; r += p->rows)
+    for (int c = 0; c < p->wo; c += p->cols) {
+      int n = min_of(p->rows, p->ho - r), m = min_of(p->cols, p->wo - c);
+      int r0 = r * p->sh - p->ph, r1 = min_of(p->h, (r + n - 1) * p->sh - p->ph + p->kh);
+      int c0 = c * p->sw - p->pw, c1 = min_of(p->w, (c + m - 1) * p->sw - p->pw + p->kw);
+      r0 = r0 < 0 ? 0 : r0, c0 = c0 < 0 ? 0 : c0;
+      if (r1 > r0) pool_region(w, planes, r1 - r0, c1 - c0, p->w);
+      pool_region(w, planes * (p->max ? 2 : 1), n, m, p->wo);
+      w->flops += planes * n * m * p->kh * p->kw;
+    }
+}
+
+static void pool_bnrc_backward(const SwPoolArgs *p, SwWork *w) {
+  double planes = (double)p->batch * p->c;
+  for (int r = 0; r < p->h; r += p->rows)
+    for (int c = 0; c < p->w; c += p->cols) {
+      int n = min_of(p->rows, p->h - r), m = min_of(p->cols, p->w - c);
+      int o0 = pool_covering_first(r, p->kh, p->sh, p->ph),
+          o1 = pool_covering_end(r + n, p->sh, p->ph, p->ho);
+      int q0 = pool_covering_first(c, p->kw, p->sw, p->pw),
+          q1 = pool_covering_end(c + m, p->sw, p->pw, p->wo);
+      pool_region(w, planes * (p->add ? 2 : 1), n, m, p->w);
+      if (o1 <= o0 || q1 <= q0) continue;
+      pool_region(w, planes * (p->max ? 2 : 1), o1 - o0, q1 - q0, p->wo);
+      w->flops += planes * (o1 - o0) * (q1 - q0) * (p->max ? 1 : p->kh * p->kw);
+    }
+}
+
+/* The window of output o along one axis, clipped to the input: [*a, *b). */
+static void pool_window(int o, int k, int s, int pad, int in, int *a, int *b) {
+  int lo = o * s - pad, hi = lo + k < in + pad ? lo + k : in + pad;
+  *a = lo < 0 ? 0 : lo, *b = hi > in ? in : hi;
+}
+
+static void pool_rcnb(const SwPoolArgs *p, int backward, SwWork *w) {
+  double lanes = (double)p->c * p->batch, chunks = ceil_div(lanes, SW_STREAM_CHUNK);
+  int arrays = p->max ? 2 : 1;
+  if (!backward) {
+    double area = 0; /* window elements over all output pixels */
+    for (int oh = 0; oh < p->ho; oh++)
+      for (int ow = 0; ow < p->wo; ow++) {
+        int h0, h1, w0, w1;
+        pool_window(oh, p->kh, p->sh, p->ph, p->h, &h0, &h1);
+        pool_window(ow, p->kw, p->sw, p->pw, p->w, &w0, &w1);
+        area += (double)(h1 - h0) * (w1 - w0);
+      }
+    w->dma_transfers += chunks * (area + (double)p->ho * p->wo * arrays);
+    w->dma_bytes += 4 * lanes * (area + (double)p->ho * p->wo * arrays);
+    w->flops += lanes * area;
+  } else {
+    double reads = 0; /* (input pixel, output whose window holds it) pairs */
+    for (int oh = 0; oh < p->ho; oh++)
+      for (int ow = 0; ow < p->wo; ow++) {
+        int h0, h1, w0, w1;
+        pool_window(oh, p->kh, p->sh, p->ph, p->h, &h0, &h1);
+        pool_window(ow, p->kw, p->sw, p->pw, p->w, &w0, &w1);
+        reads += (double)(h1 - h0) * (w1 - w0);
+      }
+    double pixels = (double)p->h * p->w * (p->add ? 2 : 1);
+    w->dma_transfers += chunks * (reads * arrays + pixels);
+    w->dma_bytes += 4 * lanes * (reads * arrays + pixels);
+    w->flops += lanes * reads;
+  }
+  w->dma_blocks = w->dma_transfers;
+}
+
+SwWork sw_pool_work(const SwPoolArgs *p, int backward) {
+  SwWork w = launch_work(sizeof(SwPoolArgs));
+  if (p->rcnb)
+    pool_rcnb(p, backward, &w);
+  else if (backward)
+    pool_bnrc_backward(p, &w);
+  else
+    pool_bnrc_forward(p, &w);
+  return w;
+}
+
+/* LRN: per task (a run of pixels of one image) one transfer per array, a block per channel
+ * unless the run is the whole plane: forward x in, scale and y out; backward x, scale, dy, y
+ * (and dx when adding) in, dx out. */
+SwWork sw_lrn_work(const SwLrnArgs *p) {
+  SwWork w = launch_work(sizeof(SwLrnArgs));
+  int arrays = p->backward ? 5 + p->add : 3;
+  for (int first = 0; first < p->hw; first += p->pixels) {
+    int n = min_of(p->pixels, p->hw - first);
+    double tasks = p->batch;
+    w.dma_transfers += tasks * arrays;
+    w.dma_blocks += tasks * arrays * (n == p->hw ? 1 : p->c);
+    w.dma_bytes += tasks * arrays * 4.0 * p->c * n;
+    w.flops += tasks * p->c * n * (2.0 * p->size + 10);
+  }
+  return w;
+}
+
+/* Sums of parts: per task (a row's chunk) a get per source (and of dst when adding), a put. */
+SwWork sw_sum_work(const SwSumArgs *a) {
+  SwWork w = launch_work(sizeof(SwSumArgs));
+  for (int k = 0; k < a->parts; k++) {
+    const SwSumPart *q = &a->part[k];
+    double moves = q->sources + q->add + 1, rows = (double)q->rows;
+    w.dma_transfers += rows * ceil_div((double)q->cols, SW_STREAM_CHUNK) * moves;
+    w.dma_bytes += rows * 4.0 * (double)q->cols * moves;
+    w.flops += rows * (double)q->cols * (q->sources - 1 + q->add);
+  }
+  w.dma_blocks = w.dma_transfers;
+  return w;
+}
+
+/* Accuracy: per image its scores and label in; the mesh sum (63 words received: along the 8
+ * rows to column 0, then up column 0); CPE 0's result out. */
+SwWork sw_accuracy_work(int classes, int batch) {
+  SwWork w = launch_work(sizeof(SwAccuracyArgs));
+  w.dma_transfers += 2.0 * batch + 1, w.dma_blocks += 2.0 * batch + 1;
+  w.dma_bytes += 4.0 * batch * (classes + 1) + 4;
+  w.flops = (double)classes * batch;
+  w.rlc_words = 63;
+  return w;
+}

@@ -29,6 +29,17 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
 SwWork sw_stream_work(double n, int operands);
 /* The bias gradient's row sums (+)= over `images` blocks of rows x cols (stream_cpe.c). */
 SwWork sw_row_sums_work(double rows, double cols, double images, int add);
+/* Pooling (pool_cpe.c) as `p` sets it up (its blocks from sw_pool_*_block), either pass. */
+struct SwPoolArgs;
+SwWork sw_pool_work(const struct SwPoolArgs *p, int backward);
+/* LRN (lrn_cpe.c), the pass `p` says. */
+struct SwLrnArgs;
+SwWork sw_lrn_work(const struct SwLrnArgs *p);
+/* One launch of sums of parts (sum_cpe.c). */
+struct SwSumArgs;
+SwWork sw_sum_work(const struct SwSumArgs *a);
+/* Top-k accuracy (accuracy_cpe.c) of `batch` images. */
+SwWork sw_accuracy_work(int classes, int batch);
 void sw_work_add(SwWork *sum, SwWork w);
 
 #endif

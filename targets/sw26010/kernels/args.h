@@ -8,6 +8,12 @@
 /* Core groups per chip: workers per process (threads.c) and the cost model's batch share. */
 enum { SW_CORE_GROUPS = 4 };
 
+/* n cut into pieces of at most `most`, evened out: the piece length. */
+static inline int sw_even_pieces(int n, int most) {
+  int pieces = (n + most - 1) / most;
+  return (n + pieces - 1) / pieces;
+}
+
 /* C_b = beta C_b + op(A_b) op(B_b) (+ bias[row]) for b < count; a stride of 0 shares that
  * matrix across the batch (a shared C accumulates over it). Row-major; op is a transpose when
  * ta / tb is set. bm, bn, bk: the block of A, B and C each CPE holds (multiples of 4). */
@@ -104,6 +110,13 @@ typedef struct SwLrnArgs {
   float *y, *scale, *dx;
 } SwLrnArgs;
 
+/* Pixels per LRN task with `buffers` arrays of c x pixels in the LDM (2 forward, 5 backward),
+ * evened out over the plane; 0: not even one pixel fits (the MPE runs it). */
+static inline int sw_lrn_pixels(int c, int hw, int buffers) {
+  int most = SW_LRN_FLOATS / (buffers * c);
+  return most < 1 ? 0 : sw_even_pieces(hw, most);
+}
+
 /* Top-k accuracy (accuracy_cpe.c), an image per task with the host target's rule; the count is
  * reduced over the mesh and CPE 0 writes correct / batch. Up to SW_SOFTMAX_CLASSES classes. */
 typedef struct SwAccuracyArgs {
@@ -184,18 +197,57 @@ static inline SwTransposeTiling sw_transpose_tiling(int64_t a, int64_t b) {
 }
 
 /* Pooling (pool_cpe.c) with the semantics of the host target's (Caffe's windows). (B,N,R,C):
- * a task is a band of `rows` output rows (forward) or input rows (backward) of one plane, the
- * input band and the output rows within SW_POOL_IN_FLOATS and SW_POOL_OUT_FLOATS (the MPE runs
- * shapes that do not fit). (R,C,N,B): a task is SW_STREAM_CHUNK lanes (channel x image) of one
- * output pixel (forward) or input pixel (backward). argmax: the input pixel (ih * w + iw). */
+ * a task is a block of `rows` x `cols` output pixels (forward) or input pixels (backward) of one
+ * plane, whole rows where a band of them fits, else a block of columns of one row (a strided
+ * transfer per array, as swCaffe's pooling of wide planes); its input region within
+ * SW_POOL_IN_FLOATS and its outputs within SW_POOL_OUT_FLOATS. (R,C,N,B): a task is
+ * SW_STREAM_CHUNK lanes (channel x image) of one output pixel (forward) or input pixel
+ * (backward). argmax: the input pixel (ih * w + iw). */
 enum { SW_POOL_IN_FLOATS = 6144, SW_POOL_OUT_FLOATS = 2048 };
 typedef struct SwPoolArgs {
   int c, h, w, ho, wo, kh, kw, sh, sw, ph, pw, max;
-  int batch, add, rows, rcnb;
+  int batch, add, rows, cols, rcnb;
   const float *x, *dy;
   float *y, *dx;
   int32_t *argmax;
 } SwPoolArgs;
+
+/* A (B,N,R,C) forward task's block (p->rows x p->cols output pixels): whole rows, as many as
+ * fit with their windows' input rows; else columns of one row. 0: not even one window fits
+ * (the MPE runs it). The kernel's and the cost model's (cost/predict.c). */
+static inline int sw_pool_forward_block(SwPoolArgs *p) {
+  if (SW_POOL_IN_FLOATS / p->w >= p->kh && SW_POOL_OUT_FLOATS >= p->wo) {
+    int rows = (SW_POOL_IN_FLOATS / p->w - p->kh) / p->sh + 1;
+    if (rows > SW_POOL_OUT_FLOATS / p->wo) rows = SW_POOL_OUT_FLOATS / p->wo;
+    p->rows = sw_even_pieces(p->ho, rows), p->cols = p->wo;
+    return 1;
+  }
+  if (SW_POOL_IN_FLOATS / p->kh < p->kw) return 0;
+  int cols = (SW_POOL_IN_FLOATS / p->kh - p->kw) / p->sw + 1;
+  p->rows = 1,
+  p->cols = sw_even_pieces(p->wo, cols < SW_POOL_OUT_FLOATS ? cols : SW_POOL_OUT_FLOATS);
+  return 1;
+}
+
+/* Output pixels along one axis that can reach `n` adjacent input pixels (at most). */
+static inline int sw_pool_reaching(int n, int k, int s) { return (n - 1 + k) / s + 1; }
+
+/* A backward task's block of input pixels: whole rows, as many as fit with the output rows
+ * reaching them; else columns of one row. 0: none fits. */
+static inline int sw_pool_backward_block(SwPoolArgs *p) {
+  int rows = SW_POOL_IN_FLOATS / p->w < p->h ? SW_POOL_IN_FLOATS / p->w : p->h;
+  while (rows > 0 && sw_pool_reaching(rows, p->kh, p->sh) * p->wo > SW_POOL_OUT_FLOATS) rows--;
+  if (rows > 0) {
+    p->rows = sw_even_pieces(p->h, rows), p->cols = p->w;
+    return 1;
+  }
+  int cols = SW_POOL_IN_FLOATS < p->w ? SW_POOL_IN_FLOATS : p->w;
+  int out_rows = sw_pool_reaching(1, p->kh, p->sh);
+  while (cols > 0 && out_rows * sw_pool_reaching(cols, p->kw, p->sw) > SW_POOL_OUT_FLOATS) cols--;
+  if (cols == 0) return 0;
+  p->rows = 1, p->cols = sw_even_pieces(p->w, cols);
+  return 1;
+}
 
 /* Softmax with cross-entropy (softmax_loss_cpe.c), an image per task: forward writes prob and
  * the mean loss times loss_weight, backward dscores (added when `add`). Up to

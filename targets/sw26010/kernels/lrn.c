@@ -3,14 +3,6 @@
  * channels than one pixel's buffers fit run on the MPE (mpe.c). */
 #include "mpe.h"
 
-/* Pixels per task with `buffers` arrays of c x pixels in the LDM; 0: not even one fits. */
-int sw_lrn_pixels(int c, int hw, int buffers) {
-  int most = SW_LRN_FLOATS / (buffers * c);
-  if (most < 1) return 0;
-  int tasks = (hw + most - 1) / most;
-  return (hw + tasks - 1) / tasks;
-}
-
 static SwLrnArgs lrn_args(const SwkLrn *p, int batch, bool backward) {
   return (SwLrnArgs){.c = p->c,
                      .hw = p->hw,

@@ -57,7 +57,4 @@ __typeof__(swk_lrn_forward) sw_mpe_lrn_forward;
 __typeof__(swk_lrn_backward) sw_mpe_lrn_backward;
 __typeof__(swk_accuracy_forward) sw_mpe_accuracy_forward;
 
-/* Pixels per LRN task with `buffers` arrays of c x pixels in the LDM (0: none fits). */
-int sw_lrn_pixels(int c, int hw, int buffers);
-
 #endif

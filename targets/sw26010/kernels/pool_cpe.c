@@ -40,67 +40,104 @@ typedef struct Buffers {
   int32_t *am;
 } Buffers;
 
+/* A task's block of one plane: rows [r0, r0 + n) and columns [c0, c0 + m) of its output
+ * (forward) or input (backward); p->rows x p->cols blocks tile the plane. */
+typedef struct Block {
+  int64_t plane;
+  int r0, n, c0, m;
+} Block;
+
+static Block block_of(const SwPoolArgs *p, int64_t task, int height, int width) {
+  int row_bands = (height + p->rows - 1) / p->rows, col_bands = (width + p->cols - 1) / p->cols;
+  Block k;
+  k.c0 = (int)(task % col_bands) * p->cols;
+  task /= col_bands;
+  k.r0 = (int)(task % row_bands) * p->rows;
+  k.plane = task / row_bands;
+  k.n = min_int(p->rows, height - k.r0), k.m = min_int(p->cols, width - k.c0);
+  return k;
+}
+
+/* rows x span floats of a plane whose rows are `pitch` floats, packed in the LDM: one transfer,
+ * contiguous when the span is whole rows. */
+static void get_region(void *ldm, const void *mem, int rows, int span, int pitch) {
+  if (span == pitch)
+    cpe_get(ldm, mem, 4 * rows * span);
+  else
+    cpe_get_strided(ldm, mem, 4 * rows * span, 4 * span, 4 * (pitch - span));
+}
+
+static void put_region(void *mem, const void *ldm, int rows, int span, int pitch) {
+  if (span == pitch)
+    cpe_put(mem, ldm, 4 * rows * span);
+  else
+    cpe_put_strided(mem, ldm, 4 * rows * span, 4 * span, 4 * (pitch - span));
+}
+
 static void bnrc_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
-  int bands = (p->ho + p->rows - 1) / p->rows, oh0 = (int)(task % bands) * p->rows;
-  int64_t plane = task / bands;
-  int n = min_int(p->rows, p->ho - oh0);
-  int r0 = oh0 * p->sh - p->ph, r1 = min_int(p->h, (oh0 + n - 1) * p->sh - p->ph + p->kh);
+  Block k = block_of(p, task, p->ho, p->wo);
+  int r0 = k.r0 * p->sh - p->ph, r1 = min_int(p->h, (k.r0 + k.n - 1) * p->sh - p->ph + p->kh);
+  int c0 = k.c0 * p->sw - p->pw, c1 = min_int(p->w, (k.c0 + k.m - 1) * p->sw - p->pw + p->kw);
   if (r0 < 0) r0 = 0;
-  if (r1 > r0) cpe_get(b.in, p->x + (plane * p->h + r0) * p->w, 4 * (r1 - r0) * p->w);
-  for (int oh = oh0; oh < oh0 + n; oh++)
-    for (int ow = 0; ow < p->wo; ow++) {
+  if (c0 < 0) c0 = 0;
+  int span = c1 - c0; /* of the input region in the LDM */
+  if (r1 > r0) get_region(b.in, p->x + (k.plane * p->h + r0) * p->w + c0, r1 - r0, span, p->w);
+  for (int oh = k.r0; oh < k.r0 + k.n; oh++)
+    for (int ow = k.c0; ow < k.c0 + k.m; ow++) {
       Window s = window(p, oh, ow);
-      int o = (oh - oh0) * p->wo + ow, at = s.h0 * p->w + s.w0;
-      float acc = p->max ? b.in[at - r0 * p->w] : 0.0f;
+      int o = (oh - k.r0) * k.m + ow - k.c0, at = s.h0 * p->w + s.w0;
+      float acc = p->max ? b.in[(s.h0 - r0) * span + s.w0 - c0] : 0.0f;
       for (int ih = s.h0; ih < s.h1; ih++)
         for (int iw = s.w0; iw < s.w1; iw++) {
-          int i = ih * p->w + iw;
-          float v = b.in[i - r0 * p->w];
+          float v = b.in[(ih - r0) * span + iw - c0];
           if (!p->max)
             acc += v;
           else if (v > acc)
-            acc = v, at = i;
+            acc = v, at = ih * p->w + iw;
         }
       b.out[o] = p->max ? acc : acc / s.area;
       b.am[o] = at;
     }
-  cpe_count_flops((int64_t)n * p->wo * p->kh * p->kw);
-  int64_t first = plane * p->ho * p->wo + (int64_t)oh0 * p->wo;
-  cpe_put(p->y + first, b.out, 4 * n * p->wo);
-  if (p->max) cpe_put(p->argmax + first, b.am, 4 * n * p->wo);
+  cpe_count_flops((int64_t)k.n * k.m * p->kh * p->kw);
+  int64_t first = k.plane * p->ho * p->wo + (int64_t)k.r0 * p->wo + k.c0;
+  put_region(p->y + first, b.out, k.n, k.m, p->wo);
+  if (p->max) put_region(p->argmax + first, b.am, k.n, k.m, p->wo);
 }
 
 static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
-  int bands = (p->h + p->rows - 1) / p->rows, ih0 = (int)(task % bands) * p->rows;
-  int64_t plane = task / bands;
-  int n = min_int(p->rows, p->h - ih0), o0, o1;
+  Block k = block_of(p, task, p->h, p->w);
+  int o0, o1, q0, q1;
   float *dx = b.in, *dy = b.out;
-  covering(ih0, ih0 + n, p->kh, p->sh, p->ph, p->ho, &o0, &o1);
-  float *band = p->dx + (plane * p->h + ih0) * p->w;
+  covering(k.r0, k.r0 + k.n, p->kh, p->sh, p->ph, p->ho, &o0, &o1);
+  covering(k.c0, k.c0 + k.m, p->kw, p->sw, p->pw, p->wo, &q0, &q1);
+  float *band = p->dx + (k.plane * p->h + k.r0) * p->w + k.c0;
   if (p->add)
-    cpe_get(dx, band, 4 * n * p->w);
+    get_region(dx, band, k.n, k.m, p->w);
   else
-    memset(dx, 0, sizeof(float) * (size_t)(n * p->w));
-  if (o1 > o0) {
-    int64_t first = plane * p->ho * p->wo + (int64_t)o0 * p->wo;
-    cpe_get(dy, p->dy + first, 4 * (o1 - o0) * p->wo);
-    if (p->max) cpe_get(b.am, p->argmax + first, 4 * (o1 - o0) * p->wo);
+    memset(dx, 0, sizeof(float) * (size_t)(k.n * k.m));
+  int span = q1 - q0; /* of the output region in the LDM */
+  if (o1 > o0 && q1 > q0) {
+    int64_t first = k.plane * p->ho * p->wo + (int64_t)o0 * p->wo + q0;
+    get_region(dy, p->dy + first, o1 - o0, span, p->wo);
+    if (p->max) get_region(b.am, p->argmax + first, o1 - o0, span, p->wo);
   }
   for (int oh = o0; oh < o1; oh++)
-    for (int ow = 0; ow < p->wo; ow++) {
-      int o = (oh - o0) * p->wo + ow;
+    for (int ow = q0; ow < q1; ow++) {
+      int o = (oh - o0) * span + ow - q0;
       if (p->max) {
-        int at = b.am[o] - ih0 * p->w;
-        if (at >= 0 && at < n * p->w) dx[at] += dy[o];
+        int ih = b.am[o] / p->w - k.r0, iw = b.am[o] % p->w - k.c0;
+        if (ih >= 0 && ih < k.n && iw >= 0 && iw < k.m) dx[ih * k.m + iw] += dy[o];
         continue;
       }
       Window s = window(p, oh, ow);
       float g = dy[o] / s.area;
-      for (int ih = s.h0 > ih0 ? s.h0 : ih0; ih < min_int(s.h1, ih0 + n); ih++)
-        for (int iw = s.w0; iw < s.w1; iw++) dx[(ih - ih0) * p->w + iw] += g;
+      for (int ih = s.h0 > k.r0 ? s.h0 : k.r0; ih < min_int(s.h1, k.r0 + k.n); ih++)
+        for (int iw = s.w0 > k.c0 ? s.w0 : k.c0; iw < min_int(s.w1, k.c0 + k.m); iw++)
+          dx[(ih - k.r0) * k.m + iw - k.c0] += g;
     }
-  cpe_count_flops((int64_t)(o1 - o0) * p->wo * (p->max ? 1 : p->kh * p->kw));
-  cpe_put(band, dx, 4 * n * p->w);
+  if (o1 > o0 && span > 0)
+    cpe_count_flops((int64_t)(o1 - o0) * span * (p->max ? 1 : p->kh * p->kw));
+  put_region(band, dx, k.n, k.m, p->w);
 }
 
 /* ------------------------------------------------------------------ (R, C, N, B) */
@@ -169,8 +206,9 @@ static int64_t task_count(const SwPoolArgs *p, int backward) {
             pixels = backward ? (int64_t)p->h * p->w : (int64_t)p->ho * p->wo;
     return pixels * ((lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK);
   }
-  int rows = backward ? p->h : p->ho;
-  return (int64_t)p->batch * p->c * ((rows + p->rows - 1) / p->rows);
+  int rows = backward ? p->h : p->ho, cols = backward ? p->w : p->wo;
+  return (int64_t)p->batch * p->c * ((rows + p->rows - 1) / p->rows) *
+         ((cols + p->cols - 1) / p->cols);
 }
 
 static void pool(void *arg, int backward) {
