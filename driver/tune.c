@@ -35,6 +35,7 @@ typedef struct Kernels {
 #define KERNEL_SLOT(name) name##_fn name;
   TIMED_KERNELS(KERNEL_SLOT)
 #undef KERNEL_SLOT
+  bool (*swk_estimate)(SwkEstimate *); /* the kernel set's estimate of its hardware's time */
 } Kernels;
 
 static bool load_kernels(const BuildOptions *build, Kernels *k) {
@@ -58,11 +59,16 @@ static bool load_kernels(const BuildOptions *build, Kernels *k) {
     memcpy(&k->name, &symbol, sizeof symbol);                                                      \
   }
   TIMED_KERNELS(KERNEL_LOAD)
+  KERNEL_LOAD(swk_estimate)
 #undef KERNEL_LOAD
   return true; /* the library stays loaded until exit */
 }
 
-static double now(void) {
+/* Seconds on the target: the kernel set's estimate of its hardware's time where it makes one
+ * (sw26010 on its emulator: the chip's, from the emulator's counters), else wall time. */
+static double now(const Kernels *k) {
+  SwkEstimate e;
+  if (k->swk_estimate(&e)) return e.seconds;
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
@@ -229,9 +235,9 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
     run_job(k, j, &b, &p, batch);
     for (int r = 0; r < repeat; r++) {
       evict_caches();
-      double start = now();
+      double start = now(k);
       run_job(k, j, &b, &p, batch);
-      t[r] = now() - start;
+      t[r] = now(k) - start;
     }
     qsort(t, (size_t)repeat, sizeof(double), by_value);
     result = t[repeat / 2];
@@ -261,6 +267,9 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
   const char *machine = tuning_machine(&a);
   if (!tuning_load(&a, o->output, true, &done) || !load_kernels(build, &k)) goto out;
   list_jobs(m, &a, &jobs);
+  /* what one worker runs where the target splits a step's batch (its costs are for that) */
+  int parts = m->options.target->batch_parts > 1 ? m->options.target->batch_parts : 1;
+  int64_t share = (m->train.batch + parts - 1) / parts;
   FILE *f = fopen(o->output, "a");
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write tuning file '%s'", o->output);
@@ -281,10 +290,10 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
               measured);
       break;
     }
-    double seconds = measure(&k, j, (int)m->train.batch, o->repeat);
+    double seconds = measure(&k, j, (int)share, o->repeat);
     if (seconds < 0) {
       diag_error((SrcLoc){0}, "out of memory measuring %s %s at batch %lld", j->kind, j->key,
-                 (long long)m->train.batch);
+                 (long long)share);
       break;
     }
     TuningEntry e = {j->kind,     build->target, j->key,

@@ -59,6 +59,10 @@ struct Target {
   /* Its backward kernels honour grad_scale and grad_keep (runtime/kernels.h), so pass
    * fold-gradients may have them write into SGD's momentum. */
   bool folds_gradients;
+  /* A program splits each step's batch over this many workers that run at once (sw26010: its
+   * core groups); conv_cost and transform_cost price one worker's share, and swnc tune measures
+   * at that share. 0 or 1: the whole batch. */
+  int batch_parts;
 };
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's

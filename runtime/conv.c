@@ -8,13 +8,16 @@
  * --autotune (swCaffe's runtime mode): during the first training iterations every computation
  * with more than one plan that can run it runs in each of them, in turn, ROUNDS times each
  * after one untimed warm-up call, with its conversions; the fastest (least time of its rounds)
- * is kept for the rest of the run and reported. Timings are wall time, so two runs may choose
- * differently and then differ by float rounding. */
+ * is kept for the rest of the run and reported. Timings are the target's (swn_target_now):
+ * wall time, so that two runs may choose differently and then differ by float rounding; on a
+ * target that estimates its hardware's time (sw26010 on its emulator) the estimate, the same
+ * in every run. */
 #include "conv.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "util.h"
 
 enum { SLOT_X, SLOT_Y, SLOT_DX, SLOT_WS, SLOTS, ROUNDS = 2 };
@@ -209,7 +212,8 @@ static void end_trial(SwnConvState *c, int layer, int computation, int word, Tri
   for (int plan = 0; plan < SWN_PLANS; plan++)
     if (legal >> plan & 1)
       fprintf(c->report, "  %s %9.3f ms", plans[plan].name, 1e3 * u->best[plan]);
-  fprintf(c->report, "  -> %s\n", plans[chosen].name);
+  fprintf(c->report, "  -> %s%s\n", plans[chosen].name,
+          swn_target_estimates() ? " (estimated on the target)" : "");
 }
 
 /* ------------------------------------------------------------------ the calls */
@@ -218,9 +222,9 @@ void swn_conv_forward(const SwkConv *p, int batch, SwnStep *s, int layer, int wo
                       const float *w, const float *b, float *y) {
   SwnConvState *c = s->conv;
   Trial t = begin_trial(c, layer, 0, word);
-  double start = swn_now();
+  double start = swn_target_now();
   run_forward(c, p, batch, s->ws, t.plan, SWN_CONV_LAYOUT(word), x, w, b, y);
-  end_trial(c, layer, 0, word, t, swn_now() - start);
+  end_trial(c, layer, 0, word, t, swn_target_now() - start);
 }
 
 void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int word, const float *x,
@@ -231,15 +235,15 @@ void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int w
   int layout = SWN_CONV_LAYOUT(word);
   Trial wg = begin_trial(c, layer, 1, word), dg = dx ? begin_trial(c, layer, 2, word) : wg;
   if (!dx || (wg.plan == dg.plan && !wg.timed && !dg.timed)) { /* one call does both */
-    double start = swn_now();
+    double start = swn_target_now();
     run_backward(c, p, batch, s->ws, wg.plan, layout, x, w, dy, dx, dx_add, dw, db, g);
-    end_trial(c, layer, 1, word, wg, swn_now() - start);
+    end_trial(c, layer, 1, word, wg, swn_target_now() - start);
     return;
   }
-  double start = swn_now();
+  double start = swn_target_now();
   run_backward(c, p, batch, s->ws, wg.plan, layout, x, w, dy, NULL, false, dw, db, g);
-  end_trial(c, layer, 1, word, wg, swn_now() - start);
-  start = swn_now();
+  end_trial(c, layer, 1, word, wg, swn_target_now() - start);
+  start = swn_target_now();
   run_backward(c, p, batch, s->ws, dg.plan, layout, x, w, dy, dx, dx_add, NULL, NULL, g);
-  end_trial(c, layer, 2, word, dg, swn_now() - start);
+  end_trial(c, layer, 2, word, dg, swn_target_now() - start);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "ranks.h"
 #include "util.h"
 #include "workers.h"
@@ -106,10 +107,12 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
   if (bucket != s->buckets_ready)
     swn_fatal("internal: gradient bucket %d completed out of order", bucket);
   s->buckets_ready++;
+  /* on worker 0's clock, the one the iteration's phases are timed with (--comm-profile) */
+  if (d && bucket < d->nbuckets && swn_workers_first(s)) d->ready_at[bucket] = swn_target_now();
   if (!swn_workers_bucket_ready(s, bucket, offset, words))
     return; /* other core groups still on it */
   if (!d || bucket >= d->nbuckets) return;
-  d->offset[bucket] = offset, d->words[bucket] = words, d->ready_at[bucket] = swn_now();
+  d->offset[bucket] = offset, d->words[bucket] = words;
   if (d->size <= 1 || d->easgd) return;
   if (d->threaded) pthread_mutex_lock(&d->lock);
   d->handed = bucket + 1; /* read by the thread */

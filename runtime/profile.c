@@ -21,6 +21,24 @@ struct SwnProfile {
   int64_t steps;
 };
 
+/* Estimated seconds this thread's clock leaves out (swn_target_exclude). */
+static _Thread_local double excluded;
+
+double swn_target_now(void) {
+  SwkEstimate e;
+  return swk_estimate(&e) ? e.seconds - excluded : swn_now();
+}
+
+void swn_target_exclude(double since) {
+  SwkEstimate e;
+  if (swk_estimate(&e)) excluded = e.seconds - since;
+}
+
+bool swn_target_estimates(void) {
+  SwkEstimate e;
+  return swk_estimate(&e);
+}
+
 SwnProfile *swn_profile_new(const SwnNetwork *net) {
   SwnProfile *p = swn_alloc(sizeof *p);
   p->net = net;

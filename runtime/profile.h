@@ -13,4 +13,16 @@ void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f);
 void swn_profile_write_json(const SwnProfile *p, const char *path, int batch);
 void swn_profile_free(SwnProfile *p);
 
+/* Seconds on the hardware the program is built for: the kernel set's running estimate of its
+ * time where it makes one (swk_estimate: sw26010 on its emulator, per core group, i.e. per
+ * calling thread), else wall time. --autotune and --comm-profile measure with it, so that on
+ * the emulator they measure the chip, not the emulator. */
+double swn_target_now(void);
+/* Leaves the estimated time since `since` (a swn_target_now of this thread) out of this
+ * thread's clock from now on: work whose thread depends on scheduling here, so that the
+ * estimate stays the same in every run. Wall time is never left out. */
+void swn_target_exclude(double since);
+/* Whether swn_target_now is an estimate. */
+bool swn_target_estimates(void);
+
 #endif

@@ -158,24 +158,24 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   t->step.fold_scale = lr / (float)t->ranks;
   t->step.fold_keep = swn_distributed_fold_keep(&t->dist, t->net->train.momentum);
   double phase[4];
-  phase[0] = swn_now();
+  phase[0] = swn_target_now();
   /* before any worker can complete a bucket */
   swn_distributed_begin(&t->dist, it / t->progress.iters_per_epoch);
   /* images numbered across ranks: dropout masks as in one process */
   swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch);
   t->net->forward(&t->step);
-  phase[1] = swn_now();
+  phase[1] = swn_target_now();
   t->step.buckets_ready = 0;
   t->net->backward(&t->step);
   swn_workers_finish(t->workers);
-  phase[2] = swn_now();
+  phase[2] = swn_target_now();
   if (t->step.buckets_ready != t->net->nbuckets)
     swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
               t->net->nbuckets);
   if (t->center) swn_distributed_elastic(&t->dist, lr, t->net->train.elastic);
   if (swn_distributed_updates(&t->dist)) t->net->update(&t->step, lr);
   swn_distributed_end(&t->dist);
-  phase[3] = swn_now();
+  phase[3] = swn_target_now();
   if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);

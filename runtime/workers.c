@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "profile.h"
 #include "util.h"
 
 typedef struct Worker {
@@ -194,6 +195,8 @@ void swn_workers_finish(SwnWorkers *w) {
   combine_metrics(w);
 }
 
+bool swn_workers_first(const SwnStep *s) { return !s->workers || s == s->workers->worker[0].step; }
+
 bool swn_workers_bucket_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
   SwnWorkers *w = s->workers;
   if (!w || w->count == 1) return true;
@@ -203,8 +206,12 @@ bool swn_workers_bucket_ready(SwnStep *s, int bucket, int64_t offset, int64_t wo
   bool last = ++w->bucket_workers[bucket] == w->count;
   pthread_mutex_unlock(&w->lock);
   if (!last) return false;
+  /* the worker that finishes last sums: which one depends on thread timing here, so its
+   * estimated time is charged to none (the phases of --comm-profile stay the same each run) */
+  double start = swn_target_now();
   float *total = w->worker[0].step->grads + offset;
   for (int i = 1; i < w->count; i++) swk_sum_into(words, total, w->worker[i].step->grads + offset);
+  swn_target_exclude(start);
   return true;
 }
 

@@ -29,6 +29,9 @@ void swn_workers_start(SwnWorkers *w, uint64_t iteration, uint64_t first_image);
 /* Waits for workers 1.. to finish backward; worker 0's metrics become the batch's. */
 void swn_workers_finish(SwnWorkers *w);
 
+/* Whether `s` is worker 0's step (the main thread's; also with no workers at all). */
+bool swn_workers_first(const SwnStep *s);
+
 /* Called by swn_gradients_ready on each worker: true once the bucket is complete on all of
  * them and combined into worker 0's gradients (on the thread that completed it last). */
 bool swn_workers_bucket_ready(SwnStep *s, int bucket, int64_t offset, int64_t words);

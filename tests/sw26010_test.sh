@@ -6,7 +6,8 @@
 # chip's 4 core groups (the default) on uneven shares and with dropout match one group; the
 # emulator's checking mode finds no direct main-memory access in the kernel set; lenet with
 # implicit convolutions matches the host's. The host builds keep the explicit plan, which the
-# sw26010 target shares (the direct plan sums in another order).
+# sw26010 target shares (the direct plan sums in another order). swnc tune, --autotune and
+# --comm-profile measure the chip's estimated time, not the emulator's.
 # Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
@@ -86,6 +87,29 @@ one="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --q
 ./lenet-sw $one --batch 16 --log one.json >/dev/null
 timeout 300 "$mpiexec" -np 2 ./lenet-sw $one --batch 8 --log two.json >/dev/null 2>&1 || fail "mpirun -np 2"
 same_losses "sw26010: 2 ranks vs 1" one.json two.json
+
+# Tuning from the chip model: swnc tune, --autotune and --comm-profile measure the estimated
+# chip time (the emulator's counters through the cost model), never the emulator's speed, so
+# two runs agree to the last digit; a tuned convolution is the model's price for its kernels
+# (--explain) within 10% (the price leaves out a launch's argument reads and the bias).
+"$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune1.tune 2>/dev/null &&
+  "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune2.tune 2>/dev/null ||
+  fail "swnc tune --target=sw26010"
+[ -s tune1.tune ] && [ "$(cut -d' ' -f1-6 tune1.tune)" = "$(cut -d' ' -f1-6 tune2.tune)" ] && pass ||
+  fail "two sw26010 tunes measured differently"
+tuned=$(awk '$3 ~ /c1x28x28/ && $4 == "forward" && $5 == "explicit" { print $6 * 1e3 }' tune1.tune)
+model=$("$swnc" "$root/examples/lenet.swn" --target=sw26010 --explain -o /dev/null 2>&1 |
+  awk '/^conv1:/ { c = 1 } c && $1 == "forward" { print $2; exit }')
+awk -v t="$tuned" -v m="$model" 'BEGIN { exit !(t > 0 && m > 0 && t / m > 0.9 && t / m < 1.1) }' &&
+  pass || fail "tuned conv1 forward $tuned ms against the model's $model ms"
+tune_run="--iterations 5 --batch 8 --train-size 40 --test-size 8 --quiet --autotune"
+./lenet-sw $tune_run --comm-profile comm1.txt > autotune1.txt 2>&1 &&
+  ./lenet-sw $tune_run --comm-profile comm2.txt > autotune2.txt 2>&1 || fail "--autotune runs"
+grep -q "^autotune: conv2 .* -> [a-z]* (estimated on the target)$" autotune1.txt &&
+  [ "$(grep autotune autotune1.txt)" = "$(grep autotune autotune2.txt)" ] && pass ||
+  fail "sw26010 --autotune: $(cat autotune1.txt autotune2.txt)"
+grep -q "^forward 0\.0" comm1.txt && cmp -s comm1.txt comm2.txt && pass ||
+  fail "sw26010 --comm-profile: $(cat comm1.txt comm2.txt)"
 
 "$swnc" "$root/examples/lenet.swn" --target=sw26011 -o x 2>err.txt; [ $? -eq 2 ] && grep -q "unknown target .sw26011. (host, sw26010)" err.txt && pass || fail "unknown target"
 finish

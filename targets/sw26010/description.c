@@ -113,4 +113,5 @@ const Target sw26010_target = {
     .accepts = sw_accepts,
     .plan_margin = 0.1,
     .emits_source_tree = true, /* sw5cc / mpicc -hybrid on the machine (sunway.mk) */
+    .batch_parts = SW_CORE_GROUPS,
 };
