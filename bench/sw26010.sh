@@ -2,7 +2,9 @@
 # The sw26010 target's figures: the emulator's own speed (bench/emulator: launch, RLC, DMA),
 # lenet training speed emulated against the host target on this machine, and the cost model's
 # estimates per convolution and plan for vgg16 at batch 128 and 512 (from shapes, as the
-# strategy pass sees them), with the plan chosen. Usage: bench/sw26010.sh BUILD_DIR
+# strategy pass sees them), with the plan chosen, and whole networks on one chip from the model
+# alone (swnc --estimate) against the rates swCaffe published for them (Li, Fang et al., 2018).
+# Usage: bench/sw26010.sh BUILD_DIR
 build=${1:-build}
 swnc=$build/driver/swnc root=$(dirname "$0")/..
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
@@ -32,3 +34,13 @@ for batch in 128 512; do
                                im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $2 }'
 done
 echo "(columns: explicit, implicit, both on the CPEs; -> the layout chosen: bnrc explicit, rcnb implicit)"
+
+echo "== whole networks, one chip: the model alone (swnc --estimate) against swCaffe's published rates"
+printf "%-12s %6s %16s %16s %10s\n" network batch "estimated img/s" "swCaffe img/s" "ratio"
+for row in "alexnet_bn 256 94.17" "vgg19 64 5.52" "resnet50 32 5.56" "googlenet 128 14.97"; do
+  set -- $row
+  est=$("$swnc" "$root/examples/$1.swn" --target=sw26010 --estimate -D batch=$2 |
+    sed -n 's/^iteration: .* ms, \([0-9.]*\) images\/s.*/\1/p')
+  printf "%-12s %6s %16s %16s %9.2fx\n" "$1" "$2" "$est" "$3" "$(echo "$est $3" | awk '{ print $1 / $2 }')"
+done
+echo "(swnc's own plans, chosen by the model; ratio: estimated / published)"

@@ -44,7 +44,8 @@ typedef struct Options {
   CompileOptions compile;
   const char *tune_file; /* --tune */
   bool explain;
-  bool tune; /* swnc tune: measure plans and write a tuning file */
+  bool estimate; /* print the cost model's iteration and stop */
+  bool tune;     /* swnc tune: measure plans and write a tuning file */
   TuneOptions tuning;
   CaffeImportOptions caffe; /* --solver, --input-shape: reading a .prototxt */
   bool import_caffe;        /* swnc import-caffe: write the .swn (and a checkpoint) */
@@ -108,6 +109,8 @@ static void usage(FILE *f) {
       "                       for a computation the plan cannot do\n"
       "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
       "  --explain            print each convolution's candidate plans, costs and choice\n"
+      "  --estimate           print a training iteration's time per layer on the target from\n"
+      "                       its cost model alone (sw26010: the chip's), then stop\n"
       "  --repeat=N           swnc tune: timed runs per measurement, the median kept (default 3)\n"
       "  --limit=N            swnc tune: stop after N new measurements (run again to go on)\n"
       "  --runtime-dir=DIR    where the runtime and kernel libraries are (default: found\n"
@@ -165,6 +168,7 @@ enum {
   OPT_CONV,
   OPT_TUNE,
   OPT_EXPLAIN,
+  OPT_ESTIMATE,
   OPT_REPEAT,
   OPT_LIMIT,
   OPT_SOLVER,
@@ -242,6 +246,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"conv", required_argument, 0, OPT_CONV},
       {"tune", required_argument, 0, OPT_TUNE},
       {"explain", no_argument, 0, OPT_EXPLAIN},
+      {"estimate", no_argument, 0, OPT_ESTIMATE},
       {"repeat", required_argument, 0, OPT_REPEAT},
       {"limit", required_argument, 0, OPT_LIMIT},
       {"solver", required_argument, 0, OPT_SOLVER},
@@ -325,6 +330,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;
+    case OPT_ESTIMATE: o->estimate = true; break;
     case OPT_REPEAT:
     case OPT_LIMIT: {
       char *end;
@@ -495,6 +501,12 @@ int main(int argc, char **argv) {
       m && diag_error_count() == 0 && set_compile_options(&o, m) && pipeline_run(m, &o.pipeline);
   if (ok && o.stats) ir_print_stats(stdout, m);
   if (ok && o.explain) ir_print_explain(stdout, m);
+  if (ok && o.estimate) {
+    ok = ir_print_estimate(stdout, m);
+    module_free(m);
+    free(o.overrides);
+    return ok ? 0 : 1;
+  }
   if (ok && o.tune) {
     ok = tune_network(m, &o.build, &o.tuning);
     module_free(m);

@@ -593,6 +593,9 @@ void ir_print(FILE *f, const Module *m); /* the text form */
 void ir_print_dot(FILE *f, const Module *m);
 void ir_print_stats(FILE *f, const Module *m);
 void ir_print_explain(FILE *f, const Module *m); /* --explain: every conv's candidates and choice */
+/* --estimate: an iteration's time per layer from the target's cost model; false (an error
+ * reported) if the target has none */
+bool ir_print_estimate(FILE *f, const Module *m);
 double op_flops(const Graph *g, const Op *op);
 
 #endif

@@ -21,17 +21,37 @@ struct SwnProfile {
   int64_t steps;
 };
 
-/* Estimated seconds this thread's clock leaves out (swn_target_exclude). */
-static _Thread_local double excluded;
+static void add_difference(SwkEstimate *sum, const SwkEstimate *now, const SwkEstimate *before) {
+  sum->seconds += now->seconds - before->seconds;
+  sum->cpe_seconds += now->cpe_seconds - before->cpe_seconds;
+  sum->mpe_seconds += now->mpe_seconds - before->mpe_seconds;
+  sum->flops += now->flops - before->flops;
+  sum->dma_bytes += now->dma_bytes - before->dma_bytes;
+  sum->rlc_words += now->rlc_words - before->rlc_words;
+  sum->launches += now->launches - before->launches;
+}
+
+/* The work this thread's estimate leaves out (swn_target_exclude_*), and where it began. */
+static _Thread_local SwkEstimate excluded, excluded_from;
+
+/* This thread's estimate: the kernel set's totals less what is left out. */
+static bool own_estimate(SwkEstimate *e) {
+  if (!swk_estimate(e)) return false;
+  SwkEstimate none = {0};
+  add_difference(e, &none, &excluded);
+  return true;
+}
 
 double swn_target_now(void) {
   SwkEstimate e;
-  return swk_estimate(&e) ? e.seconds - excluded : swn_now();
+  return own_estimate(&e) ? e.seconds : swn_now();
 }
 
-void swn_target_exclude(double since) {
-  SwkEstimate e;
-  if (swk_estimate(&e)) excluded = e.seconds - since;
+void swn_target_exclude_begin(void) { swk_estimate(&excluded_from); }
+
+void swn_target_exclude_end(void) {
+  SwkEstimate now;
+  if (swk_estimate(&now)) add_difference(&excluded, &now, &excluded_from);
 }
 
 bool swn_target_estimates(void) {
@@ -44,19 +64,9 @@ SwnProfile *swn_profile_new(const SwnNetwork *net) {
   p->net = net;
   p->seconds = swn_alloc(sizeof(double) * 3 * (size_t)net->nlayers);
   p->estimate = swn_alloc(sizeof(SwkEstimate) * 3 * (size_t)net->nlayers);
-  p->estimating = swk_estimate(&p->last);
+  p->estimating = own_estimate(&p->last);
   p->current = -1;
   return p;
-}
-
-static void add_difference(SwkEstimate *sum, const SwkEstimate *now, const SwkEstimate *before) {
-  sum->seconds += now->seconds - before->seconds;
-  sum->cpe_seconds += now->cpe_seconds - before->cpe_seconds;
-  sum->mpe_seconds += now->mpe_seconds - before->mpe_seconds;
-  sum->flops += now->flops - before->flops;
-  sum->dma_bytes += now->dma_bytes - before->dma_bytes;
-  sum->rlc_words += now->rlc_words - before->rlc_words;
-  sum->launches += now->launches - before->launches;
 }
 
 void swn_profile_mark(SwnProfile *p, int op, int phase) {
@@ -64,7 +74,7 @@ void swn_profile_mark(SwnProfile *p, int op, int phase) {
   if (p->current >= 0) p->seconds[3 * p->current + p->phase] += now - p->since;
   if (p->estimating) {
     SwkEstimate totals;
-    swk_estimate(&totals);
+    own_estimate(&totals);
     if (p->current >= 0) add_difference(&p->estimate[3 * p->current + p->phase], &totals, &p->last);
     p->last = totals;
   }

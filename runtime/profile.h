@@ -18,10 +18,11 @@ void swn_profile_free(SwnProfile *p);
  * calling thread), else wall time. --autotune and --comm-profile measure with it, so that on
  * the emulator they measure the chip, not the emulator. */
 double swn_target_now(void);
-/* Leaves the estimated time since `since` (a swn_target_now of this thread) out of this
- * thread's clock from now on: work whose thread depends on scheduling here, so that the
+/* The work between these two calls on this thread is left out of its estimate from then on
+ * (swn_target_now and --profile's): work whose thread depends on scheduling here, so that the
  * estimate stays the same in every run. Wall time is never left out. */
-void swn_target_exclude(double since);
+void swn_target_exclude_begin(void);
+void swn_target_exclude_end(void);
 /* Whether swn_target_now is an estimate. */
 bool swn_target_estimates(void);
 

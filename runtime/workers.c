@@ -207,11 +207,11 @@ bool swn_workers_bucket_ready(SwnStep *s, int bucket, int64_t offset, int64_t wo
   pthread_mutex_unlock(&w->lock);
   if (!last) return false;
   /* the worker that finishes last sums: which one depends on thread timing here, so its
-   * estimated time is charged to none (the phases of --comm-profile stay the same each run) */
-  double start = swn_target_now();
+   * estimated work is charged to none (--profile and --comm-profile stay the same each run) */
+  swn_target_exclude_begin();
   float *total = w->worker[0].step->grads + offset;
   for (int i = 1; i < w->count; i++) swk_sum_into(words, total, w->worker[i].step->grads + offset);
-  swn_target_exclude(start);
+  swn_target_exclude_end();
   return true;
 }
 

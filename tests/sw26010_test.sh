@@ -7,7 +7,8 @@
 # emulator's checking mode finds no direct main-memory access in the kernel set; lenet with
 # implicit convolutions matches the host's. The host builds keep the explicit plan, which the
 # sw26010 target shares (the direct plan sums in another order). swnc tune, --autotune and
-# --comm-profile measure the chip's estimated time, not the emulator's.
+# --comm-profile measure the chip's estimated time, not the emulator's; --estimate agrees with
+# the emulated estimate.
 # Usage: sw26010_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
@@ -110,6 +111,18 @@ grep -q "^autotune: conv2 .* -> [a-z]* (estimated on the target)$" autotune1.txt
   fail "sw26010 --autotune: $(cat autotune1.txt autotune2.txt)"
 grep -q "^forward 0\.0" comm1.txt && cmp -s comm1.txt comm2.txt && pass ||
   fail "sw26010 --comm-profile: $(cat comm1.txt comm2.txt)"
+
+# --estimate prices from the model alone what the emulator's counters price (--profile):
+# lenet's forward and backward within 10%; the host target has no model of its kernels' time.
+"$swnc" "$root/examples/lenet.swn" --target=sw26010 --estimate -D batch=64 > estimate.txt &&
+  grep -Eq "^iteration: [0-9.]+ ms, [0-9.]+ images/s" estimate.txt && pass || fail "--estimate: $(cat estimate.txt)"
+./lenet-sw --iterations 3 --batch 64 --train-size 192 --test-size 16 --quiet --profile > profile64.txt 2>&1
+est=$(awk '$1 == "total" { print $2, $3 }' estimate.txt)
+emu=$(awk '/^estimated time on the target/ { e = 1 } e && $1 == "total" { print $2, $3; exit }' profile64.txt)
+echo "$est $emu" | awk '{ exit !($1 > 0 && $3 > 0 && $1 / $3 > 0.9 && $1 / $3 < 1.1 && $2 / $4 > 0.9 && $2 / $4 < 1.1) }' &&
+  pass || fail "--estimate's forward and backward ($est ms) against --profile's ($emu ms)"
+"$swnc" "$root/examples/lenet.swn" --estimate > /dev/null 2>err.txt; [ $? -eq 1 ] &&
+  grep -q "target 'host' has no model of its kernels' time" err.txt && pass || fail "host --estimate: $(cat err.txt)"
 
 "$swnc" "$root/examples/lenet.swn" --target=sw26011 -o x 2>err.txt; [ $? -eq 2 ] && grep -q "unknown target .sw26011. (host, sw26010)" err.txt && pass || fail "unknown target"
 finish

@@ -9,6 +9,7 @@
 
 #include "../../ir/target.h"
 #include "cost/predict.h"
+#include "layer_costs.h"
 #include "kernels/args.h"
 
 static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
@@ -113,5 +114,7 @@ const Target sw26010_target = {
     .accepts = sw_accepts,
     .plan_margin = 0.1,
     .emits_source_tree = true, /* sw5cc / mpicc -hybrid on the machine (sunway.mk) */
+    .op_cost = sw_op_cost,
+    .update_cost = sw_update_cost,
     .batch_parts = SW_CORE_GROUPS,
 };

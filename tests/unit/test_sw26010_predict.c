@@ -178,6 +178,57 @@ static void accuracy(int classes, int batch) {
   free(s), free(labels);
 }
 
+/* Every pass: training forward, inference, recompute, backward with and without dx. */
+static void batchnorm(int c, int hw, int batch, int affine) {
+  int64_t n = (int64_t)c * hw * batch;
+  float *x = buffer(n), *y = buffer(n), *dx = buffer(n), *stats = buffer(4 * c);
+  for (int i = 0; i < 4 * c; i++) stats[i] = 1;
+  SwBatchNormArgs base = {.c = c,
+                          .hw = hw,
+                          .batch = batch,
+                          .affine = affine,
+                          .eps = 1e-5f,
+                          .momentum = 0.9f,
+                          .x = x,
+                          .scale = stats,
+                          .shift = stats,
+                          .dy = y,
+                          .y = y,
+                          .saved = stats,
+                          .running = stats + 2 * c,
+                          .dscale = stats,
+                          .dshift = stats + c};
+  SwBatchNormArgs passes[5] = {base, base, base, base, base};
+  passes[0].train = 1, passes[2].recompute = 1;
+  passes[3].backward = 1, passes[3].dx = dx, passes[3].add = 1;
+  passes[4].backward = 1;
+  for (int i = 0; i < 5; i++) {
+    SW_RUN(sw_batchnorm, &passes[i]);
+    compare("batch norm", sw_batchnorm_work(&passes[i]));
+  }
+  free(x), free(y), free(dx), free(stats);
+}
+
+static void softmax(int classes, int batch) {
+  float *s = buffer((int64_t)classes * batch), *q = buffer((int64_t)classes * batch), loss;
+  int32_t *labels = calloc((size_t)batch, sizeof(int32_t));
+  for (int backward = 0; backward <= 1; backward++) {
+    SwSoftmaxArgs a = {.classes = classes,
+                       .batch = batch,
+                       .backward = backward,
+                       .add = backward,
+                       .loss_weight = 1,
+                       .scores = s,
+                       .labels = labels,
+                       .prob = q,
+                       .loss = &loss,
+                       .dscores = s};
+    SW_RUN(sw_softmax_loss, &a);
+    compare("softmax loss", sw_softmax_work(classes, batch, backward, backward));
+  }
+  free(s), free(q), free(labels);
+}
+
 int main(void) {
   athread_init();
   gemm(256, 128, 512, 0, 0, 2, 0);
@@ -333,6 +384,9 @@ int main(void) {
       .c = 6, .hw = 49, .size = 3, .batch = 3, .add = 1, .alpha = 1e-2f, .beta = 0.5f, .k = 2});
   sums();
   accuracy(10, 150);
+  batchnorm(5, 1500, 3, 1);  /* a plane in pieces of one run */
+  batchnorm(70, 10, 130, 0); /* many images per strided piece, more channels than CPEs */
+  softmax(10, 150);
   athread_halt();
   return check_report();
 }

@@ -397,3 +397,62 @@ SwWork sw_accuracy_work(int classes, int batch) {
   w.rlc_words = 63;
   return w;
 }
+
+/* Batch norm, per channel: the pieces of its data (batchnorm_cpe.c next_piece: several images'
+ * runs in one strided transfer when the plane fits a chunk, else chunks of one run), each a
+ * transfer of a block per run (one when a single run). */
+typedef struct BnPieces {
+  double transfers, blocks, floats;
+} BnPieces;
+
+static BnPieces bn_pieces(const SwBatchNormArgs *p) {
+  BnPieces r = {0};
+  if (p->hw <= SW_STREAM_CHUNK) {
+    int per = SW_STREAM_CHUNK / p->hw;
+    for (int n = 0; n < p->batch; n += per) {
+      int images = min_of(per, p->batch - n);
+      r.transfers++, r.blocks += images, r.floats += (double)images * p->hw;
+    }
+  } else {
+    double chunks = ceil_div(p->hw, SW_STREAM_CHUNK);
+    r.transfers = r.blocks = p->batch * chunks, r.floats = (double)p->batch * p->hw;
+  }
+  return r;
+}
+
+SwWork sw_batchnorm_work(const SwBatchNormArgs *p) {
+  SwWork w = launch_work(sizeof(SwBatchNormArgs));
+  BnPieces q = bn_pieces(p);
+  double passes, ones, count = (double)p->batch * p->hw; /* passes over the pieces; scalars */
+  if (p->backward) {
+    passes = p->dx ? 5 + p->add : 2; /* x and dy for the sums; x, dy (and dx) in, dx out */
+    ones = 2 + (p->affine ? 2 : 0) + (p->dx && p->affine ? 1 : 0);
+    w.flops = p->c * (5 * count + (p->dx ? 7 * count : 0));
+  } else {
+    int stats = p->train && !p->recompute;
+    passes = (stats ? 2 : 0) + 2; /* x twice for the statistics; x in, y out */
+    /* saved out and running in and out, or saved or running in; scale and shift in */
+    ones = (stats ? 6 : 2) + (p->affine ? 2 : 0);
+    w.flops = p->c * ((stats ? 4 * count : 0) + 3 * count);
+  }
+  w.dma_transfers += p->c * (passes * q.transfers + ones);
+  w.dma_blocks += p->c * (passes * q.blocks + ones);
+  w.dma_bytes += p->c * 4.0 * (passes * q.floats + ones);
+  return w;
+}
+
+/* Softmax loss: per image its scores (forward) or probabilities (backward) and label in, then
+ * probabilities out (backward: dscores, read first when adding); forward, CPE 0's loss out
+ * after the mesh sum (63 words). */
+SwWork sw_softmax_work(int classes, int batch, int backward, int add) {
+  SwWork w = launch_work(sizeof(SwSoftmaxArgs));
+  double rows = backward ? 2 + add : 2;
+  w.dma_transfers += batch * (rows + 1), w.dma_blocks += batch * (rows + 1);
+  w.dma_bytes += 4.0 * batch * (rows * classes + 1);
+  if (!backward) {
+    w.dma_transfers += 1, w.dma_blocks += 1, w.dma_bytes += 4;
+    w.rlc_words = 63;
+  }
+  w.flops = (backward ? 3.0 : 24.0) * classes * batch;
+  return w;
+}

@@ -38,6 +38,11 @@ SwWork sw_lrn_work(const struct SwLrnArgs *p);
 /* One launch of sums of parts (sum_cpe.c). */
 struct SwSumArgs;
 SwWork sw_sum_work(const struct SwSumArgs *a);
+/* Batch norm (batchnorm_cpe.c), the pass `p` says. */
+struct SwBatchNormArgs;
+SwWork sw_batchnorm_work(const struct SwBatchNormArgs *p);
+/* The softmax loss (softmax_loss_cpe.c), forward or backward (adding into dscores). */
+SwWork sw_softmax_work(int classes, int batch, int backward, int add);
 /* Top-k accuracy (accuracy_cpe.c) of `batch` images. */
 SwWork sw_accuracy_work(int classes, int batch);
 void sw_work_add(SwWork *sum, SwWork w);

@@ -1,0 +1,152 @@
+/* The sw26010 model's price of every kernel call but a convolution's and a transform's
+ * (description.c prices those), for --estimate: each op's kernels as kernels/ runs them, their
+ * work counted from shapes (cost/predict.c, held to the emulator's counters by
+ * unit_sw26010_predict) and priced by cost/model.c; what runs on the MPE at the MPE's rates
+ * (as kernels/mpe.c charges it). `batch` is one core group's share. */
+#include "layer_costs.h"
+
+#include "cost/predict.h"
+#include "kernels/args.h"
+
+static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
+
+static Shape shape_of(const Graph *g, int v) { return g->values.data[v].shape; }
+
+/* Floats of value v over the batch, in its layout (element-wise kernels run over them all). */
+static double floats(const Graph *g, int v, int64_t batch) {
+  return (double)batch * (double)layout_floats_per_image(shape_of(g, v), g->values.data[v].layout);
+}
+
+static double fc_cost(const Graph *g, const Op *op, int b, bool backward, bool input_grad) {
+  int in = (int)shape_per_image(shape_of(g, op->inputs.data[0])), out = (int)op->attr.outputs;
+  if (!backward) return cpe(sw_gemm_work(b, out, in, 0, 1, 1, 0));
+  double t = cpe(sw_gemm_work(out, in, b, 1, 0, 1, 0)); /* dW = dY^T X */
+  if (op->attr.bias) t += cpe(sw_row_sums_work(out, 1, b, 0));
+  if (input_grad) t += cpe(sw_gemm_work(b, in, out, 0, 0, 1, 0)); /* dX = dY W */
+  return t;
+}
+
+static double pool_cost(const Graph *g, const Op *op, int b, bool backward) {
+  Shape x = shape_of(g, op->inputs.data[0]), y = shape_of(g, op->output);
+  const OpAttrs *at = &op->attr;
+  SwPoolArgs a = {.c = (int)x.dim[1],
+                  .h = (int)x.dim[2],
+                  .w = (int)x.dim[3],
+                  .ho = (int)y.dim[2],
+                  .wo = (int)y.dim[3],
+                  .kh = (int)at->kernel[0],
+                  .kw = (int)at->kernel[1],
+                  .sh = (int)at->stride[0],
+                  .sw = (int)at->stride[1],
+                  .ph = (int)at->pad[0],
+                  .pw = (int)at->pad[1],
+                  .max = at->pool == POOL_MAX,
+                  .batch = b,
+                  .rcnb = g->values.data[op->output].layout == LAYOUT_RCNB};
+  if (a.rcnb || (backward ? sw_pool_backward_block(&a) : sw_pool_forward_block(&a)))
+    return cpe(sw_pool_work(&a, backward));
+  double in = (double)b * a.c * a.h * a.w, out = (double)b * a.c * a.ho * a.wo; /* mpe.c */
+  return backward ? sw_mpe_time(4 * (2 * out + in), out)
+                  : sw_mpe_time(4 * (in + 2 * out), out * a.kh * a.kw);
+}
+
+static double batchnorm_cost(const Graph *g, const Op *op, int b, bool backward, bool input_grad) {
+  Shape x = shape_of(g, op->inputs.data[0]);
+  static float somewhere; /* the kernel's dx, as a flag */
+  SwBatchNormArgs a = {.c = (int)x.dim[1],
+                       .hw = (int)(shape_per_image(x) / x.dim[1]),
+                       .batch = b,
+                       .backward = backward,
+                       .train = 1,
+                       .affine = op->attr.affine,
+                       .dx = backward && input_grad ? &somewhere : NULL};
+  return cpe(sw_batchnorm_work(&a));
+}
+
+static double lrn_cost(const Graph *g, const Op *op, int b, bool backward) {
+  Shape x = shape_of(g, op->inputs.data[0]);
+  SwLrnArgs a = {.c = (int)x.dim[1],
+                 .hw = (int)(x.dim[2] * x.dim[3]),
+                 .size = (int)op->attr.local_size,
+                 .batch = b,
+                 .backward = backward};
+  a.pixels = sw_lrn_pixels(a.c, a.hw, backward ? 5 : 2);
+  if (a.pixels) return cpe(sw_lrn_work(&a));
+  double n = (double)b * a.c * a.hw; /* on the MPE, as mpe.c charges it */
+  return sw_mpe_time(4 * (backward ? 5 : 3) * n, n * (2.0 * a.size + 10));
+}
+
+/* The launches of sums of parts (kernels/sum.c): up to SW_SUM_PARTS parts each. */
+typedef struct Launches {
+  SwSumArgs args;
+  double seconds;
+} Launches;
+
+static void flush(Launches *l) {
+  if (l->args.parts) l->seconds += cpe(sw_sum_work(&l->args));
+  l->args.parts = 0;
+}
+
+static void add_part(Launches *l, int sources, int64_t rows, int64_t cols) {
+  l->args.part[l->args.parts++] = (SwSumPart){.sources = sources, .rows = rows, .cols = cols};
+  if (l->args.parts == SW_SUM_PARTS) flush(l);
+}
+
+/* concat: a part per input (batch rows of its size); add: one part with a source per input
+ * (SW_SUM_SOURCES a launch, the partial sum going on as the next one's first source), and its
+ * backward a part per input. */
+static double join_cost(const Graph *g, const Op *op, int b, bool backward) {
+  Launches l = {0};
+  int n = op->inputs.len;
+  for (int i = 0; i < n; i++) {
+    int64_t size = shape_per_image(shape_of(g, op->inputs.data[i]));
+    if (op->kind == OP_CONCAT || backward)
+      add_part(&l, 1, op->kind == OP_CONCAT ? b : 1, op->kind == OP_CONCAT ? size : size * b);
+  }
+  if (op->kind == OP_ADD && !backward) {
+    int64_t e = shape_per_image(shape_of(g, op->output)) * b;
+    for (int done = 1, first = 1; done < n || first; first = 0) {
+      int sources = n - done + 1 < SW_SUM_SOURCES ? n - done + 1 : SW_SUM_SOURCES;
+      add_part(&l, sources, 1, e);
+      flush(&l);
+      done += sources - 1;
+    }
+  }
+  flush(&l);
+  return l.seconds;
+}
+
+double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bool input_grad) {
+  int b = (int)batch;
+  switch (op_info[op->kind].family) {
+  case FAMILY_FC: return fc_cost(g, op, b, backward, input_grad);
+  case FAMILY_POOL: return pool_cost(g, op, b, backward);
+  case FAMILY_ACTIVATION:
+    return cpe(sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2));
+  case FAMILY_DROPOUT: return cpe(sw_stream_work(floats(g, op->output, batch), 2));
+  case FAMILY_BATCHNORM: return batchnorm_cost(g, op, b, backward, input_grad);
+  case FAMILY_LRN: return lrn_cost(g, op, b, backward);
+  case FAMILY_JOIN: return join_cost(g, op, b, backward);
+  case FAMILY_LOSS: {
+    int classes = (int)shape_per_image(shape_of(g, op->inputs.data[0]));
+    if (classes <= SW_SOFTMAX_CLASSES) return cpe(sw_softmax_work(classes, b, backward, 0));
+    return sw_mpe_time(4.0 * 2 * classes * b, (backward ? 2.0 : 20.0) * classes * b);
+  }
+  case FAMILY_ACCURACY: {
+    int classes = (int)shape_per_image(shape_of(g, op->inputs.data[0]));
+    if (backward) return 0;
+    if (classes <= SW_SOFTMAX_CLASSES) return cpe(sw_accuracy_work(classes, b));
+    return sw_mpe_time(4.0 * classes * b, (double)classes * b);
+  }
+  default: return 0; /* the data's ops; convolutions and transforms are priced elsewhere */
+  }
+}
+
+/* SGD's step (gradient, weights and momentum in, weights and momentum out) and, with several
+ * core groups, each group's scaling of its gradients and the sums of the others' into group
+ * 0's (kernels/elementwise.c, runtime/workers.c). */
+double sw_update_cost(int64_t params, int workers) {
+  double n = (double)params, t = cpe(sw_stream_work(n, 5));
+  if (workers > 1) t += cpe(sw_stream_work(n, 2)) + (workers - 1) * cpe(sw_stream_work(n, 3));
+  return t;
+}
