@@ -12,13 +12,14 @@
 
 static void compare(const char *kernel, SwWork predicted) {
   const AthreadCounters *c = athread_last_counters();
-  double counted[] = {(double)c->flops, (double)c->rlc_words,
-                      (double)(c->dma_get_bytes + c->dma_put_bytes), (double)c->dma_transfers,
-                      (double)c->dma_blocks};
-  double model[] = {predicted.flops, predicted.rlc_words, predicted.dma_bytes,
-                    predicted.dma_transfers, predicted.dma_blocks};
-  static const char *names[] = {"flops", "rlc words", "dma bytes", "dma transfers", "dma blocks"};
-  for (int i = 0; i < 5; i++) {
+  double counted[] = {(double)c->flops,         (double)c->vector_flops,
+                      (double)c->rlc_words,     (double)(c->dma_get_bytes + c->dma_put_bytes),
+                      (double)c->dma_transfers, (double)c->dma_blocks};
+  double model[] = {predicted.flops,     predicted.vector_flops,  predicted.rlc_words,
+                    predicted.dma_bytes, predicted.dma_transfers, predicted.dma_blocks};
+  static const char *names[] = {"flops",     "vector flops",  "rlc words",
+                                "dma bytes", "dma transfers", "dma blocks"};
+  for (int i = 0; i < 6; i++) {
     bool ok = fabs(model[i] - counted[i]) <= 1e-9 * fmax(counted[i], 1);
     if (!ok)
       fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i],

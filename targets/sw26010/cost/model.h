@@ -11,6 +11,7 @@
 /* What one launch on one core group's 64 CPEs did, summed over the CPEs. */
 typedef struct SwWork {
   double flops;         /* arithmetic the CPEs executed (padding included) */
+  double vector_flops;  /* the part of it in 4-wide vector instructions */
   double dma_bytes;     /* moved between memory and LDM */
   double dma_transfers; /* DMA requests */
   double dma_blocks;    /* contiguous pieces in main memory (a strided request has many) */

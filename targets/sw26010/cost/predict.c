@@ -41,7 +41,8 @@ void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
 static double ceil_div(double a, double b) { return (double)(long long)((a + b - 1) / b); }
 
 void sw_work_add(SwWork *sum, SwWork w) {
-  sum->flops += w.flops, sum->dma_bytes += w.dma_bytes, sum->dma_transfers += w.dma_transfers;
+  sum->flops += w.flops, sum->vector_flops += w.vector_flops, sum->dma_bytes += w.dma_bytes;
+  sum->dma_transfers += w.dma_transfers;
   sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
 }
 
@@ -94,7 +95,7 @@ static SwWork product_work(Product p) {
   double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads,
          b = per_slice * p.b_loads;
   SwWork w = {0};
-  w.flops = b * 2.0 * 8 * bm * bn * bk;
+  w.flops = w.vector_flops = b * 2.0 * 8 * bm * bn * bk; /* gemm_multiply's vectors */
   w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
   operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads);
   operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads);

@@ -121,9 +121,11 @@ typedef struct AthreadCounters {
   int64_t dma_blocks;     /* contiguous blocks moved (strided transfers have many) */
   int64_t rlc_words;      /* 256-bit values received */
   int64_t flops;          /* declared by kernels with athread_count_flops */
+  int64_t vector_flops;   /* the part of them done by 4-wide vector instructions */
   int64_t ldm_high_water; /* bytes, the largest of any CPE */
 } AthreadCounters;
-void athread_count_flops(int64_t flops);            /* CPE side */
+void athread_count_flops(int64_t flops);            /* CPE side: scalar arithmetic */
+void athread_count_vector_flops(int64_t flops);     /* CPE side: vector arithmetic */
 const AthreadCounters *athread_last_counters(void); /* MPE side, after join */
 
 #endif

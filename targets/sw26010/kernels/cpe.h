@@ -10,35 +10,15 @@
 #include <simd.h>
 #include <slave.h>
 
-/* The flops a kernel does, for the emulator's counters (and the cost model); nothing on the
- * chip, whose toolchain has no such call. */
+/* The flops a kernel does, for the emulator's counters (and the cost model, which prices
+ * scalar and 4-wide vector arithmetic apart); nothing on the chip, whose toolchain has no such
+ * call. */
 #ifdef ATHREAD_EMULATOR
 #define cpe_count_flops(n) athread_count_flops(n)
+#define cpe_count_vector_flops(n) athread_count_vector_flops(n)
 #else
 #define cpe_count_flops(n) ((void)0)
-/* Every CPE's `mine` summed over the mesh in a fixed order, by register communication: along
- * each row from column 7 to column 0, then down column 0 from row 7 to row 0. The total on
- * CPE 0 (0 elsewhere). */
-static inline double cpe_mesh_sum(double mine) {
-  doublev4 v = {mine, 0, 0, 0};
-  if (_COL < 7) {
-    doublev4 r;
-    REG_GETR(r);
-    v[0] += r[0];
-  }
-  if (_COL > 0) {
-    REG_PUTR(v, _COL - 1);
-    return 0;
-  }
-  if (_ROW < 7) {
-    doublev4 r;
-    REG_GETC(r);
-    v[0] += r[0];
-  }
-  if (_ROW > 0) REG_PUTC(v, _ROW - 1);
-  return v[0];
-}
-
+#define cpe_count_vector_flops(n) ((void)0)
 #endif
 
 static inline void cpe_get(void *ldm, const void *mem, int bytes) {

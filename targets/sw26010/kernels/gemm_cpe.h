@@ -71,13 +71,28 @@ static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, i
     cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
 }
 
-/* c[bm][bn] += a[bm][bk] b[bk][bn] */
+/* c[bm][bn] += a[bm][bk] b[bk][bn] (bm, bn multiples of 4) in 4-wide vectors, swDNN's register
+ * block: 4 rows of c by up to 4 vectors (16 columns) stay in 16 accumulators over the whole
+ * inner dimension; per k, 4 vectors of b are loaded and 4 elements of a extended to vectors,
+ * for 16 vector multiply-adds. Each element still adds its products in k order. */
 static inline void gemm_multiply(float *restrict c, const float *restrict a,
                                  const float *restrict b, int bm, int bn, int bk) {
-  for (int i = 0; i < bm; i++)
-    for (int k = 0; k < bk; k++) {
-      float aik = a[i * bk + k];
-      for (int j = 0; j < bn; j++) c[i * bn + j] += aik * b[k * bn + j];
+  for (int i = 0; i < bm; i += 4)
+    for (int j = 0; j < bn; j += 16) {
+      int vectors = bn - j < 16 ? (bn - j) / 4 : 4;
+      floatv4 acc[4][4];
+      for (int r = 0; r < 4; r++)
+        for (int v = 0; v < vectors; v++) simd_load(acc[r][v], c + (i + r) * bn + j + 4 * v);
+      for (int k = 0; k < bk; k++) {
+        floatv4 bv[4], av;
+        for (int v = 0; v < vectors; v++) simd_load(bv[v], b + k * bn + j + 4 * v);
+        for (int r = 0; r < 4; r++) {
+          simd_loade(av, a + (i + r) * bk + k);
+          for (int v = 0; v < vectors; v++) acc[r][v] = simd_vmad(av, bv[v], acc[r][v]);
+        }
+      }
+      for (int r = 0; r < 4; r++)
+        for (int v = 0; v < vectors; v++) simd_store(acc[r][v], c + (i + r) * bn + j + 4 * v);
     }
 }
 
@@ -168,7 +183,7 @@ static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *
         gemm_multiply(gemm_c(t, l, r), as, bs, t.bm, t.bn, t.bk);
       }
     }
-    cpe_count_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
+    cpe_count_vector_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
   }
 }
 
