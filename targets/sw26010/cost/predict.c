@@ -314,36 +314,30 @@ static void pool_window(int o, int k, int s, int pad, int in, int *a, int *b) {
   *a = lo < 0 ? 0 : lo, *b = hi > in ? in : hi;
 }
 
+/* The window elements over all output pixels: forward's gets per lane chunk, and backward's
+ * (input pixel, output whose window holds it) pairs. */
+static double pool_window_elements(const SwPoolArgs *p) {
+  double area = 0;
+  for (int oh = 0; oh < p->ho; oh++)
+    for (int ow = 0; ow < p->wo; ow++) {
+      int h0, h1, w0, w1;
+      pool_window(oh, p->kh, p->sh, p->ph, p->h, &h0, &h1);
+      pool_window(ow, p->kw, p->sw, p->pw, p->w, &w0, &w1);
+      area += (double)(h1 - h0) * (w1 - w0);
+    }
+  return area;
+}
+
 static void pool_rcnb(const SwPoolArgs *p, int backward, SwWork *w) {
   double lanes = (double)p->c * p->batch, chunks = ceil_div(lanes, SW_STREAM_CHUNK);
-  int arrays = p->max ? 2 : 1;
-  if (!backward) {
-    double area = 0; /* window elements over all output pixels */
-    for (int oh = 0; oh < p->ho; oh++)
-      for (int ow = 0; ow < p->wo; ow++) {
-        int h0, h1, w0, w1;
-        pool_window(oh, p->kh, p->sh, p->ph, p->h, &h0, &h1);
-        pool_window(ow, p->kw, p->sw, p->pw, p->w, &w0, &w1);
-        area += (double)(h1 - h0) * (w1 - w0);
-      }
-    w->dma_transfers += chunks * (area + (double)p->ho * p->wo * arrays);
-    w->dma_bytes += 4 * lanes * (area + (double)p->ho * p->wo * arrays);
-    w->flops += lanes * area;
-  } else {
-    double reads = 0; /* (input pixel, output whose window holds it) pairs */
-    for (int oh = 0; oh < p->ho; oh++)
-      for (int ow = 0; ow < p->wo; ow++) {
-        int h0, h1, w0, w1;
-        pool_window(oh, p->kh, p->sh, p->ph, p->h, &h0, &h1);
-        pool_window(ow, p->kw, p->sw, p->pw, p->w, &w0, &w1);
-        reads += (double)(h1 - h0) * (w1 - w0);
-      }
-    double pixels = (double)p->h * p->w * (p->add ? 2 : 1);
-    w->dma_transfers += chunks * (reads * arrays + pixels);
-    w->dma_bytes += 4 * lanes * (reads * arrays + pixels);
-    w->flops += lanes * reads;
-  }
-  w->dma_blocks = w->dma_transfers;
+  double reads = pool_window_elements(p), arrays = p->max ? 2 : 1;
+  /* forward: a get per window element, y (and argmax) out per output pixel; backward: dy (and
+   * argmax) in per pair, dx (in when adding and) out per input pixel */
+  double per_chunk = backward ? reads * arrays + (double)p->h * p->w * (p->add ? 2 : 1)
+                              : reads + (double)p->ho * p->wo * arrays;
+  w->dma_transfers += chunks * per_chunk, w->dma_blocks = w->dma_transfers;
+  w->dma_bytes += 4 * lanes * per_chunk;
+  w->flops += lanes * reads;
 }
 
 SwWork sw_pool_work(const SwPoolArgs *p, int backward) {
