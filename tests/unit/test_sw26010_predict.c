@@ -146,7 +146,7 @@ static void lrn(SwLrnArgs a) {
 
 /* Three parts: a copy of rows with pitches, a sum of three sources added into dst, one row. */
 static void sums(void) {
-  float *a = buffer(10000), *b = buffer(10000), *c = buffer(10000), *d = buffer(20000);
+  float *a = buffer(20000), *b = buffer(20000), *c = buffer(20000), *d = buffer(20000);
   SwSumArgs s = {.parts = 3};
   s.part[0] = (SwSumPart){
       .src = {a}, .dst = d, .sources = 1, .rows = 7, .cols = 1500, .src_ld = 1500, .dst_ld = 2000};
