@@ -75,6 +75,18 @@ expect_error "sync of a message" "--sync models training iterations" "$sim" --by
 expect_error "collective of a profile" "--collective is one message's" "$sim" --profile lenet.prof --collective reduce
 expect_error "bad sync" "--sync must be allreduce, sc-b, sc-ob or sc-obr, not 'x'" "$sim" --profile lenet.prof --sync x
 
+# swCaffe's schedule (--no-overlap): the three buckets packed into one allreduce after
+# backward expose all of it; the runtime's overlaps the first two with backward.
+printf 'swnc-profile 1\nnetwork x\nbatch 32\nforward 0.1\nbackward 0.2\nupdate 0.01\nbuckets 3\n' > three.prof
+printf 'bucket 0 bytes 4000000 ready 0.05\nbucket 1 bytes 4000000 ready 0.1\nbucket 2 bytes 4000000 ready 0.2\n' >> three.prof
+"$sim" --profile three.prof --nodes 8..8 --bandwidth 1e9 > overlap.txt &&
+  "$sim" --profile three.prof --nodes 8..8 --bandwidth 1e9 --no-overlap > packed.txt || fail "--no-overlap failed"
+po=$(awk '!/^#/ { print $3, $4 }' packed.txt) oe=$(awk '!/^#/ { print $4 }' overlap.txt)
+echo "$po $oe" | awk '{ exit !($1 == $2 && $3 < $2 && $3 > 0) }' && grep -q "packed after backward (no overlap)" packed.txt &&
+  pass || fail "--no-overlap: allreduce and exposed $po ms, overlapped exposed $oe ms"
+expect_error "no-overlap of a message" "--no-overlap models training iterations" "$sim" --bytes 4 --no-overlap
+expect_error "no-overlap with sync" "--no-overlap is the allreduce's schedule" "$sim" --profile three.prof --no-overlap --sync sc-b
+
 printf 'swnc-profile 1\nnetwork x\nbatch 0\n' > bad.prof
 expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profile bad.prof
 expect_error "missing profile" "cannot open the profile" "$sim" --profile missing.prof

@@ -18,7 +18,7 @@ typedef struct Options {
   double bytes, compute_scale;
   SwnCompression compression;
   const char *profile;
-  bool steps, algorithm_given;
+  bool steps, algorithm_given, no_overlap;
 } Options;
 
 static void usage(FILE *f) {
@@ -44,6 +44,8 @@ static void usage(FILE *f) {
       "                         and broadcast with hier's chains: sc-b (after backward, before\n"
       "                         forward), sc-ob (the broadcast in stages overlapping forward),\n"
       "                         sc-obr (also the reduce overlapping backward)\n"
+      "  --no-overlap           --profile: swCaffe's schedule: all gradients packed into one\n"
+      "                         allreduce after backward, nothing overlapped\n"
       "  --collective C         --bytes: allreduce (default), reduce (to node 0) or broadcast\n"
       "                         (from node 0), the last two with hier's chains\n"
       "  --mapping MAP          topo's numbering: round-robin (default, supernode-aware) or "
@@ -106,7 +108,8 @@ static void parse(int argc, char **argv, Options *o) {
     REDUCE,
     STEPS,
     SYNC,
-    COLLECTIVE
+    COLLECTIVE,
+    NO_OVERLAP
   };
   static const struct option longs[] = {{"bytes", 1, 0, BYTES},
                                         {"profile", 1, 0, PROFILE},
@@ -127,6 +130,7 @@ static void parse(int argc, char **argv, Options *o) {
                                         {"steps", 0, 0, STEPS},
                                         {"sync", 1, 0, SYNC},
                                         {"collective", 1, 0, COLLECTIVE},
+                                        {"no-overlap", 0, 0, NO_OVERLAP},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   *o = (Options){.machine = {.per_supernode = 256,
@@ -205,6 +209,7 @@ static void parse(int argc, char **argv, Options *o) {
       else
         die("--collective must be allreduce, reduce or broadcast, not '%s'", optarg);
       break;
+    case NO_OVERLAP: o->no_overlap = true; break;
     case 'h': usage(stdout); exit(0);
     case ':': die("option '%s' needs an argument", argv[optind - 1]);
     default: die("unknown option '%s'", argv[optind - 1]);
@@ -219,6 +224,10 @@ static void parse(int argc, char **argv, Options *o) {
   if (o->bytes && o->allreduce.sync != SWN_SYNC_ALLREDUCE)
     die("%s", "--sync models training iterations: give --profile (or --collective for one "
               "message)");
+  if (o->no_overlap && !o->profile)
+    die("%s", "--no-overlap models training iterations: give --profile");
+  if (o->no_overlap && o->allreduce.sync != SWN_SYNC_ALLREDUCE)
+    die("%s", "--no-overlap is the allreduce's schedule, --sync the reduce to rank 0's");
   if (o->profile && o->allreduce.collective != SWN_COLLECTIVE_ALLREDUCE)
     die("%s", "--collective is one message's: give --bytes (or --sync for training)");
   bool rooted = o->allreduce.sync != SWN_SYNC_ALLREDUCE ||
@@ -279,6 +288,14 @@ static int message(const Options *o) {
   return 0;
 }
 
+/* swCaffe's schedule: the gradients packed into one buffer, allreduced once after backward. */
+static void pack_after_backward(SwnIterationProfile *p) {
+  double total = 0;
+  for (int b = 0; b < p->nbuckets; b++) total += p->bucket_bytes[b];
+  if (p->nbuckets < 1) return;
+  p->nbuckets = 1, p->bucket_bytes[0] = total, p->bucket_ready[0] = p->backward;
+}
+
 static int training(const Options *o) {
   SwnIterationProfile prof;
   char error[256];
@@ -289,6 +306,7 @@ static int training(const Options *o) {
   prof.forward *= o->compute_scale, prof.backward *= o->compute_scale,
       prof.update *= o->compute_scale;
   for (int b = 0; b < prof.nbuckets; b++) prof.bucket_ready[b] *= o->compute_scale;
+  if (o->no_overlap) pack_after_backward(&prof);
   double total = 0;
   for (int b = 0; b < prof.nbuckets; b++) total += prof.bucket_bytes[b];
   const SwnCompression *z = &o->compression;
@@ -298,6 +316,7 @@ static int training(const Options *o) {
          prof.nbuckets, total / 1e6, o->allreduce.sync == SWN_SYNC_ALLREDUCE ? "allreduce " : "");
   print_setting(&o->allreduce);
   printf(", %s", z->half ? "fp16" : "fp32");
+  if (o->no_overlap) printf(", packed after backward (no overlap)");
   if (z->density < 1) printf(", sparse %g%% of chunks of %.0f", 100 * z->density, z->chunk);
   printf("\n");
   bool automatic = o->allreduce.algorithm == SWN_ALLREDUCE_AUTO;
