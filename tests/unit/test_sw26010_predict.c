@@ -95,7 +95,7 @@ static void stream(SwStreamOp op, int64_t n, int operands) {
   float *a = buffer(n), *b = buffer(n), *y = buffer(n), *z = buffer(n);
   SwStreamArgs s = {.op = op, .n = n, .a = a, .b = b, .y = y, .z = z, .per_image = 700};
   sw_stream_run(&s);
-  compare("stream", sw_stream_work((double)n, operands));
+  compare("stream", sw_stream_work((double)n, operands, sw_stream_vectorised(op)));
   free(a), free(b), free(y), free(z);
 }
 
@@ -144,7 +144,8 @@ static void lrn(SwLrnArgs a) {
   free(x), free(y), free(s), free(dx);
 }
 
-/* Three parts: a copy of rows with pitches, a sum of three sources added into dst, one row. */
+/* Three parts: a copy of rows with pitches, a sum of three sources added into dst (rows of
+ * 1103: vectors and a scalar tail), one long row. */
 static void sums(void) {
   float *a = buffer(20000), *b = buffer(20000), *c = buffer(20000), *d = buffer(20000);
   SwSumArgs s = {.parts = 3};
@@ -155,11 +156,11 @@ static void sums(void) {
                           .sources = 3,
                           .add = 1,
                           .rows = 3,
-                          .cols = 1100,
-                          .src_ld = 1100,
+                          .cols = 1103,
+                          .src_ld = 1103,
                           .dst_ld = 1200};
   s.part[2] = (SwSumPart){
-      .src = {b}, .dst = c, .sources = 1, .rows = 1, .cols = 9000, .src_ld = 9000, .dst_ld = 9000};
+      .src = {b}, .dst = c, .sources = 1, .rows = 1, .cols = 9003, .src_ld = 9003, .dst_ld = 9003};
   SW_RUN(sw_sum, &s);
   compare("sum", sw_sum_work(&s));
   free(a), free(b), free(c), free(d);
@@ -310,6 +311,7 @@ int main(void) {
   im2col(wide, 0);
   stream(SW_RELU, 100000, 2);
   stream(SW_SGD, 5000, 5);
+  stream(SW_SUM_INTO, 4099, 3); /* a last chunk of 3 floats: its scalar tail */
   row_sums(70, 3000, 3, 0);
   row_sums(10, 40, 7, 1);
   stream(SW_DROPOUT_GRAD, 3000, 2);

@@ -235,13 +235,16 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
   return r;
 }
 
-/* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element. */
-SwWork sw_stream_work(double n, int operands) {
+/* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element; with
+ * `vectorised` (sw_stream_vectorised), each chunk's whole vectors in vector arithmetic (the
+ * chunks hold whole vectors, so all but the last n % 4 elements). */
+SwWork sw_stream_work(double n, int operands, int vectorised) {
   SwWork w = launch_work(sizeof(SwStreamArgs));
   double chunks = ceil_div(n, SW_STREAM_CHUNK);
   w.dma_transfers += chunks * operands, w.dma_blocks += chunks * operands;
   w.dma_bytes += 4 * n * operands;
   w.flops = 4 * n;
+  if (vectorised) w.vector_flops = 4 * (n - (double)((long long)n % 4));
   return w;
 }
 
@@ -377,6 +380,8 @@ SwWork sw_sum_work(const SwSumArgs *a) {
     w.dma_transfers += rows * ceil_div((double)q->cols, SW_STREAM_CHUNK) * moves;
     w.dma_bytes += rows * 4.0 * (double)q->cols * moves;
     w.flops += rows * (double)q->cols * (q->sources - 1 + q->add);
+    /* chunks hold whole vectors: all but a row's last cols % 4 in vectors */
+    w.vector_flops += rows * (double)(q->cols - q->cols % 4) * (q->sources - 1 + q->add);
   }
   w.dma_blocks = w.dma_transfers;
   return w;

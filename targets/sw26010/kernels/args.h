@@ -64,6 +64,12 @@ typedef enum {
   SW_ROW_BIAS_GRAD
 } SwStreamOp;
 
+/* The element-wise ops stream_cpe.c runs in 4-wide vectors (whole vectors of each chunk). */
+static inline int sw_stream_vectorised(SwStreamOp op) {
+  return op == SW_SUM_INTO || op == SW_SCALE || op == SW_SGD || op == SW_SGD_APPLY ||
+         op == SW_EASGD;
+}
+
 typedef struct SwStreamArgs {
   SwStreamOp op;
   int add; /* gradients: add to y instead of writing it */

@@ -1,6 +1,8 @@
 /* Element-wise kernels on the CPEs: the data is cut into chunks of SW_STREAM_CHUNK floats
  * (4 KB DMA transfers), dealt round-robin to the 64 CPEs; each CPE gets its chunk's operands, computes,
- * and puts the results back. Also the per-row sums of the bias gradients. */
+ * and puts the results back. The sums, scalings and optimizer steps run in 4-wide vectors, the
+ * activations and dropout (branches, exp, a hash) in scalar code. Also the per-row sums of the
+ * bias gradients. */
 #include <math.h>
 #include <stdbool.h>
 
@@ -39,10 +41,42 @@ static bool kept(const SwStreamArgs *p, int64_t at) {
                           p->first_image + (uint64_t)(at / p->per_image), at % p->per_image);
 }
 
+/* The sums, scalings and optimizer steps in 4-wide vectors over the chunk's whole vectors, with
+ * the scalar code's expressions (the same results); the count of elements done. */
+static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
+  if (!sw_stream_vectorised(p->op)) return 0;
+  int n = c->n / 4 * 4;
+  floatv4 s0 = {p->s0, p->s0, p->s0, p->s0}, s1 = {p->s1, p->s1, p->s1, p->s1},
+          s2 = {p->s2, p->s2, p->s2, p->s2};
+  for (int i = 0; i < n; i += 4) {
+    floatv4 a, b, y, z;
+    simd_load(y, c->y + i);
+    if (p->op != SW_SCALE && p->op != SW_SGD_APPLY) simd_load(a, c->a + i);
+    if (p->op == SW_EASGD) simd_load(b, c->b + i);
+    if (p->op != SW_SUM_INTO && p->op != SW_SCALE) simd_load(z, c->z + i);
+    switch (p->op) {
+    case SW_SUM_INTO: y += a; break;
+    case SW_SCALE: y *= s0; break;
+    case SW_SGD: z = s2 * z + s0 * (a + s1 * y), y -= z; break;
+    case SW_SGD_APPLY: z += s0 * s1 * y, y -= z; break;
+    default: { /* SW_EASGD */
+      floatv4 center = z;
+      y += s1 * (a - center);
+      z = center + s0 * s1 * (b - s2 * center);
+    }
+    }
+    simd_store(y, c->y + i);
+    if (p->op != SW_SUM_INTO && p->op != SW_SCALE) simd_store(z, c->z + i);
+  }
+  cpe_count_vector_flops(4LL * n);
+  return n;
+}
+
 static void compute(const SwStreamArgs *p, Chunk *c, int64_t first) {
   float *a = c->a, *b = c->b, *y = c->y, *z = c->z;
   float keep_scale = 1.0f / (1.0f - p->s0); /* dropout's */
-  for (int i = 0; i < c->n; i++) {
+  int done = vector_arithmetic(p, c);
+  for (int i = done; i < c->n; i++) {
     switch (p->op) {
     case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
     case SW_SIGMOID: y[i] = 1.0f / (1.0f + expf(-a[i])); break;
@@ -76,7 +110,7 @@ static void compute(const SwStreamArgs *p, Chunk *c, int64_t first) {
     }
     }
   }
-  cpe_count_flops(4LL * c->n);
+  cpe_count_flops(4LL * (c->n - done));
 }
 
 static void elementwise(const SwStreamArgs *p) {
