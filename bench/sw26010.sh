@@ -1,5 +1,7 @@
 #!/bin/sh
 # The sw26010 target's figures: the emulator's own speed (bench/emulator: launch, RLC, DMA),
+# the published DMA experiments priced by the cost model against their published rates
+# (bench/sw26010_dma),
 # lenet training speed emulated against the host target on this machine, and the cost model's
 # estimates per convolution and plan for vgg16 at batch 128 and 512 (from shapes, as the
 # strategy pass sees them), with the plan chosen, and whole networks on one chip from the model
@@ -10,6 +12,9 @@ swnc=$build/driver/swnc root=$(dirname "$0")/..
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 echo "== emulator (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 "$build/bench/emulator"
+
+echo "== the published DMA experiments on the emulator, priced by the cost model"
+"$build/bench/sw26010_dma"
 
 echo "== lenet, batch 64, 10 iterations, one thread / 1 and 4 core groups"
 rate() { sed -n 's/.*in [0-9ms]*, \([0-9.]*\) images\/s.*/\1/p'; }
