@@ -267,9 +267,7 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
   const char *machine = tuning_machine(&a);
   if (!tuning_load(&a, o->output, true, &done) || !load_kernels(build, &k)) goto out;
   list_jobs(m, &a, &jobs);
-  /* what one worker runs where the target splits a step's batch (its costs are for that) */
-  int parts = m->options.target->batch_parts > 1 ? m->options.target->batch_parts : 1;
-  int64_t share = (m->train.batch + parts - 1) / parts;
+  int64_t share = target_batch_share(m->options.target, m->train.batch);
   FILE *f = fopen(o->output, "a");
   if (!f) {
     diag_error((SrcLoc){0}, "cannot write tuning file '%s'", o->output);

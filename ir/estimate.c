@@ -63,7 +63,7 @@ bool ir_print_estimate(FILE *f, const Module *m) {
     return false;
   }
   int parts = t->batch_parts > 1 ? t->batch_parts : 1;
-  int64_t batch = m->train.batch, share = (batch + parts - 1) / parts;
+  int64_t batch = m->train.batch, share = target_batch_share(t, batch);
   Row *rows = xcalloc((size_t)g->ops.len + 1, sizeof(Row), "the estimate's rows");
   for (int i = 0; i < m->schedule.forward.len; i++) {
     const Op *op = &g->ops.data[m->schedule.forward.data[i]];

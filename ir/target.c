@@ -22,6 +22,11 @@ void conv_shape_key(const ConvShape *s, char key[KEY_MAX]) {
       (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->groups);
 }
 
+int64_t target_batch_share(const Target *t, int64_t batch) {
+  int parts = t->batch_parts > 1 ? t->batch_parts : 1;
+  return (batch + parts - 1) / parts;
+}
+
 void transform_key(int64_t batch, Shape s, char key[KEY_MAX]) {
   snprintf(key, KEY_MAX, "b%lld:c%lldx%lldx%lld", (long long)batch, (long long)s.dim[1],
            (long long)s.dim[2], (long long)s.dim[3]);

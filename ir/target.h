@@ -72,6 +72,10 @@ struct Target {
   int batch_parts;
 };
 
+/* The images one of the target's workers runs of a step's batch (batch_parts), the largest
+ * share: what its costs price and swnc tune measures. */
+int64_t target_batch_share(const Target *t, int64_t batch);
+
 /* Costs as the module's options give them: the tuning file's measurement for the module's
  * target and this machine if it has one (then *tuned is set), else the target's model. */
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../targets/sw26010/cost/model.h"
+#include "../../targets/sw26010/cost/counted.h"
 #include "athread.h"
 #include "dma_bench.h"
 
@@ -70,13 +70,7 @@ int main(void) {
     b.pattern = r->pattern, b.bytes = r->bytes, b.block = r->block;
     athread_spawn(dma_bench, &b);
     athread_join();
-    const AthreadCounters *c = athread_last_counters();
-    SwWork w = {.flops = (double)c->flops,
-                .vector_flops = (double)c->vector_flops,
-                .dma_bytes = (double)(c->dma_get_bytes + c->dma_put_bytes),
-                .dma_transfers = (double)c->dma_transfers,
-                .dma_blocks = (double)c->dma_blocks,
-                .rlc_words = (double)c->rlc_words};
+    SwWork w = sw_counted_work(athread_last_counters());
     double model = w.dma_bytes / sw_cpe_time(&w).total / 1e6;
     printf("%-22s %9d %7d %14.0f %12.0f %6.2fx\n", names[r->pattern], r->bytes, r->block,
            r->published, model, model / r->published);

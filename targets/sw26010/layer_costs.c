@@ -103,13 +103,13 @@ static double join_cost(const Graph *g, const Op *op, int b, bool backward) {
     if (op->kind == OP_CONCAT || backward)
       add_part(&l, 1, op->kind == OP_CONCAT ? b : 1, op->kind == OP_CONCAT ? size : size * b);
   }
-  if (op->kind == OP_ADD && !backward) {
+  if (op->kind == OP_ADD && !backward) { /* as swk_add_forward: x0 (then y) and the next inputs */
     int64_t e = shape_per_image(shape_of(g, op->output)) * b;
-    for (int done = 1, first = 1; done < n || first; first = 0) {
-      int sources = n - done + 1 < SW_SUM_SOURCES ? n - done + 1 : SW_SUM_SOURCES;
+    for (int i = 1; i < n;) {
+      int sources = 1;
+      for (; i < n && sources < SW_SUM_SOURCES; i++) sources++;
       add_part(&l, sources, 1, e);
       flush(&l);
-      done += sources - 1;
     }
   }
   flush(&l);

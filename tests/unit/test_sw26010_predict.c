@@ -6,15 +6,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../cost/counted.h"
 #include "../cost/predict.h"
 #include "check.h"
 #include "mpe.h"
 
 static void compare(const char *kernel, SwWork predicted) {
-  const AthreadCounters *c = athread_last_counters();
-  double counted[] = {(double)c->flops,         (double)c->vector_flops,
-                      (double)c->rlc_words,     (double)(c->dma_get_bytes + c->dma_put_bytes),
-                      (double)c->dma_transfers, (double)c->dma_blocks};
+  SwWork c = sw_counted_work(athread_last_counters());
+  double counted[] = {c.flops,     c.vector_flops,  c.rlc_words,
+                      c.dma_bytes, c.dma_transfers, c.dma_blocks};
   double model[] = {predicted.flops,     predicted.vector_flops,  predicted.rlc_words,
                     predicted.dma_bytes, predicted.dma_transfers, predicted.dma_blocks};
   static const char *names[] = {"flops",     "vector flops",  "rlc words",

@@ -6,19 +6,13 @@
 #include "mpe.h"
 
 #ifdef ATHREAD_EMULATOR
-#include "../cost/model.h"
+#include "../cost/counted.h"
 
 /* Per MPE thread, i.e. per core group: a worker's profile reads its own group's totals. */
 static _Thread_local SwkEstimate totals;
 
 void sw_launched(void) {
-  const AthreadCounters *c = athread_last_counters();
-  SwWork w = {.flops = (double)c->flops,
-              .vector_flops = (double)c->vector_flops,
-              .dma_bytes = (double)(c->dma_get_bytes + c->dma_put_bytes),
-              .dma_transfers = (double)c->dma_transfers,
-              .dma_blocks = (double)c->dma_blocks,
-              .rlc_words = (double)c->rlc_words};
+  SwWork w = sw_counted_work(athread_last_counters());
   SwTime t = sw_cpe_time(&w);
   totals.seconds += t.total, totals.cpe_seconds += t.total;
   totals.flops += w.flops, totals.dma_bytes += w.dma_bytes, totals.rlc_words += w.rlc_words;

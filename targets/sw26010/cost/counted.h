@@ -1,0 +1,19 @@
+/* The work (model.h) an emulated launch did, from the emulator's counters (athread.h): what
+ * --profile, the DMA bench and unit_sw26010_predict price or compare. */
+#ifndef SWNC_SW26010_COUNTED_H
+#define SWNC_SW26010_COUNTED_H
+
+#include <athread.h>
+
+#include "model.h"
+
+static inline SwWork sw_counted_work(const AthreadCounters *c) {
+  return (SwWork){.flops = (double)c->flops,
+                  .vector_flops = (double)c->vector_flops,
+                  .dma_bytes = (double)(c->dma_get_bytes + c->dma_put_bytes),
+                  .dma_transfers = (double)c->dma_transfers,
+                  .dma_blocks = (double)c->dma_blocks,
+                  .rlc_words = (double)c->rlc_words};
+}
+
+#endif
