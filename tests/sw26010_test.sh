@@ -93,6 +93,7 @@ same_losses "sw26010: 2 ranks vs 1" one.json two.json
 # chip time (the emulator's counters through the cost model), never the emulator's speed, so
 # two runs agree to the last digit; a tuned convolution is the model's price for its kernels
 # (--explain) within 10% (the price leaves out a launch's argument reads and the bias).
+rm -f tune1.tune tune2.tune # swnc tune keeps what a file has: start from none
 "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune1.tune 2>/dev/null &&
   "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune2.tune 2>/dev/null ||
   fail "swnc tune --target=sw26010"

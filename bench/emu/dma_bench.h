@@ -8,7 +8,8 @@ typedef enum {
   DMA_COPY,    /* get n bytes, copy them in LDM, put n bytes */
   DMA_TRIAD,   /* get b and c (n bytes each), a = b + s c, put a */
   DMA_PRIVATE, /* strided: 24 KB per transfer in blocks of `block` bytes, each CPE its own region */
-  DMA_TILED, /* strided: the 8 CPEs of a column read adjacent blocks, the group contiguous memory */
+  DMA_TILED,   /* strided gets: the 8 CPEs of a column read adjacent blocks, the group contiguous
+                memory */
 } DmaPattern;
 
 typedef struct DmaBench {

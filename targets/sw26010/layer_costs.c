@@ -122,8 +122,8 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
   case FAMILY_FC: return fc_cost(g, op, b, backward, input_grad);
   case FAMILY_POOL: return pool_cost(g, op, b, backward);
   case FAMILY_ACTIVATION:
-    return cpe(sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2, 0));
-  case FAMILY_DROPOUT: return cpe(sw_stream_work(floats(g, op->output, batch), 2, 0));
+    return cpe(sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2, 1, 0));
+  case FAMILY_DROPOUT: return cpe(sw_stream_work(floats(g, op->output, batch), 2, 1, 0));
   case FAMILY_BATCHNORM: return batchnorm_cost(g, op, b, backward, input_grad);
   case FAMILY_LRN: return lrn_cost(g, op, b, backward);
   case FAMILY_JOIN: return join_cost(g, op, b, backward);
@@ -146,7 +146,8 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
  * core groups, each group's scaling of its gradients and the sums of the others' into group
  * 0's (kernels/elementwise.c, runtime/workers.c). */
 double sw_update_cost(int64_t params, int workers) {
-  double n = (double)params, t = cpe(sw_stream_work(n, 5, 1));
-  if (workers > 1) t += cpe(sw_stream_work(n, 2, 1)) + (workers - 1) * cpe(sw_stream_work(n, 3, 1));
+  double n = (double)params, t = cpe(sw_stream_work(n, 5, 2, 1));
+  if (workers > 1)
+    t += cpe(sw_stream_work(n, 2, 1, 1)) + (workers - 1) * cpe(sw_stream_work(n, 3, 1, 1));
   return t;
 }

@@ -62,7 +62,7 @@ build/sw/%.o: %.c
 
 emulate: $(NET)-emu
 
-$(NET)-emu: $(call emu,$(NET).c $(RUNTIME) $(MPE) $(FALLBACK) $(EMU)/emu.c $(EMU)/memcheck.c) build/emu/cpe.o
+$(NET)-emu: $(call emu,$(NET).c $(RUNTIME) $(MPE) $(FALLBACK) $(EMU)/emu.c $(EMU)/memcheck.c $(EMU)/tiling.c) build/emu/cpe.o
 	$(EMU_CC) -pthread -Wl,--wrap=aligned_alloc,--wrap=free -o $@ $^ $(LIBS) -ldl
 
 build/emu/cpe.o: $(call emu,$(CPE))

@@ -52,6 +52,24 @@ void strided(void *arg) {
   ldm_free(col, 64 * 4 * sizeof(float));
 }
 
+/* Declared tiled gets: CPE (r, c) takes floats [4c, 4c + 4) of rows [8r, 8r + 8), so the 8 CPEs
+ * of a mesh row take adjacent blocks of each row (a piece of 32 floats per row). With `wrong`,
+ * CPE 5 starts a block too far: the claim does not hold. */
+static void tiled_get(const AthreadTest *t, int wrong) {
+  int block = 4 * (int)sizeof(float), pitch = ROW_FLOATS * (int)sizeof(float);
+  int c = _COL + (wrong && _MYID == 5);
+  float *mine = ldm_malloc(8 * 4 * sizeof(float));
+  volatile int got = 0;
+  athread_dma_tiled();
+  athread_get(PE_MODE, (void *)(t->matrix + 8 * _ROW * ROW_FLOATS + 4 * c), mine, 8 * block,
+              (void *)&got, 0, pitch - block, block);
+  dma_wait(&got, 1);
+  ldm_free(mine, 8 * 4 * sizeof(float));
+}
+
+void tiled(void *arg) { tiled_get(arg, 0); }
+void tiled_wrongly(void *arg) { tiled_get(arg, 1); }
+
 /* CPE 0 broadcasts to every CPE's LDM; every CPE sums what it got. */
 void broadcast(void *arg) {
   AthreadTest *t = arg;

@@ -18,7 +18,8 @@
 extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(checked_dma)(void *),
     SLAVE_FUN(direct_access)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
     SLAVE_FUN(scopes)(void *), SLAVE_FUN(rlc)(void *), SLAVE_FUN(ldm_overflow)(void *),
-    SLAVE_FUN(deadlock)(void *), SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *);
+    SLAVE_FUN(deadlock)(void *), SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *),
+    SLAVE_FUN(tiled)(void *), SLAVE_FUN(tiled_wrongly)(void *);
 
 static AthreadTest t;
 
@@ -44,6 +45,8 @@ static void run_ids_and_dma(void) {
   CHECK_EQ_INT(k->dma_transfers, 64 * 4);
   CHECK_EQ_INT(k->dma_blocks, 64 * (64 + 1 + 64 + 1)); /* strided: 64 blocks of 16 B each way */
   CHECK_EQ_INT(k->dma_by_size[1], 64 * 4);             /* 1 KB and 1.6 KB transfers */
+  CHECK_EQ_INT(k->dma_batched, 64); /* the descriptors' get and put, one dma_wait for both */
+  CHECK_EQ_INT(k->dma_tiled, 0);
   CHECK_EQ_INT(k->flops, 64 * 256);
   /* static LDM (the program's __thread_local variables: 1.6 KB + 1 KB + a reply) + 1 KB allocated */
   CHECK(k->ldm_high_water >= (ROW_FLOATS + BCAST_FLOATS) * 4 + 1024 && k->ldm_high_water < 8192);
@@ -154,6 +157,14 @@ int main(void) {
   run_ids_and_dma();
   run_broadcast_and_scopes();
   run_rlc_and_simd();
+  athread_spawn(tiled, &t);
+  athread_join();
+  const AthreadCounters *k = athread_last_counters();
+  CHECK_EQ_INT(k->dma_tiled, 64);
+  CHECK_EQ_INT(k->dma_blocks, 8 * 8); /* 512 blocks of 16 B, but a piece per row and mesh row */
+  CHECK_EQ_INT(k->dma_batched, 0);
+  expect_failure(SLAVE_FUN(tiled_wrongly), "tiled_wrongly",
+                 "kernel 'tiled_wrongly', CPE 0: its tiled transfer #1 does not tile memory");
   expect_failure(
       SLAVE_FUN(ldm_overflow), "ldm_overflow",
       "kernel 'ldm_overflow', CPE 9 (row 1, column 1): LDM exhausted: ldm_malloc(63488)");

@@ -13,13 +13,14 @@
 
 static void compare(const char *kernel, SwWork predicted) {
   SwWork c = sw_counted_work(athread_last_counters());
-  double counted[] = {c.flops,     c.vector_flops,  c.rlc_words,
-                      c.dma_bytes, c.dma_transfers, c.dma_blocks};
-  double model[] = {predicted.flops,     predicted.vector_flops,  predicted.rlc_words,
-                    predicted.dma_bytes, predicted.dma_transfers, predicted.dma_blocks};
-  static const char *names[] = {"flops",     "vector flops",  "rlc words",
-                                "dma bytes", "dma transfers", "dma blocks"};
-  for (int i = 0; i < 6; i++) {
+  double counted[] = {c.flops,         c.vector_flops,  c.rlc_words,   c.dma_bytes,
+                      c.dma_put_bytes, c.dma_transfers, c.dma_batched, c.dma_blocks};
+  double model[] = {predicted.flops,       predicted.vector_flops,  predicted.rlc_words,
+                    predicted.dma_bytes,   predicted.dma_put_bytes, predicted.dma_transfers,
+                    predicted.dma_batched, predicted.dma_blocks};
+  static const char *names[] = {"flops",         "vector flops",  "rlc words",   "dma bytes",
+                                "dma put bytes", "dma transfers", "dma batched", "dma blocks"};
+  for (int i = 0; i < 8; i++) {
     bool ok = fabs(model[i] - counted[i]) <= 1e-9 * fmax(counted[i], 1);
     if (!ok)
       fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i],
@@ -95,7 +96,8 @@ static void stream(SwStreamOp op, int64_t n, int operands) {
   float *a = buffer(n), *b = buffer(n), *y = buffer(n), *z = buffer(n);
   SwStreamArgs s = {.op = op, .n = n, .a = a, .b = b, .y = y, .z = z, .per_image = 700};
   sw_stream_run(&s);
-  compare("stream", sw_stream_work((double)n, operands, sw_stream_vectorised(op)));
+  compare("stream",
+          sw_stream_work((double)n, operands, sw_stream_puts(op), sw_stream_vectorised(op)));
   free(a), free(b), free(y), free(z);
 }
 

@@ -11,7 +11,9 @@ static inline SwWork sw_counted_work(const AthreadCounters *c) {
   return (SwWork){.flops = (double)c->flops,
                   .vector_flops = (double)c->vector_flops,
                   .dma_bytes = (double)(c->dma_get_bytes + c->dma_put_bytes),
+                  .dma_put_bytes = (double)c->dma_put_bytes,
                   .dma_transfers = (double)c->dma_transfers,
+                  .dma_batched = (double)c->dma_batched,
                   .dma_blocks = (double)c->dma_blocks,
                   .rlc_words = (double)c->rlc_words};
 }

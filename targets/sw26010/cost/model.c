@@ -2,31 +2,43 @@
  *   compute = vector flops / 742.4 GFLOPS + scalar flops / 185.6 GFLOPS
  *             the CPE cluster's peak (the SW26010 as swCaffe describes it) is a 4-wide vector
  *             multiply-add per cycle and CPE; scalar code issues one lane's: a quarter
- *   dma     = (bytes / (28 GB/s / 64) + transfers * L + blocks * B) / 64
- *             each CPE's requests in turn at its 1/64 share of the 28 GB/s saturated DMA
- *             bandwidth, plus a latency L per request (hundreds of cycles: 500 / 1.45 GHz) and a
- *             cost B per contiguous block in memory, set so a 256-byte block runs at two
- *             thirds of the stream rate (strided blocks need >= 256 B); the work is spread
- *             evenly over the 64 CPEs, so the sum / 64 is each CPE's time
+ *   dma     = (waits * L + blocks * B) / 64 + bytes got / G + bytes put / P
+ *             the group's requests are served in turn (over four buses, each shared by two mesh
+ *             rows): each contiguous block in memory costs B, and the group moves bytes at G
+ *             (memory to LDM) and P (LDM to memory); each CPE also waits a latency L per wait
+ *             (a request, or the requests one dma_wait waits for together), while the others'
+ *             requests proceed: the work is spread evenly over the 64 CPEs, so L / 64 per wait.
+ *             Strided requests declared tiled (emu/tiling.h) count the contiguous pieces the 8
+ *             of a mesh column or row form together: the group's requests are contiguous.
+ *             L, B, G, P are fitted (least squares on log rates) to the DMA tables published for
+ *             the chip (Lin et al., ParCo 2018: STREAM copy and triad at 64 B - 24 KB per
+ *             request, strided private blocks of 8 B - 8 KB; the swDNN paper's column-tiled
+ *             gets of 128 and 256 B blocks), each experiment run as an emulator kernel and
+ *             priced from its counters (bench/sw26010_dma, docs/targets.md), the 8-byte rows
+ *             left out (they run twice as fast as any such model fitting 64 B): L = 836 ns
+ *             (1212 cycles), B = 1120 ns / 64 = 17.5 ns, G = 28.1 GB/s, P = 16.5 GB/s. The
+ *             private blocks set B (a block costs the same from 8 B to 2 KB), copy against
+ *             triad sets G against P at large requests and L at small ones (triad waits once
+ *             for its two gets), the 24 KB rows the sum of 1/G and 1/P.
  *   rlc     = words * 32 B / 4461 GB/s                   (pipelined broadcast rate)
  *   total   = compute + dma + rlc: the kernels wait for each DMA and exchange in turn.
  * MPE: bytes / 9.9 GB/s (its measured copy rate) + flops / 11.6 GFLOPS (its peak). */
 #include "model.h"
 
-const double SW_CG_PEAK_FLOPS = 742.4e9, SW_CG_DMA_BYTES_PER_S = 28e9;
-static const double CPES = 64, CLOCK = 1.45e9, SIMD_LANES = 4;
-static const double DMA_LATENCY_CYCLES = 500;
+const double SW_CG_PEAK_FLOPS = 742.4e9;
+static const double CPES = 64, SIMD_LANES = 4;
+static const double DMA_WAIT_S = 836e-9, DMA_BLOCK_S = 1120e-9, DMA_GET_BYTES_PER_S = 28.1e9,
+                    DMA_PUT_BYTES_PER_S = 16.5e9;
 static const double RLC_BROADCAST_BYTES_PER_S = 4461e9, RLC_WORD_BYTES = 32;
 static const double MPE_FLOPS = 11.6e9, MPE_BYTES_PER_S = 9.9e9;
 
 SwTime sw_cpe_time(const SwWork *w) {
-  double per_cpe_rate = SW_CG_DMA_BYTES_PER_S / CPES;
-  double latency = DMA_LATENCY_CYCLES / CLOCK,
-         block = 128 / per_cpe_rate; /* 256 B: 256 / (256 + 128) */
   SwTime t;
   t.compute = w->vector_flops / SW_CG_PEAK_FLOPS +
               (w->flops - w->vector_flops) / (SW_CG_PEAK_FLOPS / SIMD_LANES);
-  t.dma = (w->dma_bytes / per_cpe_rate + w->dma_transfers * latency + w->dma_blocks * block) / CPES;
+  double waits = w->dma_transfers - w->dma_batched, got = w->dma_bytes - w->dma_put_bytes;
+  t.dma = (waits * DMA_WAIT_S + w->dma_blocks * DMA_BLOCK_S) / CPES + got / DMA_GET_BYTES_PER_S +
+          w->dma_put_bytes / DMA_PUT_BYTES_PER_S;
   t.rlc = w->rlc_words * RLC_WORD_BYTES / RLC_BROADCAST_BYTES_PER_S;
   t.total = t.compute + t.dma + t.rlc;
   return t;

@@ -12,9 +12,12 @@
 typedef struct SwWork {
   double flops;         /* arithmetic the CPEs executed (padding included) */
   double vector_flops;  /* the part of it in 4-wide vector instructions */
-  double dma_bytes;     /* moved between memory and LDM */
+  double dma_bytes;     /* moved between memory and LDM, both ways */
+  double dma_put_bytes; /* the part of them written to memory */
   double dma_transfers; /* DMA requests */
-  double dma_blocks;    /* contiguous pieces in main memory (a strided request has many) */
+  double dma_batched;   /* requests waited for together with an earlier one (one dma_wait) */
+  double dma_blocks;    /* contiguous pieces in main memory (a strided request has many, unless its
+                        blocks tile memory with its mesh column's or row's) */
   double rlc_words;     /* 256-bit register-communication values received */
 } SwWork;
 
@@ -27,6 +30,6 @@ SwTime sw_cpe_time(const SwWork *w);
 /* Work on the MPE: `bytes` through its cache, `flops` of scalar arithmetic. */
 double sw_mpe_time(double bytes, double flops);
 
-extern const double SW_CG_PEAK_FLOPS, SW_CG_DMA_BYTES_PER_S;
+extern const double SW_CG_PEAK_FLOPS;
 
 #endif

@@ -42,7 +42,8 @@ static double ceil_div(double a, double b) { return (double)(long long)((a + b -
 
 void sw_work_add(SwWork *sum, SwWork w) {
   sum->flops += w.flops, sum->vector_flops += w.vector_flops, sum->dma_bytes += w.dma_bytes;
-  sum->dma_transfers += w.dma_transfers;
+  sum->dma_put_bytes += w.dma_put_bytes;
+  sum->dma_transfers += w.dma_transfers, sum->dma_batched += w.dma_batched;
   sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
 }
 
@@ -67,24 +68,25 @@ static Operand stored(int rows, int cols, int br, int bc, int transposed) {
   return transposed ? (Operand){cols, rows, bc, br} : (Operand){rows, cols, br, bc};
 }
 
-static void operand_moves(SwWork *w, Operand o, double times) {
+static void operand_moves(SwWork *w, Operand o, double times, int put) {
   double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc),
-         transfers = row_blocks * col_blocks;
+         transfers = row_blocks * col_blocks, bytes = times * 4 * o.rows * o.cols;
   w->dma_transfers += times * transfers;
   w->dma_blocks += times * (col_blocks == 1 ? transfers : o.rows * col_blocks);
-  w->dma_bytes += times * 4 * o.rows * o.cols;
+  w->dma_bytes += bytes;
+  if (put) w->dma_put_bytes += bytes;
 }
 
 /* The product C (m x n) += A (m x k) B (k x n) of gemm_cpe.h (A or B stored transposed when
  * ta or tb). Per tile and slice of 8bk, every CPE loads an A block `a_loads` times and a B block
  * `b_loads` times (once per product; a run's products share A); in each of 8 steps 7 of 8
  * blocks come by RLC and each product multiplies a pair. Over the tiles, A is read whole once
- * per tile column and A load, B once per tile row and product. C is moved whole `c_moves` times
- * (written; read too where the kernel starts from beta C != 0), with `c_bias` bias reads
+ * per tile column and A load, B once per tile row and product. C is written whole `c_puts`
+ * times and read `c_gets` times (where the kernel starts from beta C != 0), with `c_bias` bias reads
  * (per row of C) per C block. Flops and RLC count whole blocks, as the kernels do. */
 typedef struct Product {
   int m, n, k, ta, tb;
-  double a_loads, b_loads, c_moves, c_bias;
+  double a_loads, b_loads, c_puts, c_gets, c_bias;
 } Product;
 
 static SwWork product_work(Product p) {
@@ -97,18 +99,19 @@ static SwWork product_work(Product p) {
   SwWork w = {0};
   w.flops = w.vector_flops = b * 2.0 * 8 * bm * bn * bk; /* gemm_multiply's vectors */
   w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
-  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads);
-  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads);
-  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_moves);
-  operand_moves(&w, stored(p.m, 1, bm, 1, 0),
-                p.c_bias * ceil_div(p.n, bn)); /* a bias piece per C block */
+  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads, 0);
+  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads, 0);
+  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_gets, 0);
+  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_puts, 1);
+  operand_moves(&w, stored(p.m, 1, bm, 1, 0), p.c_bias * ceil_div(p.n, bn),
+                0); /* a bias piece per C block */
   return w;
 }
 
 /* C written once per batch item, or once per tile when all items share it. */
 SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared) {
   SwWork w = launch_work(sizeof(SwGemmArgs));
-  Product p = {m, n, k, ta, tb, count, count, c_shared ? 1 : count, 0};
+  Product p = {m, n, k, ta, tb, count, count, c_shared ? 1 : count, 0, 0};
   sw_work_add(&w, product_work(p));
   return w;
 }
@@ -174,11 +177,20 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
   double a_loads = r.pairs * c.groups, b_loads = r.pairs * c.pairs, pixels = (double)a.ho * a.wo;
   Product p;
   if (a.pass == SW_IMPLICIT_FORWARD)
-    p = (Product){a.co, a.batch, a.ci, 0, 0, a_loads, b_loads, pixels, a.bias ? pixels : 0};
+    p = (Product){a.co, a.batch, a.ci, 0, 0, a_loads, b_loads, pixels, 0, a.bias ? pixels : 0};
   else if (a.pass == SW_IMPLICIT_WEIGHTS)
-    p = (Product){a.co, a.ci, a.batch, 0, 1, a_loads, b_loads, (double)a.kh * a.kw, 0};
+    p = (Product){a.co, a.ci, a.batch, 0, 1, a_loads, b_loads, (double)a.kh * a.kw, 0, 0};
   else
-    p = (Product){a.ci, a.batch, a.co, 1, 0, a_loads, b_loads, (a.add ? 2.0 : 1.0) * a.h * a.w, 0};
+    p = (Product){a.ci,
+                  a.batch,
+                  a.co,
+                  1,
+                  0,
+                  a_loads,
+                  b_loads,
+                  (double)a.h * a.w,
+                  a.add ? (double)a.h * a.w : 0,
+                  0};
   SwWork w = launch_work(sizeof(SwImplicitArgs));
   sw_work_add(&w, product_work(p));
   return w;
@@ -205,7 +217,7 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
       w.dma_blocks +=
           tiles * (pieces(ni[i], nj[j], mid * b) + (moves - 1) * pieces(nj[j], ni[i], mid * a));
     }
-  w.dma_bytes += 4 * elements * moves;
+  w.dma_bytes += 4 * elements * moves, w.dma_put_bytes += 4 * elements;
   w.flops = add ? elements : 0;
   return w;
 }
@@ -225,24 +237,26 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
     run = run < 1 ? 1 : run > ho ? ho : run;
     double gets = planes * rows_inside, puts = planes * kh * ceil_div(ho, run) * kw;
     r.dma_transfers += gets + puts, r.dma_blocks += gets + puts;
-    r.dma_bytes += 4.0 * (gets * w + planes * kh * kw * ho * wo);
+    r.dma_put_bytes += 4.0 * planes * kh * kw * ho * wo;
+    r.dma_bytes += 4.0 * gets * w + r.dma_put_bytes;
   } else {
     double segments = planes * rows_inside * kw, rows = planes * h * (add ? 2 : 1);
     r.dma_transfers += segments + rows, r.dma_blocks += segments + rows;
-    r.dma_bytes += 4.0 * (segments * wo + rows * w);
+    r.dma_bytes += 4.0 * (segments * wo + rows * w), r.dma_put_bytes += 4.0 * planes * h * w;
     r.flops = segments * wo;
   }
   return r;
 }
 
-/* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element; with
+/* Chunks of SW_STREAM_CHUNK floats: `operands` arrays read or written per element, `puts` of
+ * them written; with
  * `vectorised` (sw_stream_vectorised), each chunk's whole vectors in vector arithmetic (the
  * chunks hold whole vectors, so all but the last n % 4 elements). */
-SwWork sw_stream_work(double n, int operands, int vectorised) {
+SwWork sw_stream_work(double n, int operands, int puts, int vectorised) {
   SwWork w = launch_work(sizeof(SwStreamArgs));
   double chunks = ceil_div(n, SW_STREAM_CHUNK);
   w.dma_transfers += chunks * operands, w.dma_blocks += chunks * operands;
-  w.dma_bytes += 4 * n * operands;
+  w.dma_bytes += 4 * n * operands, w.dma_put_bytes += 4 * n * puts;
   w.flops = 4 * n;
   if (vectorised) w.vector_flops = 4 * (n - (double)((long long)n % 4));
   return w;
@@ -254,7 +268,7 @@ SwWork sw_row_sums_work(double rows, double cols, double images, int add) {
   SwWork w = launch_work(sizeof(SwStreamArgs));
   double gets = rows * images * ceil_div(cols, SW_STREAM_CHUNK), sums = rows * (add ? 2 : 1);
   w.dma_transfers += gets + sums, w.dma_blocks += gets + sums;
-  w.dma_bytes += 4 * (rows * images * cols + sums);
+  w.dma_bytes += 4 * (rows * images * cols + sums), w.dma_put_bytes += 4 * rows;
   w.flops = rows * images * cols;
   return w;
 }
@@ -275,10 +289,12 @@ static int pool_covering_end(int i1, int s, int pad, int out) {
   return min_of((i1 - 1 + pad) / s + 1, out);
 }
 
-/* transfers and blocks of a region of `rows` x `span` floats with rows `pitch` apart */
-static void pool_region(SwWork *w, double times, int rows, int span, int pitch) {
+/* transfers and blocks of a region of `rows` x `span` floats with rows `pitch` apart, in (get)
+ * or out (put) */
+static void pool_region(SwWork *w, double times, int rows, int span, int pitch, int put) {
   w->dma_transfers += times, w->dma_blocks += times * (span == pitch ? 1 : rows);
   w->dma_bytes += times * 4.0 * rows * span;
+  if (put) w->dma_put_bytes += times * 4.0 * rows * span;
 }
 
 static void pool_bnrc_forward(const SwPoolArgs *p, SwWork *w) {
@@ -289,8 +305,8 @@ static void pool_bnrc_forward(const SwPoolArgs *p, SwWork *w) {
       int r0 = r * p->sh - p->ph, r1 = min_of(p->h, (r + n - 1) * p->sh - p->ph + p->kh);
       int c0 = c * p->sw - p->pw, c1 = min_of(p->w, (c + m - 1) * p->sw - p->pw + p->kw);
       r0 = r0 < 0 ? 0 : r0, c0 = c0 < 0 ? 0 : c0;
-      if (r1 > r0) pool_region(w, planes, r1 - r0, c1 - c0, p->w);
-      pool_region(w, planes * (p->max ? 2 : 1), n, m, p->wo);
+      if (r1 > r0) pool_region(w, planes, r1 - r0, c1 - c0, p->w, 0);
+      pool_region(w, planes * (p->max ? 2 : 1), n, m, p->wo, 1);
       w->flops += planes * n * m * p->kh * p->kw;
     }
 }
@@ -304,9 +320,10 @@ static void pool_bnrc_backward(const SwPoolArgs *p, SwWork *w) {
           o1 = pool_covering_end(r + n, p->sh, p->ph, p->ho);
       int q0 = pool_covering_first(c, p->kw, p->sw, p->pw),
           q1 = pool_covering_end(c + m, p->sw, p->pw, p->wo);
-      pool_region(w, planes * (p->add ? 2 : 1), n, m, p->w);
+      if (p->add) pool_region(w, planes, n, m, p->w, 0);
+      pool_region(w, planes, n, m, p->w, 1);
       if (o1 <= o0 || q1 <= q0) continue;
-      pool_region(w, planes * (p->max ? 2 : 1), o1 - o0, q1 - q0, p->wo);
+      pool_region(w, planes * (p->max ? 2 : 1), o1 - o0, q1 - q0, p->wo, 0);
       w->flops += planes * (o1 - o0) * (q1 - q0) * (p->max ? 1 : p->kh * p->kw);
     }
 }
@@ -338,8 +355,9 @@ static void pool_rcnb(const SwPoolArgs *p, int backward, SwWork *w) {
    * argmax) in per pair, dx (in when adding and) out per input pixel */
   double per_chunk = backward ? reads * arrays + (double)p->h * p->w * (p->add ? 2 : 1)
                               : reads + (double)p->ho * p->wo * arrays;
+  double puts_per_chunk = backward ? (double)p->h * p->w : (double)p->ho * p->wo * arrays;
   w->dma_transfers += chunks * per_chunk, w->dma_blocks = w->dma_transfers;
-  w->dma_bytes += 4 * lanes * per_chunk;
+  w->dma_bytes += 4 * lanes * per_chunk, w->dma_put_bytes += 4 * lanes * puts_per_chunk;
   w->flops += lanes * reads;
 }
 
@@ -359,13 +377,14 @@ SwWork sw_pool_work(const SwPoolArgs *p, int backward) {
  * (and dx when adding) in, dx out. */
 SwWork sw_lrn_work(const SwLrnArgs *p) {
   SwWork w = launch_work(sizeof(SwLrnArgs));
-  int arrays = p->backward ? 5 + p->add : 3;
+  int arrays = p->backward ? 5 + p->add : 3, puts = p->backward ? 1 : 2;
   for (int first = 0; first < p->hw; first += p->pixels) {
     int n = min_of(p->pixels, p->hw - first);
     double tasks = p->batch;
     w.dma_transfers += tasks * arrays;
     w.dma_blocks += tasks * arrays * (n == p->hw ? 1 : p->c);
-    w.dma_bytes += tasks * arrays * 4.0 * p->c * n;
+    w.dma_bytes += tasks * arrays * 4.0 * p->c * n,
+        w.dma_put_bytes += tasks * puts * 4.0 * p->c * n;
     w.flops += tasks * p->c * n * (2.0 * p->size + 10);
   }
   return w;
@@ -378,7 +397,8 @@ SwWork sw_sum_work(const SwSumArgs *a) {
     const SwSumPart *q = &a->part[k];
     double moves = q->sources + q->add + 1, rows = (double)q->rows;
     w.dma_transfers += rows * ceil_div((double)q->cols, SW_STREAM_CHUNK) * moves;
-    w.dma_bytes += rows * 4.0 * (double)q->cols * moves;
+    w.dma_bytes += rows * 4.0 * (double)q->cols * moves,
+        w.dma_put_bytes += rows * 4.0 * (double)q->cols;
     w.flops += rows * (double)q->cols * (q->sources - 1 + q->add);
     /* chunks hold whole vectors: all but a row's last cols % 4 in vectors */
     w.vector_flops += rows * (double)(q->cols - q->cols % 4) * (q->sources - 1 + q->add);
@@ -392,7 +412,7 @@ SwWork sw_sum_work(const SwSumArgs *a) {
 SwWork sw_accuracy_work(int classes, int batch) {
   SwWork w = launch_work(sizeof(SwAccuracyArgs));
   w.dma_transfers += 2.0 * batch + 1, w.dma_blocks += 2.0 * batch + 1;
-  w.dma_bytes += 4.0 * batch * (classes + 1) + 4;
+  w.dma_bytes += 4.0 * batch * (classes + 1) + 4, w.dma_put_bytes = 4;
   w.flops = (double)classes * batch;
   w.rlc_words = 63;
   return w;
@@ -423,21 +443,26 @@ static BnPieces bn_pieces(const SwBatchNormArgs *p) {
 SwWork sw_batchnorm_work(const SwBatchNormArgs *p) {
   SwWork w = launch_work(sizeof(SwBatchNormArgs));
   BnPieces q = bn_pieces(p);
-  double passes, ones, count = (double)p->batch * p->hw; /* passes over the pieces; scalars */
+  /* passes over the pieces and scalars moved, and how many of each are written */
+  double passes, ones, passes_out, ones_out, count = (double)p->batch * p->hw;
   if (p->backward) {
     passes = p->dx ? 5 + p->add : 2; /* x and dy for the sums; x, dy (and dx) in, dx out */
-    ones = 2 + (p->affine ? 2 : 0) + (p->dx && p->affine ? 1 : 0);
+    passes_out = p->dx ? 1 : 0;
+    /* saved in; dscale and dshift out; gamma in */
+    ones = 2 + (p->affine ? 2 : 0) + (p->dx && p->affine ? 1 : 0), ones_out = p->affine ? 2 : 0;
     w.flops = p->c * (5 * count + (p->dx ? 7 * count : 0));
   } else {
     int stats = p->train && !p->recompute;
     passes = (stats ? 2 : 0) + 2; /* x twice for the statistics; x in, y out */
+    passes_out = 1;
     /* saved out and running in and out, or saved or running in; scale and shift in */
-    ones = (stats ? 6 : 2) + (p->affine ? 2 : 0);
+    ones = (stats ? 6 : 2) + (p->affine ? 2 : 0), ones_out = stats ? 4 : 0;
     w.flops = p->c * ((stats ? 4 * count : 0) + 3 * count);
   }
   w.dma_transfers += p->c * (passes * q.transfers + ones);
   w.dma_blocks += p->c * (passes * q.blocks + ones);
   w.dma_bytes += p->c * 4.0 * (passes * q.floats + ones);
+  w.dma_put_bytes += p->c * 4.0 * (passes_out * q.floats + ones_out);
   return w;
 }
 
@@ -448,9 +473,9 @@ SwWork sw_softmax_work(int classes, int batch, int backward, int add) {
   SwWork w = launch_work(sizeof(SwSoftmaxArgs));
   double rows = backward ? 2 + add : 2;
   w.dma_transfers += batch * (rows + 1), w.dma_blocks += batch * (rows + 1);
-  w.dma_bytes += 4.0 * batch * (rows * classes + 1);
+  w.dma_bytes += 4.0 * batch * (rows * classes + 1), w.dma_put_bytes += 4.0 * batch * classes;
   if (!backward) {
-    w.dma_transfers += 1, w.dma_blocks += 1, w.dma_bytes += 4;
+    w.dma_transfers += 1, w.dma_blocks += 1, w.dma_bytes += 4, w.dma_put_bytes += 4;
     w.rlc_words = 63;
   }
   w.flops = (backward ? 3.0 : 24.0) * classes * batch;

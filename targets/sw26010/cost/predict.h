@@ -25,8 +25,9 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add);
 /* im2col (col2im when `back`, adding into the image when `add`) of images x channels planes. */
 SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw,
                       int sh, int ph, int back, int add);
-/* An element-wise kernel over n floats reading or writing `operands` arrays (stream_cpe.c). */
-SwWork sw_stream_work(double n, int operands, int vectorised);
+/* An element-wise kernel over n floats reading or writing `operands` arrays, `puts` of them
+ * written (stream_cpe.c). */
+SwWork sw_stream_work(double n, int operands, int puts, int vectorised);
 /* The bias gradient's row sums (+)= over `images` blocks of rows x cols (stream_cpe.c). */
 SwWork sw_row_sums_work(double rows, double cols, double images, int add);
 /* Pooling (pool_cpe.c) as `p` sets it up (its blocks from sw_pool_*_block), either pass. */

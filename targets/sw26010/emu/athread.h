@@ -60,6 +60,11 @@ typedef struct dma_desc {
 /* Main memory first, LDM second, for gets and puts alike. */
 void dma(dma_desc d, void *mem, void *ldm);
 void dma_wait(volatile int *reply, int count);
+/* Emulator only: declares the CPE's next transfer (a strided one, in PE_MODE) tiled: with the
+ * same-numbered declared transfers of the other 7 CPEs of its mesh column or row it covers
+ * adjacent blocks (emu/tiling.h). The join checks the claim; the counters then count the
+ * contiguous pieces the 8 form together as its blocks. */
+void athread_dma_tiled(void);
 
 /* Waits for the CPEs of the scope (a mask of 16 bits for the array, 8 for a row or column). */
 void athread_syn(scope s, int mask);
@@ -118,10 +123,13 @@ typedef struct AthreadCounters {
   int64_t dma_get_bytes, dma_put_bytes, dma_transfers;
   int64_t dma_by_size[4]; /* transfers of < 256 B, < 2 KB, < 8 KB, larger */
   int64_t dma_by_mode[5]; /* dma_mode */
-  int64_t dma_blocks;     /* contiguous blocks moved (strided transfers have many) */
-  int64_t rlc_words;      /* 256-bit values received */
-  int64_t flops;          /* declared by kernels with athread_count_flops */
-  int64_t vector_flops;   /* the part of them done by 4-wide vector instructions */
+  int64_t dma_blocks;   /* contiguous blocks moved (strided transfers have many; one when tiled) */
+  int64_t dma_tiled;    /* transfers declared tiled (athread_dma_tiled), blocks counted as the
+                          contiguous pieces each 8 form together */
+  int64_t dma_batched;  /* transfers a dma_wait waited for together with an earlier one */
+  int64_t rlc_words;    /* 256-bit values received */
+  int64_t flops;        /* declared by kernels with athread_count_flops */
+  int64_t vector_flops; /* the part of them done by 4-wide vector instructions */
   int64_t ldm_high_water; /* bytes, the largest of any CPE */
 } AthreadCounters;
 void athread_count_flops(int64_t flops);            /* CPE side: scalar arithmetic */

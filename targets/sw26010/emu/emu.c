@@ -26,6 +26,7 @@
 
 #include "athread.h"
 #include "memcheck.h"
+#include "tiling.h"
 
 /* Switching between the scheduler and a CPE. On x86-64 a few instructions (the callee-saved
  * registers and the stack pointer), announced to AddressSanitizer as a fiber switch when it is
@@ -91,6 +92,8 @@ typedef struct Fifo {
   int head, count;
 } Fifo;
 
+enum { PENDING_REPLIES = 8 };
+
 typedef struct Cpe {
   int id;
   CpeState state;
@@ -103,6 +106,13 @@ typedef struct Cpe {
   Context context;
   char *stack;
   AthreadCounters counts;
+  StridedLog strided; /* this launch's transfers declared tiled, for tiling.c */
+  bool tiled_next;    /* athread_dma_tiled was called: the next transfer is declared tiled */
+  /* reply counters with transfers not yet waited for by dma_wait, and how many */
+  struct {
+    volatile int *reply;
+    int transfers;
+  } pending[PENDING_REPLIES];
 } Cpe;
 
 typedef struct Group {
@@ -272,6 +282,7 @@ static void free_group(void *p) {
   for (int i = 0; i < ATHREAD_CPES; i++) {
     free(g->cpe[i].arena);
     free(g->cpe[i].ldm_saved);
+    free(g->cpe[i].strided.at);
     if (g->cpe[i].stack) munmap(g->cpe[i].stack, CPE_STACK);
   }
   free(g);
@@ -308,10 +319,29 @@ int __real_athread_spawn(void (*f)(void *), void *arg, const char *name) {
     c->row_in = c->col_in = (Fifo){0};
     c->arena_top = 0, c->arena_cap = ATHREAD_LDM_BYTES - ldm_bytes, c->high_water = ldm_bytes;
     c->counts = (AthreadCounters){0};
+    c->strided.count = 0, c->tiled_next = false;
+    memset(c->pending, 0, sizeof c->pending);
     if (ldm_bytes) memcpy(c->ldm_saved, ldm_pristine, ldm_bytes);
     context_start(&c->context, c->stack, CPE_STACK, cpe_main);
   }
   return 0;
+}
+
+/* Declared tiled transfers count the pieces they form with their column's or row's (tiling.h);
+ * a declaration that does not hold is the kernel's error. */
+static void settle_tiling(AthreadCounters *t) {
+  StridedLog logs[ATHREAD_CPES];
+  for (int i = 0; i < ATHREAD_CPES; i++) logs[i] = group->cpe[i].strided;
+  Tiling tiling = strided_tiling(logs);
+  if (tiling.cpe >= 0) {
+    fprintf(stderr,
+            "sw26010 emulator: error: kernel '%s', CPE %d: its tiled transfer #%zu does not tile "
+            "memory with the same-numbered ones of its mesh column or row (alike, whole blocks, "
+            "gaps of at least 7 blocks, the 8 starts one block apart)\n",
+            group->name, tiling.cpe, tiling.index + 1);
+    exit(1);
+  }
+  t->dma_tiled = tiling.transfers, t->dma_blocks -= tiling.blocks_gone;
 }
 
 /* The CPEs run here, on the MPE's thread (see the top of the file). */
@@ -325,12 +355,14 @@ int athread_join(void) {
     const AthreadCounters *c = &group->cpe[i].counts;
     t->dma_get_bytes += c->dma_get_bytes, t->dma_put_bytes += c->dma_put_bytes;
     t->dma_transfers += c->dma_transfers, t->dma_blocks += c->dma_blocks;
+    t->dma_batched += c->dma_batched;
     for (int k = 0; k < 4; k++) t->dma_by_size[k] += c->dma_by_size[k];
     for (int k = 0; k < 5; k++) t->dma_by_mode[k] += c->dma_by_mode[k];
     t->rlc_words += c->rlc_words, t->flops += c->flops, t->vector_flops += c->vector_flops;
     if ((int64_t)group->cpe[i].high_water > t->ldm_high_water)
       t->ldm_high_water = (int64_t)group->cpe[i].high_water;
   }
+  settle_tiling(t);
   return 0;
 }
 
@@ -381,8 +413,42 @@ void ldm_free(void *p, size_t bytes) {
 
 static int size_class(int len) { return len < 256 ? 0 : len < 2048 ? 1 : len < 8192 ? 2 : 3; }
 
-static void count_dma(dma_mode mode, int len, int blocks, bool get) {
+/* A transfer on `reply`: one more for the next dma_wait on it; a counter that reads 0 starts
+ * a new batch (the code reset it after its last wait). */
+static void note_pending(volatile int *reply) {
+  int free_slot = -1;
+  for (int i = 0; i < PENDING_REPLIES; i++) {
+    if (self->pending[i].reply == reply) {
+      self->pending[i].transfers = *reply ? self->pending[i].transfers + 1 : 1;
+      return;
+    }
+    if (!self->pending[i].reply && free_slot < 0) free_slot = i;
+  }
+  if (free_slot < 0) free_slot = 0; /* forget the oldest: its transfers count a wait each */
+  self->pending[free_slot].reply = reply, self->pending[free_slot].transfers = 1;
+}
+
+void athread_dma_tiled(void) {
+  need_cpe("athread_dma_tiled");
+  self->tiled_next = true;
+}
+
+/* A transfer declared tiled, logged for tiling.c at join. */
+static void log_tiled(const char *mem, int len, int stride, int bsize, bool get) {
+  StridedTransfer t = {(uintptr_t)mem, len, stride, bsize, get, false};
+  if (!strided_log_add(&self->strided, t)) cpe_error("out of memory logging strided transfers");
+}
+
+static void count_dma(dma_mode mode, void *mem, int len, int stride, int bsize, int blocks,
+                      bool get, void *reply) {
   AthreadCounters *c = &self->counts;
+  if (self->tiled_next) {
+    if (mode != PE_MODE)
+      cpe_error("a transfer declared tiled in DMA mode %d (PE_MODE only)", (int)mode);
+    log_tiled(mem, len, stride, bsize, get);
+    self->tiled_next = false;
+  }
+  note_pending((volatile int *)reply);
   *(get ? &c->dma_get_bytes : &c->dma_put_bytes) += len;
   c->dma_transfers++;
   c->dma_by_size[size_class(len)]++;
@@ -440,7 +506,7 @@ int athread_get(dma_mode mode, void *src_mem, void *dst_ldm, int len, void *repl
   } else {
     cpe_error("athread_get: DMA mode %d is not emulated (PE_MODE and BCAST_MODE are)", (int)mode);
   }
-  count_dma(mode, len, blocks, true);
+  count_dma(mode, src_mem, len, stride, bsize, blocks, true, reply);
   __atomic_add_fetch((int *)reply, 1, __ATOMIC_SEQ_CST);
   return 0;
 }
@@ -452,7 +518,7 @@ int athread_put(dma_mode mode, void *src_ldm, void *dst_mem, int len, void *repl
   if (mode != PE_MODE)
     cpe_error("athread_put: DMA mode %d is not emulated for puts (PE_MODE is)", (int)mode);
   int blocks = copy_strided(dst_mem, src_ldm, len, stride, bsize, false);
-  count_dma(mode, len, blocks, false);
+  count_dma(mode, dst_mem, len, stride, bsize, blocks, false, reply);
   __atomic_add_fetch((int *)reply, 1, __ATOMIC_SEQ_CST);
   return 0;
 }
@@ -471,6 +537,13 @@ void dma_wait(volatile int *reply, int count) {
         "dma_wait for %d replies, but only %d transfers completed on this counter (every transfer "
         "completes when issued here: the code waits for one it never issued)",
         count, *reply);
+  for (int i = 0; i < PENDING_REPLIES; i++)
+    if (self->pending[i].reply == reply) {
+      /* the transfers waited for together overlap: one latency (docs/targets.md) */
+      if (self->pending[i].transfers > 1)
+        self->counts.dma_batched += self->pending[i].transfers - 1;
+      self->pending[i].reply = NULL;
+    }
 }
 
 /* ------------------------------------------------------------------ CPE side: synchronisation */

@@ -70,6 +70,11 @@ static inline int sw_stream_vectorised(SwStreamOp op) {
          op == SW_EASGD;
 }
 
+/* The arrays an element-wise op writes: y, and z for SGD's momentum or EASGD's center. */
+static inline int sw_stream_puts(SwStreamOp op) {
+  return op == SW_SGD || op == SW_SGD_APPLY || op == SW_EASGD ? 2 : 1;
+}
+
 typedef struct SwStreamArgs {
   SwStreamOp op;
   int add; /* gradients: add to y instead of writing it */

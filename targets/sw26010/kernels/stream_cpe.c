@@ -24,7 +24,7 @@ static bool has_b(SwStreamOp op) {
          op == SW_EASGD;
 }
 static bool has_a(SwStreamOp op) { return op != SW_SCALE && op != SW_SGD_APPLY; }
-static bool has_z(SwStreamOp op) { return op == SW_SGD || op == SW_SGD_APPLY || op == SW_EASGD; }
+static bool has_z(SwStreamOp op) { return sw_stream_puts(op) == 2; }
 
 static float gradient(const SwStreamArgs *p, float y, float dy) {
   switch (p->op) {

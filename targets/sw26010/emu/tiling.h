@@ -1,0 +1,41 @@
+/* Strided DMA transfers declared tiled (athread_dma_tiled), checked at join (tiling.c). On the
+ * chip the blocks of a strided transfer are separate memory requests, but when the
+ * same-numbered transfers of the 8 CPEs of a mesh column (or row) take adjacent blocks, the
+ * group's requests cover contiguous memory and stream at the contiguous rate (the swDNN paper's
+ * column-tiled gets; docs/targets.md "sw26010 cost model"). */
+#ifndef SWEMU_TILING_H
+#define SWEMU_TILING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct StridedTransfer {
+  uintptr_t start;
+  int len, stride, bsize; /* athread_get/put's: bytes, gap between blocks, block */
+  bool get, tiled;
+} StridedTransfer;
+
+typedef struct StridedLog {
+  StridedTransfer *at;
+  size_t count, cap;
+} StridedLog;
+
+/* Appends; false when out of memory. */
+bool strided_log_add(StridedLog *log, StridedTransfer t);
+
+typedef struct Tiling {
+  int64_t transfers;   /* that tiled */
+  int64_t blocks_gone; /* their blocks less the contiguous pieces they form together */
+  int cpe;             /* when one did not tile: the first such CPE, and its transfer */
+  size_t index;
+} Tiling;
+
+/* Over a launch's 64 logs (CPE r * 8 + c) of declared transfers, marks the ones that tile
+ * with the same-numbered transfers of the other 7 CPEs of their column or row: all alike
+ * (direction, bytes, block), whole blocks, gaps of at least 7 blocks, the 8 starts one block
+ * apart. Together the 8 form one contiguous piece when the gap is 7 blocks, else one per block
+ * of a transfer. cpe is -1 when all tiled. */
+Tiling strided_tiling(StridedLog logs[64]);
+
+#endif
