@@ -42,7 +42,8 @@ typedef struct Options {
   int noverrides;
   BuildOptions build;
   CompileOptions compile;
-  const char *tune_file; /* --tune */
+  const char *tune_file;       /* --tune */
+  const char *reference_plans; /* --conv=NAME of a target's reference plan set */
   bool explain;
   bool estimate; /* print the cost model's iteration and stop */
   bool tune;     /* swnc tune: measure plans and write a tuning file */
@@ -106,7 +107,9 @@ static void usage(FILE *f) {
       "                       explicit (im2col + GEMM), implicit (implicit GEMM), direct\n"
       "                       (channel-blocked) or winograd2 / winograd4 (Winograd\n"
       "                       F(2x2,3x3) / F(4x4,3x3), channel-blocked) for all: explicit\n"
-      "                       for a computation the plan cannot do\n"
+      "                       for a computation the plan cannot do; or swcaffe\n"
+      "                       (--target=sw26010: swCaffe's choices, implicit where its\n"
+      "                       swDNN kernel runs, else explicit)\n"
       "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
       "  --explain            print each convolution's candidate plans, costs and choice\n"
       "  --estimate           print a training iteration's time per layer on the target from\n"
@@ -321,11 +324,14 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_CONV:
       o->compile.conv = -1;
       if (!strcmp(optarg, "auto")) o->compile.conv = CONV_AUTO;
+      if (target_with_reference_plans(optarg))
+        o->compile.conv = CONV_REFERENCE, o->reference_plans = optarg;
       for (int p = 0; p < PLAN_COUNT; p++)
         if (!strcmp(optarg, conv_plan_name((ConvPlan)p))) o->compile.conv = CONV_FORCE_EXPLICIT + p;
       if (o->compile.conv < 0)
         return usage_error(
-            "--conv takes auto, explicit, implicit, direct, winograd2 or winograd4, not '%s'",
+            "--conv takes auto, explicit, implicit, direct, winograd2, winograd4 or swcaffe, "
+            "not '%s'",
             optarg);
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
@@ -378,6 +384,13 @@ static int parse_options(int argc, char **argv, Options *o) {
     }
   }
   if (o->list_passes) return -1;
+  const Target *owner = o->reference_plans ? target_with_reference_plans(o->reference_plans) : NULL;
+  if (owner && owner != target_find(o->build.target)) {
+    char message[160];
+    snprintf(message, sizeof message, "--conv=%s is a plan set of --target=%s only",
+             o->reference_plans, owner->name);
+    return usage_error("%s", message);
+  }
   if (optind >= argc) return usage_error("no input file%s", "");
   o->input = argv[optind];
   if (o->import_caffe && optind + 1 < argc && !o->caffe.solver) o->caffe.solver = argv[++optind];

@@ -24,6 +24,7 @@ static const char *plans_text(const ConvPlan plan[3]) {
 static const char *reason(const Module *m, const Op *op, Layout chosen) {
   const ConvChoice *ch = &op->conv;
   static char buf[160];
+  if (m->options.conv == CONV_REFERENCE) return "the reference plan set (--conv)";
   if (m->options.conv != CONV_AUTO) return "forced by --conv";
   Layout cheapest = chosen;
   for (int l = 0; l < LAYOUT_COUNT; l++)

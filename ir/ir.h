@@ -496,8 +496,9 @@ extern const FieldSpec data_fields[];
 
 /* ---------------------------------------------------------------- compile options */
 
-/* --conv: auto, or one plan for every convolution (CONV_FORCE_EXPLICIT + the plan). */
-typedef enum { CONV_AUTO, CONV_FORCE_EXPLICIT } ConvForce;
+/* --conv: auto, the target's reference plan set (Target.reference_plans), or one plan for
+ * every convolution (CONV_FORCE_EXPLICIT + the plan). */
+typedef enum { CONV_AUTO, CONV_REFERENCE, CONV_FORCE_EXPLICIT } ConvForce;
 
 /* What the driver tells the passes (docs/ir.md lists the flags). */
 typedef struct CompileOptions {

@@ -70,6 +70,11 @@ struct Target {
    * core groups); conv_cost and transform_cost price one worker's share, and swnc tune measures
    * at that share. 0 or 1: the whole batch. */
   int batch_parts;
+  /* The plan set of a framework the target's users know (sw26010: "swcaffe"), to compare
+   * with what was measured there (--conv=NAME): its name and its plan for a computation
+   * (CONV_BACKWARD: both gradients by one call). NULL: none. */
+  const char *reference_plans;
+  ConvPlan (*reference_plan)(const ConvShape *s, ConvComputation c);
 };
 
 /* The images one of the target's workers runs of a step's batch (batch_parts), the largest
@@ -97,6 +102,8 @@ typedef struct ScratchWords {
 ScratchWords run_scratch(const Module *m, int64_t test_batch);
 
 const Target *target_find(const char *name); /* NULL if none */
+/* The target whose reference plan set (--conv=NAME) is called `name`; NULL if none. */
+const Target *target_with_reference_plans(const char *name);
 /* "host, sw26010": for messages */
 const char *target_names(void);
 

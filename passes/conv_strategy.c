@@ -18,20 +18,23 @@
 #include "../ir/tuning.h"
 #include "passes.h"
 
-static ConvPlan forced_plan(const Module *m) {
-  return m->options.conv == CONV_AUTO ? PLAN_EXPLICIT
-                                      : (ConvPlan)(m->options.conv - CONV_FORCE_EXPLICIT);
+/* The plan --conv forces for computation c: one for all, or the reference set's. */
+static ConvPlan forced_plan(const Module *m, const ConvShape *s, ConvComputation c) {
+  if (m->options.conv == CONV_AUTO) return PLAN_EXPLICIT;
+  if (m->options.conv == CONV_REFERENCE) return m->options.target->reference_plan(s, c);
+  return (ConvPlan)(m->options.conv - CONV_FORCE_EXPLICIT);
 }
 
 /* Under --conv, only the forced plan stays a candidate, or explicit where it cannot compute. */
-static void apply_force(const Module *m, ConvChoice *ch) {
+static void apply_force(const Module *m, const ConvShape *s, ConvChoice *ch) {
   if (m->options.conv == CONV_AUTO) return;
-  ConvPlan forced = forced_plan(m);
   for (int c = 0; c < CONV_COMPUTATIONS; c++) {
+    ConvPlan forced = forced_plan(m, s, (ConvComputation)c);
     ConvPlan keep = isinf(ch->cost[c][forced]) ? PLAN_EXPLICIT : forced;
     for (int p = 0; p < PLAN_COUNT; p++)
       if (p != (int)keep) ch->cost[c][p] = INFINITY;
   }
+  ConvPlan forced = forced_plan(m, s, CONV_BACKWARD);
   ConvPlan joint = isinf(ch->joint[forced]) ? PLAN_EXPLICIT : forced;
   for (int p = 0; p < PLAN_COUNT; p++)
     if (p != (int)joint) ch->joint[p] = INFINITY;
@@ -52,8 +55,8 @@ static bool cost_conv(Module *m, Op *op) {
         candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
                   : INFINITY;
   }
-  ConvPlan forced = forced_plan(m);
-  if (m->options.conv != CONV_AUTO && ch->illegal[forced]) {
+  ConvPlan forced = forced_plan(m, &s, CONV_FORWARD);
+  if (m->options.conv >= CONV_FORCE_EXPLICIT && ch->illegal[forced]) {
     op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s",
              conv_plan_name(forced), conv_plan_name(forced), m->options.target->name,
              shape_str(m->graph.values.data[op->inputs.data[0]].shape),
@@ -63,7 +66,7 @@ static bool cost_conv(Module *m, Op *op) {
   for (int c = 0; c < CONV_COMPUTATIONS; c++)
     for (int plan = 0; plan < PLAN_COUNT; plan++)
       ch->able[c] |= (unsigned)!isinf(ch->cost[c][plan]) << plan;
-  apply_force(m, ch);
+  apply_force(m, &s, ch);
   return true; /* the layout pass chooses the plans, with the transforms each would need */
 }
 

@@ -14,3 +14,10 @@ const Target *target_find(const char *name) {
 }
 
 const char *target_names(void) { return "host, sw26010"; }
+
+const Target *target_with_reference_plans(const char *name) {
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+    if (targets[i]->reference_plans && !strcmp(targets[i]->reference_plans, name))
+      return targets[i];
+  return NULL;
+}

@@ -80,6 +80,20 @@ static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
 /* One core group's share of a batch: the largest, which the others wait for. */
 static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) / SW_CORE_GROUPS; }
 
+/* swCaffe's plans (--conv=swcaffe), to compare with what it measured: swDNN's implicit
+ * convolution where swCaffe calls it, explicit (im2col + GEMM) elsewhere. Its conditions, on a core
+ * group's share of the batch (what the kernel sees): forward, batch a multiple of 128, Ni and No at least 64 and multiples of 32;
+ * backward, batch at least 64 and a multiple of 32, Ni a multiple of 128, No at least 64 and a
+ * multiple of 32; groups 1 and stride 1 both ways (swDNN, Fang et al.). The implicit plan here
+ * is swnc's kernel standing in for swDNN's. */
+static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c) {
+  int64_t b = group_share(s->batch);
+  bool common = s->groups == 1 && s->sh == 1 && s->sw == 1 && s->co >= 64 && s->co % 32 == 0;
+  bool swdnn = c == CONV_FORWARD ? b % 128 == 0 && b > 0 && s->ci >= 64 && s->ci % 32 == 0
+                                 : b >= 64 && b % 32 == 0 && s->ci % 128 == 0 && s->ci > 0;
+  return common && swdnn ? PLAN_IMPLICIT : PLAN_EXPLICIT;
+}
+
 static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
   if (conv_plan_layout(plan) == LAYOUT_BNRC16) return INFINITY; /* direct, Winograd: illegal */
   double (*cost)(const ConvShape *, ConvComputation) =
@@ -117,4 +131,6 @@ const Target sw26010_target = {
     .op_cost = sw_op_cost,
     .update_cost = sw_update_cost,
     .batch_parts = SW_CORE_GROUPS,
+    .reference_plans = "swcaffe",
+    .reference_plan = sw_swcaffe_plan,
 };
