@@ -1,6 +1,7 @@
 /* The sw26010 target as the compiler sees it (ir/target.h): the kernels of kernels/ priced by
  * the chip's cost model (cost/), from the work each kernel does for a shape (cost/predict.c).
- * Both plans and the transforms run on the CPEs: explicit as im2col, GEMM and col2im; implicit as
+ * Both plans and the transforms run on the CPEs: explicit as im2col, GEMM and col2im (GEMM alone
+ * for a pointwise filter); implicit as
  * products over runs of pixels that share each filter block, after reordering the filters.
  * A generated program runs one worker per core group, each on its share of the batch, all at
  * once: costs are for one group's share (the default --core-groups), which is also the chip's
@@ -21,8 +22,10 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
   int h = (int)s->h, w = (int)s->w, ho = (int)s->ho, wo = (int)s->wo, kh = (int)s->kh,
       kw = (int)s->kw;
   int sh = (int)s->sh, ph = (int)s->ph;
+  /* a pointwise filter's GEMMs read x and write dX in place (kernels/conv.c) */
+  bool columns = !(kh == 1 && kw == 1 && sh == 1 && s->sw == 1 && ph == 0 && s->pw == 0);
   SwWork work = {0};
-  if (c == CONV_FORWARD || c == CONV_WGRAD)
+  if ((c == CONV_FORWARD || c == CONV_WGRAD) && columns)
     sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
   if (c == CONV_FORWARD) sw_work_add(&work, sw_gemm_work(cog, pixels, k, 0, 0, b, 0));
   if (c == CONV_WGRAD) {
@@ -31,7 +34,7 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
   }
   if (c == CONV_DGRAD) {
     sw_work_add(&work, sw_gemm_work(k, pixels, cog, 1, 0, b, 0));
-    sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
+    if (columns) sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
   }
   return groups * cpe(work);
 }

@@ -390,6 +390,20 @@ int main(void) {
                           .groups = 2,
                           .bias = true},
                 3);
+  /* pointwise, grouped: the GEMMs on x and dx in place (dx added), the whole batch at once */
+  conv_explicit((SwkConv){.ci = 64,
+                          .h = 7,
+                          .w = 9,
+                          .co = 48,
+                          .ho = 7,
+                          .wo = 9,
+                          .kh = 1,
+                          .kw = 1,
+                          .sh = 1,
+                          .sw = 1,
+                          .groups = 2,
+                          .bias = true},
+                5);
   /* a row's kw runs of columns (3 x 3000 floats) larger than im2col's buffer */
   conv_explicit((SwkConv){.ci = 2,
                           .h = 3,

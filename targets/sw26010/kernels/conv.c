@@ -3,7 +3,12 @@
  *            Y_i = W_g col_i (+ bias) over those images (gemm_cpe.c);
  *   dW_g = sum_i dY_i col_i^T, accumulated over the images in the CPEs' LDM;
  *   dX: dcol_i = W_g^T dY_i, then col2im (added into dX where asked);
- *   db: the CPEs' row sums of dY over images and pixels. */
+ *   db: the CPEs' row sums of dY over images and pixels.
+ * A pointwise filter (1x1, stride 1, no padding) has an image's columns as its input channels
+ * stored: the GEMMs read x and write dX in place, no im2col, col2im or workspace (as Caffe's
+ * 1x1 rule). */
+#include <limits.h>
+
 #include "mpe.h"
 
 enum { COL_FLOATS = 1 << 22 }; /* columns of up to 16 MB per im2col launch */
@@ -13,19 +18,42 @@ typedef struct Dims {
   int64_t in_image, out_image;
 } Dims;
 
+static bool pointwise(const SwkConv *p) {
+  return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+}
+
 static Dims dims(const SwkConv *p) {
   Dims d = {.cig = p->ci / p->groups, .cog = p->co / p->groups, .pixels = p->ho * p->wo};
   d.k = d.cig * p->kh * p->kw;
   int64_t per_image = (int64_t)d.k * d.pixels;
-  d.nb = per_image >= COL_FLOATS ? 1 : (int)(COL_FLOATS / per_image);
+  d.nb = pointwise(p)              ? INT_MAX /* no columns to hold: the whole batch at once */
+         : per_image >= COL_FLOATS ? 1
+                                   : (int)(COL_FLOATS / per_image);
   d.in_image = (int64_t)p->ci * p->h * p->w;
   d.out_image = (int64_t)p->co * d.pixels;
   return d;
 }
 
 size_t swk_conv_workspace(const SwkConv *p) {
+  if (pointwise(p)) return 0;
   Dims d = dims(p);
   return (size_t)d.nb * (size_t)d.k * (size_t)d.pixels;
+}
+
+/* Group g's columns of images [first, first + n): in the workspace after im2col (image i's at
+ * column i P), or x itself for a pointwise filter (image i's at x's image i). */
+typedef struct Columns {
+  float *at;
+  int ld;
+  int64_t image_stride;
+} Columns;
+
+static Columns columns_at(const SwkConv *p, const Dims *d, const float *x, int first, int n, int g,
+                          float *ws) {
+  if (pointwise(p))
+    return (Columns){(float *)x + first * d->in_image + (int64_t)g * d->cig * d->pixels, d->pixels,
+                     d->in_image};
+  return (Columns){ws, n * d->pixels, d->pixels};
 }
 
 /* im2col (or col2im into x when `back`) of images [first, first + n) of group g. */
@@ -59,47 +87,49 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
                       float *y, float *ws) {
   Dims d = dims(p);
   for (int g = 0; g < p->groups; g++)
-    for (int first = 0; first < batch; first += d.nb) {
-      int n = batch - first < d.nb ? batch - first : d.nb;
-      columns(p, &d, false, x, first, n, g, false, ws);
+    for (int first = 0, n; first < batch; first += n) {
+      n = batch - first < d.nb ? batch - first : d.nb;
+      if (!pointwise(p)) columns(p, &d, false, x, first, n, g, false, ws);
+      Columns col = columns_at(p, &d, x, first, n, g, ws);
       SwGemmArgs m = {.m = d.cog,
                       .n = d.pixels,
                       .k = d.k,
                       .count = n,
                       .lda = d.k,
-                      .ldb = n * d.pixels,
+                      .ldb = col.ld,
                       .ldc = d.pixels,
-                      .stride_b = d.pixels,
+                      .stride_b = col.image_stride,
                       .stride_c = d.out_image,
                       .a = w + (int64_t)g * d.cog * d.k,
-                      .b = ws,
+                      .b = col.at,
                       .c = y + first * d.out_image + (int64_t)g * d.cog * d.pixels,
                       .bias = p->bias ? b + g * d.cog : NULL};
       sw_gemm_run(&m);
     }
 }
 
-static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g,
-                            const float *col, float *dw) {
+static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g, Columns col,
+                            float *dw) {
   SwGemmArgs m = {.m = d->cog,
                   .n = d->k,
                   .k = d->pixels,
                   .count = n,
                   .tb = 1,
                   .lda = d->pixels,
-                  .ldb = n * d->pixels,
+                  .ldb = col.ld,
                   .ldc = d->k,
                   .stride_a = d->out_image,
-                  .stride_b = d->pixels,
+                  .stride_b = col.image_stride,
                   .a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
-                  .b = col,
+                  .b = col.at,
                   .c = dw + (int64_t)g * d->cog * d->k,
                   .beta = first == 0 ? 0.0f : 1.0f};
   sw_gemm_run(&m);
 }
 
+/* dcol = W^T dY; written (or added, when `add`) where col says. */
 static void column_gradient(const Dims *d, const float *w, const float *dy, int first, int n, int g,
-                            float *col) {
+                            Columns col, bool add) {
   SwGemmArgs m = {.m = d->k,
                   .n = d->pixels,
                   .k = d->cog,
@@ -107,12 +137,13 @@ static void column_gradient(const Dims *d, const float *w, const float *dy, int 
                   .ta = 1,
                   .lda = d->k,
                   .ldb = d->pixels,
-                  .ldc = n * d->pixels,
+                  .ldc = col.ld,
                   .stride_b = d->out_image,
-                  .stride_c = d->pixels,
+                  .stride_c = col.image_stride,
                   .a = w + (int64_t)g * d->cog * d->k,
                   .b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
-                  .c = col};
+                  .c = col.at,
+                  .beta = add ? 1.0f : 0.0f};
   sw_gemm_run(&m);
 }
 
@@ -122,14 +153,16 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
   sw_unfolded(grad_scale, bias_grad_scale, grad_keep);
   Dims d = dims(p);
   for (int g = 0; g < p->groups; g++)
-    for (int first = 0; first < batch; first += d.nb) {
-      int n = batch - first < d.nb ? batch - first : d.nb;
+    for (int first = 0, n; first < batch; first += n) {
+      n = batch - first < d.nb ? batch - first : d.nb;
       if (dw) {
-        columns(p, &d, false, x, first, n, g, false, ws);
-        weight_gradient(&d, dy, first, n, g, ws, dw);
+        if (!pointwise(p)) columns(p, &d, false, x, first, n, g, false, ws);
+        weight_gradient(&d, dy, first, n, g, columns_at(p, &d, x, first, n, g, ws), dw);
       }
-      if (dx) {
-        column_gradient(&d, w, dy, first, n, g, ws);
+      if (dx && pointwise(p)) {
+        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws), dx_add);
+      } else if (dx) {
+        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws), false);
         columns(p, &d, true, dx, first, n, g, dx_add, ws);
       }
     }
