@@ -61,7 +61,7 @@ static void strided(const DmaBench *p) {
       get(buf, (char *)p->b + at, p->bytes, p->block, gap);
       put((char *)p->a + at, buf, p->bytes, p->block, gap);
     } else {
-      athread_dma_tiled();
+      athread_dma_tiled(COL_SCOPE);
       get(buf, (char *)p->b + at, p->bytes, p->block, gap);
     }
   }

@@ -60,7 +60,7 @@ static void tiled_get(const AthreadTest *t, int wrong) {
   int c = _COL + (wrong && _MYID == 5);
   float *mine = ldm_malloc(8 * 4 * sizeof(float));
   volatile int got = 0;
-  athread_dma_tiled();
+  athread_dma_tiled(ROW_SCOPE);
   athread_get(PE_MODE, (void *)(t->matrix + 8 * _ROW * ROW_FLOATS + 4 * c), mine, 8 * block,
               (void *)&got, 0, pitch - block, block);
   dma_wait(&got, 1);

@@ -163,8 +163,10 @@ int main(void) {
   CHECK_EQ_INT(k->dma_tiled, 64);
   CHECK_EQ_INT(k->dma_blocks, 8 * 8); /* 512 blocks of 16 B, but a piece per row and mesh row */
   CHECK_EQ_INT(k->dma_batched, 0);
-  expect_failure(SLAVE_FUN(tiled_wrongly), "tiled_wrongly",
-                 "kernel 'tiled_wrongly', CPE 0: its tiled transfer #1 does not tile memory");
+  expect_failure(
+      SLAVE_FUN(tiled_wrongly), "tiled_wrongly",
+      "kernel 'tiled_wrongly', CPE 0: its transfer #1 declared tiled with its mesh row does not "
+      "tile memory");
   expect_failure(
       SLAVE_FUN(ldm_overflow), "ldm_overflow",
       "kernel 'ldm_overflow', CPE 9 (row 1, column 1): LDM exhausted: ldm_malloc(63488)");

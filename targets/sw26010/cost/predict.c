@@ -64,6 +64,20 @@ typedef struct Operand {
   int br, bc;
 } Operand;
 
+/* The contiguous pieces of memory one move of a blocked operand (several blocks across) forms:
+ * a block's lines each, except where a tile's 8 blocks across are all whole (gemm_whole_tile)
+ * and the blocks strided (more than one line): their 8 transfers are tiled, together one piece
+ * per line, or one in all when the operand is exactly those 8 blocks wide. */
+static double operand_pieces(Operand o, double col_blocks) {
+  double whole_tiles = (double)(long long)(o.cols / (8.0 * o.bc)), pieces = 0;
+  for (double first = 0; first < o.rows; first += o.br) {
+    double lines = o.rows - first < o.br ? o.rows - first : o.br;
+    double tiled = lines == 1 ? 8 : o.cols == 8.0 * o.bc ? 1 : lines; /* per whole tile */
+    pieces += lines * (col_blocks - 8 * whole_tiles) + whole_tiles * tiled;
+  }
+  return pieces;
+}
+
 static Operand stored(int rows, int cols, int br, int bc, int transposed) {
   return transposed ? (Operand){cols, rows, bc, br} : (Operand){rows, cols, br, bc};
 }
@@ -72,7 +86,7 @@ static void operand_moves(SwWork *w, Operand o, double times, int put) {
   double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc),
          transfers = row_blocks * col_blocks, bytes = times * 4 * o.rows * o.cols;
   w->dma_transfers += times * transfers;
-  w->dma_blocks += times * (col_blocks == 1 ? transfers : o.rows * col_blocks);
+  w->dma_blocks += times * (col_blocks == 1 ? transfers : operand_pieces(o, col_blocks));
   w->dma_bytes += bytes;
   if (put) w->dma_put_bytes += bytes;
 }

@@ -60,11 +60,11 @@ typedef struct dma_desc {
 /* Main memory first, LDM second, for gets and puts alike. */
 void dma(dma_desc d, void *mem, void *ldm);
 void dma_wait(volatile int *reply, int count);
-/* Emulator only: declares the CPE's next transfer (a strided one, in PE_MODE) tiled: with the
- * same-numbered declared transfers of the other 7 CPEs of its mesh column or row it covers
- * adjacent blocks (emu/tiling.h). The join checks the claim; the counters then count the
- * contiguous pieces the 8 form together as its blocks. */
-void athread_dma_tiled(void);
+/* Emulator only: declares the CPE's next transfer (a strided one, in PE_MODE) tiled with its
+ * mesh row (ROW_SCOPE) or column (COL_SCOPE): with the same-numbered transfers so declared of
+ * the other 7 CPEs there it covers adjacent blocks (emu/tiling.h). The join checks the claim;
+ * the counters then count the contiguous pieces the 8 form together as their blocks. */
+void athread_dma_tiled(scope with);
 
 /* Waits for the CPEs of the scope (a mask of 16 bits for the array, 8 for a row or column). */
 void athread_syn(scope s, int mask);

@@ -106,8 +106,8 @@ typedef struct Cpe {
   Context context;
   char *stack;
   AthreadCounters counts;
-  StridedLog strided; /* this launch's transfers declared tiled, for tiling.c */
-  bool tiled_next;    /* athread_dma_tiled was called: the next transfer is declared tiled */
+  StridedLog tiled[2]; /* this launch's transfers declared tiled with its row, its column */
+  int tiled_next;      /* ROW_SCOPE or COL_SCOPE: athread_dma_tiled's for the next transfer */
   /* reply counters with transfers not yet waited for by dma_wait, and how many */
   struct {
     volatile int *reply;
@@ -282,7 +282,7 @@ static void free_group(void *p) {
   for (int i = 0; i < ATHREAD_CPES; i++) {
     free(g->cpe[i].arena);
     free(g->cpe[i].ldm_saved);
-    free(g->cpe[i].strided.at);
+    free(g->cpe[i].tiled[0].at), free(g->cpe[i].tiled[1].at);
     if (g->cpe[i].stack) munmap(g->cpe[i].stack, CPE_STACK);
   }
   free(g);
@@ -319,7 +319,7 @@ int __real_athread_spawn(void (*f)(void *), void *arg, const char *name) {
     c->row_in = c->col_in = (Fifo){0};
     c->arena_top = 0, c->arena_cap = ATHREAD_LDM_BYTES - ldm_bytes, c->high_water = ldm_bytes;
     c->counts = (AthreadCounters){0};
-    c->strided.count = 0, c->tiled_next = false;
+    c->tiled[0].count = c->tiled[1].count = 0, c->tiled_next = ARRAY_SCOPE;
     memset(c->pending, 0, sizeof c->pending);
     if (ldm_bytes) memcpy(c->ldm_saved, ldm_pristine, ldm_bytes);
     context_start(&c->context, c->stack, CPE_STACK, cpe_main);
@@ -330,15 +330,17 @@ int __real_athread_spawn(void (*f)(void *), void *arg, const char *name) {
 /* Declared tiled transfers count the pieces they form with their column's or row's (tiling.h);
  * a declaration that does not hold is the kernel's error. */
 static void settle_tiling(AthreadCounters *t) {
-  StridedLog logs[ATHREAD_CPES];
-  for (int i = 0; i < ATHREAD_CPES; i++) logs[i] = group->cpe[i].strided;
-  Tiling tiling = strided_tiling(logs);
+  StridedLog rows[ATHREAD_CPES], cols[ATHREAD_CPES];
+  for (int i = 0; i < ATHREAD_CPES; i++)
+    rows[i] = group->cpe[i].tiled[0], cols[i] = group->cpe[i].tiled[1];
+  Tiling tiling = strided_tiling(rows, cols);
   if (tiling.cpe >= 0) {
+    const char *with = tiling.in_rows ? "row" : "column";
     fprintf(stderr,
-            "sw26010 emulator: error: kernel '%s', CPE %d: its tiled transfer #%zu does not tile "
-            "memory with the same-numbered ones of its mesh column or row (alike, whole blocks, "
-            "gaps of at least 7 blocks, the 8 starts one block apart)\n",
-            group->name, tiling.cpe, tiling.index + 1);
+            "sw26010 emulator: error: kernel '%s', CPE %d: its transfer #%zu declared tiled with "
+            "its mesh %s does not tile memory with the same-numbered ones of that %s (alike, "
+            "whole blocks, gaps of at least 7 blocks, the 8 starts one block apart)\n",
+            group->name, tiling.cpe, tiling.index + 1, with, with);
     exit(1);
   }
   t->dma_tiled = tiling.transfers, t->dma_blocks -= tiling.blocks_gone;
@@ -428,25 +430,30 @@ static void note_pending(volatile int *reply) {
   self->pending[free_slot].reply = reply, self->pending[free_slot].transfers = 1;
 }
 
-void athread_dma_tiled(void) {
+void athread_dma_tiled(scope with) {
   need_cpe("athread_dma_tiled");
-  self->tiled_next = true;
+  if (with != ROW_SCOPE && with != COL_SCOPE)
+    cpe_error("athread_dma_tiled(%d): a transfer tiles with its row (ROW_SCOPE) or column "
+              "(COL_SCOPE)",
+              (int)with);
+  self->tiled_next = with;
 }
 
 /* A transfer declared tiled, logged for tiling.c at join. */
 static void log_tiled(const char *mem, int len, int stride, int bsize, bool get) {
   StridedTransfer t = {(uintptr_t)mem, len, stride, bsize, get, false};
-  if (!strided_log_add(&self->strided, t)) cpe_error("out of memory logging strided transfers");
+  if (!strided_log_add(&self->tiled[self->tiled_next == COL_SCOPE], t))
+    cpe_error("out of memory logging strided transfers");
 }
 
 static void count_dma(dma_mode mode, void *mem, int len, int stride, int bsize, int blocks,
                       bool get, void *reply) {
   AthreadCounters *c = &self->counts;
-  if (self->tiled_next) {
+  if (self->tiled_next != ARRAY_SCOPE) {
     if (mode != PE_MODE)
       cpe_error("a transfer declared tiled in DMA mode %d (PE_MODE only)", (int)mode);
     log_tiled(mem, len, stride, bsize, get);
-    self->tiled_next = false;
+    self->tiled_next = ARRAY_SCOPE;
   }
   note_pending((volatile int *)reply);
   *(get ? &c->dma_get_bytes : &c->dma_put_bytes) += len;

@@ -45,25 +45,31 @@ static bool tile(StridedTransfer *const m[8]) {
   return seen == 0xffu;
 }
 
-/* Groups of 8 CPEs: columns (first c, step 8) and rows (first 8 r, step 1). */
+/* A group of 8 CPEs: a row (first 8 r, step 1) or a column (first c, step 8). */
 static void mark(StridedLog logs[64], int first, int step, Tiling *t) {
   StridedTransfer *m[8];
   for (size_t k = 0; members(logs, first, step, k, m); k++) {
-    if (m[0]->tiled || !tile(m)) continue;
+    if (!tile(m)) continue;
     int64_t blocks = m[0]->len / m[0]->bsize, pieces = m[0]->stride == 7 * m[0]->bsize ? 1 : blocks;
     for (int i = 0; i < 8; i++) m[i]->tiled = true;
     t->transfers += 8, t->blocks_gone += 8 * blocks - pieces;
   }
 }
 
-Tiling strided_tiling(StridedLog logs[64]) {
-  Tiling t = {0, 0, -1, 0};
-  for (int g = 0; g < 8; g++) mark(logs, g, 8, &t), mark(logs, 8 * g, 1, &t);
-  for (int c = 0; c < 64 && t.cpe < 0; c++)
+/* The first transfer of `logs` left unmarked, into t. */
+static void first_untiled(StridedLog logs[64], bool in_rows, Tiling *t) {
+  for (int c = 0; c < 64 && t->cpe < 0; c++)
     for (size_t k = 0; k < logs[c].count; k++)
       if (!logs[c].at[k].tiled) {
-        t.cpe = c, t.index = k;
-        break;
+        t->cpe = c, t->index = k, t->in_rows = in_rows;
+        return;
       }
+}
+
+Tiling strided_tiling(StridedLog rows[64], StridedLog cols[64]) {
+  Tiling t = {0, 0, -1, 0, false};
+  for (int g = 0; g < 8; g++) mark(rows, 8 * g, 1, &t), mark(cols, g, 8, &t);
+  first_untiled(rows, true, &t);
+  first_untiled(cols, false, &t);
   return t;
 }

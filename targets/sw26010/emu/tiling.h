@@ -1,6 +1,6 @@
 /* Strided DMA transfers declared tiled (athread_dma_tiled), checked at join (tiling.c). On the
  * chip the blocks of a strided transfer are separate memory requests, but when the
- * same-numbered transfers of the 8 CPEs of a mesh column (or row) take adjacent blocks, the
+ * same-numbered transfers of the 8 CPEs of a mesh row (or column) take adjacent blocks, the
  * group's requests cover contiguous memory and stream at the contiguous rate (the swDNN paper's
  * column-tiled gets; docs/targets.md "sw26010 cost model"). */
 #ifndef SWEMU_TILING_H
@@ -29,13 +29,15 @@ typedef struct Tiling {
   int64_t blocks_gone; /* their blocks less the contiguous pieces they form together */
   int cpe;             /* when one did not tile: the first such CPE, and its transfer */
   size_t index;
+  bool in_rows;
 } Tiling;
 
-/* Over a launch's 64 logs (CPE r * 8 + c) of declared transfers, marks the ones that tile
- * with the same-numbered transfers of the other 7 CPEs of their column or row: all alike
- * (direction, bytes, block), whole blocks, gaps of at least 7 blocks, the 8 starts one block
- * apart. Together the 8 form one contiguous piece when the gap is 7 blocks, else one per block
- * of a transfer. cpe is -1 when all tiled. */
-Tiling strided_tiling(StridedLog logs[64]);
+/* Over a launch's logs (CPE r * 8 + c) of transfers declared tiled with the CPE's mesh row
+ * (rows) or column (cols), marks the ones that tile with the same-numbered transfers so
+ * declared of the other 7 CPEs of that row or column: all alike (direction, bytes, block),
+ * whole blocks, gaps of at least 7 blocks, the 8 starts one block apart. Together the 8 form
+ * one contiguous piece when the gap is 7 blocks, else one per block of a transfer. cpe is -1
+ * when all tiled; else the first CPE with one that did not, in rows if `in_rows`. */
+Tiling strided_tiling(StridedLog rows[64], StridedLog cols[64]);
 
 #endif

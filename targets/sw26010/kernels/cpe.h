@@ -21,6 +21,16 @@
 #define cpe_count_vector_flops(n) ((void)0)
 #endif
 
+/* The next strided transfer takes, with the same-numbered ones so declared of the other 7 CPEs
+ * of its mesh row (ROW_SCOPE) or column (COL_SCOPE), adjacent blocks: the group's requests
+ * cover contiguous memory (the emulator checks it and counts the pieces for the cost model; on
+ * the chip the requests simply are). */
+#ifdef ATHREAD_EMULATOR
+#define cpe_dma_tiled(with) athread_dma_tiled(with)
+#else
+#define cpe_dma_tiled(with) ((void)0)
+#endif
+
 static inline void cpe_get(void *ldm, const void *mem, int bytes) {
   volatile int reply = 0;
   athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, 0, 0);

@@ -34,6 +34,13 @@ typedef struct Ldm {
   int runs, tmp_floats;
 } Ldm;
 
+/* Whether the block at stored column `at` (of blocks `cap` wide, tiles of 8 from column 0) lies
+ * in a tile whose 8 blocks are all whole: the 8 CPEs moving them then take adjacent blocks of
+ * each stored line, together contiguous runs (tiled strided transfers). */
+static inline bool gemm_whole_tile(int at, int cap, int extent) {
+  return (at / (8 * cap) + 1) * 8 * cap <= extent;
+}
+
 /* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. */
 static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0,
                              float *tmp) {
@@ -45,10 +52,15 @@ static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, i
   const float *src =
       m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
   int bytes = 4 * lines * run;
-  if (lines == 1 || run == m->ld)
+  if (lines == 1 || run == m->ld) {
     cpe_get(tmp, src, bytes);
-  else
+  } else {
+    /* CPE (i, j) holds block (i, j): a row of the mesh takes a line's adjacent blocks, or a
+     * column when the matrix is stored transposed */
+    if (m->transposed ? gemm_whole_tile(r0, cap_r, m->rows) : gemm_whole_tile(c0, cap_c, m->cols))
+      cpe_dma_tiled(m->transposed ? COL_SCOPE : ROW_SCOPE);
     cpe_get_strided(tmp, src, bytes, 4 * run, 4 * (m->ld - run));
+  }
   for (int i = 0; i < r; i++)
     for (int j = 0; j < c; j++)
       dst[i * cap_c + j] = m->transposed ? tmp[j * run + i] : tmp[i * run + j];
@@ -65,10 +77,12 @@ static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, i
     src = tmp;
   }
   float *dst = base + (int64_t)r0 * ld + c0;
-  if (r == 1 || c == ld)
+  if (r == 1 || c == ld) {
     cpe_put(dst, src, 4 * r * c);
-  else
+  } else {
+    if (gemm_whole_tile(c0, cap_c, cols)) cpe_dma_tiled(ROW_SCOPE);
     cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
+  }
 }
 
 /* c[bm][bn] += a[bm][bk] b[bk][bn] (bm, bn multiples of 4) in 4-wide vectors, swDNN's register
