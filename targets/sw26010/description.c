@@ -15,28 +15,45 @@
 
 static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
 
+/* The explicit plan as kernels/conv.c runs it, per group and launch of nb images (with a bias;
+ * the input gradient written, not added). */
 static double explicit_cost(const ConvShape *s, ConvComputation c) {
+  static const float present; /* a bias pointer: the model asks only whether there is one */
   int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups),
       b = (int)s->batch;
   int k = cig * (int)(s->kh * s->kw), pixels = (int)(s->ho * s->wo);
   int h = (int)s->h, w = (int)s->w, ho = (int)s->ho, wo = (int)s->wo, kh = (int)s->kh,
       kw = (int)s->kw;
   int sh = (int)s->sh, ph = (int)s->ph;
-  /* a pointwise filter's GEMMs read x and write dX in place (kernels/conv.c) */
-  bool columns = !(kh == 1 && kw == 1 && sh == 1 && s->sw == 1 && ph == 0 && s->pw == 0);
+  bool pointwise = sw_conv_pointwise(kh, kw, sh, (int)s->sw, ph, (int)s->pw);
+  int nb = sw_conv_images_per_launch(k, pixels, pointwise);
+  int64_t in_image = s->ci * h * w, out_image = s->co * pixels;
   SwWork work = {0};
-  if ((c == CONV_FORWARD || c == CONV_WGRAD) && columns)
-    sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
-  if (c == CONV_FORWARD) sw_work_add(&work, sw_gemm_work(cog, pixels, k, 0, 0, b, 0));
-  if (c == CONV_WGRAD) {
-    sw_work_add(&work, sw_gemm_work(cog, k, pixels, 0, 1, b, 1));
-    sw_work_add(&work, sw_row_sums_work(cog, pixels, b, 0)); /* db */
+  for (int first = 0, n; first < b; first += n) {
+    n = b - first < nb ? b - first : nb;
+    int cols_ld = pointwise ? pixels : n * pixels;
+    int64_t cols_stride = pointwise ? in_image : pixels;
+    if ((c == CONV_FORWARD || c == CONV_WGRAD) && !pointwise)
+      sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
+    if (c == CONV_FORWARD) {
+      SwGemmArgs m = sw_conv_forward_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image);
+      m.bias = &present;
+      sw_work_add(&work, sw_gemm_work(&m));
+    }
+    if (c == CONV_WGRAD) {
+      SwGemmArgs m = sw_conv_weights_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image,
+                                          first == 0 ? 0.0f : 1.0f);
+      sw_work_add(&work, sw_gemm_work(&m));
+    }
+    if (c == CONV_DGRAD) {
+      SwGemmArgs m = sw_conv_columns_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image, 0);
+      sw_work_add(&work, sw_gemm_work(&m));
+      if (!pointwise)
+        sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
+    }
   }
-  if (c == CONV_DGRAD) {
-    sw_work_add(&work, sw_gemm_work(k, pixels, cog, 1, 0, b, 0));
-    if (columns) sw_work_add(&work, sw_im2col_work(b, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
-  }
-  return groups * cpe(work);
+  double db = c == CONV_WGRAD ? cpe(sw_row_sums_work((double)s->co, pixels, b, 0)) : 0;
+  return groups * cpe(work) + db;
 }
 
 static double implicit_cost(const ConvShape *s, ConvComputation c) {

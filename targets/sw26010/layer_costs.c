@@ -17,12 +17,29 @@ static double floats(const Graph *g, int v, int64_t batch) {
   return (double)batch * (double)layout_floats_per_image(shape_of(g, v), g->values.data[v].layout);
 }
 
+/* kernels/fc.c's products: Y = X W^T (+ b), dW = dY^T X, dX (+)= dY W. */
 static double fc_cost(const Graph *g, const Op *op, int b, bool backward, bool input_grad) {
+  static const float present; /* a bias pointer: the model asks only whether there is one */
   int in = (int)shape_per_image(shape_of(g, op->inputs.data[0])), out = (int)op->attr.outputs;
-  if (!backward) return cpe(sw_gemm_work(b, out, in, 0, 1, 1, 0));
-  double t = cpe(sw_gemm_work(out, in, b, 1, 0, 1, 0)); /* dW = dY^T X */
+  if (!backward) {
+    SwGemmArgs y = {.m = b,
+                    .n = out,
+                    .k = in,
+                    .count = 1,
+                    .tb = 1,
+                    .lda = in,
+                    .ldb = in,
+                    .ldc = out,
+                    .bias = op->attr.bias ? &present : NULL,
+                    .bias_columns = 1};
+    return cpe(sw_gemm_work(&y));
+  }
+  SwGemmArgs dw = {
+      .m = out, .n = in, .k = b, .count = 1, .ta = 1, .lda = out, .ldb = in, .ldc = in};
+  double t = cpe(sw_gemm_work(&dw));
   if (op->attr.bias) t += cpe(sw_row_sums_work(out, 1, b, 0));
-  if (input_grad) t += cpe(sw_gemm_work(b, in, out, 0, 0, 1, 0)); /* dX = dY W */
+  SwGemmArgs dx = {.m = b, .n = in, .k = out, .count = 1, .lda = out, .ldb = in, .ldc = in};
+  if (input_grad) t += cpe(sw_gemm_work(&dx));
   return t;
 }
 

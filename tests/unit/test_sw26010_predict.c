@@ -13,14 +13,15 @@
 
 static void compare(const char *kernel, SwWork predicted) {
   SwWork c = sw_counted_work(athread_last_counters());
-  double counted[] = {c.flops,         c.vector_flops,  c.rlc_words,   c.dma_bytes,
+  double counted[] = {c.flops,         c.vector_flops,  c.rlc_words,   c.ldm_ops,   c.dma_bytes,
                       c.dma_put_bytes, c.dma_transfers, c.dma_batched, c.dma_blocks};
-  double model[] = {predicted.flops,       predicted.vector_flops,  predicted.rlc_words,
-                    predicted.dma_bytes,   predicted.dma_put_bytes, predicted.dma_transfers,
-                    predicted.dma_batched, predicted.dma_blocks};
-  static const char *names[] = {"flops",         "vector flops",  "rlc words",   "dma bytes",
-                                "dma put bytes", "dma transfers", "dma batched", "dma blocks"};
-  for (int i = 0; i < 8; i++) {
+  double model[] = {predicted.flops,         predicted.vector_flops, predicted.rlc_words,
+                    predicted.ldm_ops,       predicted.dma_bytes,    predicted.dma_put_bytes,
+                    predicted.dma_transfers, predicted.dma_batched,  predicted.dma_blocks};
+  static const char *names[] = {"flops",         "vector flops", "rlc words",
+                                "ldm ops",       "dma bytes",    "dma put bytes",
+                                "dma transfers", "dma batched",  "dma blocks"};
+  for (int i = 0; i < 9; i++) {
     bool ok = fabs(model[i] - counted[i]) <= 1e-9 * fmax(counted[i], 1);
     if (!ok)
       fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i],
@@ -50,7 +51,7 @@ static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared) {
                   .b = b,
                   .c = c};
   sw_gemm_run(&g);
-  compare("gemm", sw_gemm_work(m, n, k, ta, tb, count, c_shared));
+  compare("gemm", sw_gemm_work(&g));
   free(a), free(b), free(c);
 }
 

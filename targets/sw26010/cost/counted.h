@@ -15,7 +15,8 @@ static inline SwWork sw_counted_work(const AthreadCounters *c) {
                   .dma_transfers = (double)c->dma_transfers,
                   .dma_batched = (double)c->dma_batched,
                   .dma_blocks = (double)c->dma_blocks,
-                  .rlc_words = (double)c->rlc_words};
+                  .rlc_words = (double)c->rlc_words,
+                  .ldm_ops = (double)c->ldm_ops};
 }
 
 #endif

@@ -1,7 +1,12 @@
 /* The SW26010 cost model (model.h). Per core group:
  *   compute = vector flops / 742.4 GFLOPS + scalar flops / 185.6 GFLOPS
+ *             + memory-pipeline instructions / (64 x 1.45 GHz)
  *             the CPE cluster's peak (the SW26010 as swCaffe describes it) is a 4-wide vector
- *             multiply-add per cycle and CPE; scalar code issues one lane's: a quarter
+ *             multiply-add per cycle and CPE; scalar code issues one lane's: a quarter. Each
+ *             CPE has two pipelines: P0 for arithmetic, P1 for LDM loads and stores and
+ *             register communication, one instruction per cycle each; the block products keep
+ *             P1 under P0, but the copies, zeroing and packing the kernels declare
+ *             (athread.h ldm_ops) run in loops of their own, P1's work alone
  *   dma     = (waits * L + blocks * B) / 64 + bytes got / G + bytes put / P
  *             the group's requests are served in turn (over four buses, each shared by two mesh
  *             rows): each contiguous block in memory costs B, and the group moves bytes at G
@@ -26,7 +31,7 @@
 #include "model.h"
 
 const double SW_CG_PEAK_FLOPS = 742.4e9;
-static const double CPES = 64, SIMD_LANES = 4;
+static const double CPES = 64, SIMD_LANES = 4, CLOCK = 1.45e9;
 static const double DMA_WAIT_S = 836e-9, DMA_BLOCK_S = 1120e-9, DMA_GET_BYTES_PER_S = 28.1e9,
                     DMA_PUT_BYTES_PER_S = 16.5e9;
 static const double RLC_BROADCAST_BYTES_PER_S = 4461e9, RLC_WORD_BYTES = 32;
@@ -35,7 +40,8 @@ static const double MPE_FLOPS = 11.6e9, MPE_BYTES_PER_S = 9.9e9;
 SwTime sw_cpe_time(const SwWork *w) {
   SwTime t;
   t.compute = w->vector_flops / SW_CG_PEAK_FLOPS +
-              (w->flops - w->vector_flops) / (SW_CG_PEAK_FLOPS / SIMD_LANES);
+              (w->flops - w->vector_flops) / (SW_CG_PEAK_FLOPS / SIMD_LANES) +
+              w->ldm_ops / (CPES * CLOCK);
   double waits = w->dma_transfers - w->dma_batched, got = w->dma_bytes - w->dma_put_bytes;
   t.dma = (waits * DMA_WAIT_S + w->dma_blocks * DMA_BLOCK_S) / CPES + got / DMA_GET_BYTES_PER_S +
           w->dma_put_bytes / DMA_PUT_BYTES_PER_S;

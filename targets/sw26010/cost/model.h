@@ -19,6 +19,7 @@ typedef struct SwWork {
   double dma_blocks;    /* contiguous pieces in main memory (a strided request has many, unless its
                         blocks tile memory with its mesh column's or row's) */
   double rlc_words;     /* 256-bit register-communication values received */
+  double ldm_ops;       /* memory-pipeline instructions beside the arithmetic (athread.h ldm_ops) */
 } SwWork;
 
 typedef struct SwTime {

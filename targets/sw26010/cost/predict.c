@@ -44,7 +44,7 @@ void sw_work_add(SwWork *sum, SwWork w) {
   sum->flops += w.flops, sum->vector_flops += w.vector_flops, sum->dma_bytes += w.dma_bytes;
   sum->dma_put_bytes += w.dma_put_bytes;
   sum->dma_transfers += w.dma_transfers, sum->dma_batched += w.dma_batched;
-  sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words;
+  sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words, sum->ldm_ops += w.ldm_ops;
 }
 
 /* Every CPE reads its launch's arguments (the spawn argument) first. */
@@ -60,7 +60,7 @@ static SwWork launch_work(double arg_bytes) {
  * any of it (blocks past the edges are clipped, or skipped when empty), one contiguous piece per
  * line unless the block spans whole lines (gemm_load, gemm_store). */
 typedef struct Operand {
-  double rows, cols;
+  double rows, cols, ld; /* as stored: lines, their used length, their length */
   int br, bc;
 } Operand;
 
@@ -72,21 +72,26 @@ static double operand_pieces(Operand o, double col_blocks) {
   double whole_tiles = (double)(long long)(o.cols / (8.0 * o.bc)), pieces = 0;
   for (double first = 0; first < o.rows; first += o.br) {
     double lines = o.rows - first < o.br ? o.rows - first : o.br;
-    double tiled = lines == 1 ? 8 : o.cols == 8.0 * o.bc ? 1 : lines; /* per whole tile */
+    double tiled = lines == 1 ? 8 : o.ld == 8.0 * o.bc ? 1 : lines; /* per whole tile */
     pieces += lines * (col_blocks - 8 * whole_tiles) + whole_tiles * tiled;
   }
   return pieces;
 }
 
-static Operand stored(int rows, int cols, int br, int bc, int transposed) {
-  return transposed ? (Operand){cols, rows, bc, br} : (Operand){rows, cols, br, bc};
+/* A rows x cols operand in blocks of br x bc, stored transposed or not, its stored lines ld
+ * floats long (0: dense). */
+static Operand stored(int rows, int cols, int br, int bc, int transposed, int ld) {
+  Operand o = transposed ? (Operand){cols, rows, 0, bc, br} : (Operand){rows, cols, 0, br, bc};
+  o.ld = ld ? ld : o.cols;
+  return o;
 }
 
 static void operand_moves(SwWork *w, Operand o, double times, int put) {
   double row_blocks = ceil_div(o.rows, o.br), col_blocks = ceil_div(o.cols, o.bc),
          transfers = row_blocks * col_blocks, bytes = times * 4 * o.rows * o.cols;
   w->dma_transfers += times * transfers;
-  w->dma_blocks += times * (col_blocks == 1 ? transfers : operand_pieces(o, col_blocks));
+  w->dma_blocks +=
+      times * (col_blocks == 1 && o.ld == o.cols ? transfers : operand_pieces(o, col_blocks));
   w->dma_bytes += bytes;
   if (put) w->dma_put_bytes += bytes;
 }
@@ -101,7 +106,25 @@ static void operand_moves(SwWork *w, Operand o, double times, int put) {
 typedef struct Product {
   int m, n, k, ta, tb;
   double a_loads, b_loads, c_puts, c_gets, c_bias;
+  int lda, ldb, ldc; /* stored line lengths; 0: dense */
+  int bias_columns;  /* the bias is per column of C */
 } Product;
+
+/* The memory pipeline's work (gemm_cpe.h's cpe_count_ldm): every A and B load (a and b of
+ * them over the CPEs) zeroes its block and copies what it holds (a load and a store an
+ * element); every exchange packs a word in 5 operations, sent once and received 7 times; every
+ * C block starts zeroed, or loaded and scaled when C is read, the bias added over what it
+ * holds; a store copies a block cut at the right edge. */
+static double product_ldm_ops(Product p, int bm, int bn, int bk, double tiles_m, double tiles_n,
+                              double a, double b) {
+  double tile_cpes = tiles_m * tiles_n * CPES, c = (double)p.m * p.n;
+  double loads = (a * bm * bk + b * bk * bn) / 4 +
+                 2 * (tiles_n * p.a_loads * p.m * p.k + tiles_m * p.b_loads * p.k * p.n);
+  double exchanges = 5 * 8 * (a * bm * bk + b * bk * bn) / 4;
+  double c_ops = tile_cpes * (p.c_puts * bm * bn / 4 + p.c_gets * 2 * bm * bn) +
+                 2 * c * (p.c_gets + p.c_bias) + 2 * p.c_puts * p.m * (double)(p.n % bn);
+  return loads + exchanges + c_ops;
+}
 
 static SwWork product_work(Product p) {
   int bm, bn, bk;
@@ -113,19 +136,38 @@ static SwWork product_work(Product p) {
   SwWork w = {0};
   w.flops = w.vector_flops = b * 2.0 * 8 * bm * bn * bk; /* gemm_multiply's vectors */
   w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
-  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta), tiles_n * p.a_loads, 0);
-  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb), tiles_m * p.b_loads, 0);
-  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_gets, 0);
-  operand_moves(&w, stored(p.m, p.n, bm, bn, 0), p.c_puts, 1);
-  operand_moves(&w, stored(p.m, 1, bm, 1, 0), p.c_bias * ceil_div(p.n, bn),
-                0); /* a bias piece per C block */
+  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta, p.lda), tiles_n * p.a_loads, 0);
+  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb, p.ldb), tiles_m * p.b_loads, 0);
+  operand_moves(&w, stored(p.m, p.n, bm, bn, 0, p.ldc), p.c_gets, 0);
+  operand_moves(&w, stored(p.m, p.n, bm, bn, 0, p.ldc), p.c_puts, 1);
+  /* a bias piece per C block holding any of C */
+  if (p.bias_columns)
+    operand_moves(&w, stored(p.n, 1, bn, 1, 0, 0), p.c_bias * ceil_div(p.m, bm), 0);
+  else
+    operand_moves(&w, stored(p.m, 1, bm, 1, 0, 0), p.c_bias * ceil_div(p.n, bn), 0);
+  w.ldm_ops = product_ldm_ops(p, bm, bn, bk, tiles_m, tiles_n, a, b);
   return w;
 }
 
-/* C written once per batch item, or once per tile when all items share it. */
-SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared) {
+/* C started (read when beta is not 0, the bias added) and written once per batch item, or once
+ * per tile when all items share it (stride_c 0). */
+SwWork sw_gemm_work(const SwGemmArgs *g) {
   SwWork w = launch_work(sizeof(SwGemmArgs));
-  Product p = {m, n, k, ta, tb, count, count, c_shared ? 1 : count, 0, 0};
+  double starts = g->stride_c ? g->count : 1;
+  Product p = {g->m,
+               g->n,
+               g->k,
+               g->ta,
+               g->tb,
+               g->count,
+               g->count,
+               starts,
+               g->beta != 0 ? starts : 0,
+               g->bias ? starts : 0,
+               g->lda,
+               g->ldb,
+               g->ldc,
+               g->bias_columns};
   sw_work_add(&w, product_work(p));
   return w;
 }
@@ -189,22 +231,15 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
   AxisCounts r = axis_counts(rows, 1, 0),
              c = axis_counts(cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS);
   double a_loads = r.pairs * c.groups, b_loads = r.pairs * c.pairs, pixels = (double)a.ho * a.wo;
-  Product p;
+  /* every view is dense: per pixel (ci or co, batch), per tap (co, ci) */
+  Product p = {.a_loads = a_loads, .b_loads = b_loads};
   if (a.pass == SW_IMPLICIT_FORWARD)
-    p = (Product){a.co, a.batch, a.ci, 0, 0, a_loads, b_loads, pixels, 0, a.bias ? pixels : 0};
+    p.m = a.co, p.n = a.batch, p.k = a.ci, p.c_puts = pixels, p.c_bias = a.bias ? pixels : 0;
   else if (a.pass == SW_IMPLICIT_WEIGHTS)
-    p = (Product){a.co, a.ci, a.batch, 0, 1, a_loads, b_loads, (double)a.kh * a.kw, 0, 0};
+    p.m = a.co, p.n = a.ci, p.k = a.batch, p.tb = 1, p.c_puts = (double)a.kh * a.kw;
   else
-    p = (Product){a.ci,
-                  a.batch,
-                  a.co,
-                  1,
-                  0,
-                  a_loads,
-                  b_loads,
-                  (double)a.h * a.w,
-                  a.add ? (double)a.h * a.w : 0,
-                  0};
+    p.m = a.ci, p.n = a.batch, p.k = a.co, p.ta = 1, p.c_puts = (double)a.h * a.w,
+    p.c_gets = a.add ? p.c_puts : 0;
   SwWork w = launch_work(sizeof(SwImplicitArgs));
   sw_work_add(&w, product_work(p));
   return w;

@@ -12,9 +12,10 @@
  * 4-float words, at most 64, shrunk until A, B (each twice), C, a staging block and the bias
  * fit in 56 KB of LDM, then each evened out over its tiles or slices. */
 void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk);
-/* The CPE GEMM (gemm_cpe.c) of `count` products m x n x k, A or B stored transposed when ta
- * or tb, into one C (c_shared) or one each, on dense matrices. */
-SwWork sw_gemm_work(int m, int n, int k, int ta, int tb, int count, int c_shared);
+/* The CPE GEMM (gemm_cpe.c) launched with these arguments (its blocks as sw_gemm_blocks
+ * chooses them; of the pointers, only whether there is a bias matters). */
+struct SwGemmArgs;
+SwWork sw_gemm_work(const struct SwGemmArgs *g);
 /* The implicit convolution (conv_implicit_cpe.c) for the pass and shapes in a: its blocks and
  * run (fills a->bm, bn, bk, run), and its work. */
 struct SwImplicitArgs;

@@ -130,10 +130,14 @@ typedef struct AthreadCounters {
   int64_t rlc_words;    /* 256-bit values received */
   int64_t flops;        /* declared by kernels with athread_count_flops */
   int64_t vector_flops; /* the part of them done by 4-wide vector instructions */
+  int64_t ldm_ops;      /* LDM loads and stores and register-communication puts and gets issued
+                      beside the counted arithmetic (copies, transposes, zeroing, packing),
+                      declared with athread_count_ldm_ops: the memory pipeline's work */
   int64_t ldm_high_water; /* bytes, the largest of any CPE */
 } AthreadCounters;
 void athread_count_flops(int64_t flops);            /* CPE side: scalar arithmetic */
 void athread_count_vector_flops(int64_t flops);     /* CPE side: vector arithmetic */
+void athread_count_ldm_ops(int64_t ops);            /* CPE side: memory-pipeline work */
 const AthreadCounters *athread_last_counters(void); /* MPE side, after join */
 
 #endif

@@ -361,6 +361,7 @@ int athread_join(void) {
     for (int k = 0; k < 4; k++) t->dma_by_size[k] += c->dma_by_size[k];
     for (int k = 0; k < 5; k++) t->dma_by_mode[k] += c->dma_by_mode[k];
     t->rlc_words += c->rlc_words, t->flops += c->flops, t->vector_flops += c->vector_flops;
+    t->ldm_ops += c->ldm_ops;
     if ((int64_t)group->cpe[i].high_water > t->ldm_high_water)
       t->ldm_high_water = (int64_t)group->cpe[i].high_water;
   }
@@ -381,6 +382,11 @@ int athread_get_id(int core) {
 void athread_count_flops(int64_t flops) {
   need_cpe("athread_count_flops");
   self->counts.flops += flops;
+}
+
+void athread_count_ldm_ops(int64_t ops) {
+  need_cpe("athread_count_ldm_ops");
+  self->counts.ldm_ops += ops;
 }
 
 void athread_count_vector_flops(int64_t flops) {

@@ -3,6 +3,7 @@
 #ifndef SWNC_SW26010_ARGS_H
 #define SWNC_SW26010_ARGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Core groups per chip: workers per process (threads.c) and the cost model's batch share. */
@@ -29,6 +30,67 @@ typedef struct SwGemmArgs {
   float beta;
   int bm, bn, bk;
 } SwGemmArgs;
+
+/* The explicit convolution (conv.c) of a group's cig channels into k = cig kh kw rows of
+ * columns per output pixel: a pointwise filter (1x1, stride 1, no padding) has them as its
+ * input stored, and its GEMMs take the whole batch at once; otherwise im2col fills columns of up
+ * to 16 MB (SW_CONV_COL_FLOATS) per launch, that many images at a time. */
+enum { SW_CONV_COL_FLOATS = 1 << 22 };
+static inline bool sw_conv_pointwise(int kh, int kw, int sh, int sw, int ph, int pw) {
+  return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+}
+static inline int sw_conv_images_per_launch(int64_t k, int64_t pixels, bool pointwise) {
+  int64_t per_image = k * pixels;
+  return pointwise                         ? 1 << 30 /* any batch */
+         : per_image >= SW_CONV_COL_FLOATS ? 1
+                                           : (int)(SW_CONV_COL_FLOATS / per_image);
+}
+
+/* Its GEMMs over n images of one group (cog output channels, pixels P per image), pointers left
+ * to the caller: the columns are `cols_ld` floats a line and `cols_stride` apart per image (the
+ * workspace: n P and P; the input itself, pointwise: P and its image stride); dY's images are
+ * out_image apart. Y_i = W col_i; dW (+)= sum_i dY_i col_i^T (beta 1 after the first launch);
+ * dcol_i (+)= W^T dY_i. */
+static inline SwGemmArgs sw_conv_forward_gemm(int cog, int k, int pixels, int n, int cols_ld,
+                                              int64_t cols_stride, int64_t out_image) {
+  return (SwGemmArgs){.m = cog,
+                      .n = pixels,
+                      .k = k,
+                      .count = n,
+                      .lda = k,
+                      .ldb = cols_ld,
+                      .ldc = pixels,
+                      .stride_b = cols_stride,
+                      .stride_c = out_image};
+}
+static inline SwGemmArgs sw_conv_weights_gemm(int cog, int k, int pixels, int n, int cols_ld,
+                                              int64_t cols_stride, int64_t out_image, float beta) {
+  return (SwGemmArgs){.m = cog,
+                      .n = k,
+                      .k = pixels,
+                      .count = n,
+                      .tb = 1,
+                      .lda = pixels,
+                      .ldb = cols_ld,
+                      .ldc = k,
+                      .stride_a = out_image,
+                      .stride_b = cols_stride,
+                      .beta = beta};
+}
+static inline SwGemmArgs sw_conv_columns_gemm(int cog, int k, int pixels, int n, int cols_ld,
+                                              int64_t cols_stride, int64_t out_image, float beta) {
+  return (SwGemmArgs){.m = k,
+                      .n = pixels,
+                      .k = cog,
+                      .count = n,
+                      .ta = 1,
+                      .lda = k,
+                      .ldb = pixels,
+                      .ldc = cols_ld,
+                      .stride_b = out_image,
+                      .stride_c = cols_stride,
+                      .beta = beta};
+}
 
 /* Work per CPE task, shared with the cost model's counts (cost/predict.c): im2col's output
  * buffer, and the element-wise kernels' chunk (4 KB transfers). */

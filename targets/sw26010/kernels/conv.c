@@ -7,11 +7,7 @@
  * A pointwise filter (1x1, stride 1, no padding) has an image's columns as its input channels
  * stored: the GEMMs read x and write dX in place, no im2col, col2im or workspace (as Caffe's
  * 1x1 rule). */
-#include <limits.h>
-
 #include "mpe.h"
-
-enum { COL_FLOATS = 1 << 22 }; /* columns of up to 16 MB per im2col launch */
 
 typedef struct Dims {
   int cig, cog, k, pixels, nb;
@@ -19,16 +15,13 @@ typedef struct Dims {
 } Dims;
 
 static bool pointwise(const SwkConv *p) {
-  return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+  return sw_conv_pointwise(p->kh, p->kw, p->sh, p->sw, p->ph, p->pw);
 }
 
 static Dims dims(const SwkConv *p) {
   Dims d = {.cig = p->ci / p->groups, .cog = p->co / p->groups, .pixels = p->ho * p->wo};
   d.k = d.cig * p->kh * p->kw;
-  int64_t per_image = (int64_t)d.k * d.pixels;
-  d.nb = pointwise(p)              ? INT_MAX /* no columns to hold: the whole batch at once */
-         : per_image >= COL_FLOATS ? 1
-                                   : (int)(COL_FLOATS / per_image);
+  d.nb = sw_conv_images_per_launch(d.k, d.pixels, pointwise(p));
   d.in_image = (int64_t)p->ci * p->h * p->w;
   d.out_image = (int64_t)p->co * d.pixels;
   return d;
@@ -91,59 +84,31 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
       n = batch - first < d.nb ? batch - first : d.nb;
       if (!pointwise(p)) columns(p, &d, false, x, first, n, g, false, ws);
       Columns col = columns_at(p, &d, x, first, n, g, ws);
-      SwGemmArgs m = {.m = d.cog,
-                      .n = d.pixels,
-                      .k = d.k,
-                      .count = n,
-                      .lda = d.k,
-                      .ldb = col.ld,
-                      .ldc = d.pixels,
-                      .stride_b = col.image_stride,
-                      .stride_c = d.out_image,
-                      .a = w + (int64_t)g * d.cog * d.k,
-                      .b = col.at,
-                      .c = y + first * d.out_image + (int64_t)g * d.cog * d.pixels,
-                      .bias = p->bias ? b + g * d.cog : NULL};
+      SwGemmArgs m =
+          sw_conv_forward_gemm(d.cog, d.k, d.pixels, n, col.ld, col.image_stride, d.out_image);
+      m.a = w + (int64_t)g * d.cog * d.k, m.b = col.at;
+      m.c = y + first * d.out_image + (int64_t)g * d.cog * d.pixels;
+      m.bias = p->bias ? b + g * d.cog : NULL;
       sw_gemm_run(&m);
     }
 }
 
 static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g, Columns col,
                             float *dw) {
-  SwGemmArgs m = {.m = d->cog,
-                  .n = d->k,
-                  .k = d->pixels,
-                  .count = n,
-                  .tb = 1,
-                  .lda = d->pixels,
-                  .ldb = col.ld,
-                  .ldc = d->k,
-                  .stride_a = d->out_image,
-                  .stride_b = col.image_stride,
-                  .a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
-                  .b = col.at,
-                  .c = dw + (int64_t)g * d->cog * d->k,
-                  .beta = first == 0 ? 0.0f : 1.0f};
+  SwGemmArgs m = sw_conv_weights_gemm(d->cog, d->k, d->pixels, n, col.ld, col.image_stride,
+                                      d->out_image, first == 0 ? 0.0f : 1.0f);
+  m.a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, m.b = col.at;
+  m.c = dw + (int64_t)g * d->cog * d->k;
   sw_gemm_run(&m);
 }
 
 /* dcol = W^T dY; written (or added, when `add`) where col says. */
 static void column_gradient(const Dims *d, const float *w, const float *dy, int first, int n, int g,
                             Columns col, bool add) {
-  SwGemmArgs m = {.m = d->k,
-                  .n = d->pixels,
-                  .k = d->cog,
-                  .count = n,
-                  .ta = 1,
-                  .lda = d->k,
-                  .ldb = d->pixels,
-                  .ldc = col.ld,
-                  .stride_b = d->out_image,
-                  .stride_c = col.image_stride,
-                  .a = w + (int64_t)g * d->cog * d->k,
-                  .b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels,
-                  .c = col.at,
-                  .beta = add ? 1.0f : 0.0f};
+  SwGemmArgs m = sw_conv_columns_gemm(d->cog, d->k, d->pixels, n, col.ld, col.image_stride,
+                                      d->out_image, add ? 1.0f : 0.0f);
+  m.a = w + (int64_t)g * d->cog * d->k;
+  m.b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, m.c = col.at;
   sw_gemm_run(&m);
 }
 
@@ -159,11 +124,10 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
         if (!pointwise(p)) columns(p, &d, false, x, first, n, g, false, ws);
         weight_gradient(&d, dy, first, n, g, columns_at(p, &d, x, first, n, g, ws), dw);
       }
-      if (dx && pointwise(p)) {
-        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws), dx_add);
-      } else if (dx) {
-        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws), false);
-        columns(p, &d, true, dx, first, n, g, dx_add, ws);
+      if (dx) { /* pointwise: into dX itself */
+        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws),
+                        pointwise(p) && dx_add);
+        if (!pointwise(p)) columns(p, &d, true, dx, first, n, g, dx_add, ws);
       }
     }
   if (dw && db) {

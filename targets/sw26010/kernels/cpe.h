@@ -16,9 +16,11 @@
 #ifdef ATHREAD_EMULATOR
 #define cpe_count_flops(n) athread_count_flops(n)
 #define cpe_count_vector_flops(n) athread_count_vector_flops(n)
+#define cpe_count_ldm(n) athread_count_ldm_ops(n)
 #else
 #define cpe_count_flops(n) ((void)0)
 #define cpe_count_vector_flops(n) ((void)0)
+#define cpe_count_ldm(n) ((void)0)
 #endif
 
 /* The next strided transfer takes, with the same-numbered ones so declared of the other 7 CPEs
@@ -60,8 +62,10 @@ static inline void cpe_put_strided(void *mem, const void *ldm, int bytes, int bs
   }
 }
 
-/* Sends `floats` (a multiple of 4) to every other CPE of this row (row) or column, 4 per word. */
+/* Sends `floats` (a multiple of 4) to every other CPE of this row (row) or column, 4 per word:
+ * per word 4 loads and a put on the memory pipeline (cpe_receive: a get and 4 stores). */
 static inline void cpe_broadcast(const float *v, int floats, int row) {
+  cpe_count_ldm(5LL * floats / 4);
   for (int i = 0; i < floats; i += 4) {
     doublev4 w = {v[i], v[i + 1], v[i + 2], v[i + 3]};
     if (row)
@@ -72,6 +76,7 @@ static inline void cpe_broadcast(const float *v, int floats, int row) {
 }
 
 static inline void cpe_receive(float *v, int floats, int row) {
+  cpe_count_ldm(5LL * floats / 4);
   for (int i = 0; i < floats; i += 4) {
     doublev4 w;
     if (row)

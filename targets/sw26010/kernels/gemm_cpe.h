@@ -41,13 +41,16 @@ static inline bool gemm_whole_tile(int at, int cap, int extent) {
   return (at / (8 * cap) + 1) * 8 * cap <= extent;
 }
 
-/* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. */
+/* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. Memory-pipeline
+ * work (cpe_count_ldm): the zeroing in vector stores, a load and a store per element copied. */
 static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0,
                              float *tmp) {
   int r = m->rows - r0 < cap_r ? m->rows - r0 : cap_r,
       c = m->cols - c0 < cap_c ? m->cols - c0 : cap_c;
   memset(dst, 0, sizeof(float) * (size_t)cap_r * (size_t)cap_c);
+  cpe_count_ldm(cap_r * cap_c / 4);
   if (r <= 0 || c <= 0) return;
+  cpe_count_ldm(2LL * r * c);
   int lines = m->transposed ? c : r, run = m->transposed ? r : c; /* as stored */
   const float *src =
       m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
@@ -74,6 +77,7 @@ static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, i
   const float *src = blk;
   if (c != cap_c) {
     for (int i = 0; i < r; i++) memcpy(tmp + i * c, blk + i * cap_c, sizeof(float) * (size_t)c);
+    cpe_count_ldm(2LL * r * c);
     src = tmp;
   }
   float *dst = base + (int64_t)r0 * ld + c0;
@@ -167,14 +171,17 @@ static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int col
     Block cb = {c, ld, rows, cols, 0};
     gemm_load(blk, t.bm, t.bn, &cb, i0, j0, l->tmp);
     for (int i = 0; i < t.bm * t.bn; i++) blk[i] *= beta;
+    cpe_count_ldm(2LL * t.bm * t.bn);
   } else {
     memset(blk, 0, gemm_bytes(t.bm, t.bn));
+    cpe_count_ldm(t.bm * t.bn / 4);
   }
   int m = rows - i0 < t.bm ? rows - i0 : t.bm, n = cols - j0 < t.bn ? cols - j0 : t.bn;
   if (!bias || m <= 0 || n <= 0) return;
   cpe_get(l->bias, bias + (bias_columns ? j0 : i0), 4 * (bias_columns ? n : m));
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) blk[i * t.bn + j] += l->bias[bias_columns ? j : i];
+  cpe_count_ldm(2LL * m * n);
 }
 
 /* Adds A B_r (inner dimension k) to C block r of the run for each r < runs whose b[r].base is
