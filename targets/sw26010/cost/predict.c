@@ -268,6 +268,7 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
     }
   w.dma_bytes += 4 * elements * moves, w.dma_put_bytes += 4 * elements;
   w.flops = add ? elements : 0;
+  w.ldm_ops = elements * (add ? 3 : 2);
   return w;
 }
 
@@ -288,11 +289,14 @@ SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, in
     r.dma_transfers += gets + puts, r.dma_blocks += gets + puts;
     r.dma_put_bytes += 4.0 * planes * kh * kw * ho * wo;
     r.dma_bytes += 4.0 * gets * w + r.dma_put_bytes;
+    r.ldm_ops = 2.0 * planes * kh * kw * ho * wo; /* each column element loaded or zeroed, stored */
   } else {
     double segments = planes * rows_inside * kw, rows = planes * h * (add ? 2 : 1);
     r.dma_transfers += segments + rows, r.dma_blocks += segments + rows;
     r.dma_bytes += 4.0 * (segments * wo + rows * w), r.dma_put_bytes += 4.0 * planes * h * w;
     r.flops = segments * wo;
+    /* a row zeroed (unless added to), then two loads and a store per segment element */
+    r.ldm_ops = 3.0 * segments * wo + (add ? 0 : planes * h * (double)(w / 4));
   }
   return r;
 }

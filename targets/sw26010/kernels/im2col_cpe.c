@@ -16,8 +16,10 @@ static int rows_per_task(const SwIm2colArgs *p) {
   return r < 1 ? 1 : r > p->ho ? p->ho : r;
 }
 
-/* Column row (c, i, j)'s wo floats for one output row from its input row (in), or zeros. */
+/* Column row (c, i, j)'s wo floats for one output row from its input row (in), or zeros: a
+ * load (or a zero) and a store each on the memory pipeline. */
 static void fill(const SwIm2colArgs *p, const float *in, bool inside, int j, float *out) {
+  cpe_count_ldm(2LL * p->wo);
   for (int ow = 0; ow < p->wo; ow++) {
     int iw = ow * p->sw - p->pw + j;
     out[ow] = inside && iw >= 0 && iw < p->w ? in[iw] : 0.0f;
@@ -69,7 +71,7 @@ static void col2im_row(const SwIm2colArgs *p, int64_t task, float *row, float *s
   if (p->add)
     cpe_get(row, dst, 4 * p->w);
   else
-    memset(row, 0, sizeof(float) * (size_t)p->w);
+    memset(row, 0, sizeof(float) * (size_t)p->w), cpe_count_ldm(p->w / 4);
   for (int i = 0; i < p->kh; i++) {
     int t = ih + p->ph - i;
     if (t < 0 || t % p->sh || t / p->sh >= p->ho) continue;
@@ -81,7 +83,7 @@ static void col2im_row(const SwIm2colArgs *p, int64_t task, float *row, float *s
         int iw = ow * p->sw - p->pw + j;
         if (iw >= 0 && iw < p->w) row[iw] += seg[ow];
       }
-      cpe_count_flops(p->wo);
+      cpe_count_flops(p->wo), cpe_count_ldm(3LL * p->wo); /* two loads and a store each */
     }
   }
   cpe_put(dst, row, 4 * p->w);

@@ -32,6 +32,7 @@ static void tile(const SwTransposeArgs *p, const SwTransposeTiling *t, int64_t t
     for (int64_t i = 0; i < ni; i++)
       out[j * ni + i] = p->add ? out[j * ni + i] + in[i * nj + j] : in[i * nj + j];
   if (p->add) cpe_count_flops(ni * nj);
+  cpe_count_ldm(ni * nj * (p->add ? 3 : 2)); /* loads (out's too when adding) and a store */
   put_rows(y, out, nj, ni, p->mid * p->a);
 }
 
