@@ -450,6 +450,22 @@ int main(void) {
                           .groups = 1,
                           .bias = false},
                 7);
+  /* transforms in 4x4 blocks of vectors: 8 images of 16 pixels each way (to_bnrc adding) */
+  conv_implicit((SwkConv){.ci = 8,
+                          .h = 4,
+                          .w = 4,
+                          .co = 12,
+                          .ho = 4,
+                          .wo = 4,
+                          .kh = 3,
+                          .kw = 3,
+                          .sh = 1,
+                          .sw = 1,
+                          .ph = 1,
+                          .pw = 1,
+                          .groups = 1,
+                          .bias = true},
+                8);
   /* rows longer than a run (SW_IMPLICIT_RUN_MAX pixels), and a filter row longer than one (taps) */
   conv_implicit((SwkConv){.ci = 12,
                           .h = 6,

@@ -265,10 +265,14 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
       w.dma_transfers += tiles * moves;
       w.dma_blocks +=
           tiles * (pieces(ni[i], nj[j], mid * b) + (moves - 1) * pieces(nj[j], ni[i], mid * a));
+      /* in LDM: 4x4 blocks of vectors when both sides are multiples of 4, else element-wise */
+      double tile_elements = tiles * (double)(ni[i] * nj[j]);
+      bool vectors = ni[i] % 4 == 0 && nj[j] % 4 == 0;
+      w.ldm_ops += vectors ? tile_elements / 16 * (add ? 12 : 8) : tile_elements * (add ? 3 : 2);
+      if (add && vectors) w.vector_flops += tile_elements;
     }
   w.dma_bytes += 4 * elements * moves, w.dma_put_bytes += 4 * elements;
   w.flops = add ? elements : 0;
-  w.ldm_ops = elements * (add ? 3 : 2);
   return w;
 }
 

@@ -110,6 +110,17 @@ static inline floatv4 simd_set_floatv4(float a, float b, float c, float d) {
 #define simd_storeu(v, p) __builtin_memcpy((p), &(v), sizeof(v))
 #define simd_loade(v, p) ((v) = (__typeof__(v)){0} + *(p)) /* one element, in every lane */
 #define simd_vmad(a, b, c) ((a) * (b) + (c))
+/* simd_vshff(x, y, n): lanes 0 and 1 from y, lanes 2 and 3 from x, lane k taking the lane that
+ * bits 2k+1..2k of n name (the toolchain's vshff: shff(x, y, 0x88) of x = [x0 x1 x2 x3] and
+ * y = [y0 y1 y2 y3] is [y0 y2 x0 x2]). */
+static inline floatv4 swemu_vshff_floatv4(floatv4 x, floatv4 y, int n) {
+  return (floatv4){y[n & 3], y[(n >> 2) & 3], x[(n >> 4) & 3], x[(n >> 6) & 3]};
+}
+static inline doublev4 swemu_vshff_doublev4(doublev4 x, doublev4 y, int n) {
+  return (doublev4){y[n & 3], y[(n >> 2) & 3], x[(n >> 4) & 3], x[(n >> 6) & 3]};
+}
+#define simd_vshff(x, y, n)                                                                        \
+  _Generic((x), floatv4 : swemu_vshff_floatv4, doublev4 : swemu_vshff_doublev4)((x), (y), (n))
 #define simd_vmas(a, b, c) ((a) * (b) - (c))
 #define simd_vmuld(a, b) ((a) * (b))
 #define simd_vaddd(a, b) ((a) + (b))
