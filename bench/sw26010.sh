@@ -14,7 +14,7 @@ echo "== emulator (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 "$build/bench/emulator"
 
 echo "== the published DMA experiments on the emulator, priced by the cost model"
-"$build/bench/sw26010_dma"
+"$build/bench/sw26010_dma" --fit
 
 echo "== lenet, batch 64, 10 iterations, one thread / 1 and 4 core groups"
 rate() { sed -n 's/.*in [0-9ms]*, \([0-9.]*\) images\/s.*/\1/p'; }

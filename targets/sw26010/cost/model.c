@@ -20,8 +20,9 @@
  *             request, strided private blocks of 8 B - 8 KB; the swDNN paper's column-tiled
  *             gets of 128 and 256 B blocks), each experiment run as an emulator kernel and
  *             priced from its counters (bench/sw26010_dma, docs/targets.md), the 8-byte rows
- *             left out (they run twice as fast as any such model fitting 64 B): L = 836 ns
- *             (1212 cycles), B = 1120 ns / 64 = 17.5 ns, G = 28.1 GB/s, P = 16.5 GB/s. The
+ *             left out (they run twice as fast as any such model fitting 64 B): L = 846 ns
+ *             (1227 cycles), B = 1111 ns / 64 = 17.4 ns, G = 28.3 GB/s, P = 16.4 GB/s
+ *             (bench/sw26010_dma --fit). The
  *             private blocks set B (a block costs the same from 8 B to 2 KB), copy against
  *             triad sets G against P at large requests and L at small ones (triad waits once
  *             for its two gets), the 24 KB rows the sum of 1/G and 1/P.
@@ -32,8 +33,8 @@
 
 const double SW_CG_PEAK_FLOPS = 742.4e9;
 static const double CPES = 64, SIMD_LANES = 4, CLOCK = 1.45e9;
-static const double DMA_WAIT_S = 836e-9, DMA_BLOCK_S = 1120e-9, DMA_GET_BYTES_PER_S = 28.1e9,
-                    DMA_PUT_BYTES_PER_S = 16.5e9;
+const SwDmaConstants SW_DMA = {
+    .wait_s = 846e-9, .block_s = 1111e-9, .get_bytes_per_s = 28.3e9, .put_bytes_per_s = 16.4e9};
 static const double RLC_BROADCAST_BYTES_PER_S = 4461e9, RLC_WORD_BYTES = 32;
 static const double MPE_FLOPS = 11.6e9, MPE_BYTES_PER_S = 9.9e9;
 
@@ -42,12 +43,16 @@ SwTime sw_cpe_time(const SwWork *w) {
   t.compute = w->vector_flops / SW_CG_PEAK_FLOPS +
               (w->flops - w->vector_flops) / (SW_CG_PEAK_FLOPS / SIMD_LANES) +
               w->ldm_ops / (CPES * CLOCK);
-  double waits = w->dma_transfers - w->dma_batched, got = w->dma_bytes - w->dma_put_bytes;
-  t.dma = (waits * DMA_WAIT_S + w->dma_blocks * DMA_BLOCK_S) / CPES + got / DMA_GET_BYTES_PER_S +
-          w->dma_put_bytes / DMA_PUT_BYTES_PER_S;
+  t.dma = sw_dma_time(w, &SW_DMA);
   t.rlc = w->rlc_words * RLC_WORD_BYTES / RLC_BROADCAST_BYTES_PER_S;
   t.total = t.compute + t.dma + t.rlc;
   return t;
+}
+
+double sw_dma_time(const SwWork *w, const SwDmaConstants *k) {
+  double waits = w->dma_transfers - w->dma_batched, got = w->dma_bytes - w->dma_put_bytes;
+  return (waits * k->wait_s + w->dma_blocks * k->block_s) / CPES + got / k->get_bytes_per_s +
+         w->dma_put_bytes / k->put_bytes_per_s;
 }
 
 double sw_mpe_time(double bytes, double flops) {

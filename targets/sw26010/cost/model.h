@@ -28,6 +28,15 @@ typedef struct SwTime {
 } SwTime;
 
 SwTime sw_cpe_time(const SwWork *w);
+
+/* The DMA term's constants (model.c): seconds per wait and per contiguous block (per CPE), the
+ * group's get and put bandwidths; the model's own, fitted to the published DMA experiments, and
+ * the term under any others (bench/sw26010_dma --fit refits them). */
+typedef struct SwDmaConstants {
+  double wait_s, block_s, get_bytes_per_s, put_bytes_per_s;
+} SwDmaConstants;
+extern const SwDmaConstants SW_DMA;
+double sw_dma_time(const SwWork *w, const SwDmaConstants *k);
 /* Work on the MPE: `bytes` through its cache, `flops` of scalar arithmetic. */
 double sw_mpe_time(double bytes, double flops);
 

@@ -432,7 +432,7 @@ static void note_pending(volatile int *reply) {
     }
     if (!self->pending[i].reply && free_slot < 0) free_slot = i;
   }
-  if (free_slot < 0) free_slot = 0; /* forget the oldest: its transfers count a wait each */
+  if (free_slot < 0) free_slot = 0; /* all taken: reuse one, its transfers a wait each */
   self->pending[free_slot].reply = reply, self->pending[free_slot].transfers = 1;
 }
 
