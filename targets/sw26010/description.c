@@ -31,22 +31,22 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
   SwWork work = {0};
   for (int first = 0, n; first < b; first += n) {
     n = b - first < nb ? b - first : nb;
-    int cols_ld = pointwise ? pixels : n * pixels;
-    int64_t cols_stride = pointwise ? in_image : pixels;
+    SwConvColumns cols = sw_conv_columns(pointwise, n, pixels, in_image);
     if ((c == CONV_FORWARD || c == CONV_WGRAD) && !pointwise)
       sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
     if (c == CONV_FORWARD) {
-      SwGemmArgs m = sw_conv_forward_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image);
+      SwGemmArgs m = sw_conv_forward_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image);
       m.bias = &present;
       sw_work_add(&work, sw_gemm_work(&m));
     }
     if (c == CONV_WGRAD) {
-      SwGemmArgs m = sw_conv_weights_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image,
+      SwGemmArgs m = sw_conv_weights_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image,
                                           first == 0 ? 0.0f : 1.0f);
       sw_work_add(&work, sw_gemm_work(&m));
     }
     if (c == CONV_DGRAD) {
-      SwGemmArgs m = sw_conv_columns_gemm(cog, k, pixels, n, cols_ld, cols_stride, out_image, 0);
+      SwGemmArgs m =
+          sw_conv_columns_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image, 0);
       sw_work_add(&work, sw_gemm_work(&m));
       if (!pointwise)
         sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));

@@ -46,6 +46,16 @@ static inline int sw_conv_images_per_launch(int64_t k, int64_t pixels, bool poin
                                            : (int)(SW_CONV_COL_FLOATS / per_image);
 }
 
+/* Where a launch of n images finds its columns: lines of ld floats, images image_stride apart
+ * (the workspace: n P and P; pointwise, the input itself: P and its image of in_image). */
+typedef struct SwConvColumns {
+  int ld;
+  int64_t image_stride;
+} SwConvColumns;
+static inline SwConvColumns sw_conv_columns(bool pointwise, int n, int pixels, int64_t in_image) {
+  return pointwise ? (SwConvColumns){pixels, in_image} : (SwConvColumns){n * pixels, pixels};
+}
+
 /* Its GEMMs over n images of one group (cog output channels, pixels P per image), pointers left
  * to the caller: the columns are `cols_ld` floats a line and `cols_stride` apart per image (the
  * workspace: n P and P; the input itself, pointwise: P and its image stride); dY's images are

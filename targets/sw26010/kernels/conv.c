@@ -43,10 +43,10 @@ typedef struct Columns {
 
 static Columns columns_at(const SwkConv *p, const Dims *d, const float *x, int first, int n, int g,
                           float *ws) {
-  if (pointwise(p))
-    return (Columns){(float *)x + first * d->in_image + (int64_t)g * d->cig * d->pixels, d->pixels,
-                     d->in_image};
-  return (Columns){ws, n * d->pixels, d->pixels};
+  SwConvColumns at = sw_conv_columns(pointwise(p), n, d->pixels, d->in_image);
+  float *base =
+      pointwise(p) ? (float *)x + first * d->in_image + (int64_t)g * d->cig * d->pixels : ws;
+  return (Columns){base, at.ld, at.image_stride};
 }
 
 /* im2col (or col2im into x when `back`) of images [first, first + n) of group g. */
