@@ -4,7 +4,9 @@
  * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
  * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
- * effective rate: it does less). Median of 3 runs per plan.
+ * effective rate: it does less). Median of 3 runs per plan. The direct plan runs its rule's
+ * tiling; the column `tiled` has its best other tiling (direct_tiling.h, the ones swnc tune
+ * times) for the forward and input gradient, named at the end of the line.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
  * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
 #include <omp.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "conv_direct.h"
+#include "direct_tiling.h"
 #include "conv_winograd.h"
 #include "kernels.h"
 
@@ -48,6 +51,8 @@ static double fma_peak(int threads) {
   }
   return best;
 }
+
+static double fma_peak_rate; /* GFLOP/s, measured once */
 
 typedef struct Shape {
   const char *net, *name;
@@ -85,6 +90,19 @@ static const Shape shapes[] = {
 
 static double median3(double a, double b, double c) {
   return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* n floats, zero, on a 64-byte boundary as a program's pools and workspace are (a kernel's
+ * vector loads of packed filters straddle cache lines otherwise: 7-10% slower); exits if out
+ * of memory. */
+static float *zeroed(size_t n) {
+  size_t bytes = (sizeof(float) * n + 63) / 64 * 64;
+  float *p = aligned_alloc(64, bytes ? bytes : 64);
+  if (!p) {
+    fprintf(stderr, "conv_plans: out of memory (%zu floats)\n", n);
+    exit(1);
+  }
+  return memset(p, 0, bytes ? bytes : 64);
 }
 
 typedef struct Buffers {
@@ -135,49 +153,90 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   return now() - t0;
 }
 
+/* The direct plan's fastest tiling for computation c (0 forward, 2 input gradient) if it beats
+ * *rule_rate (its rate raised to it), printed as a column; else 0. */
+static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double flops,
+                       double *rule_rate) {
+  int words[HOST_TILINGS_MAX], n = 0, best = 0;
+  if (c != 1) {
+    SwkConv q = c == 2 ? host_direct_transposed(p) : *p;
+    n = host_direct_tiling_candidates(&q, batch, words);
+  }
+  double fastest = 0;
+  for (int i = 0; i < n; i++) {
+    p->forward_tiling = p->dgrad_tiling = words[i];
+    double t[3];
+    for (int rep = 0; rep < 3; rep++) t[rep] = run(p, batch, DIRECT, c, m);
+    double rate = flops / median3(t[0], t[1], t[2]) / 1e9;
+    if (rate > fastest) fastest = rate, best = words[i];
+  }
+  p->forward_tiling = p->dgrad_tiling = 0;
+  if (!n) {
+    printf(" %10s %7s", "-", "");
+    return 0;
+  }
+  printf(" %10.1f %6.0f%%", fastest, 100 * fastest / fma_peak_rate);
+  if (fastest <= *rule_rate) return 0;
+  *rule_rate = fastest;
+  return best;
+}
+
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(),
       batch = argc > 2 ? atoi(argv[2]) : 8;
   const char *filter = argc > 3 ? argv[3] : NULL;
   swk_set_threads(threads);
-  double peak = fma_peak(threads);
+  double peak = fma_peak_rate = fma_peak(threads);
   printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
          batch, threads, peak,
          getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
   printf("%-14s %-10s %-8s", "network", "layer", "compute");
   for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
+  printf(" %10s %7s", "tiled", "of peak");
   printf("  %s\n", "fastest");
   static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const Shape *s = &shapes[i];
     if (filter && !strstr(s->net, filter) && strcmp(s->name, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
-    SwkConv p = {s->ci, s->h, s->w, s->co, ho, wo,   s->k,  s->k,
-                 s->s,  s->s, s->p, s->p,  1,  true, false, false};
+    SwkConv p = {.ci = s->ci,
+                 .h = s->h,
+                 .w = s->w,
+                 .co = s->co,
+                 .ho = ho,
+                 .wo = wo,
+                 .kh = s->k,
+                 .kw = s->k,
+                 .sh = s->s,
+                 .sw = s->s,
+                 .ph = s->p,
+                 .pw = s->p,
+                 .groups = 1,
+                 .bias = true};
     size_t nx = host_blocked_floats(batch, s->ci, s->h, s->w),
            ny = host_blocked_floats(batch, s->co, ho, wo); /* enough for every layout */
     size_t nw = (size_t)s->co * s->ci * s->k * s->k;
-    Buffers m = {calloc(nx, 4),
-                 calloc(ny, 4),
-                 calloc(nw, 4),
-                 calloc((size_t)s->co, 4),
-                 calloc(nx, 4),
-                 calloc(nw, 4),
-                 calloc((size_t)s->co, 4),
-                 calloc(swk_conv_workspace(&p) + 16, 4),
-                 calloc(swk_conv_implicit_workspace(&p, batch), 4),
-                 calloc(host_conv_direct_workspace(&p), 4),
+    Buffers m = {zeroed(nx),
+                 zeroed(ny),
+                 zeroed(nw),
+                 zeroed((size_t)s->co),
+                 zeroed(nx),
+                 zeroed(nw),
+                 zeroed((size_t)s->co),
+                 zeroed(swk_conv_workspace(&p) + 16),
+                 zeroed(swk_conv_implicit_workspace(&p, batch)),
+                 zeroed(host_conv_direct_workspace(&p)),
                  NULL};
     if (host_conv_winograd_legal(&p)) {
       size_t two = host_conv_winograd_workspace(&p, 2), four = host_conv_winograd_workspace(&p, 4);
-      m.winograd_ws = calloc(two > four ? two : four, 4);
+      m.winograd_ws = zeroed(two > four ? two : four);
     }
     for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
     double flops = 2.0 * batch * s->co * ho * wo * s->ci * s->k * s->k;
     for (int c = 0; c < 3; c++) {
       printf("%-14s %-10s %-8s", s->net, s->name, computations[c]);
       int best = EXPLICIT;
-      double rate[PLANS] = {0};
+      double rate[PLANS + 1] = {0}; /* and the direct plan's best tiling */
       for (int plan = 0; plan < PLANS; plan++) {
         if (!plan_has(&p, plan)) {
           printf(" %10s %7s", "-", "");
@@ -189,7 +248,11 @@ int main(int argc, char **argv) {
         if (rate[plan] > rate[best]) best = plan;
         printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
       }
-      printf("  %s\n", plan_names[best]);
+      char name[HOST_TILING_NAME_MAX];
+      int tiling = best_tiling(&p, batch, c, &m, flops, &rate[DIRECT]);
+      if (tiling && rate[DIRECT] > rate[best]) best = DIRECT;
+      printf("  %s%s%s\n", plan_names[best], tiling && best == DIRECT ? ":" : "",
+             tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");
     }
     free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
         free(m.implicit_ws), free(m.direct_ws), free(m.winograd_ws);

@@ -215,7 +215,13 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 
 /* ------------------------------------------------------------------ kernel structs */
 
+/* The tiling word of computation c's plan (0: the kernel's rule, or the layer was not costed). */
+static int64_t conv_tiling(const Op *op, ConvComputation c) {
+  return op->conv.costed ? op->conv.tiling[c][op->conv.plan[c]] : 0;
+}
+
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
+  const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
   int64_t v[] = {[SwkConv_ci] = x.dim[1],
                  [SwkConv_h] = x.dim[2],
@@ -232,7 +238,9 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                  [SwkConv_groups] = a->groups,
                  [SwkConv_bias] = a->bias,
                  [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */
-                 [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i)};
+                 [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i),
+                 [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
+                 [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   return s;
 }

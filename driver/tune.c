@@ -82,9 +82,11 @@ static int by_value(const void *a, const void *b) {
 /* ------------------------------------------------------------------ what to measure */
 
 typedef struct Job {
-  const char *kind, *key, *what, *plan;
-  ConvShape conv; /* conv */
-  Shape tensor;   /* transform */
+  const char *kind, *key, *what, *plan; /* plan: with its tiling ("direct:filters.k16") */
+  ConvPlan conv_plan;                   /* conv */
+  int tiling;                           /* conv: the word its kernel is given; 0: its rule */
+  ConvShape conv;
+  Shape tensor; /* transform */
   Layout from, to;
 } Job;
 
@@ -98,6 +100,7 @@ static bool listed(const JobList *jobs, const char *key) {
 
 static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
   const Graph *g = &m->graph;
+  const Target *t = m->options.target;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     if (op->kind != OP_CONV) continue;
@@ -106,19 +109,25 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     conv_shape_key(&s, key);
     if (listed(jobs, key)) continue;
     for (int p = 0; p < PLAN_COUNT; p++) {
-      if (m->options.target->conv_illegal(&s, (ConvPlan)p)) continue;
+      if (t->conv_illegal(&s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
-        /* a computation the plan cannot do (direct's dgrad with stride 2) is priced infinite */
-        if (isinf(m->options.target->conv_cost(&s, (ConvPlan)p, (ConvComputation)c))) continue;
-        Job j = {"conv",
-                 arena_strdup(a, key),
-                 conv_computation_name((ConvComputation)c),
-                 conv_plan_name((ConvPlan)p),
-                 s,
-                 {0},
-                 LAYOUT_BNRC,
-                 LAYOUT_BNRC};
-        vec_push(a, *jobs, j);
+        /* a computation the plan cannot do (Winograd's on 5x5 filters) is priced infinite */
+        if (isinf(t->conv_cost(&s, (ConvPlan)p, (ConvComputation)c))) continue;
+        int words[TILINGS_MAX + 1] = {0}; /* the rule, then the plan's other tilings */
+        int n =
+            1 +
+            (t->conv_tilings ? t->conv_tilings(&s, (ConvPlan)p, (ConvComputation)c, words + 1) : 0);
+        for (int k = 0; k < n; k++) {
+          char name[TILING_NAME_MAX + 16];
+          Job j = {.kind = "conv",
+                   .key = arena_strdup(a, key),
+                   .what = conv_computation_name((ConvComputation)c),
+                   .plan = arena_strdup(a, conv_plan_tiling_name(t, (ConvPlan)p, words[k], name)),
+                   .conv_plan = (ConvPlan)p,
+                   .tiling = words[k],
+                   .conv = s};
+          vec_push(a, *jobs, j);
+        }
       }
     }
   }
@@ -132,7 +141,13 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
       for (int to = 0; to < LAYOUT_COUNT; to++) {
         const char *word = transform_word((Layout)from, (Layout)to);
         if (!word || isinf(module_transform_cost(m, s, (Layout)from, (Layout)to))) continue;
-        Job j = {"transform", arena_strdup(a, key), word, "-", {0}, s, (Layout)from, (Layout)to};
+        Job j = {.kind = "transform",
+                 .key = arena_strdup(a, key),
+                 .what = word,
+                 .plan = "-",
+                 .tensor = s,
+                 .from = (Layout)from,
+                 .to = (Layout)to};
         vec_push(a, *jobs, j);
       }
   }
@@ -150,27 +165,25 @@ static float *filled(size_t n) {
   return p;
 }
 
-/* A plan's forward and backward kernels, by the plan's name. */
+/* A plan's forward and backward kernels. */
 typedef struct PlanKernels {
   swk_conv_forward_fn forward;
   swk_conv_backward_fn backward;
 } PlanKernels;
 
-static PlanKernels plan_kernels(const Kernels *k, const char *plan) {
+static PlanKernels plan_kernels(const Kernels *k, ConvPlan plan) {
   PlanKernels all[] = {{k->swk_conv_forward, k->swk_conv_backward},
                        {k->swk_conv_implicit_forward, k->swk_conv_implicit_backward},
                        {k->swk_conv_direct_forward, k->swk_conv_direct_backward},
                        {k->swk_conv_winograd2_forward, k->swk_conv_winograd2_backward},
                        {k->swk_conv_winograd4_forward, k->swk_conv_winograd4_backward}};
   _Static_assert(sizeof all / sizeof all[0] == PLAN_COUNT, "kernels per plan");
-  for (int p = 0; p < PLAN_COUNT; p++)
-    if (!strcmp(plan, conv_plan_name((ConvPlan)p))) return all[p];
-  return all[PLAN_EXPLICIT];
+  return all[plan];
 }
 
 static void run_conv(const Kernels *k, const Job *j, const SwkConv *p, int batch,
                      const Buffers *b) {
-  PlanKernels plan = plan_kernels(k, j->plan);
+  PlanKernels plan = plan_kernels(k, j->conv_plan);
   if (!strcmp(j->what, "forward")) {
     plan.forward(p, batch, b->x, b->w, b->b, b->y, b->ws);
     return;
@@ -209,9 +222,22 @@ static void evict_caches(void) {
  * ran out. */
 static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   const ConvShape *c = &j->conv;
-  SwkConv p = {(int)c->ci,     (int)c->h,  (int)c->w,  (int)c->co, (int)c->ho, (int)c->wo,
-               (int)c->kh,     (int)c->kw, (int)c->sh, (int)c->sw, (int)c->ph, (int)c->pw,
-               (int)c->groups, true,       false,      false};
+  SwkConv p = {.ci = (int)c->ci,
+               .h = (int)c->h,
+               .w = (int)c->w,
+               .co = (int)c->co,
+               .ho = (int)c->ho,
+               .wo = (int)c->wo,
+               .kh = (int)c->kh,
+               .kw = (int)c->kw,
+               .sh = (int)c->sh,
+               .sw = (int)c->sw,
+               .ph = (int)c->ph,
+               .pw = (int)c->pw,
+               .groups = (int)c->groups,
+               .bias = true,
+               .forward_tiling = j->tiling,
+               .dgrad_tiling = j->tiling};
   bool conv = !strcmp(j->kind, "conv");
   /* every layout's floats: the blocked one rounds channels up to 16 */
   size_t elems =

@@ -12,10 +12,13 @@ static void print_cost(FILE *f, double seconds, bool tuned) {
     fprintf(f, "%10.3f ms %s", 1e3 * seconds, tuned ? "(t)" : "(m)");
 }
 
-static const char *plans_text(const ConvPlan plan[3]) {
-  static char buf[96];
-  snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s", conv_plan_name(plan[0]),
-           conv_plan_name(plan[1]), conv_plan_name(plan[2]));
+static const char *plans_text(const Module *m, const Op *op) {
+  static char buf[160];
+  char names[CONV_COMPUTATIONS][TILING_NAME_MAX + 16];
+  snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s",
+           conv_plan_text(m, op, CONV_FORWARD, names[0]),
+           conv_plan_text(m, op, CONV_WGRAD, names[1]),
+           conv_plan_text(m, op, CONV_DGRAD, names[2]));
   return buf;
 }
 
@@ -70,7 +73,7 @@ static void explain_conv(FILE *f, const Module *m, const Op *op) {
     else
       fprintf(f, "%.3f ms\n", 1e3 * ch->in_layout[l]);
   }
-  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(ch->plan),
+  fprintf(f, "  chosen: %s (%s): %s\n", layout_name(chosen), plans_text(m, op),
           reason(m, op, chosen));
 }
 

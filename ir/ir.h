@@ -252,6 +252,8 @@ typedef struct ConvChoice {
   double cost[CONV_COMPUTATIONS][PLAN_COUNT]; /* seconds; INFINITY: not a candidate
                                                     (illegal, or excluded by --conv) */
   bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];  /* the cost is a measurement from --tune */
+  int tiling[CONV_COMPUTATIONS][PLAN_COUNT];  /* the plan's tiling behind the cost (a word of
+                                                 the target's, ir/target.h); 0: its rule */
   double joint[PLAN_COUNT];                   /* CONV_BACKWARD: both gradients in one call */
   bool joint_tuned[PLAN_COUNT];
   const char *illegal[PLAN_COUNT];  /* the target's reason a plan cannot run, or NULL */

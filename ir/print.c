@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "ir.h"
+#include "target.h"
 
 static void print_attrs(FILE *f, const Op *op) {
   for (const FieldSpec *s = op_info[op->kind].fields; s->key; s++)
@@ -41,9 +42,12 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
   }
   fprintf(f, " -> %s %s", dtype_name(out->dtype), shape_str(out->shape));
   if (out->shape.rank == 4) fprintf(f, " %s", layout_name(out->layout));
-  if (op->kind == OP_CONV && op->conv.costed && module_has(m, STAGE_LAID_OUT))
-    fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_name(op->conv.plan[CONV_FORWARD]),
-            conv_plan_name(op->conv.plan[CONV_WGRAD]), conv_plan_name(op->conv.plan[CONV_DGRAD]));
+  if (op->kind == OP_CONV && op->conv.costed && module_has(m, STAGE_LAID_OUT)) {
+    char names[CONV_COMPUTATIONS][TILING_NAME_MAX + 16];
+    fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_text(m, op, CONV_FORWARD, names[0]),
+            conv_plan_text(m, op, CONV_WGRAD, names[1]),
+            conv_plan_text(m, op, CONV_DGRAD, names[2]));
+  }
   if (op->params.len) {
     fprintf(f, " params %lld (", (long long)op_param_count(op));
     for (int p = 0; p < op->params.len; p++) {

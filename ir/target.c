@@ -40,13 +40,44 @@ static const TuningEntry *measured(const Module *m, const char *kind, const char
   return tuning_find(t, kind, m->options.target->name, key, what, plan, m->options.machine);
 }
 
+const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
+                                  char name[TILING_NAME_MAX + 16]) {
+  char word[TILING_NAME_MAX];
+  if (!tiling || !t->tiling_name) return conv_plan_name(plan);
+  snprintf(name, TILING_NAME_MAX + 16, "%s:%s", conv_plan_name(plan), t->tiling_name(tiling, word));
+  return name;
+}
+
+const char *conv_plan_text(const Module *m, const Op *op, ConvComputation c,
+                           char name[TILING_NAME_MAX + 16]) {
+  ConvPlan plan = op->conv.plan[c];
+  return conv_plan_tiling_name(m->options.target, plan, op->conv.tiling[c][plan], name);
+}
+
+/* A tiling replaces the plan's rule only if measured this much faster: medians of repeated
+ * runs on a shared machine move by a few percent, and choosing by that noise would make the
+ * compiled program depend on it for nothing. */
+static const double TILING_MARGIN = 0.03;
+
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
-                        bool *tuned) {
+                        ConvCostSource *source) {
+  const Target *t = m->options.target;
   char key[KEY_MAX];
   conv_shape_key(s, key);
-  const TuningEntry *e = measured(m, "conv", key, conv_computation_name(c), conv_plan_name(plan));
-  *tuned = e != NULL;
-  return e ? e->seconds : m->options.target->conv_cost(s, plan, c);
+  const char *what = conv_computation_name(c);
+  const TuningEntry *e = measured(m, "conv", key, what, conv_plan_name(plan));
+  double cost = e ? e->seconds : t->conv_cost(s, plan, c);
+  *source = (ConvCostSource){.tuned = e != NULL, .rule = cost};
+  int words[TILINGS_MAX];
+  int n = t->conv_tilings && m->options.tuning ? t->conv_tilings(s, plan, c, words) : 0;
+  for (int i = 0; i < n; i++) {
+    char name[TILING_NAME_MAX + 16];
+    const TuningEntry *tiled =
+        measured(m, "conv", key, what, conv_plan_tiling_name(t, plan, words[i], name));
+    if (tiled && tiled->seconds < cost && tiled->seconds < source->rule * (1 - TILING_MARGIN))
+      cost = tiled->seconds, source->tuned = true, source->tiling = words[i];
+  }
+  return cost;
 }
 
 double module_transform_cost(const Module *m, Shape s, Layout from, Layout to) {

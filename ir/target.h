@@ -22,6 +22,8 @@ enum { KEY_MAX = 192 };
 void conv_shape_key(const ConvShape *s, char key[KEY_MAX]);
 void transform_key(int64_t batch, Shape s, char key[KEY_MAX]);
 
+enum { TILINGS_MAX = 16, TILING_NAME_MAX = 32 };
+
 struct Target {
   const char *name;
   const char *summary;
@@ -75,6 +77,13 @@ struct Target {
    * (CONV_BACKWARD: both gradients by one call). NULL: none. */
   const char *reference_plans;
   ConvPlan (*reference_plan)(const ConvShape *s, ConvComputation c);
+  /* How a plan's kernel may block its loops for computation c (forward or dgrad): the tiling
+   * words it reads in SwkConv.forward_tiling and dgrad_tiling (runtime/kernels.h) that swnc
+   * tune measures beside the kernel's own rule (word 0, which conv_cost prices); their count.
+   * And a word's name, written after the plan's in tuning files and the IR
+   * ("direct:filters.k16"). NULL: the target's kernels have no tilings. */
+  int (*conv_tilings)(const ConvShape *s, ConvPlan plan, ConvComputation c, int words[TILINGS_MAX]);
+  const char *(*tiling_name)(int word, char name[TILING_NAME_MAX]);
 };
 
 /* The images one of the target's workers runs of a step's batch (batch_parts), the largest
@@ -82,9 +91,21 @@ struct Target {
 int64_t target_batch_share(const Target *t, int64_t batch);
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's
- * target and this machine if it has one (then *tuned is set), else the target's model. */
+ * target and this machine if it has one, else the target's model. A plan's cost is that of
+ * its fastest measured tiling where that beats its rule's. */
+typedef struct ConvCostSource {
+  bool tuned;  /* measured */
+  int tiling;  /* the tiling's word; 0: the plan's rule */
+  double rule; /* the rule's seconds, measured or modelled */
+} ConvCostSource;
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
-                        bool *tuned);
+                        ConvCostSource *source);
+/* The plan as tuning files and the IR name it with a tiling: "direct", "direct:filters.k16". */
+const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
+                                  char name[TILING_NAME_MAX + 16]);
+/* Computation c's plan of convolution op, with its tiling, as the IR and --explain show it. */
+const char *conv_plan_text(const Module *m, const Op *op, ConvComputation c,
+                           char name[TILING_NAME_MAX + 16]);
 double module_transform_cost(const Module *m, Shape s, Layout from, Layout to);
 
 /* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:

@@ -47,13 +47,21 @@ static bool cost_conv(Module *m, Op *op) {
   for (int plan = 0; plan < PLAN_COUNT; plan++) {
     ch->illegal[plan] = m->options.target->conv_illegal(&s, (ConvPlan)plan);
     bool candidate = !ch->illegal[plan];
-    for (int c = 0; c < CONV_COMPUTATIONS; c++)
-      ch->cost[c][plan] = candidate ? module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c,
-                                                       &ch->tuned[c][plan])
-                                    : INFINITY;
-    ch->joint[plan] =
-        candidate ? module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &ch->joint_tuned[plan])
-                  : INFINITY;
+    ch->joint[plan] = INFINITY;
+    if (!candidate) {
+      for (int c = 0; c < CONV_COMPUTATIONS; c++) ch->cost[c][plan] = INFINITY;
+      continue;
+    }
+    ConvCostSource src;
+    double dgrad_saving = 0;
+    for (int c = 0; c < CONV_COMPUTATIONS; c++) {
+      ch->cost[c][plan] = module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c, &src);
+      ch->tuned[c][plan] = src.tuned, ch->tiling[c][plan] = src.tiling;
+      if (c == CONV_DGRAD && src.tiling) dgrad_saving = src.rule - ch->cost[c][plan];
+    }
+    /* the joint call runs the input gradient with its tiling: it saves there what it saves alone */
+    ch->joint[plan] = module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &src) - dgrad_saving;
+    ch->joint_tuned[plan] = src.tuned;
   }
   ConvPlan forced = forced_plan(m, &s, CONV_FORWARD);
   if (m->options.conv >= CONV_FORCE_EXPLICIT && ch->illegal[forced]) {

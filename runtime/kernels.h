@@ -54,7 +54,12 @@ bool swk_estimate(SwkEstimate *totals);
   F(BOOL, bool, bias)                                                                              \
   F(BOOL, bool, filters_kkoi) /* implicit plan only: filters in (K,K,No,Ni), not (No,Ni,K,K) */ \
   F(BOOL, bool, no_input_gradient) /* backward is never asked for dX (the first layer): the    \
-                                      workspace need not hold what computing it takes */
+                                      workspace need not hold what computing it takes */        \
+  F(I32, int, forward_tiling) /* how the plan's kernel blocks its loops, chosen per layer at    \
+                                 compile time (the target's model, or swnc tune): a word of the \
+                                 target's (host direct plan: direct_tiling.h); 0: the kernel's  \
+                                 own rule. Kernels without tilings ignore it */                 \
+  F(I32, int, dgrad_tiling) /* the same for the input gradient */
 
 /* ------------------------------------------------------------- pooling */
 #define SwkPool_FIELDS(F, A)                                                                       \
@@ -112,9 +117,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall outside
  * the image are skipped. Its workspace serves forward and backward.
  * Convolution, direct on the channel-blocked layout (B, N/16, R, C, 16): channel n of a pixel
- * in lane n % 16 of block n / 16; groups must be 1; the input gradient only with stride 1 and
- * padding below the kernel's size. Outputs and input gradients have 0 in the lanes past the
- * channels; the unused lanes of inputs are never read. Its workspace serves all three.
+ * in lane n % 16 of block n / 16; groups must be 1. Outputs and input gradients have 0 in the
+ * lanes past the channels; the unused lanes of inputs are never read. Its workspace serves all
+ * three, with any tiling.
  * Convolution, Winograd F(2x2, 3x3) and F(4x4, 3x3) on the channel-blocked layout: 3x3
  * filters, stride 1, padding up to 2, no groups; otherwise as the direct plan.
  * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back,

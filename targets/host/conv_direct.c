@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "isa.h"
+#include "direct_tiling.h"
 #include "register_blocks.h"
 #include "workspace.h"
 
@@ -34,7 +35,10 @@ static void c_strip(int nb, int np, const Strip *s) {
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)
       for (int o = 0; o < 16; o++) {
-        float sum = s->bias ? s->bias[b * 16 + o] : 0;
+        /* the sum starts from y or the bias as the vector strips' accumulators do, so a
+         * tiling's passes over the input blocks (direct_tiling.h) give the same results */
+        float *y = &s->y[b * s->y_block + p * s->y_pixel + o];
+        float sum = s->accumulate ? *y : s->bias ? s->bias[b * 16 + o] : 0;
         for (int cb = 0; cb < s->blocks_in; cb++) {
           int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
           for (int kh = s->kh0; kh < s->kh1; kh++)
@@ -46,8 +50,7 @@ static void c_strip(int nb, int np, const Strip *s) {
                 sum += s->w[(ptrdiff_t)tap + b * s->w_block + l * 16 + o] * *x;
               }
         }
-        float *y = &s->y[b * s->y_block + p * s->y_pixel + o];
-        *y = s->accumulate ? *y + sum : sum;
+        *y = sum;
       }
 }
 
@@ -275,77 +278,126 @@ static Placement compact(const SwkConv *q, float *y) {
 }
 
 /* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
- * [ob, ob + nb). */
+ * [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias (or to y), the
+ * others add to y. */
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
                           const float *packed, const float *bias, bool accumulate,
-                          const Placement *at, int image, int ob, int nb, int oh, int ow, int np) {
+                          const Placement *at, int image, int ob, int nb, int oh, int ow, int np,
+                          int c0, int c1) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
-             .x_offset = (ptrdiff_t)ih * v.row + (ptrdiff_t)(ow * p->sw + at->shift) * v.col,
+             .x_offset =
+                 (ptrdiff_t)ih * v.row + (ptrdiff_t)(ow * p->sw + at->shift) * v.col + c0 * v.block,
              .x_block = v.block,
              .x_row = v.row,
              .x_col = v.col,
              .x_pixel = (ptrdiff_t)p->sw * v.col,
              .x_lane = v.lane,
-             .blocks_in = bi,
-             .lanes_last = p->ci - (bi - 1) * 16,
+             .blocks_in = c1 - c0,
+             .lanes_last = c1 < bi ? 16 : p->ci - (bi - 1) * 16,
              .kh = p->kh,
              .kw = p->kw,
              .kh0 = ih < 0 ? -ih : 0,
              .kh1 = p->h - ih < p->kh ? p->h - ih : p->kh,
-             .w = packed + (size_t)ob * (size_t)bi * (size_t)taps * 256,
+             .w = packed + ((size_t)ob * (size_t)bi + (size_t)c0) * (size_t)taps * 256,
              .w_block = (ptrdiff_t)bi * taps * 256,
-             .bias = bias ? bias + ob * 16 : NULL,
+             .bias = bias && !c0 ? bias + ob * 16 : NULL,
              .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
              .y_block = at->block,
              .y_pixel = at->pixel,
-             .accumulate = accumulate};
+             .accumulate = accumulate || c0};
   k->strip(nb, np, &s);
 }
 
-/* Whether the filters outweigh the batch's images: then each group of output blocks runs over
- * all images while its filters stay in L2 (ResNet's last stage: 9 MB of filters, 100 KB an
- * image), the images padded once up front; else each image's rows run over all groups while
- * the row stays in L1, a thread padding the image it works on. */
-static bool filters_outer(const SwkConv *q, int batch, bool x_planar) {
-  return host_direct_packed_floats(q) > (size_t)batch * host_direct_image_floats(q, x_planar);
+/* The strips of one convolution as direct() runs them: item i is strip (i % strips) of row
+ * (i / strips % ho) of image (i / strips / ho % batch), for group (i / strips / ho / batch) of
+ * output blocks filters outer, for all groups images outer. */
+typedef struct Strips {
+  const DirectIsa *isa;
+  const SwkConv *q;
+  const Placement *at;
+  const float *x, *packed, *bias;
+  bool x_planar, accumulate, copies, batch_padded;
+  HostDirectTiling tiling;
+  View view;
+  int batch, groups, strips, pixels, blocks_in, pass;
+  long items, run; /* all; a run shares each pass over the input blocks */
+  size_t padded_image;
+} Strips;
+
+/* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's padded
+ * image (holding image *have). */
+static void run_strips(const Strips *r, long from, long to, float *padded, float *mine, int *have) {
+  const SwkConv *q = r->q;
+  int bo = host_blocks(q->co), most = r->isa->blocks;
+  for (int c0 = 0; c0 < r->blocks_in; c0 += r->pass) {
+    int c1 = c0 + r->pass < r->blocks_in ? c0 + r->pass : r->blocks_in;
+    for (long i = from; i < to; i++) {
+      int strip = (int)(i % r->strips), oh = (int)(i / r->strips % q->ho);
+      int image = (int)(i / r->strips / q->ho % r->batch);
+      int group = (int)(i / r->strips / q->ho / r->batch);
+      const float *xi = r->batch_padded ? padded + r->padded_image * (size_t)image
+                                        : image_view(q, r->x, r->x_planar, image, mine, have);
+      int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
+      for (int g = r->tiling.filters_outer ? group : 0;
+           g < (r->tiling.filters_outer ? group + 1 : r->groups); g++) {
+        int ob = g * most;
+        compute_strip(r->isa, q, xi, r->view, r->packed, r->bias, r->accumulate, r->at, image, ob,
+                      bo - ob < most ? bo - ob : most, oh, ow, np, c0, c1);
+      }
+    }
+  }
 }
 
-/* y (+)= conv(x) + bias with q's filters packed, y placed by `at`; `padded` holds padded
- * images. Threads split strips of pixels (with their group of output blocks if by group), so
- * that even one image keeps every thread busy. */
+/* y (+)= conv(x) + bias with q's filters packed, y placed by `at`, tiled as the word says
+ * (direct_tiling.h); `padded` holds padded images. Threads take even shares of the strips
+ * (with their group of output blocks if filters outer), so that even one image keeps every
+ * thread busy; each runs its share run by run. */
 static void direct(const SwkConv *q, const Placement *at, int batch, const float *x, bool x_planar,
-                   const float *packed, const float *bias, bool accumulate, float *padded) {
+                   const float *packed, const float *bias, bool accumulate, float *padded,
+                   int tiling) {
   const DirectIsa *k = host_register_blocks();
-  int bo = host_blocks(q->co), most = k->blocks, groups = ceil_div(bo, most);
+  Strips r = {.isa = k,
+              .q = q,
+              .at = at,
+              .x = x,
+              .packed = packed,
+              .bias = bias,
+              .x_planar = x_planar,
+              .accumulate = accumulate,
+              .copies = host_direct_copies(q, x_planar),
+              .tiling = host_direct_tiling(tiling, q, batch, x_planar),
+              .view = view_of(q, x_planar),
+              .batch = batch,
+              .groups = ceil_div(host_blocks(q->co), k->blocks),
+              .strips = ceil_div(q->wo, k->pixels),
+              .blocks_in = host_blocks(q->ci),
+              .padded_image = host_direct_padded_image_floats(q, x_planar)};
   /* even strips: a short last one (16 = 14 + 2) runs its few accumulators at a fraction of the
    * rate (cifar10_quick's 16-wide conv2: 8 + 8 is 10% faster forward, 8% for dX) */
-  int strips = ceil_div(q->wo, k->pixels), pixels = ceil_div(q->wo, strips);
-  size_t padded_image = host_direct_padded_image_floats(q, x_planar);
-  View v = view_of(q, x_planar);
-  bool by_group = filters_outer(q, batch, x_planar), copies = host_direct_copies(q, x_planar);
-  long items = (long)batch * q->ho * strips * (by_group ? groups : 1);
+  r.pixels = ceil_div(q->wo, r.strips);
+  r.pass = r.tiling.blocks ? r.tiling.blocks : r.blocks_in;
+  /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
+  r.batch_padded = r.tiling.filters_outer && r.copies &&
+                   (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
+  long image_items = (long)q->ho * r.strips;
+  r.items = (long)batch * image_items * (r.tiling.filters_outer ? r.groups : 1);
+  r.run = r.tiling.filters_outer ? image_items * batch : image_items;
 #pragma omp parallel num_threads(swk_threads())
   {
-    float *mine = padded + padded_image * (size_t)omp_get_thread_num();
+    int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    float *mine = padded + r.padded_image * (size_t)me;
     int have = -1; /* the image `mine` holds */
-    if (by_group && copies) {
+    if (r.batch_padded) {
 #pragma omp for schedule(static)
       for (int n = 0; n < batch; n++)
-        pad_image(q, x, x_planar, n, padded + padded_image * (size_t)n);
+        pad_image(q, x, x_planar, n, padded + r.padded_image * (size_t)n);
     }
-#pragma omp for schedule(static)
-    for (long i = 0; i < items; i++) {
-      int strip = (int)(i % strips), oh = (int)(i / strips % q->ho);
-      int image = (int)(i / strips / q->ho % batch), group = (int)(i / strips / q->ho / batch);
-      const float *xi = by_group && copies ? padded + padded_image * (size_t)image
-                                           : image_view(q, x, x_planar, image, mine, &have);
-      int ow = strip * pixels, np = q->wo - ow < pixels ? q->wo - ow : pixels;
-      for (int g = by_group ? group : 0; g < (by_group ? group + 1 : groups); g++) {
-        int ob = g * most;
-        compute_strip(k, q, xi, v, packed, bias, accumulate, at, image, ob,
-                      bo - ob < most ? bo - ob : most, oh, ow, np);
-      }
+    long from = r.items * me / threads, to = r.items * (me + 1) / threads;
+    for (long i = from; i < to;) {
+      long end = (i / r.run + 1) * r.run < to ? (i / r.run + 1) * r.run : to;
+      run_strips(&r, i, end, padded, mine, &have);
+      i = end;
     }
   }
 }
@@ -369,7 +421,7 @@ void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, b
     padded_bias[o] = bias && o < p->co ? bias[o] : 0;
   Placement at = compact(p, y);
   direct(p, &at, batch, x, x_planar, packed, bias ? padded_bias : NULL, false,
-         padded_bias + host_direct_bias_floats(p));
+         padded_bias + host_direct_bias_floats(p), p->forward_tiling);
 }
 
 /* ------------------------------------------------------------------ the input gradient */
@@ -406,7 +458,8 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
                       .pixel = (ptrdiff_t)p->sw * 16,
                       .shift = f.shift};
       pack_filters(p, w, &f, ws);
-      direct(&f.q, &at, batch, dy, false, ws, NULL, dx_add, ws + host_direct_packed_floats(&f.q));
+      direct(&f.q, &at, batch, dy, false, ws, NULL, dx_add, ws + host_direct_packed_floats(&f.q),
+             p->dgrad_tiling);
     }
 }
 

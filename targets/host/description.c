@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../../ir/target.h"
+#include "direct_tiling.h"
 #include "isa.h"
 #include "workspace.h"
 
@@ -202,6 +203,23 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
   return 2.0 * 4 * batch * c * h * w / STRIDED / cpus();
 }
 
+/* The direct plan's forward and input gradient have tilings (direct_tiling.h); the model
+ * prices their rule. */
+static int host_conv_tilings(const ConvShape *s, ConvPlan plan, ConvComputation c,
+                             int words[TILINGS_MAX]) {
+  if (plan != PLAN_DIRECT || (c != CONV_FORWARD && c != CONV_DGRAD)) return 0;
+  _Static_assert((int)HOST_TILINGS_MAX <= (int)TILINGS_MAX, "ir/target.h holds the host's tilings");
+  SwkConv p = kernel_shape(s);
+  SwkConv q = c == CONV_DGRAD ? host_direct_transposed(&p) : p;
+  return host_direct_tiling_candidates(&q, (int)s->batch, words);
+}
+
+static const char *host_tiling_name(int word, char name[TILING_NAME_MAX]) {
+  _Static_assert((int)HOST_TILING_NAME_MAX <= (int)TILING_NAME_MAX,
+                 "ir/target.h holds the host's names");
+  return host_direct_tiling_name(word, name);
+}
+
 /* With the thread count a program takes by default: the cores (docs/runtime.md). */
 static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool input_gradient) {
   int threads = (int)cpus();
@@ -227,6 +245,8 @@ const Target host_target = {
     .folds_gradients = true,
     .conv_illegal = host_conv_illegal,
     .conv_cost = host_conv_cost,
+    .conv_tilings = host_conv_tilings,
+    .tiling_name = host_tiling_name,
     .transform_cost = host_transform_cost,
     .accepts = kernel_interface_accepts,
     .plan_margin = 0.1, /* bench/plans_end_to_end.sh: choices that won by less than this per

@@ -180,7 +180,7 @@ static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_pl
 }
 
 /* All of a batch's copied images (blocked x), held when the filters outweigh the images
- * (conv_direct.c: filters_outer), which bounds them by the filters. */
+ * (direct_tiling.h: filters outer), which bounds them by the filters. */
 static inline size_t host_direct_padded_batch_floats(const SwkConv *q) {
   return host_direct_copies(q, false)
              ? host_direct_packed_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1

@@ -9,10 +9,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "conv_direct.h"
 #include "conv_winograd.h"
+#include "direct_tiling.h"
 #include "isa.h"
 #include "rng.h"
 
@@ -263,8 +265,67 @@ static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
   run_free(&r);
 }
 
+/* ------------------------------------------------------------------ tilings */
+
+/* Every tiling of the direct plan's forward and input gradient (both orders, passes of 1 to 3
+ * input blocks or all) gives the rule's results bit for bit (direct_tiling.h), written and
+ * added; and swnc tune's candidates leave out the rule and passes as large as the channels. */
+static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
+  Run r = run_new(&plans[0], p, batch, planar);
+  const float *x = planar ? r.x : r.xb;
+  float *want_y = random_array(r.nyb), *y = malloc(sizeof(float) * r.nyb);
+  float *base = random_array(r.nxb), *want_dx = malloc(sizeof(float) * r.nxb),
+        *want_added = malloc(sizeof(float) * r.nxb), *dx = malloc(sizeof(float) * r.nxb);
+  host_conv_direct_forward(&p, batch, x, planar, r.w, r.b, want_y, r.ws);
+  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_dx, false, r.ws);
+  memcpy(want_added, base, sizeof(float) * r.nxb);
+  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_added, true, r.ws);
+  int differ = 0;
+  for (int order = 0; order < 2; order++)
+    for (int blocks = 0; blocks <= 3; blocks++) {
+      SwkConv q = p;
+      q.forward_tiling = q.dgrad_tiling =
+          host_direct_tiling_word((HostDirectTiling){.filters_outer = order, .blocks = blocks});
+      memset(y, 0xff, sizeof(float) * r.nyb);
+      host_conv_direct_forward(&q, batch, x, planar, r.w, r.b, y, r.ws);
+      differ += memcmp(y, want_y, sizeof(float) * r.nyb) != 0;
+      if (planar) continue;
+      memset(dx, 0xff, sizeof(float) * r.nxb);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, r.ws);
+      differ += memcmp(dx, want_dx, sizeof(float) * r.nxb) != 0;
+      memcpy(dx, base, sizeof(float) * r.nxb);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, true, r.ws);
+      differ += memcmp(dx, want_added, sizeof(float) * r.nxb) != 0;
+    }
+  if (differ)
+    fprintf(stderr,
+            "FAIL: %s direct tilings differ from the rule %d times, %dx%dx%d -> %d k%d s%d\n", isa,
+            differ, p.ci, p.h, p.w, p.co, p.kh, p.sh);
+  CHECK_EQ_INT(differ, 0);
+  free(want_y), free(y), free(base), free(want_dx), free(want_added), free(dx);
+  run_free(&r);
+}
+
+static void test_tiling_candidates(void) {
+  SwkConv wide = shape(1024, 14, 14, 256, 1, 1, 0), narrow = shape(64, 8, 8, 64, 3, 1, 1);
+  int words[HOST_TILINGS_MAX], n = host_direct_tiling_candidates(&wide, 8, words);
+  CHECK_EQ_INT(n, 7); /* 64 input blocks: 2 orders x (1 pass, 8, 16, 32 blocks) but the rule */
+  HostDirectTiling rule = host_direct_tiling_rule(&wide, 8, false);
+  for (int i = 0; i < n; i++) {
+    HostDirectTiling t = host_direct_tiling(words[i], &wide, 8, false);
+    CHECK(t.blocks || t.filters_outer != rule.filters_outer);
+  }
+  CHECK_EQ_INT(host_direct_tiling_candidates(&narrow, 8, words), 1); /* 4 blocks: the other order */
+  char name[HOST_TILING_NAME_MAX];
+  HostDirectTiling filters16 = {.filters_outer = true, .blocks = 16};
+  CHECK(!strcmp(host_direct_tiling_name(host_direct_tiling_word(filters16), name), "filters.k16"));
+  CHECK(!strcmp(host_direct_tiling_name(host_direct_tiling_word((HostDirectTiling){0}), name),
+                "images"));
+}
+
 int main(void) {
   swk_set_threads(2);
+  test_tiling_candidates();
   for (int i = 0; i < HOST_ISA_COUNT; i++) {
     const char *isa = host_isas[i];
     if (!host_conv_direct_use(isa)) continue;
@@ -297,6 +358,11 @@ int main(void) {
       test_conv(k, isa, shape(8, 10, 10, 16, 3, 2, 3), 2, false);  /* padding as wide as taps */
       test_conv(k, isa, shape(8, 9, 10, 16, 1, 3, 0), 2, false);   /* phases without taps */
     }
+    test_tilings(isa, shape(40, 9, 9, 48, 3, 1, 1), 2, false);   /* padded copies, 3 blocks */
+    test_tilings(isa, shape(48, 7, 7, 40, 1, 1, 0), 3, false);   /* 1x1 as one row */
+    test_tilings(isa, shape(40, 11, 11, 36, 3, 2, 1), 2, false); /* phases of dX */
+    test_tilings(isa, shape(33, 5, 6, 70, 3, 1, 2), 1, false);   /* a partial block */
+    test_tilings(isa, shape(3, 20, 20, 40, 5, 1, 2), 2, true);   /* a first layer's planes */
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {

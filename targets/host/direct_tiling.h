@@ -1,0 +1,89 @@
+/* The direct plan's tilings (conv_direct.c): how its loop over strips runs, as a word the
+ * compiler chooses per layer and passes in SwkConv.forward_tiling and dgrad_tiling
+ * (runtime/kernels.h). One definition for the kernels, the target's model (description.c) and
+ * the candidates swnc tune measures.
+ *
+ * A strip is a run of output pixels of one row for a group of one or two output blocks, whose
+ * sums stay in registers while the input channels and taps stream through. The strips run in
+ * one of two orders, which is also how the threads split them (each takes an even share):
+ * - images outer: each image's strips, every strip for all groups of output blocks: the strip's
+ *   inputs stay in L1 while the filters stream past;
+ * - filters outer: each group over all images' strips: the group's filters stay in cache while
+ *   the images stream past (the images padded once up front where the workspace holds them).
+ * Channel blocking: the input blocks may be summed in passes of `blocks` over a run of strips
+ * (an image's, images outer; a group's, filters outer), the first pass writing the outputs and
+ * the others adding to them, so that a pass's filters and inputs fit a nearer cache.
+ * Every tiling gives the same results bit for bit: an output's sum is formed in one order, its
+ * accumulator stored and loaded back exactly between passes. */
+#ifndef SWNC_HOST_DIRECT_TILING_H
+#define SWNC_HOST_DIRECT_TILING_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "workspace.h"
+
+typedef struct HostDirectTiling {
+  bool filters_outer;
+  int blocks; /* input blocks per pass; 0: all in one */
+} HostDirectTiling;
+
+/* A word: 0 (the kernel's rule), else 1 | filters_outer << 1 | blocks << 2. */
+enum { HOST_TILING_SET = 1, HOST_TILING_FILTERS = 2, HOST_TILING_BLOCKS_SHIFT = 2 };
+
+static inline int host_direct_tiling_word(HostDirectTiling t) {
+  return HOST_TILING_SET | (t.filters_outer ? HOST_TILING_FILTERS : 0) |
+         t.blocks << HOST_TILING_BLOCKS_SHIFT;
+}
+
+/* Whether the filters outweigh the batch's images (ResNet's last stage: 9 MB of filters,
+ * 100 KB an image). */
+static inline bool host_direct_filters_outweigh(const SwkConv *q, int batch, bool x_planar) {
+  return host_direct_packed_floats(q) > (size_t)batch * host_direct_image_floats(q, x_planar);
+}
+
+/* The kernel's own rule, word 0: filters outer where the filters outweigh the images, all
+ * input blocks in one pass. */
+static inline HostDirectTiling host_direct_tiling_rule(const SwkConv *q, int batch, bool x_planar) {
+  return (HostDirectTiling){.filters_outer = host_direct_filters_outweigh(q, batch, x_planar)};
+}
+
+/* The tiling a word names for q (a pass never holds more blocks than q has). */
+static inline HostDirectTiling host_direct_tiling(int word, const SwkConv *q, int batch,
+                                                  bool x_planar) {
+  if (!(word & HOST_TILING_SET)) return host_direct_tiling_rule(q, batch, x_planar);
+  HostDirectTiling t = {.filters_outer = word & HOST_TILING_FILTERS,
+                        .blocks = word >> HOST_TILING_BLOCKS_SHIFT};
+  if (t.blocks >= host_blocks(q->ci)) t.blocks = 0;
+  return t;
+}
+
+/* "images", "filters.k16" (passes of 16 input blocks): as tuning files and the IR name it. */
+enum { HOST_TILING_NAME_MAX = 32 };
+static inline const char *host_direct_tiling_name(int word, char name[HOST_TILING_NAME_MAX]) {
+  if (!(word & HOST_TILING_SET)) return "";
+  int blocks = word >> HOST_TILING_BLOCKS_SHIFT;
+  snprintf(name, HOST_TILING_NAME_MAX, "%s", word & HOST_TILING_FILTERS ? "filters" : "images");
+  if (blocks) snprintf(name + strlen(name), HOST_TILING_NAME_MAX - strlen(name), ".k%d", blocks);
+  return name;
+}
+
+/* The tilings swnc tune measures beside the rule: both orders, in one pass and in passes of
+ * 8, 16 and 32 input blocks where q has more, but the one the rule is. Their count. */
+enum { HOST_TILINGS_MAX = 8 };
+static inline int host_direct_tiling_candidates(const SwkConv *q, int batch,
+                                                int words[HOST_TILINGS_MAX]) {
+  static const int passes[] = {0, 8, 16, 32};
+  HostDirectTiling rule = host_direct_tiling_rule(q, batch, false);
+  int n = 0;
+  for (int order = 0; order < 2; order++)
+    for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+      HostDirectTiling t = {.filters_outer = order, .blocks = passes[i]};
+      if (t.blocks && t.blocks >= host_blocks(q->ci)) continue;
+      if (t.filters_outer == rule.filters_outer && !t.blocks) continue;
+      words[n++] = host_direct_tiling_word(t);
+    }
+  return n;
+}
+
+#endif
