@@ -138,8 +138,9 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
   switch (op_info[op->kind].family) {
   case FAMILY_FC: return fc_cost(g, op, b, backward, input_grad);
   case FAMILY_POOL: return pool_cost(g, op, b, backward);
-  case FAMILY_ACTIVATION:
-    return cpe(sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2, 1, 0));
+  case FAMILY_ACTIVATION: /* ReLU in vectors, the others (exp, tanh) in scalar code */
+    return cpe(
+        sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2, 1, op->kind == OP_RELU));
   case FAMILY_DROPOUT: return cpe(sw_stream_work(floats(g, op->output, batch), 2, 1, 0));
   case FAMILY_BATCHNORM: return batchnorm_cost(g, op, b, backward, input_grad);
   case FAMILY_LRN: return lrn_cost(g, op, b, backward);

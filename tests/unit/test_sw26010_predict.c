@@ -313,6 +313,7 @@ int main(void) {
                        .images = 2};
   im2col(wide, 0);
   stream(SW_RELU, 100000, 2);
+  stream(SW_RELU_GRAD, 4101, 3); /* in vectors, a scalar tail of 1 */
   stream(SW_SGD, 5000, 5);
   stream(SW_SUM_INTO, 4099, 3); /* a last chunk of 3 floats: its scalar tail */
   row_sums(70, 3000, 3, 0);

@@ -121,6 +121,25 @@ static inline doublev4 swemu_vshff_doublev4(doublev4 x, doublev4 y, int n) {
 }
 #define simd_vshff(x, y, n)                                                                        \
   _Generic((x), floatv4 : swemu_vshff_floatv4, doublev4 : swemu_vshff_doublev4)((x), (y), (n))
+/* simd_vsellt(a, b, c): lane k is b's where a's is below 0, else c's; simd_vselle: at or
+ * below 0 (the toolchain's vsellt / vselle, as Sunway codes use them: fc = vsellt(r - R, 1, fc)
+ * keeps 1 where r < R). */
+#define SWEMU_SELECT(name, test)                                                                   \
+  static inline floatv4 name##_floatv4(floatv4 a, floatv4 b, floatv4 c) {                          \
+    return (floatv4){a[0] test 0 ? b[0] : c[0], a[1] test 0 ? b[1] : c[1],                         \
+                     a[2] test 0 ? b[2] : c[2], a[3] test 0 ? b[3] : c[3]};                        \
+  }                                                                                                \
+  static inline doublev4 name##_doublev4(doublev4 a, doublev4 b, doublev4 c) {                     \
+    return (doublev4){a[0] test 0 ? b[0] : c[0], a[1] test 0 ? b[1] : c[1],                        \
+                      a[2] test 0 ? b[2] : c[2], a[3] test 0 ? b[3] : c[3]};                       \
+  }
+SWEMU_SELECT(swemu_vsellt, <)
+SWEMU_SELECT(swemu_vselle, <=)
+#undef SWEMU_SELECT
+#define simd_vsellt(a, b, c)                                                                       \
+  _Generic((a), floatv4 : swemu_vsellt_floatv4, doublev4 : swemu_vsellt_doublev4)((a), (b), (c))
+#define simd_vselle(a, b, c)                                                                       \
+  _Generic((a), floatv4 : swemu_vselle_floatv4, doublev4 : swemu_vselle_doublev4)((a), (b), (c))
 #define simd_vmas(a, b, c) ((a) * (b) - (c))
 #define simd_vmuld(a, b) ((a) * (b))
 #define simd_vaddd(a, b) ((a) + (b))

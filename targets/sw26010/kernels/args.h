@@ -139,7 +139,7 @@ typedef enum {
 /* The element-wise ops stream_cpe.c runs in 4-wide vectors (whole vectors of each chunk). */
 static inline int sw_stream_vectorised(SwStreamOp op) {
   return op == SW_SUM_INTO || op == SW_SCALE || op == SW_SGD || op == SW_SGD_APPLY ||
-         op == SW_EASGD;
+         op == SW_EASGD || op == SW_RELU || op == SW_RELU_GRAD;
 }
 
 /* The arrays an element-wise op writes: y, and z for SGD's momentum or EASGD's center. */

@@ -1,8 +1,8 @@
 /* Element-wise kernels on the CPEs: the data is cut into chunks of SW_STREAM_CHUNK floats
  * (4 KB DMA transfers), dealt round-robin to the 64 CPEs; each CPE gets its chunk's operands, computes,
- * and puts the results back. The sums, scalings and optimizer steps run in 4-wide vectors, the
- * activations and dropout (branches, exp, a hash) in scalar code. Also the per-row sums of the
- * bias gradients. */
+ * and puts the results back. The sums, scalings, optimizer steps and ReLU run in 4-wide
+ * vectors, the other activations and dropout (exp, tanh, a hash) in scalar code. Also the
+ * per-row sums of the bias gradients. */
 #include <math.h>
 #include <stdbool.h>
 
@@ -41,20 +41,28 @@ static bool kept(const SwStreamArgs *p, int64_t at) {
                           p->first_image + (uint64_t)(at / p->per_image), at % p->per_image);
 }
 
-/* The sums, scalings and optimizer steps in 4-wide vectors over the chunk's whole vectors, with
- * the scalar code's expressions (the same results); the count of elements done. */
+/* The sums, scalings, optimizer steps and ReLU in 4-wide vectors over the chunk's whole
+ * vectors, with the scalar code's expressions (the same results; ReLU's by selects on the
+ * sign: a leaky slope's product where the input is below 0, or the output at or below 0 for
+ * the gradient); the count of elements done. */
 static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
   if (!sw_stream_vectorised(p->op)) return 0;
   int n = c->n / 4 * 4;
   floatv4 s0 = {p->s0, p->s0, p->s0, p->s0}, s1 = {p->s1, p->s1, p->s1, p->s1},
           s2 = {p->s2, p->s2, p->s2, p->s2};
   for (int i = 0; i < n; i += 4) {
-    floatv4 a, b, y, z;
-    simd_load(y, c->y + i);
-    if (p->op != SW_SCALE && p->op != SW_SGD_APPLY) simd_load(a, c->a + i);
-    if (p->op == SW_EASGD) simd_load(b, c->b + i);
-    if (p->op != SW_SUM_INTO && p->op != SW_SCALE) simd_load(z, c->z + i);
+    floatv4 a = {0}, b = {0}, y = {0}, z = {0};
+    if (reads_y(p)) simd_load(y, c->y + i);
+    if (has_a(p->op)) simd_load(a, c->a + i);
+    if (has_b(p->op)) simd_load(b, c->b + i);
+    if (has_z(p->op)) simd_load(z, c->z + i);
     switch (p->op) {
+    case SW_RELU: y = simd_vsellt(a, s0 * a, a); break;
+    case SW_RELU_GRAD: { /* a: the output, b: its gradient */
+      floatv4 g = simd_vselle(a, s0 * b, b);
+      y = p->add ? y + g : g;
+      break;
+    }
     case SW_SUM_INTO: y += a; break;
     case SW_SCALE: y *= s0; break;
     case SW_SGD: z = s2 * z + s0 * (a + s1 * y), y -= z; break;
@@ -66,7 +74,7 @@ static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
     }
     }
     simd_store(y, c->y + i);
-    if (p->op != SW_SUM_INTO && p->op != SW_SCALE) simd_store(z, c->z + i);
+    if (has_z(p->op)) simd_store(z, c->z + i);
   }
   cpe_count_vector_flops(4LL * n);
   return n;
