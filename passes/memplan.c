@@ -63,6 +63,22 @@ static Buffer *read_in_backward(StepPlan *p, const OpBuffers *ob) {
   return &p->buffers.data[ob->recomputed >= 0 ? ob->recomputed : ob->out];
 }
 
+/* A sum's input gradient is its output gradient, so an add hands its own gradient buffer to the
+ * first input whose gradient it writes (instead of copying into a buffer of its own): the
+ * output's gradient is read by nothing after the add's backward, and the input's later writers
+ * add to it after that. Not where an input repeats (add(x, x): the kernel would read a gradient
+ * another input's term has changed). The input's index, or -1. */
+static int handed_input(const Module *m, const BackwardStep *s) {
+  const Op *op = &m->graph.ops.data[s->op];
+  if (op->kind != OP_ADD || op->buf[STEP_TRAIN].grad < 0) return -1;
+  for (int a = 0; a < op->inputs.len; a++)
+    for (int b = a + 1; b < op->inputs.len; b++)
+      if (op->inputs.data[a] == op->inputs.data[b]) return -1;
+  for (int k = 0; k < op->inputs.len; k++)
+    if (s->input_grad.data[k] == GRAD_WRITE) return k;
+  return -1;
+}
+
 static void create_buffers(Module *m, StepKind kind) {
   Graph *g = &m->graph;
   StepPlan *p = &m->plan.step[kind];
@@ -116,15 +132,22 @@ static void create_buffers(Module *m, StepKind kind) {
   for (int j = 0; kind == STEP_TRAIN && j < m->schedule.backward.len; j++) {
     const BackwardStep *s = &m->schedule.backward.data[j];
     const Op *op = &g->ops.data[s->op];
+    int handed = handed_input(m, s);
     for (int k = 0; k < op->inputs.len; k++) {
       if (s->input_grad.data[k] != GRAD_WRITE) continue;
       const Value *v = &g->values.data[op->inputs.data[k]];
       Op *producer = &g->ops.data[v->producer];
-      int written = bstep[s->op];
+      int written = bstep[s->op], last = bstep[v->producer] >= 0 ? bstep[v->producer] : written;
+      if (k == handed) {
+        Buffer *b = &p->buffers.data[op->buf[kind].grad];
+        b->name = arena_printf(&m->arena, "%s=d(%s)", b->name, v->name);
+        b->last = extend(b->last, last);
+        producer->buf[kind].grad = op->buf[kind].grad;
+        continue;
+      }
       producer->buf[kind].grad =
           add_buffer(m, p, BUF_GRAD, arena_printf(&m->arena, "d(%s)", v->name), v->producer,
-                     layout_floats_per_image(v->shape, v->layout), true, DT_F32, written,
-                     bstep[v->producer] >= 0 ? bstep[v->producer] : written);
+                     layout_floats_per_image(v->shape, v->layout), true, DT_F32, written, last);
     }
   }
 }

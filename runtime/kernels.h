@@ -132,6 +132,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * floats) and updates the running statistics (2c floats: mean, unbiased variance); inference
  * mode uses the running statistics.
  * Concatenation along channels: input i contributes `sizes[i]` elements per image.
+ * Element-wise sum: an input gradient may be dy itself (the memory plan hands a sum's output
+ * gradient to one input, passes/memplan.c), which is then left as it is.
  * Softmax loss: mean cross-entropy over the batch, times loss_weight; `prob` keeps the softmax.
  * Labels must be in [0, classes): the data loader checks them.
  * Accuracy: the fraction of images whose label is among the `top` highest scores (ties count

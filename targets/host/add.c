@@ -34,7 +34,7 @@ void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *co
     int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
     for (int i = 0; i < n; i++) {
       float *d = dx[i];
-      if (!d) continue;
+      if (!d || d == dy) continue; /* dy itself: the memory plan handed it to this input */
       if (dx_add[i]) {
 #pragma omp simd
         for (int64_t k = from; k < to; k++) d[k] += dy[k];

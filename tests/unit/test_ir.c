@@ -147,6 +147,28 @@ static void test_schedule_fan_out(void) {
   module_free(m);
 }
 
+/* A sum hands its output's gradient buffer to its first input (passes/memplan.c), whose later
+ * writers add to it; the other inputs get buffers of their own, and a repeated input none. */
+static void test_sum_hands_its_gradient(void) {
+  bool ok;
+  Module *m = compile(NET_HEAD " x = input(shape=[8])\n h = fc(x, outputs=8)\n"
+                               " a = relu(h)\n b = sigmoid(h)\n s = add(a, b)\n t = add(s, s)\n"
+                               " f = fc(t, outputs=2)\n acc = accuracy(f, label)\n" NET_TAIL,
+                      NULL, 0, &ok);
+  CHECK(ok);
+  int grad_a = find_op(m, "a")->buf[STEP_TRAIN].grad,
+      grad_b = find_op(m, "b")->buf[STEP_TRAIN].grad,
+      grad_s = find_op(m, "s")->buf[STEP_TRAIN].grad,
+      grad_t = find_op(m, "t")->buf[STEP_TRAIN].grad;
+  CHECK(grad_s >= 0 && grad_a == grad_s);
+  CHECK(grad_b >= 0 && grad_b != grad_s);
+  CHECK(grad_t >= 0 && grad_t != grad_s); /* add(s, s) keeps its own */
+  const Buffer *handed = &m->plan.step[STEP_TRAIN].buffers.data[grad_s];
+  CHECK(!strcmp(handed->name, "d(s)=d(a)"));
+  CHECK(handed->last >= m->plan.step[STEP_TRAIN].buffers.data[grad_b].last - 1);
+  module_free(m);
+}
+
 static void test_blocks_scoping_and_forward_refs(void) {
   bool ok;
   Module *m = compile(
@@ -565,6 +587,7 @@ int main(void) {
   test_pool_ceil_mode();
   test_conv_shapes_and_params();
   test_schedule_fan_out();
+  test_sum_hands_its_gradient();
   test_blocks_scoping_and_forward_refs();
   test_overrides();
   test_verifier_catches_broken_ir();

@@ -68,7 +68,7 @@ void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *co
                       const bool *dx_add) {
   int64_t e = size * batch;
   SwSumArgs a = {0};
-  for (int i = 0; i < n; i++)
-    if (dx[i] && e) add_part(&a, copy_part(dy, dx[i], 1, e, e, e, dx_add[i]));
+  for (int i = 0; i < n; i++) /* dx[i] may be dy itself (the memory plan's): nothing to do */
+    if (dx[i] && dx[i] != dy && e) add_part(&a, copy_part(dy, dx[i], 1, e, e, e, dx_add[i]));
   flush(&a);
 }
