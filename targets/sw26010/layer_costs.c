@@ -112,12 +112,20 @@ static void add_part(Launches *l, int sources, int64_t rows, int64_t cols) {
 /* concat: a part per input (batch rows of its size); add: one part with a source per input
  * (SW_SUM_SOURCES a launch, the partial sum going on as the next one's first source), and its
  * backward a part per input. */
+/* Whether the memory plan handed an add's output gradient to input i (passes/memplan.c):
+ * backward has nothing to copy there. */
+static bool handed_gradient(const Graph *g, const Op *op, int i) {
+  int own = op->buf[STEP_TRAIN].grad;
+  const Op *producer = &g->ops.data[g->values.data[op->inputs.data[i]].producer];
+  return op->kind == OP_ADD && own >= 0 && producer->buf[STEP_TRAIN].grad == own;
+}
+
 static double join_cost(const Graph *g, const Op *op, int b, bool backward) {
   Launches l = {0};
   int n = op->inputs.len;
   for (int i = 0; i < n; i++) {
     int64_t size = shape_per_image(shape_of(g, op->inputs.data[i]));
-    if (op->kind == OP_CONCAT || backward)
+    if (op->kind == OP_CONCAT || (backward && !handed_gradient(g, op, i)))
       add_part(&l, 1, op->kind == OP_CONCAT ? b : 1, op->kind == OP_CONCAT ? size : size * b);
   }
   if (op->kind == OP_ADD && !backward) { /* as swk_add_forward: x0 (then y) and the next inputs */
