@@ -8,7 +8,9 @@
  * input gradient with stride 2, Winograd on anything but 3x3 stride-1 filters), keeps the
  * explicit plan).
  * A candidate's cost is the tuning file's measurement if it has one for the shape (--tune),
- * else the target's cost model. This pass records the costs and picks each computation's
+ * else the target's cost model; a plan whose kernel has tilings (Target.conv_tilings) costs
+ * its fastest measured tiling where that beats the rule by more than 3%, and the tiling is
+ * recorded with the cost (ConvChoice.tiling) for the layout pass's choice to carry. This pass records the costs and picks each computation's
  * cheaper plan; the layout pass, which also prices the transforms a plan's layout needs,
  * makes the final choice. Tuning entries for other targets or machines are ignored with a
  * warning, as are entries that match no shape of this network (stale after a change). */
