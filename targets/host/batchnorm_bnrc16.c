@@ -30,30 +30,30 @@ static size_t plane_at(const SwkBatchNorm *p, int n, int ob) {
 }
 
 /* The batch's mean and 1/std of block ob's channels (lanes); saves them and updates the running
- * statistics of the channels that exist. One pass: each lane's sums of d and d^2 for
- * d = x - (its first value), in double, so the variance E[d^2] - E[d]^2 keeps what a second
- * pass about the mean would (the shift is within a few deviations of the mean; double has 29
- * bits beyond float's), and forward reads x twice instead of three times. */
+ * statistics of the channels that exist. */
 static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, int ob, float *saved,
                              float *running, float mean[LANES], float invstd[LANES]) {
-  double count = (double)batch * p->hw, sum[LANES], squares[LANES], shift[LANES];
-  for (int l = 0; l < LANES; l++) shift[l] = x[plane_at(p, 0, ob) + (size_t)l];
+  double count = (double)batch * p->hw, sum[LANES], squares[LANES];
   Sums s = {0}, ss = {0};
   for (int n = 0; n < batch; n++) {
     const float *in = x + plane_at(p, n, ob);
     for (int q = 0; q < p->hw; q++)
+      for (int l = 0; l < LANES; l++) s.v[q % SETS][l] += in[(size_t)q * LANES + l];
+  }
+  total(&s, sum);
+  for (int n = 0; n < batch; n++) {
+    const float *in = x + plane_at(p, n, ob);
+    for (int q = 0; q < p->hw; q++)
       for (int l = 0; l < LANES; l++) {
-        double d = in[(size_t)q * LANES + l] - shift[l];
-        s.v[q % SETS][l] += d, ss.v[q % SETS][l] += d * d;
+        double d = in[(size_t)q * LANES + l] - sum[l] / count;
+        ss.v[q % SETS][l] += d * d;
       }
   }
-  total(&s, sum), total(&ss, squares);
+  total(&ss, squares);
   for (int l = 0; l < LANES; l++) {
     int c = ob * LANES + l;
-    double offset = sum[l] / count, m = shift[l] + offset;
-    double var = squares[l] / count - offset * offset;
-    if (var < 0) var = 0;
-    double unbiased = count > 1 ? var * count / (count - 1) : var;
+    double m = sum[l] / count, var = squares[l] / count;
+    double unbiased = count > 1 ? squares[l] / (count - 1) : var;
     mean[l] = (float)m, invstd[l] = (float)(1.0 / sqrt(var + p->eps));
     if (c >= p->c) continue;
     saved[c] = mean[l], saved[p->c + c] = invstd[l];
