@@ -54,8 +54,6 @@ static double fma_peak(int threads) {
   return best;
 }
 
-static double fma_peak_rate; /* GFLOP/s, measured once */
-
 typedef struct Shape {
   const char *net, *name;
   int ci, h, w, co, k, s, p;
@@ -155,20 +153,26 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   return now() - t0;
 }
 
-/* The median seconds of 3 runs of the direct plan with a tiling word (0: its rule). */
+/* The median seconds of 3 runs of one computation in one plan. */
+static double median_seconds(const SwkConv *p, int batch, int plan, int c, const Buffers *m) {
+  double t[3];
+  for (int rep = 0; rep < 3; rep++) t[rep] = run(p, batch, plan, c, m);
+  return median3(t[0], t[1], t[2]);
+}
+
+/* The same for the direct plan with a tiling word (0: its rule). */
 static double time_tiling(SwkConv *p, int word, int batch, int c, const Buffers *m) {
   p->forward_tiling = p->dgrad_tiling = word;
-  double t[3];
-  for (int rep = 0; rep < 3; rep++) t[rep] = run(p, batch, DIRECT, c, m);
+  double t = median_seconds(p, batch, DIRECT, c, m);
   p->forward_tiling = p->dgrad_tiling = 0;
-  return median3(t[0], t[1], t[2]);
+  return t;
 }
 
 /* The direct plan's fastest tiling for computation c (0 forward, 2 input gradient), printed as
  * a column, if it beats the rule: the fastest of several noisy medians would flatter it, so the
  * winner and the rule are timed again in turn and those figures compared (*rule_rate is raised
  * to the tiling's). Else 0. */
-static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double flops,
+static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double flops, double peak,
                        double *rule_rate) {
   int words[HOST_TILINGS_MAX], n = 0, best = 0;
   if (c != 1) {
@@ -189,7 +193,7 @@ static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double fl
     tiled[rep] = time_tiling(p, best, batch, c, m), rule[rep] = time_tiling(p, 0, batch, c, m);
   double rate = flops / median3(tiled[0], tiled[1], tiled[2]) / 1e9,
          again = flops / median3(rule[0], rule[1], rule[2]) / 1e9;
-  printf(" %10.1f %6.0f%%", rate, 100 * rate / fma_peak_rate);
+  printf(" %10.1f %6.0f%%", rate, 100 * rate / peak);
   if (rate <= again) return 0;
   *rule_rate = rate;
   return best;
@@ -200,7 +204,7 @@ int main(int argc, char **argv) {
       batch = argc > 2 ? atoi(argv[2]) : 8;
   const char *filter = argc > 3 ? argv[3] : NULL;
   swk_set_threads(threads);
-  double peak = fma_peak_rate = fma_peak(threads);
+  double peak = fma_peak(threads);
   printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
          batch, threads, peak,
          getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
@@ -250,20 +254,18 @@ int main(int argc, char **argv) {
     for (int c = 0; c < 3; c++) {
       printf("%-14s %-10s %-8s", s->net, s->name, computations[c]);
       int best = EXPLICIT;
-      double rate[PLANS + 1] = {0}; /* and the direct plan's best tiling */
+      double rate[PLANS] = {0};
       for (int plan = 0; plan < PLANS; plan++) {
         if (!plan_has(&p, plan)) {
           printf(" %10s %7s", "-", "");
           continue;
         }
-        double t[3];
-        for (int rep = 0; rep < 3; rep++) t[rep] = run(&p, batch, plan, c, &m);
-        rate[plan] = flops / median3(t[0], t[1], t[2]) / 1e9;
+        rate[plan] = flops / median_seconds(&p, batch, plan, c, &m) / 1e9;
         if (rate[plan] > rate[best]) best = plan;
         printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
       }
       char name[HOST_TILING_NAME_MAX];
-      int tiling = best_tiling(&p, batch, c, &m, flops, &rate[DIRECT]);
+      int tiling = best_tiling(&p, batch, c, &m, flops, peak, &rate[DIRECT]);
       if (tiling && rate[DIRECT] > rate[best]) best = DIRECT;
       printf("  %s%s%s\n", plan_names[best], tiling && best == DIRECT ? ":" : "",
              tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");

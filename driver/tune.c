@@ -118,7 +118,7 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
             1 +
             (t->conv_tilings ? t->conv_tilings(&s, (ConvPlan)p, (ConvComputation)c, words + 1) : 0);
         for (int k = 0; k < n; k++) {
-          char name[TILING_NAME_MAX + 16];
+          char name[PLAN_NAME_MAX];
           Job j = {.kind = "conv",
                    .key = arena_strdup(a, key),
                    .what = conv_computation_name((ConvComputation)c),

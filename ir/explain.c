@@ -14,7 +14,7 @@ static void print_cost(FILE *f, double seconds, bool tuned) {
 
 static const char *plans_text(const Module *m, const Op *op) {
   static char buf[160];
-  char names[CONV_COMPUTATIONS][TILING_NAME_MAX + 16];
+  char names[CONV_COMPUTATIONS][PLAN_NAME_MAX];
   snprintf(buf, sizeof buf, "forward %s, wgrad %s, dgrad %s",
            conv_plan_text(m, op, CONV_FORWARD, names[0]),
            conv_plan_text(m, op, CONV_WGRAD, names[1]),

@@ -43,7 +43,7 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
   fprintf(f, " -> %s %s", dtype_name(out->dtype), shape_str(out->shape));
   if (out->shape.rank == 4) fprintf(f, " %s", layout_name(out->layout));
   if (op->kind == OP_CONV && op->conv.costed && module_has(m, STAGE_LAID_OUT)) {
-    char names[CONV_COMPUTATIONS][TILING_NAME_MAX + 16];
+    char names[CONV_COMPUTATIONS][PLAN_NAME_MAX];
     fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_text(m, op, CONV_FORWARD, names[0]),
             conv_plan_text(m, op, CONV_WGRAD, names[1]),
             conv_plan_text(m, op, CONV_DGRAD, names[2]));

@@ -41,15 +41,15 @@ static const TuningEntry *measured(const Module *m, const char *kind, const char
 }
 
 const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
-                                  char name[TILING_NAME_MAX + 16]) {
+                                  char name[PLAN_NAME_MAX]) {
   char word[TILING_NAME_MAX];
   if (!tiling || !t->tiling_name) return conv_plan_name(plan);
-  snprintf(name, TILING_NAME_MAX + 16, "%s:%s", conv_plan_name(plan), t->tiling_name(tiling, word));
+  snprintf(name, PLAN_NAME_MAX, "%s:%s", conv_plan_name(plan), t->tiling_name(tiling, word));
   return name;
 }
 
 const char *conv_plan_text(const Module *m, const Op *op, ConvComputation c,
-                           char name[TILING_NAME_MAX + 16]) {
+                           char name[PLAN_NAME_MAX]) {
   ConvPlan plan = op->conv.plan[c];
   return conv_plan_tiling_name(m->options.target, plan, op->conv.tiling[c][plan], name);
 }
@@ -71,7 +71,7 @@ double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, Conv
   int words[TILINGS_MAX];
   int n = t->conv_tilings && m->options.tuning ? t->conv_tilings(s, plan, c, words) : 0;
   for (int i = 0; i < n; i++) {
-    char name[TILING_NAME_MAX + 16];
+    char name[PLAN_NAME_MAX];
     const TuningEntry *tiled =
         measured(m, "conv", key, what, conv_plan_tiling_name(t, plan, words[i], name));
     if (tiled && tiled->seconds < cost && tiled->seconds < source->rule * (1 - TILING_MARGIN))

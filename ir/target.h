@@ -22,7 +22,9 @@ enum { KEY_MAX = 192 };
 void conv_shape_key(const ConvShape *s, char key[KEY_MAX]);
 void transform_key(int64_t batch, Shape s, char key[KEY_MAX]);
 
-enum { TILINGS_MAX = 16, TILING_NAME_MAX = 32 };
+/* A target's tilings of one plan, a tiling's name, and a plan's name with its tiling
+ * ("direct:filters.k16"). */
+enum { TILINGS_MAX = 16, TILING_NAME_MAX = 32, PLAN_NAME_MAX = TILING_NAME_MAX + 16 };
 
 struct Target {
   const char *name;
@@ -102,10 +104,10 @@ double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, Conv
                         ConvCostSource *source);
 /* The plan as tuning files and the IR name it with a tiling: "direct", "direct:filters.k16". */
 const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
-                                  char name[TILING_NAME_MAX + 16]);
+                                  char name[PLAN_NAME_MAX]);
 /* Computation c's plan of convolution op, with its tiling, as the IR and --explain show it. */
 const char *conv_plan_text(const Module *m, const Op *op, ConvComputation c,
-                           char name[TILING_NAME_MAX + 16]);
+                           char name[PLAN_NAME_MAX]);
 double module_transform_cost(const Module *m, Shape s, Layout from, Layout to);
 
 /* The layouts of the kernel interface (runtime/kernels.h), for targets that implement all of it:

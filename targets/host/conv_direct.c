@@ -317,7 +317,7 @@ typedef struct Strips {
   const SwkConv *q;
   const Placement *at;
   const float *x, *packed, *bias;
-  bool x_planar, accumulate, copies, batch_padded;
+  bool x_planar, accumulate, batch_padded;
   HostDirectTiling tiling;
   View view;
   int batch, groups, strips, pixels, blocks_in, pass;
@@ -365,7 +365,6 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
               .bias = bias,
               .x_planar = x_planar,
               .accumulate = accumulate,
-              .copies = host_direct_copies(q, x_planar),
               .tiling = host_direct_tiling(tiling, q, batch, x_planar),
               .view = view_of(q, x_planar),
               .batch = batch,
@@ -378,7 +377,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   r.pixels = ceil_div(q->wo, r.strips);
   r.pass = r.tiling.blocks ? r.tiling.blocks : r.blocks_in;
   /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
-  r.batch_padded = r.tiling.filters_outer && r.copies &&
+  r.batch_padded = r.tiling.filters_outer && host_direct_copies(q, x_planar) &&
                    (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
   long image_items = (long)q->ho * r.strips;
   r.items = (long)batch * image_items * (r.tiling.filters_outer ? r.groups : 1);
@@ -395,7 +394,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
     }
     long from = r.items * me / threads, to = r.items * (me + 1) / threads;
     for (long i = from; i < to;) {
-      long end = (i / r.run + 1) * r.run < to ? (i / r.run + 1) * r.run : to;
+      long next_run = (i / r.run + 1) * r.run, end = next_run < to ? next_run : to;
       run_strips(&r, i, end, padded, mine, &have);
       i = end;
     }
