@@ -62,18 +62,50 @@ void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float 
       }
 }
 
-/* One plane's input gradient, written or added: each output's gradient to where its maximum
- * was, or spread over its window. */
-static void backward_plane(const SwkPool *p, const float *dy, const int32_t *argmax, float *dx,
-                           bool dx_add) {
+/* The outputs along one axis whose windows hold input i, [lo, hi), stepped from i - 1's (both
+ * only grow with i): output o's window starts at o * stride - pad and holds k inputs. */
+typedef struct Covering {
+  int lo, hi;
+} Covering;
+
+static void cover_next(Covering *c, int i, int pad, int k, int stride, int outputs) {
+  while (c->lo < outputs && c->lo * stride - pad + k <= i) c->lo++;
+  while (c->hi < outputs && c->hi * stride - pad <= i) c->hi++;
+}
+
+/* One plane's max-pooling input gradient, written or added, pixel by pixel of dX: the sum of
+ * the gradients of the outputs whose maximum was there, found among the outputs whose windows
+ * hold the pixel (a lane at a time would scatter with scalar stores into a zeroed plane). */
+static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t *argmax, float *dx,
+                               bool dx_add) {
+  Covering rows = {0, 0};
+  for (int ih = 0; ih < p->h; ih++) {
+    cover_next(&rows, ih, p->ph, p->kh, p->sh, p->ho);
+    Covering cols = {0, 0};
+    for (int iw = 0; iw < p->w; iw++) {
+      cover_next(&cols, iw, p->pw, p->kw, p->sw, p->wo);
+      int32_t here = ih * p->w + iw;
+      float *d = dx + (size_t)here * LANES;
+      f16 sum = dx_add ? load(d) : (f16){0};
+      for (int oh = rows.lo; oh < rows.hi; oh++)
+        for (int ow = cols.lo; ow < cols.hi; ow++) {
+          size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
+          i16 at;
+          memcpy(&at, argmax + o, sizeof at);
+          sum += (f16)((i16)load(dy + o) & (at == here));
+        }
+      memcpy(d, &sum, sizeof sum);
+    }
+  }
+}
+
+/* One plane's average-pooling input gradient, written or added: each output's gradient spread
+ * over its window. */
+static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, bool dx_add) {
   if (!dx_add) memset(dx, 0, sizeof(float) * (size_t)p->h * (size_t)p->w * LANES);
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-      if (p->max) {
-        for (int j = 0; j < LANES; j++) dx[(size_t)argmax[o + j] * LANES + j] += dy[o + j];
-        continue;
-      }
       Window s = pool_window(p, oh, ow);
       f16 share = load(dy + o) / s.area;
       for (int ih = s.h0; ih < s.h1; ih++)
@@ -90,6 +122,9 @@ void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, cons
   size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
   for (int k = 0; k < planes(p, batch); k++)
-    backward_plane(p, dy + (size_t)k * out, argmax ? argmax + (size_t)k * out : NULL,
-                   dx + (size_t)k * in, dx_add);
+    if (p->max)
+      max_backward_plane(p, dy + (size_t)k * out, argmax + (size_t)k * out, dx + (size_t)k * in,
+                         dx_add);
+    else
+      avg_backward_plane(p, dy + (size_t)k * out, dx + (size_t)k * in, dx_add);
 }
