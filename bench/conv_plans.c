@@ -137,10 +137,9 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   else if (computation == 0 && plan == EXPLICIT)
     swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
   else if (plan == DIRECT && computation == 0) /* buffers hold the blocked layout's floats */
-    host_conv_direct_forward(p, batch, m->x, p->ci <= 4, m->w, m->b, m->y, m->direct_ws);
+    host_conv_direct_forward(p, batch, m->x, m->w, m->b, m->y, m->direct_ws);
   else if (plan == DIRECT && computation == 1)
-    host_conv_direct_weight_gradient(p, batch, m->x, p->ci <= 4, m->y, m->dw, m->db, 1, 1, 0,
-                                     m->direct_ws);
+    host_conv_direct_weight_gradient(p, batch, m->x, m->y, m->dw, m->db, 1, 1, 0, m->direct_ws);
   else if (plan == DIRECT)
     host_conv_direct_input_gradient(p, batch, m->w, m->y, m->dx, false, m->direct_ws);
   else if (computation == 0)
@@ -231,6 +230,7 @@ int main(int argc, char **argv) {
                  .pw = s->p,
                  .groups = 1,
                  .bias = true};
+    p.x_planar = host_direct_reads_planar(&p); /* as swnc has a first layer read its input */
     size_t nx = host_blocked_floats(batch, s->ci, s->h, s->w),
            ny = host_blocked_floats(batch, s->co, ho, wo); /* enough for every layout */
     size_t nw = (size_t)s->co * s->ci * s->k * s->k;

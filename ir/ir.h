@@ -262,6 +262,9 @@ typedef struct ConvChoice {
   ConvPlan plan[CONV_COMPUTATIONS]; /* the choice */
   double in_layout[LAYOUT_COUNT];   /* the least cost of all three with the tensors in each Layout,
                              operand transforms of the backward computations included */
+  bool x_planar; /* its input, which needs no gradient, stays in (B,N,R,C) for the direct plan
+                    on the blocked layout to read as it is (pass layout, Target.conv_reads_planar;
+                    SwkConv.x_planar) */
 } ConvChoice;
 
 /* Where a block was instantiated, innermost first; lets errors inside blocks say from where. */

@@ -47,6 +47,7 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
     fprintf(f, " plan forward=%s wgrad=%s dgrad=%s", conv_plan_text(m, op, CONV_FORWARD, names[0]),
             conv_plan_text(m, op, CONV_WGRAD, names[1]),
             conv_plan_text(m, op, CONV_DGRAD, names[2]));
+    if (op->conv.x_planar) fputs(" reads=bnrc", f);
   }
   if (op->params.len) {
     fprintf(f, " params %lld (", (long long)op_param_count(op));

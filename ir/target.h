@@ -41,6 +41,10 @@ struct Target {
   double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout from, Layout to);
   /* whether the kernel of this op takes (and gives) its 4-D tensors in layout l */
   bool (*accepts)(const Graph *g, const Op *op, Layout l);
+  /* Whether the direct plan, forward and weight gradient, reads this convolution's input in
+   * (B,N,R,C) as it comes (SwkConv.x_planar) where the input needs no gradient: a first layer
+   * then works on the blocked layout with no transform before it. NULL: never. */
+  bool (*conv_reads_planar)(const ConvShape *s);
   /* How much cheaper than the explicit plan on (B,N,R,C) anything else must look to be chosen
    * (0.1: 10%): what per-kernel costs miss end to end (dispatch, conversions' effect on the
    * caches of the kernels around them). */

@@ -161,7 +161,8 @@ static bool verify_fusion(const Module *m) {
 }
 
 /* Every op reads its 4-D inputs in the layout it works in (its output's; (B,N,R,C) if the output
- * is not 4-D), except a transform, which reads the other; a conv's forward plan is its layout's. */
+ * is not 4-D), except a transform, which reads the other, and a conv whose direct plan reads its
+ * input in (B,N,R,C) (x_planar); a conv's forward plan is its layout's. */
 static bool verify_layouts(const Module *m) {
   const Graph *g = &m->graph;
   bool ok = true;
@@ -175,6 +176,14 @@ static bool verify_layouts(const Module *m) {
       const Value *in = &g->values.data[op->inputs.data[j]];
       if (in->shape.rank != 4) continue;
       bool want_other = op->kind == OP_TRANSFORM;
+      if (j == 0 && op->kind == OP_CONV && op->conv.x_planar) {
+        if (in->layout != LAYOUT_BNRC || works != LAYOUT_BNRC16 ||
+            op->conv.plan[CONV_FORWARD] != PLAN_DIRECT || op->conv.plan[CONV_WGRAD] != PLAN_DIRECT)
+          ok = fail("conv '%s' reads '%s' as it comes but is not a direct plan on bnrc16 reading "
+                    "bnrc",
+                    op->name, in->name);
+        continue;
+      }
       if ((in->layout != works) != want_other)
         ok = fail("op '%s' works in %s but reads '%s' in %s", op->name, layout_name(works),
                   in->name, layout_name(in->layout));

@@ -71,6 +71,20 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
   return forward + best;
 }
 
+/* Whether convolution op may read its input in (B,N,R,C) while it works on the blocked layout:
+ * the input needs no gradient, the target's direct plan reads such a shape as it comes, and
+ * that is the plan of its forward and weight gradient there. */
+static bool reads_planar(const Module *m, const Op *op, const char *upstream) {
+  const Target *t = m->options.target;
+  int x = op->inputs.data[0];
+  if (op->kind != OP_CONV || !t->conv_reads_planar || upstream[x]) return false;
+  ConvShape s = conv_shape(&m->graph, op, 1);
+  ConvPlan plans[3];
+  conv_in_layout(m, op, LAYOUT_BNRC16, false, plans);
+  return t->conv_reads_planar(&s) && plans[CONV_FORWARD] == PLAN_DIRECT &&
+         plans[CONV_WGRAD] == PLAN_DIRECT;
+}
+
 /* The cost of op i in each layout; INFINITY where its kernel does not take it. */
 static void op_costs(Module *m, int i, const char *upstream, double cost[LAYOUT_COUNT]) {
   Op *op = &m->graph.ops.data[i];
@@ -126,6 +140,7 @@ typedef struct Problem {
   int *last_use;       /* per value: the last op reading it; -1 if not a 4-D tensor anyone reads */
   int64_t *unary;      /* per op and layout */
   int64_t *round_trip; /* per 4-D value read by some op, from and to layout: conversion() */
+  bool *planar;        /* per op: reads_planar() */
   int *position;       /* per value: its index in the previous step's live list */
   int max_states;      /* the most any step kept */
   bool beam;           /* some step had more states than it could keep */
@@ -144,6 +159,7 @@ static void problem_init(Problem *p, Module *m, const char *upstream) {
   p->last_use = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
   p->position = arena_alloc(&m->arena, sizeof(int) * (size_t)(nv + 1));
   p->unary = arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1) * LAYOUT_COUNT);
+  p->planar = arena_alloc(&m->arena, sizeof(bool) * (size_t)(n + 1));
   for (int v = 0; v < nv; v++) p->last_use[v] = -1;
   for (int i = 0; i < n; i++) {
     const Op *op = &g->ops.data[i];
@@ -151,6 +167,7 @@ static void problem_init(Problem *p, Module *m, const char *upstream) {
       if (is_tensor(g, op->inputs.data[j])) p->last_use[op->inputs.data[j]] = i;
     double cost[LAYOUT_COUNT];
     op_costs(m, i, upstream, cost);
+    p->planar[i] = reads_planar(m, op, upstream);
     for (int l = 0; l < LAYOUT_COUNT; l++)
       p->unary[i * LAYOUT_COUNT + l] = isinf(cost[l]) ? -1 : to_units(cost[l]);
   }
@@ -234,6 +251,7 @@ static void extend(Problem *p, const Step *prev, int from, int i, int l, Step *n
     if (!is_tensor(g, u)) continue;
     uint8_t *k = &key[p->position[u]];
     if (key_exists(*k) & 1u << l) continue; /* also a repeated input */
+    if (j == 0 && p->planar[i] && l == LAYOUT_BNRC16 && key_producer(*k) == LAYOUT_BNRC) continue;
     to.cost += *round_trip_at(p, u, (Layout)key_producer(*k), (Layout)l);
     *k = tensor_key(key_producer(*k), key_exists(*k) | 1u << l);
   }
@@ -372,6 +390,7 @@ static void insert_transforms(Module *m) {
       int u = op->inputs.data[j];
       const Value *v = &g->values.data[u];
       if (v->shape.rank != 4 || v->layout == works_in(g, op)) continue;
+      if (j == 0 && op->kind == OP_CONV && op->conv.x_planar) continue;
       op->inputs.data[j] = transform_for(m, &inserts, u, works_in(g, op), i)->copy;
     }
   }
@@ -402,8 +421,12 @@ bool pass_layout(Module *m) {
     Op *op = &g->ops.data[i];
     Value *out = &g->values.data[op->output];
     out->layout = out->shape.rank == 4 ? (Layout)label[i] : LAYOUT_BNRC;
-    if (op->kind == OP_CONV)
-      conv_in_layout(m, op, out->layout, upstream[op->inputs.data[0]], op->conv.plan);
+    if (op->kind != OP_CONV) continue;
+    int x = op->inputs.data[0];
+    conv_in_layout(m, op, out->layout, upstream[x], op->conv.plan);
+    /* producers come first: x's layout is set */
+    op->conv.x_planar = out->layout == LAYOUT_BNRC16 && g->values.data[x].layout == LAYOUT_BNRC &&
+                        reads_planar(m, op, upstream);
   }
   insert_transforms(m);
   return true;

@@ -126,17 +126,29 @@ static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int p
   return need <= c->ws_floats ? ws : scratch(c, SLOT_WS, need);
 }
 
+/* x as `plan` reads it, its struct in q: x converted from its layout (the op's, or (B,N,R,C)
+ * where the direct plan reads a first layer's input as it is: SwkConv.x_planar) into the plan's
+ * own, except that the direct plan reads planar x itself. */
+static const float *x_for_plan(SwnConvState *c, const SwkConv *p, SwkConv *q, int batch, int plan,
+                               int layout, const float *x) {
+  *q = *p;
+  if (p->x_planar && plan == SWN_PLAN_DIRECT) return x;
+  q->x_planar = false;
+  int from = p->x_planar ? SWN_LAYOUT_BNRC : layout, own = plan_layout(plan);
+  if (from == own) return x;
+  float *xt = scratch(c, SLOT_X, layout_floats(own, p->ci, p->h, p->w, batch));
+  convert(from, own, p->ci, p->h, p->w, batch, x, xt, false);
+  return xt;
+}
+
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                         int layout, const float *x, const float *w, const float *b, float *y) {
   int own = plan_layout(plan);
-  const float *xp = x;
-  float *yp = y;
-  if (own != layout) {
-    float *xt = scratch(c, SLOT_X, layout_floats(own, p->ci, p->h, p->w, batch));
-    convert(layout, own, p->ci, p->h, p->w, batch, x, xt, false);
-    xp = xt, yp = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
-  }
-  plans[plan].forward(p, batch, xp, w, b, yp, plan_workspace(c, p, batch, plan, ws));
+  SwkConv q;
+  const float *xp = x_for_plan(c, p, &q, batch, plan, layout, x);
+  float *yp =
+      own == layout ? y : scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
+  plans[plan].forward(&q, batch, xp, w, b, yp, plan_workspace(c, &q, batch, plan, ws));
   if (own != layout) convert(own, layout, p->co, p->ho, p->wo, batch, yp, y, false);
 }
 
@@ -145,28 +157,24 @@ typedef struct GradStore {
   float scale, bias_scale, keep;
 } GradStore;
 
-/* The weight gradient (if dw) and the input gradient (if dx) in one plan. */
+/* The weight gradient (if dw) and the input gradient (if dx; never with x_planar) in one plan. */
 static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                          int layout, const float *x, const float *w, const float *dy, float *dx,
                          bool dx_add, float *dw, float *db, GradStore g) {
   int own = plan_layout(plan);
   bool native = own == layout;
-  const float *xp = x, *dyp = dy;
+  SwkConv q = *p;
+  const float *xp = dw ? x_for_plan(c, p, &q, batch, plan, layout, x) : x, *dyp = dy;
   float *dxp = dx;
   if (!native) {
     float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
     convert(layout, own, p->co, p->ho, p->wo, batch, dy, dyt, false);
     dyp = dyt;
-    if (dw) {
-      float *xt = scratch(c, SLOT_X, layout_floats(own, p->ci, p->h, p->w, batch));
-      convert(layout, own, p->ci, p->h, p->w, batch, x, xt, false);
-      xp = xt;
-    }
     if (dx) dxp = scratch(c, SLOT_DX, layout_floats(own, p->ci, p->h, p->w, batch));
   }
   bool add = native && dx_add;
-  plans[plan].backward(p, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
-                       plan_workspace(c, p, batch, plan, ws));
+  plans[plan].backward(&q, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
+                       plan_workspace(c, &q, batch, plan, ws));
   if (!native && dx) convert(own, layout, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
 }
 

@@ -75,7 +75,7 @@ contains "$tmp/err" "'batch' must be at least 1, but is 0" "-D batch=0"
 # Outputs: -o writes a file; dot output; --stats.
 expect_status 0 "-o" "$swnc" --emit=dot -o "$tmp/l.dot" "$lenet"
 contains "$tmp/l.dot" "digraph \"lenet\"" "--emit=dot -o"
-contains "$tmp/l.dot" "n3 -> n4 [label=\"64x20x24x24\"" "--emit=dot edges"
+contains "$tmp/l.dot" "n2 -> n3 [label=\"64x20x24x24\"" "--emit=dot edges"
 expect_status 1 "unwritable -o" "$swnc" --emit=ir -o "$tmp/no/such/dir/x.ir" "$lenet"
 contains "$tmp/err" "cannot write" "unwritable -o"
 expect_status 0 "--stats" "$swnc" --stats "$lenet"
@@ -103,7 +103,7 @@ expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
 contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
 # the plan word: blocked layout, direct for all three, explicit or direct may be timed (no
 # conversion between (R,C,N,B) and the blocked layout)
-contains "$tmp/lenet.c" "swn_conv_forward(&L3, B, s, 3, 10824266, ACT(" "--emit=c kernel calls"
+contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 10824266, ACT(" "--emit=c kernel calls"
 expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
 contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
 expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"

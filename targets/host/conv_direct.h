@@ -25,22 +25,22 @@ static inline size_t host_blocked_floats(int batch, int c, int h, int w) {
  * or the weight gradient's sums; a padded copy of an image per thread. */
 size_t host_conv_direct_workspace(const SwkConv *p);
 
-/* y (blocked; its unused lanes 0) = conv(x) + bias; x blocked, or (B,N,R,C) if x_planar (a first layer's few
- * channels are not worth a block each). No groups. */
-void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, bool x_planar,
-                              const float *w, const float *bias, float *y, float *ws);
+/* y (blocked; its unused lanes 0) = conv(x) + bias; x blocked, or (B,N,R,C) if p->x_planar (a
+ * first layer's few channels are not worth a block each). No groups. */
+void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                              const float *bias, float *y, float *ws);
 
 /* The gradients, each alone (the plan may compute one and leave the other to another plan).
  * The input gradient, written or added to dx (blocked), runs as forward convolutions of dY with
  * the flipped, transposed filters: one, or with stride s one per phase of dX's pixels (s^2,
  * workspace.h: host_direct_phase). The weight gradient is stored as dw = keep * dw + scale *
  * grad (runtime/kernels.h), the bias's (if db) with bias_scale; x blocked or (B,N,R,C)
- * (x_planar), dy blocked. */
+ * (p->x_planar), dy blocked. */
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, float *ws);
-void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, bool x_planar,
-                                      const float *dy, float *dw, float *db, float scale,
-                                      float bias_scale, float keep, float *ws);
+void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy,
+                                      float *dw, float *db, float scale, float bias_scale,
+                                      float keep, float *ws);
 
 /* db = keep * db + scale * (dY, blocked, summed over images and pixels). */
 void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, float *db, float scale,

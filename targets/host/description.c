@@ -221,6 +221,11 @@ static const char *host_tiling_name(int word, char name[TILING_NAME_MAX]) {
 }
 
 /* With the thread count a program takes by default: the cores (docs/runtime.md). */
+static bool host_conv_reads_planar(const ConvShape *s) {
+  SwkConv p = kernel_shape(s);
+  return host_direct_reads_planar(&p);
+}
+
 static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool input_gradient) {
   int threads = (int)cpus();
   if (!s) return (double)host_fc_workspace(threads);
@@ -249,6 +254,7 @@ const Target host_target = {
     .tiling_name = host_tiling_name,
     .transform_cost = host_transform_cost,
     .accepts = kernel_interface_accepts,
+    .conv_reads_planar = host_conv_reads_planar,
     .plan_margin = 0.1, /* bench/plans_end_to_end.sh: choices that won by less than this per
                            kernel lost up to 9% end to end on resnet50 */
 };

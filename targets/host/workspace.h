@@ -165,6 +165,12 @@ static inline size_t host_direct_image_floats(const SwkConv *p, bool x_planar) {
  * tiles hold taps of a row in their lanes (3 channels would fill 3 of 8). */
 static inline bool host_direct_few_channels(const SwkConv *p) { return p->ci < p->kw; }
 
+/* Where a first layer's direct plan reads its input in (B,N,R,C) as it comes (SwkConv.x_planar,
+ * chosen by the compiler): few channels, which it would read as planes anyway. */
+static inline bool host_direct_reads_planar(const SwkConv *p) {
+  return host_direct_few_channels(p);
+}
+
 /* Whether the kernels read x (planar or blocked) through a copy of each image: padded with pw
  * zero columns at both sides of every row, in planes if x has few channels. */
 static inline bool host_direct_copies(const SwkConv *p, bool x_planar) {
@@ -233,11 +239,12 @@ static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
 
 /* The weight gradient's tile sums (conv_direct.c: tiling), at most a group per output block and
  * tiles of at least 6 lanes: a tile per (group, input block, chunk of its 16 channels, tap),
- * or for a first layer's few channels per (group, channel, row of taps, chunk of the row). */
+ * or for a first layer's few channels per (group, channel, row of taps, chunk of the row); then
+ * the bias's sums. */
 static inline size_t host_direct_tile_floats(const SwkConv *p) {
   size_t channels = (size_t)host_blocks(p->ci) * 3 * (size_t)(p->kh * p->kw);
   size_t taps = (size_t)p->ci * (size_t)p->kh * (size_t)((p->kw + 5) / 6);
-  return (size_t)host_blocks(p->co) * host_larger(channels, taps) * HOST_TILE_FLOATS;
+  return (size_t)host_blocks(p->co) * (host_larger(channels, taps) * HOST_TILE_FLOATS + HOST_BLOCK);
 }
 
 /* Any of the three computations: packed filters and bias, or the tile sums; padded images. */

@@ -82,19 +82,23 @@ static bool plan_runs(const Plan *k, const SwkConv *p, bool planar) {
 
 static void plan_forward(const Plan *k, const SwkConv *p, int batch, const float *x, bool planar,
                          const float *w, const float *b, float *y, float *ws) {
+  SwkConv q = *p;
+  q.x_planar = planar;
   if (k->m)
     host_conv_winograd_forward(p, k->m, batch, x, w, b, y, ws);
   else
-    host_conv_direct_forward(p, batch, x, planar, w, b, y, ws);
+    host_conv_direct_forward(&q, batch, x, w, b, y, ws);
 }
 
 static void plan_weight_gradient(const Plan *k, const SwkConv *p, int batch, const float *x,
                                  bool planar, const float *dy, float *dw, float *db, float scale,
                                  float bias_scale, float keep, float *ws) {
+  SwkConv q = *p;
+  q.x_planar = planar;
   if (k->m)
     host_conv_winograd_weight_gradient(p, k->m, batch, x, dy, dw, db, scale, bias_scale, keep, ws);
   else
-    host_conv_direct_weight_gradient(p, batch, x, planar, dy, dw, db, scale, bias_scale, keep, ws);
+    host_conv_direct_weight_gradient(&q, batch, x, dy, dw, db, scale, bias_scale, keep, ws);
 }
 
 static void plan_input_gradient(const Plan *k, const SwkConv *p, int batch, const float *w,
@@ -271,12 +275,13 @@ static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
  * input blocks or all) gives the rule's results bit for bit (direct_tiling.h), written and
  * added; and swnc tune's candidates leave out the rule and passes as large as the channels. */
 static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
+  p.x_planar = planar;
   Run r = run_new(&plans[0], p, batch, planar);
   const float *x = planar ? r.x : r.xb;
   float *want_y = random_array(r.nyb), *y = malloc(sizeof(float) * r.nyb);
   float *base = random_array(r.nxb), *want_dx = malloc(sizeof(float) * r.nxb),
         *want_added = malloc(sizeof(float) * r.nxb), *dx = malloc(sizeof(float) * r.nxb);
-  host_conv_direct_forward(&p, batch, x, planar, r.w, r.b, want_y, r.ws);
+  host_conv_direct_forward(&p, batch, x, r.w, r.b, want_y, r.ws);
   host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_dx, false, r.ws);
   memcpy(want_added, base, sizeof(float) * r.nxb);
   host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_added, true, r.ws);
@@ -287,7 +292,7 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       q.forward_tiling = q.dgrad_tiling =
           host_direct_tiling_word((HostDirectTiling){.filters_outer = order, .blocks = blocks});
       memset(y, 0xff, sizeof(float) * r.nyb);
-      host_conv_direct_forward(&q, batch, x, planar, r.w, r.b, y, r.ws);
+      host_conv_direct_forward(&q, batch, x, r.w, r.b, y, r.ws);
       differ += memcmp(y, want_y, sizeof(float) * r.nyb) != 0;
       if (planar) continue;
       memset(dx, 0xff, sizeof(float) * r.nxb);

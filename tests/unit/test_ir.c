@@ -348,6 +348,42 @@ static void test_layout_minimal_transforms(void) {
   options.conv = CONV_AUTO;
 }
 
+/* A first convolution with fewer input channels than its filters' width, on the blocked
+ * layout with the direct plan, reads the data as it comes: no transform before it, and the
+ * verifier holds; one whose input needs a gradient, or whose plan is not direct, does not. */
+static void test_first_layer_reads_planar(void) {
+  const char *planar = " x = input(shape=[3, 16, 16])\n a = conv(x, outputs=32, kernel=5, pad=2)\n"
+                       " f = fc(a, outputs=2)\n";
+  const char *within = " x = input(shape=[3, 16, 16])\n a = conv(x, outputs=2, kernel=1)\n"
+                       " b = conv(a, outputs=32, kernel=5, pad=2)\n f = fc(b, outputs=2)\n";
+  struct {
+    const char *body, *conv;
+    int conv_option;
+    bool reads;
+  } cases[] = {{planar, "a", CONV_FORCE_EXPLICIT + PLAN_DIRECT, true},
+               {planar, "a", CONV_FORCE_EXPLICIT + PLAN_EXPLICIT, false},
+               {within, "b", CONV_FORCE_EXPLICIT + PLAN_DIRECT, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char src[1024];
+    snprintf(src, sizeof src, NET_HEAD "%s" NET_TAIL, cases[i].body);
+    options.conv = cases[i].conv_option;
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    CHECK(ok);
+    const Op *conv = ok ? find_op(m, cases[i].conv) : NULL;
+    if (conv) {
+      const Value *x = &m->graph.values.data[conv->inputs.data[0]];
+      CHECK_EQ_INT(conv->conv.x_planar, cases[i].reads);
+      if (cases[i].reads)
+        CHECK(x->layout == LAYOUT_BNRC && !strcmp(x->name, "x"));
+      else
+        CHECK(x->layout == m->graph.values.data[conv->output].layout);
+    }
+    module_free(m);
+  }
+  options.conv = CONV_AUTO;
+}
+
 /* The energy the layout pass minimises, for given op labels (layouts), with backward costs
  * zero (so a conv costs its forward plan in its layout): conv costs plus, per 4-D tensor and
  * per other layout some consumer works in, a conversion forward and, if a gradient flows into
@@ -594,6 +630,7 @@ int main(void) {
   test_repeated_errors_reported_once();
   test_fusion_buckets();
   test_layout_minimal_transforms();
+  test_first_layer_reads_planar();
   test_layout_is_optimal();
   test_layout_beam();
   test_every_op_lowers_to_declared_calls();
