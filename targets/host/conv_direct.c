@@ -536,10 +536,11 @@ static TileAt tile_at(const SwkConv *p, const Tiling *tl, long k) {
   return tile_of(p, tl, cursor_at(tl, k));
 }
 
-/* Output rows at a time for a tile: about 64 pixels, so that loading and storing its sums is
- * a small part of the work. */
+/* Output rows at a time for a tile: about 128 pixels, so that loading and storing its sums and
+ * setting up the visit are a small part of the work (64 pixels ran cifar10_quick's conv2
+ * weight gradient at 248-266 GFLOP/s, 128 at 277-279, 256 no faster: bench/conv_plans). */
 static int rows_per_visit(const SwkConv *p) {
-  int rows = ceil_div(64, p->wo);
+  int rows = ceil_div(128, p->wo);
   return rows < p->ho ? rows : p->ho;
 }
 
