@@ -540,8 +540,10 @@ static void test_batchnorm_bnrc16(void) {
 
 static void lrn_fwd(Case *c) { swk_lrn_forward(c->p, c->batch, c->in[0], c->y, c->aux); }
 
-static void test_lrn(void) {
-  SwkLrn p = {.c = 7, .hw = 4, .size = 5, .alpha = 0.5f, .beta = 0.75f, .k = 1.0f};
+/* Every beta the kernel computes its own way (lrn_power.h: 0.75, 0.5, others by powf); 70
+ * pixels cross its runs of 64. */
+static void test_lrn(float beta, int hw) {
+  SwkLrn p = {.c = 7, .hw = hw, .size = 5, .alpha = 0.5f, .beta = beta, .k = 1.0f};
   int batch = 2;
   int64_t n = (int64_t)batch * p.c * p.hw;
   Case c = {.forward = lrn_fwd, .p = &p, .batch = batch, .ny = n};
@@ -1147,7 +1149,10 @@ int main(void) {
     test_activation("elu alpha 0.3", swk_elu_forward, swk_elu_backward, 0.3f);
     test_activation("tanh", swk_tanh_forward, swk_tanh_backward, 0);
     test_batchnorm();
-    test_lrn();
+    test_lrn(0.75f, 4);
+    test_lrn(0.75f, 70);
+    test_lrn(0.5f, 70);
+    test_lrn(0.6f, 5);
     test_dropout();
     test_concat_and_add();
     test_softmax_loss();

@@ -581,6 +581,7 @@ int main(void) {
   lrn((SwkLrn){.c = 6, .hw = 49, .size = 5, .alpha = 1e-2f, .beta = 0.75f, .k = 2}, 3);
   lrn((SwkLrn){.c = 96, .hw = 301, .size = 5, .alpha = 1e-4f, .beta = 0.75f, .k = 1}, 2);
   lrn((SwkLrn){.c = 3000, .hw = 2, .size = 3, .alpha = 1e-2f, .beta = 0.5f, .k = 1}, 1);
+  lrn((SwkLrn){.c = 7, .hw = 67, .size = 3, .alpha = 1e-2f, .beta = 0.6f, .k = 1}, 2); /* powf */
   dropout(1500, 3); /* chunks across images */
   concat(3, (const int64_t[]){100, 2500, 7}, 5);
   concat(10, (const int64_t[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 70); /* two launches of parts */

@@ -4,10 +4,9 @@
  *   dx_c = dy_c * scale_c^-beta - 2 alpha beta / size * x_c * sum_{c' in window(c)} dy_c' y_c' / scale_c'
  * A task is `pixels` pixels of one image: each array's c rows of them come in one strided get
  * (a block per channel) and leave in one strided put. */
-#include <math.h>
-
 #include "args.h"
 #include "cpe.h"
+#include "lrn_power.h"
 
 typedef struct Task {
   int64_t at; /* offset of the task's first element: image n, channel 0, its first pixel */
@@ -58,7 +57,7 @@ static void forward_task(const SwLrnArgs *p, Task k, float *x, float *s) {
     for (int i = 0; i < k.n; i++) sc[i] = p->k + a * sc[i];
   }
   put_rows(p, k, p->scale, s);
-  for (int e = 0; e < p->c * k.n; e++) x[e] = x[e] * powf(s[e], -p->beta); /* y, over x */
+  for (int e = 0; e < p->c * k.n; e++) x[e] = x[e] * swn_lrn_power(s[e], p->beta); /* y, over x */
   put_rows(p, k, p->y, x);
   cpe_count_flops((int64_t)p->c * k.n * (2 * p->size + 10));
 }
@@ -78,7 +77,7 @@ static void backward_task(const SwLrnArgs *p, Task k, float *const b[5]) {
       float acc = 0;
       for (int j = lo; j <= hi; j++) acc += r[j * k.n + i];
       int e = c * k.n + i;
-      float g = dy[e] * powf(s[e], -p->beta) - coeff * x[e] * acc;
+      float g = dy[e] * swn_lrn_power(s[e], p->beta) - coeff * x[e] * acc;
       dx[e] = p->add ? dx[e] + g : g;
     }
   }
