@@ -786,55 +786,19 @@ int main(void) {
       break; /* a kernel set without threads (sw26010): once is enough */
     /* the blocked layout: 18 channels fill one block and 2 lanes of the next */
     test_batchnorm_bnrc16();
-    test_pool_bnrc16((SwkPool){.c = 18,
-                               .h = 7,
-                               .w = 7,
-                               .ho = 4,
-                               .wo = 4,
-                               .kh = 3,
-                               .kw = 3,
-                               .sh = 2,
-                               .sw = 2,
-                               .ph = 1,
-                               .pw = 1,
-                               .max = true},
-                     2);
-    test_pool_bnrc16((SwkPool){.c = 18,
-                               .h = 7,
-                               .w = 7,
-                               .ho = 4,
-                               .wo = 4,
-                               .kh = 3,
-                               .kw = 3,
-                               .sh = 2,
-                               .sw = 2,
-                               .ph = 1,
-                               .pw = 1,
-                               .max = false},
-                     2);
-    /* ceil mode (the last windows clipped, as cifar10_quick's), and windows with gaps between */
-    test_pool_bnrc16((SwkPool){.c = 5,
-                               .h = 8,
-                               .w = 9,
-                               .ho = 4,
-                               .wo = 4,
-                               .kh = 3,
-                               .kw = 3,
-                               .sh = 2,
-                               .sw = 2,
-                               .max = true},
-                     3);
-    test_pool_bnrc16((SwkPool){.c = 17,
-                               .h = 7,
-                               .w = 8,
-                               .ho = 3,
-                               .wo = 3,
-                               .kh = 2,
-                               .kw = 2,
-                               .sh = 3,
-                               .sw = 3,
-                               .max = true},
-                     2);
+    /* overlapping windows over the padding, both modes; ceil mode (the last windows
+     * clipped, as cifar10_quick's); windows with gaps between them */
+    /* clang-format off */
+    static const SwkPool pools[] = {
+        {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .max = true},
+        {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .max = false},
+        {.c = 5, .h = 8, .w = 9, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = true},
+        {.c = 17, .h = 7, .w = 8, .ho = 3, .wo = 3, .kh = 2, .kw = 2, .sh = 3, .sw = 3, .max = true}};
+    /* clang-format on */
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
+      test_pool_bnrc16(pools[i], i == 2 ? 3 : 2);
     test_conv_direct((SwkConv){.ci = 18,
                                .h = 9,
                                .w = 10,
