@@ -76,8 +76,7 @@ static double conv_in_layout(const Module *m, const Op *op, Layout l, bool dx_ne
  * that is the plan of its forward and weight gradient there. */
 static bool reads_planar(const Module *m, const Op *op, const char *upstream) {
   const Target *t = m->options.target;
-  int x = op->inputs.data[0];
-  if (op->kind != OP_CONV || !t->conv_reads_planar || upstream[x]) return false;
+  if (op->kind != OP_CONV || !t->conv_reads_planar || upstream[op->inputs.data[0]]) return false;
   ConvShape s = conv_shape(&m->graph, op, 1);
   ConvPlan plans[3];
   conv_in_layout(m, op, LAYOUT_BNRC16, false, plans);
