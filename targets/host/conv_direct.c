@@ -638,7 +638,6 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
   size_t dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
   View v = view_of(p, x_planar);
   int step = rows_per_visit(p);
-  long group_tiles = tl.count / tl.groups;
 #pragma omp parallel num_threads(swk_threads())
   {
     /* each thread its tiles, all images and rows in one order: no shared sums; a group's bias
@@ -657,7 +656,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
         for (long k = from; k < to; k++, cursor_next(&tl, &c)) {
           TileAt at = tile_of(p, &tl, c);
           visit_tile(p, &tl, k, at, xi, v, dy_n, oh, oh1, sums);
-          if (db && k % group_tiles == 0)
+          if (db && !c.step && !c.chunk && !c.unit) /* the group's first tile */
             for (int b = at.ob; b < at.ob + at.nb; b++)
               add_bias_rows(p, dy_n, b, oh, oh1, bias_sums + b * HOST_BLOCK);
         }
@@ -665,7 +664,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
     }
     for (long k = from; k < to; k++) {
       store_tile(p, &tl, k, sums, dw, grad_scale, grad_keep);
-      if (!db || k % group_tiles) continue;
+      if (!db || k % (tl.count / tl.groups)) continue;
       TileAt at = tile_at(p, &tl, k);
       for (int b = at.ob; b < at.ob + at.nb; b++)
         store_bias(p, b, bias_sums + b * HOST_BLOCK, db, bias_grad_scale, grad_keep);
