@@ -42,6 +42,10 @@ void swn_transform(const SwnNetwork *net, const SwnImageView *src, const SwnMean
       const uint8_t *row =
           src->pixels + (ptrdiff_t)c * src->channel_step + (ptrdiff_t)sy * src->row_step;
       float *out = dst + ((ptrdiff_t)c * oh + y) * ow;
+      if (!mean && !win->flip && src->pixel_step == 1) { /* the common case, in vectors */
+        for (int x = 0; x < ow; x++) out[x] = ((float)row[win->x + x] - value) * scale;
+        continue;
+      }
       for (int x = 0; x < ow; x++) {
         int sx = win->x + (win->flip ? ow - 1 - x : x);
         float m = value;

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "dataset.h"
+#include "rng.h"
 #include "train.h"
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fmax(1, fabs(b)); }
@@ -31,6 +32,13 @@ static void test_synthetic(void) {
         memcmp(labels, labels_again, sizeof labels) == 0);
   CHECK(memcmp(first, first + SIZE, sizeof(float) * SIZE) != 0);
   CHECK(labels[0] >= 0 && labels[0] < 1000 && labels[1] >= 0 && labels[1] < 1000);
+  /* the pixels are the definition's: a hash per pixel, the label's residue class brightened */
+  bool ok = true;
+  for (int64_t i = 0; i < SIZE; i++) {
+    uint64_t h = swn_hash3(d.stream, (uint64_t)ends[1], (uint64_t)i + 1);
+    ok &= first[SIZE + i] == (float)((h & 127) + (i % 1000 == labels[1] ? 128 : 0));
+  }
+  CHECK(ok);
   swn_free_dataset(&d);
 }
 
@@ -83,6 +91,19 @@ static void test_transform(void) {
   swn_transform(&net, &v, NULL, &win, out);
   CHECK(out[0] == ((float)pixel(0, 2, 1) - 1) * 0.5f);
   CHECK(out[12 + 11] == ((float)pixel(1, 4, 4) - 2) * 0.5f);
+  /* planes without a mean or flip (a row at a time): the same definition */
+  uint8_t planes[2 * 5 * 6];
+  for (int c = 0; c < 2; c++)
+    for (int y = 0; y < 5; y++)
+      for (int x = 0; x < 6; x++) planes[(c * 5 + y) * 6 + x] = pixel(c, y, x);
+  SwnImageView planar = {planes, 2, 5, 6, 30, 6, 1};
+  net.data.nmean = 0;
+  swn_transform(&net, &planar, NULL, &win, out);
+  ok = true;
+  for (int c = 0; c < 2; c++)
+    for (int y = 0; y < 3; y++)
+      for (int x = 0; x < 4; x++) ok &= out[(c * 3 + y) * 4 + x] == pixel(c, 2 + y, 1 + x) * 0.5f;
+  CHECK(ok);
   /* the key is a function of (seed, epoch, image) alone */
   CHECK(swn_augment_key(1, 2, 3) == swn_augment_key(1, 2, 3));
   CHECK(swn_augment_key(1, 2, 3) != swn_augment_key(1, 3, 3));
