@@ -624,50 +624,93 @@ void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, flo
   }
 }
 
+/* What a weight gradient's threads share. */
+typedef struct WeightGradient {
+  const SwkConv *p;
+  Tiling tl;
+  View v;
+  const float *x, *dy;
+  size_t dy_image, sums_floats; /* one image's dY; a set of tile and bias sums */
+  bool bias;
+} WeightGradient;
+
+/* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), row
+ * by row in every image; `mine` holds a padded image. A group's bias goes with the group's
+ * first tile, over the dY rows that tile has just read (a pass of its own over dY was 1.4% of
+ * cifar10_quick's step). */
+static void sum_images(const WeightGradient *g, long from, long to, int n0, int n1, float *sums,
+                       float *mine) {
+  const SwkConv *p = g->p;
+  const Tiling *tl = &g->tl;
+  float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
+  int step = rows_per_visit(p), have = -1;
+  for (int n = n0; n < n1; n++) {
+    const float *xi = image_view(p, g->x, p->x_planar, n, mine, &have);
+    const float *dy_n = g->dy + (size_t)n * g->dy_image;
+    for (int oh = 0; oh < p->ho; oh += step) {
+      int oh1 = oh + step < p->ho ? oh + step : p->ho;
+      TileCursor c = cursor_at(tl, from);
+      for (long k = from; k < to; k++, cursor_next(tl, &c)) {
+        TileAt at = tile_of(p, tl, c);
+        visit_tile(p, tl, k, at, xi, g->v, dy_n, oh, oh1, sums);
+        if (g->bias && !c.step && !c.chunk && !c.unit) /* the group's first tile */
+          for (int b = at.ob; b < at.ob + at.nb; b++)
+            add_bias_rows(p, dy_n, b, oh, oh1, bias_sums + b * HOST_BLOCK);
+      }
+    }
+  }
+}
+
+/* Tiles [from, to)'s dW (and their groups' db) from the sum of `sets` sets of sums, added in
+ * order into the first. */
+static void store_sums(const WeightGradient *g, long from, long to, float *sums, int sets,
+                       float *dw, float *db, float grad_scale, float bias_grad_scale,
+                       float grad_keep) {
+  const Tiling *tl = &g->tl;
+  float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
+  for (long k = from; k < to; k++) {
+    float *sum = sums + k * HOST_TILE_FLOATS;
+    for (int s = 1; s < sets; s++)
+      for (int i = 0; i < HOST_TILE_FLOATS; i++) sum[i] += sum[s * g->sums_floats + i];
+    store_tile(g->p, tl, k, sums, dw, grad_scale, grad_keep);
+    if (!db || k % (tl->count / tl->groups)) continue;
+    TileAt at = tile_at(g->p, tl, k);
+    for (int b = at.ob; b < at.ob + at.nb; b++) {
+      float *bias = bias_sums + b * HOST_BLOCK;
+      for (int s = 1; s < sets; s++)
+        for (int o = 0; o < HOST_BLOCK; o++) bias[o] += bias[s * g->sums_floats + o];
+      store_bias(g->p, b, bias, db, bias_grad_scale, grad_keep);
+    }
+  }
+}
+
 void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const float *x,
                                       const float *dy, float *dw, float *db, float grad_scale,
                                       float bias_grad_scale, float grad_keep, float *ws) {
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
-  bool x_planar = p->x_planar;
-  Tiling tl = tiling(p);
-  size_t sum_floats = (size_t)tl.count * HOST_TILE_FLOATS;
-  size_t bias_floats = (size_t)host_blocks(p->co) * HOST_BLOCK;
-  float *sums = ws, *bias_sums = ws + sum_floats, *padded = bias_sums + bias_floats;
-  memset(sums, 0, sizeof(float) * (sum_floats + bias_floats));
-  size_t dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
-  View v = view_of(p, x_planar);
-  int step = rows_per_visit(p);
-#pragma omp parallel num_threads(swk_threads())
+  WeightGradient g = {.p = p, .tl = tiling(p), .v = view_of(p, p->x_planar), .x = x, .dy = dy};
+  g.dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
+  g.sums_floats = (size_t)g.tl.count * HOST_TILE_FLOATS + (size_t)host_blocks(p->co) * HOST_BLOCK;
+  g.bias = db != NULL;
+  int planned = swk_threads();
+  bool by_images = host_direct_wgrad_splits_images(p, planned) && batch >= planned;
+  int sets = by_images ? planned : 1;
+  float *padded = ws + g.sums_floats * (size_t)sets;
+  memset(ws, 0, sizeof(float) * g.sums_floats * (size_t)sets);
+#pragma omp parallel num_threads(planned)
   {
-    /* each thread its tiles, all images and rows in one order: no shared sums; a group's bias
-     * with the group's first tile, over the dY rows that tile has just read (a pass of its own
-     * over dY was 1.4% of cifar10_quick's step) */
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    long from = tl.count * me / threads, to = tl.count * (me + 1) / threads;
-    float *mine = padded + host_direct_padded_image_floats(p, x_planar) * (size_t)me;
-    int have = -1;
-    for (int n = 0; n < batch; n++) {
-      const float *xi = image_view(p, x, x_planar, n, mine, &have);
-      const float *dy_n = dy + (size_t)n * dy_image;
-      for (int oh = 0; oh < p->ho; oh += step) {
-        int oh1 = oh + step < p->ho ? oh + step : p->ho;
-        TileCursor c = cursor_at(&tl, from);
-        for (long k = from; k < to; k++, cursor_next(&tl, &c)) {
-          TileAt at = tile_of(p, &tl, c);
-          visit_tile(p, &tl, k, at, xi, v, dy_n, oh, oh1, sums);
-          if (db && !c.step && !c.chunk && !c.unit) /* the group's first tile */
-            for (int b = at.ob; b < at.ob + at.nb; b++)
-              add_bias_rows(p, dy_n, b, oh, oh1, bias_sums + b * HOST_BLOCK);
-        }
-      }
-    }
-    for (long k = from; k < to; k++) {
-      store_tile(p, &tl, k, sums, dw, grad_scale, grad_keep);
-      if (!db || k % (tl.count / tl.groups)) continue;
-      TileAt at = tile_at(p, &tl, k);
-      for (int b = at.ob; b < at.ob + at.nb; b++)
-        store_bias(p, b, bias_sums + b * HOST_BLOCK, db, bias_grad_scale, grad_keep);
+    float *mine = padded + host_direct_padded_image_floats(p, p->x_planar) * (size_t)me;
+    long from = g.tl.count * me / threads, to = g.tl.count * (me + 1) / threads;
+    if (by_images) { /* every tile over a share of the images, then the sums added by tiles */
+      sum_images(&g, 0, g.tl.count, batch * me / threads, batch * (me + 1) / threads,
+                 ws + g.sums_floats * (size_t)me, mine);
+#pragma omp barrier
+      store_sums(&g, from, to, ws, threads, dw, db, grad_scale, bias_grad_scale, grad_keep);
+    } else { /* each thread its tiles over every image: no shared sums */
+      sum_images(&g, from, to, 0, batch, ws, mine);
+      store_sums(&g, from, to, ws, 1, dw, db, grad_scale, bias_grad_scale, grad_keep);
     }
   }
 }

@@ -247,7 +247,17 @@ static inline size_t host_direct_tile_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * (host_larger(channels, taps) * HOST_TILE_FLOATS + HOST_BLOCK);
 }
 
-/* Any of the three computations: packed filters and bias, or the tile sums; padded images. */
+/* Whether the weight gradient splits the batch over the threads, each summing every tile over
+ * its images (then the threads' sums are added in thread order), instead of splitting the
+ * tiles: where the sums are few (a first layer's 15 tiles for 2 threads ran 8 against 7), so
+ * that each image is copied and read by one thread, not all. */
+enum { HOST_DIRECT_SPLIT_IMAGES_FLOATS = 128 * 1024 }; /* a thread's sums, 512 KB at most */
+static inline bool host_direct_wgrad_splits_images(const SwkConv *p, int threads) {
+  return threads > 1 && host_direct_tile_floats(p) <= HOST_DIRECT_SPLIT_IMAGES_FLOATS;
+}
+
+/* Any of the three computations: packed filters and bias, or the tile sums (a set per thread
+ * if the batch is split); padded images. */
 static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {
   size_t t = (size_t)threads;
   size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
@@ -262,8 +272,8 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
                                        host_larger(t * host_direct_padded_image_floats(&q, false),
                                                    host_direct_padded_batch_floats(&q)));
     }
-  size_t weight_gradient =
-      host_direct_tile_floats(p) + t * host_direct_padded_image_floats(p, false);
+  size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
+  size_t weight_gradient = sums + t * host_direct_padded_image_floats(p, false);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
 }
 
