@@ -1,11 +1,13 @@
 #!/bin/sh
 # Overlap pays: over a deliberately slow link (SWNC_TEST_LINK_NS_PER_BYTE, a test-only sleep of
 # 10 ns a byte in every allreduce: about 17 ms per iteration for lenet's 1.7 MB against ~25 ms of
-# compute at batch 128), 2 ranks of lenet whose buckets are summed while backward runs are
-# measurably faster than summing them after it (about 1.4x; the test asks for 1.15x, the best of
-# two runs each). Batch 128 leaves backward's convolutions enough time to hide most of fc1's
-# 16 ms: at batch 64 on an idle machine only 4 ms of it hid (1.13x), and a loaded machine, whose
-# slower compute hides more, passed. A sleep does not compete for the cores. Not run under the
+# compute at batch 128), 2 ranks of lenet whose buckets are summed while backward runs hide most
+# of the allreduce (the update waits for at most half of it; about a fifth on an idle machine)
+# where summing after backward waits for all of it, and run faster for it (about 1.4x on an idle
+# machine; the test asks for 1.05x, the best of two runs each: a neighbour's load on the shared
+# cores once brought a run to 1.08x, while the part hidden depends on the link's sleep and
+# backward's length, which load only lengthens). Batch 128 leaves backward's convolutions enough
+# time to hide most of fc1's 16 ms. A sleep does not compete for the cores. Not run under the
 # sanitizers, whose instrumentation slows compute and not the link.
 # Usage: overlap_test.sh SWNC PROJECT_DIR WORKDIR MPIEXEC
 swnc=$1 root=$2 work=$3 mpiexec=$4
@@ -16,19 +18,28 @@ export OMPI_MCA_mpi_yield_when_idle=1
 
 "$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -o lenet || fail "cannot build lenet"
 
-rate() { # OPTIONS...: images/s of 30 iterations on 2 ranks over the slow link
+run() { # OPTIONS...: 30 iterations on 2 ranks over the slow link; prints images/s and rank 0's
+  # allreduce line: "allreduce: B ms per iteration (...), update waited W ms of it ..."
   SWNC_TEST_LINK_NS_PER_BYTE=10 timeout 300 "$mpiexec" --oversubscribe -np 2 ./lenet --iterations 30 \
     --batch 128 --train-size 8000 --test-size 100 --threads 1 --quiet --allreduce shm "$@" |
-    sed -n 's/.* \([0-9]*\) images\/s.*/\1/p'
+    sed -n -e 's/.* \([0-9]*\) images\/s.*/rate \1/p' \
+      -e 's/^allreduce: \([0-9.]*\) ms per iteration.*update waited \([0-9.]*\) ms.*/link \1 \2/p'
 }
-best() { # OPTIONS...: the higher images/s of two runs
-  a=$(rate "$@") b=$(rate "$@")
-  [ "${a:-0}" -ge "${b:-0}" ] && echo "${a:-0}" || echo "$b"
+measure() { # OPTIONS...: the better of two runs: "RATE BUSY_MS WAITED_MS"
+  for i in 1 2; do run "$@" | awk '$1 == "rate" { r = $2 } $1 == "link" { b = $2; w = $3 }
+    END { print r + 0, b + 0, w + 0 }'; done | sort -n -r | head -1
 }
-overlapped=$(best) serial=$(best --no-overlap)
-if [ "$overlapped" -gt 0 ] && [ "$((overlapped * 100))" -ge "$((serial * 115))" ]; then
+read -r overlapped busy waited <<EOF2
+$(measure)
+EOF2
+read -r serial serial_busy serial_waited <<EOF2
+$(measure --no-overlap)
+EOF2
+# waited at most half the allreduce overlapped, nearly all of it after backward
+hidden=$(awk "BEGIN { print ($busy > 0 && $waited <= 0.5 * $busy && $serial_waited >= 0.9 * $serial_busy) }")
+if [ "$hidden" = 1 ] && [ "$overlapped" -gt 0 ] && [ "$((overlapped * 100))" -ge "$((serial * 105))" ]; then
   pass
 else
-  fail "overlap over a slow link: $overlapped images/s, not overlapped $serial"
+  fail "overlap over a slow link: $overlapped images/s (update waited $waited of $busy ms a step), not overlapped $serial images/s (waited $serial_waited of $serial_busy ms)"
 fi
 finish
