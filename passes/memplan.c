@@ -63,20 +63,72 @@ static Buffer *read_in_backward(StepPlan *p, const OpBuffers *ob) {
   return &p->buffers.data[ob->recomputed >= 0 ? ob->recomputed : ob->out];
 }
 
-/* A sum's input gradient is its output gradient, so an add hands its own gradient buffer to the
- * first input whose gradient it writes (instead of copying into a buffer of its own): the
- * output's gradient is read by nothing after the add's backward, and the input's later writers
- * add to it after that. Not where an input repeats (add(x, x): the kernel would read a gradient
- * another input's term has changed). The input's index, or -1. */
-static int handed_input(const Module *m, const BackwardStep *s) {
-  const Op *op = &m->graph.ops.data[s->op];
-  if (op->kind != OP_ADD || op->buf[STEP_TRAIN].grad < 0) return -1;
-  for (int a = 0; a < op->inputs.len; a++)
-    for (int b = a + 1; b < op->inputs.len; b++)
-      if (op->inputs.data[a] == op->inputs.data[b]) return -1;
-  for (int k = 0; k < op->inputs.len; k++)
-    if (s->input_grad.data[k] == GRAD_WRITE) return k;
-  return -1;
+/* A sum's input gradient is its output gradient, so an add hands its own gradient buffer to its
+ * inputs instead of copying it into buffers of their own. To one input (the primary) always:
+ * the output's gradient is read by nothing after the add's backward, and the input's later
+ * writers add to it after that. To others too where nothing changes the shared buffer before
+ * their producers have read it (shared): ResNet's residual sums then copy no gradient at all.
+ * Not where an input repeats (add(x, x): the kernel would read a gradient another input's
+ * term has changed). */
+
+/* Whether an add's input value could share the add's gradient beside the primary: the add is
+ * its only consumer (no other term is added to it) and its producer's backward only reads it
+ * (no epilogue masking it in place, not an add handing it on). */
+static bool sharable(const Module *m, int add, int value, const int *bstep) {
+  const Graph *g = &m->graph;
+  const Op *producer = &g->ops.data[g->values.data[value].producer];
+  if (producer->kind == OP_ADD || backward_epilogue(producer) ||
+      bstep[g->values.data[value].producer] < 0)
+    return false;
+  for (int i = 0; i < g->ops.len; i++)
+    for (int j = 0; j < g->ops.data[i].inputs.len; j++)
+      if (g->ops.data[i].inputs.data[j] == value && i != add) return false;
+  return true;
+}
+
+/* The first step after the add's backward that changes its primary input's gradient: another
+ * consumer adding its term, or the producer's epilogue masking it (else the producer's
+ * backward, after which handing it on may change it). */
+static int first_change(const Module *m, int add, int value, const int *bstep) {
+  const Graph *g = &m->graph;
+  int producer = g->values.data[value].producer;
+  int first = bstep[producer] - (backward_epilogue(&g->ops.data[producer]) ? 1 : 0);
+  for (int i = 0; i < g->ops.len; i++)
+    for (int j = 0; j < g->ops.data[i].inputs.len; j++)
+      if (g->ops.data[i].inputs.data[j] == value && i != add && bstep[i] >= 0 && bstep[i] < first)
+        first = bstep[i];
+  return first;
+}
+
+/* Marks in `handed` the inputs given the add's gradient buffer; false if none. The primary is
+ * an input that could not share (fans out, say), else the one whose producer's backward runs
+ * last. */
+static bool handed_inputs(const Module *m, const BackwardStep *s, const int *bstep, bool *handed) {
+  const Graph *g = &m->graph;
+  const Op *op = &g->ops.data[s->op];
+  int n = op->inputs.len, primary = -1;
+  for (int k = 0; k < n; k++) handed[k] = false;
+  if (op->kind != OP_ADD || op->buf[STEP_TRAIN].grad < 0) return false;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++)
+      if (op->inputs.data[a] == op->inputs.data[b]) return false;
+  bool share[n];
+  for (int k = 0; k < n; k++) {
+    share[k] = s->input_grad.data[k] == GRAD_WRITE && sharable(m, s->op, op->inputs.data[k], bstep);
+    if (s->input_grad.data[k] != GRAD_WRITE) continue;
+    int at = bstep[g->values.data[op->inputs.data[k]].producer];
+    if (primary < 0 || (!share[k] && share[primary]) ||
+        (share[k] == share[primary] && share[k] &&
+         at > bstep[g->values.data[op->inputs.data[primary]].producer]))
+      primary = k;
+  }
+  if (primary < 0) return false;
+  handed[primary] = true;
+  int change = first_change(m, s->op, op->inputs.data[primary], bstep);
+  for (int k = 0; k < n; k++)
+    if (k != primary && share[k] && bstep[g->values.data[op->inputs.data[k]].producer] < change)
+      handed[k] = true;
+  return true;
 }
 
 static void create_buffers(Module *m, StepKind kind) {
@@ -132,13 +184,14 @@ static void create_buffers(Module *m, StepKind kind) {
   for (int j = 0; kind == STEP_TRAIN && j < m->schedule.backward.len; j++) {
     const BackwardStep *s = &m->schedule.backward.data[j];
     const Op *op = &g->ops.data[s->op];
-    int handed = handed_input(m, s);
+    bool handed[op->inputs.len + 1];
+    handed_inputs(m, s, bstep, handed);
     for (int k = 0; k < op->inputs.len; k++) {
       if (s->input_grad.data[k] != GRAD_WRITE) continue;
       const Value *v = &g->values.data[op->inputs.data[k]];
       Op *producer = &g->ops.data[v->producer];
       int written = bstep[s->op], last = bstep[v->producer] >= 0 ? bstep[v->producer] : written;
-      if (k == handed) {
+      if (handed[k]) {
         Buffer *b = &p->buffers.data[op->buf[kind].grad];
         b->name = arena_printf(&m->arena, "%s=d(%s)", b->name, v->name);
         b->last = extend(b->last, last);

@@ -147,25 +147,42 @@ static void test_schedule_fan_out(void) {
   module_free(m);
 }
 
-/* A sum hands its output's gradient buffer to its first input (passes/memplan.c), whose later
- * writers add to it; the other inputs get buffers of their own, and a repeated input none. */
+/* A sum hands its output's gradient buffer to its inputs (passes/memplan.c): to one whose later
+ * writers add to it, and to others that nothing else writes to before their producers read it;
+ * a repeated input keeps its own, and so does one whose producer's backward adds to the
+ * buffer itself. */
 static void test_sum_hands_its_gradient(void) {
   bool ok;
   Module *m = compile(NET_HEAD " x = input(shape=[8])\n h = fc(x, outputs=8)\n"
                                " a = relu(h)\n b = sigmoid(h)\n s = add(a, b)\n t = add(s, s)\n"
-                               " f = fc(t, outputs=2)\n acc = accuracy(f, label)\n" NET_TAIL,
+                               " w = fc(t, outputs=8)\n v = add(t, w)\n"
+                               " f = fc(v, outputs=2)\n acc = accuracy(f, label)\n" NET_TAIL,
                       NULL, 0, &ok);
   CHECK(ok);
   int grad_a = find_op(m, "a")->buf[STEP_TRAIN].grad,
       grad_b = find_op(m, "b")->buf[STEP_TRAIN].grad,
       grad_s = find_op(m, "s")->buf[STEP_TRAIN].grad,
-      grad_t = find_op(m, "t")->buf[STEP_TRAIN].grad;
-  CHECK(grad_s >= 0 && grad_a == grad_s);
-  CHECK(grad_b >= 0 && grad_b != grad_s);
+      grad_t = find_op(m, "t")->buf[STEP_TRAIN].grad,
+      grad_w = find_op(m, "w")->buf[STEP_TRAIN].grad,
+      grad_v = find_op(m, "v")->buf[STEP_TRAIN].grad;
+  /* a and b: only s reads them, and their backward steps only read their gradients */
+  CHECK(grad_s >= 0 && grad_a == grad_s && grad_b == grad_s);
   CHECK(grad_t >= 0 && grad_t != grad_s); /* add(s, s) keeps its own */
-  const Buffer *handed = &m->plan.step[STEP_TRAIN].buffers.data[grad_s];
-  CHECK(!strcmp(handed->name, "d(s)=d(a)"));
-  CHECK(handed->last >= m->plan.step[STEP_TRAIN].buffers.data[grad_b].last - 1);
+  /* t fans out (to w and v): v's gradient goes to t; w's backward adds to t's gradient while
+   * reading its own, so w keeps a buffer of its own */
+  CHECK(grad_v >= 0 && grad_t == grad_v && grad_w >= 0 && grad_w != grad_v);
+  const StepPlan *plan = &m->plan.step[STEP_TRAIN];
+  const Buffer *handed = &plan->buffers.data[grad_s];
+  CHECK(!strcmp(handed->name, "d(s)=d(a)=d(b)"));
+  CHECK(!strcmp(plan->buffers.data[grad_v].name, "d(v)=d(t)"));
+  /* live until both producers' backward steps have read it */
+  const Op *a = find_op(m, "a"), *b = find_op(m, "b");
+  int last_reader = 0;
+  for (int j = 0; j < m->schedule.backward.len; j++) {
+    const Op *op = &m->graph.ops.data[m->schedule.backward.data[j].op];
+    if (op == a || op == b) last_reader = j;
+  }
+  CHECK(handed->last >= m->graph.ops.len + last_reader);
   module_free(m);
 }
 
