@@ -220,6 +220,12 @@ static int64_t conv_tiling(const Op *op, ConvComputation c) {
   return op->conv.costed ? op->conv.tiling[c][op->conv.plan[c]] : 0;
 }
 
+/* Whether the op is a convolution whose ReLU epilogue its kernels apply (SwkConv.relu: as the
+ * direct plan stores y, else the dispatcher right after), so that it needs no call of its own. */
+static bool conv_applies_epilogue(const Op *op) {
+  return op_info[op->kind].family == FAMILY_CONV && op->epilogue.on && op->epilogue.kind == OP_RELU;
+}
+
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
@@ -241,8 +247,10 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                  [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i),
                  [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
                  [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
-                 [SwkConv_x_planar] = op->conv.x_planar};
+                 [SwkConv_x_planar] = op->conv.x_planar,
+                 [SwkConv_relu] = conv_applies_epilogue(op)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
+  s.items[SwkConv_relu_slope] = d_float(conv_applies_epilogue(op) ? op->epilogue.slope : 0);
   return s;
 }
 
@@ -480,10 +488,11 @@ static Call *epilogue_call(Ctx *c, CallList *list, int i, const Epilogue *e,
   return k;
 }
 
-/* Op i's epilogue on its output in place, after whatever wrote the output. */
+/* Op i's epilogue on its output in place, after whatever wrote the output (a convolution's
+ * ReLU is its kernels'). */
 static void lower_epilogue_forward(Ctx *c, CallList *f, int i) {
   const Op *op = &c->m->graph.ops.data[i];
-  if (!op->epilogue.on) return;
+  if (!op->epilogue.on || conv_applies_epilogue(op)) return;
   Call *k = epilogue_call(c, f, i, &op->epilogue, "forward");
   arg_ptr(c, k, output(c, op)), arg_ptr(c, k, output(c, op));
 }

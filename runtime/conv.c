@@ -141,15 +141,25 @@ static const float *x_for_plan(SwnConvState *c, const SwkConv *p, SwkConv *q, in
   return xt;
 }
 
+/* Whether the plan's forward kernel applies SwkConv.relu as it stores y (the direct plan's
+ * strips, while y is in registers: a pass over y saved); the others leave it to run_forward. */
+static bool applies_relu(int plan) { return plan == SWN_PLAN_DIRECT; }
+
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                         int layout, const float *x, const float *w, const float *b, float *y) {
   int own = plan_layout(plan);
   SwkConv q;
   const float *xp = x_for_plan(c, p, &q, batch, plan, layout, x);
+  q.relu = p->relu && applies_relu(plan);
   float *yp =
       own == layout ? y : scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
   plans[plan].forward(&q, batch, xp, w, b, yp, plan_workspace(c, &q, batch, plan, ws));
   if (own != layout) convert(own, layout, p->co, p->ho, p->wo, batch, yp, y, false);
+  if (p->relu && !q.relu) {
+    SwkAct act = {.n = (int64_t)layout_floats(layout, p->co, p->ho, p->wo, 1),
+                  .slope = p->relu_slope};
+    swk_relu_forward(&act, batch, y, y);
+  }
 }
 
 /* How parameter gradients are stored: the kernels' grad_scale, bias_grad_scale, grad_keep. */
@@ -165,6 +175,7 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   bool native = own == layout;
   SwkConv q = *p;
   const float *xp = dw ? x_for_plan(c, p, &q, batch, plan, layout, x) : x, *dyp = dy;
+  q.relu = false; /* the epilogue's backward ran before this call */
   float *dxp = dx;
   if (!native) {
     float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));

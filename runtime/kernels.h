@@ -63,7 +63,12 @@ bool swk_estimate(SwkEstimate *totals);
   F(BOOL, bool, x_planar) /* direct plan only: x comes in (B,N,R,C), not blocked (a first      \
                              layer's few channels, read as they are: no transform); set only  \
                              with no_input_gradient, where the direct plan computes forward  \
-                             and weight gradient (the dispatcher converts x for another plan) */
+                             and weight gradient (the dispatcher converts x for another plan) */ \
+  F(BOOL, bool, relu) /* forward: y = y > 0 ? y : relu_slope * y, the op's ReLU epilogue (the   \
+                         compiler emits no pass of its own); the dispatcher passes it to the    \
+                         direct plan's kernel, which applies it as it stores y, and applies it \
+                         itself after the others; backward ignores it */                        \
+  F(F32, float, relu_slope)
 
 /* ------------------------------------------------------------- pooling */
 #define SwkPool_FIELDS(F, A)                                                                       \

@@ -50,7 +50,7 @@ static void c_strip(int nb, int np, const Strip *s) {
                 sum += s->w[(ptrdiff_t)tap + b * s->w_block + l * 16 + o] * *x;
               }
         }
-        *y = sum;
+        *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
       }
 }
 
@@ -80,6 +80,9 @@ static void c_tile(int nb, int nl, const Tile *t) {
 #define STRIP_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define STRIP_STORE(p, v) _mm512_storeu_ps(p, v)
 #define STRIP_ZERO() _mm512_setzero_ps()
+#define STRIP_RELU(v, slope)                                                                       \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ),                     \
+                       _mm512_mul_ps(v, slope), v)
 #define STRIP_BODY avx512_strip_body
 #define STRIP_NAME avx512_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)
@@ -98,6 +101,7 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_FMA
 #undef STRIP_STORE
 #undef STRIP_ZERO
+#undef STRIP_RELU
 #undef STRIP_BODY
 #undef STRIP_NAME
 #undef STRIP_CASES
@@ -117,6 +121,8 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #define STRIP_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define STRIP_STORE(p, v) _mm256_storeu_ps(p, v)
 #define STRIP_ZERO() _mm256_setzero_ps()
+#define STRIP_RELU(v, slope)                                                                       \
+  _mm256_blendv_ps(_mm256_mul_ps(v, slope), v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ))
 #define STRIP_BODY avx2_strip_body
 #define STRIP_NAME avx2_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
@@ -305,7 +311,9 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
              .y_block = at->block,
              .y_pixel = at->pixel,
-             .accumulate = accumulate || c0};
+             .accumulate = accumulate || c0,
+             .relu = p->relu && c1 == bi, /* the last pass over the input blocks */
+             .relu_slope = p->relu_slope};
   k->strip(nb, np, &s);
 }
 

@@ -1,6 +1,7 @@
 /* The direct convolution's register blocks, written once and included by conv_direct.c once
  * per instruction set, with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
- * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_ZERO, and
+ * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_ZERO /
+ * STRIP_RELU (v > 0 ? v : slope * v, lane by lane), and
  * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
  *
  * Forward (a strip of output pixels): A block of 16 output channels is
@@ -42,6 +43,12 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
           }
         }
       }
+  }
+  if (s->relu) { /* y > 0 ? y : slope * y, as the ReLU kernel computes it */
+    STRIP_VEC slope = STRIP_SET1(s->relu_slope);
+    for (int b = 0; b < nb; b++)
+      for (int p = 0; p < np; p++)
+        for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_RELU(acc[b][p][v], slope);
   }
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)

@@ -24,6 +24,8 @@ typedef struct Strip {
   float *y;          /* pixel p of output block b at y + b * y_block + p * y_pixel */
   ptrdiff_t y_block, y_pixel;
   bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
+  bool relu;       /* store y > 0 ? y : relu_slope * y (the final pass's sums only) */
+  float relu_slope;
 } Strip;
 
 /* The weight gradient's register block, a tile: for nb output blocks and nl input channels of

@@ -198,7 +198,7 @@ static inline size_t host_direct_padded_batch_floats(const SwkConv *q) {
 static inline SwkConv host_direct_transposed(const SwkConv *p) {
   SwkConv q = *p;
   q.ci = p->co, q.h = p->ho, q.w = p->wo, q.co = p->ci, q.ho = p->h, q.wo = p->w;
-  q.ph = p->kh - 1 - p->ph, q.pw = p->kw - 1 - p->pw, q.bias = false;
+  q.ph = p->kh - 1 - p->ph, q.pw = p->kw - 1 - p->pw, q.bias = false, q.relu = false;
   return q;
 }
 
@@ -222,7 +222,7 @@ static inline HostPhase host_direct_phase(const SwkConv *p, int rh, int rw) {
   HostPhase f = {.q = *p, .rh = rh, .rw = rw};
   SwkConv *q = &f.q;
   f.kh0 = (rh + p->ph) % p->sh, f.kw0 = (rw + p->pw) % p->sw;
-  q->ci = p->co, q->h = p->ho, q->w = p->wo, q->co = p->ci, q->bias = false;
+  q->ci = p->co, q->h = p->ho, q->w = p->wo, q->co = p->ci, q->bias = false, q->relu = false;
   q->ho = host_every(rh, p->h, p->sh), q->wo = host_every(rw, p->w, p->sw);
   q->kh = host_every(f.kh0, p->kh, p->sh), q->kw = host_every(f.kw0, p->kw, p->sw);
   q->sh = q->sw = 1;

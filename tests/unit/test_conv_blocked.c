@@ -273,7 +273,8 @@ static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
 
 /* Every tiling of the direct plan's forward and input gradient (both orders, passes of 1 to 3
  * input blocks or all) gives the rule's results bit for bit (direct_tiling.h), written and
- * added; and swnc tune's candidates leave out the rule and passes as large as the channels. */
+ * added, and with a ReLU epilogue; and swnc tune's candidates leave out the rule and passes
+ * as large as the channels. */
 static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
   p.x_planar = planar;
   Run r = run_new(&plans[0], p, batch, planar);
@@ -294,6 +295,14 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       memset(y, 0xff, sizeof(float) * r.nyb);
       host_conv_direct_forward(&q, batch, x, r.w, r.b, y, r.ws);
       differ += memcmp(y, want_y, sizeof(float) * r.nyb) != 0;
+      /* the ReLU epilogue (SwkConv.relu) as the ReLU kernel computes it, on the last pass's
+       * sums only; the input gradients below must ignore it */
+      q.relu = true, q.relu_slope = blocks % 2 ? 0.25f : 0;
+      host_conv_direct_forward(&q, batch, x, r.w, r.b, y, r.ws);
+      for (size_t i = 0; i < r.nyb; i++) {
+        float v = want_y[i], activated = v > 0 ? v : q.relu_slope * v;
+        differ += memcmp(&y[i], &activated, sizeof activated) != 0;
+      }
       if (planar) continue;
       memset(dx, 0xff, sizeof(float) * r.nxb);
       host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, r.ws);
