@@ -63,14 +63,6 @@ static Buffer *read_in_backward(StepPlan *p, const OpBuffers *ob) {
   return &p->buffers.data[ob->recomputed >= 0 ? ob->recomputed : ob->out];
 }
 
-/* A sum's input gradient is its output gradient, so an add hands its own gradient buffer to its
- * inputs instead of copying it into buffers of their own. To one input (the primary) always:
- * the output's gradient is read by nothing after the add's backward, and the input's later
- * writers add to it after that. To others too where nothing changes the shared buffer before
- * their producers have read it (shared): ResNet's residual sums then copy no gradient at all.
- * Not where an input repeats (add(x, x): the kernel would read a gradient another input's
- * term has changed). */
-
 /* Whether an add's input value could share the add's gradient beside the primary: the add is
  * its only consumer (no other term is added to it) and its producer's backward only reads it
  * (no epilogue masking it in place, not an add handing it on). */
@@ -100,35 +92,39 @@ static int first_change(const Module *m, int add, int value, const int *bstep) {
   return first;
 }
 
-/* Marks in `handed` the inputs given the add's gradient buffer; false if none. The primary is
- * an input that could not share (fans out, say), else the one whose producer's backward runs
- * last. */
-static bool handed_inputs(const Module *m, const BackwardStep *s, const int *bstep, bool *handed) {
-  const Graph *g = &m->graph;
-  const Op *op = &g->ops.data[s->op];
+static int producer_step(const Module *m, const Op *op, int k, const int *bstep) {
+  return bstep[m->graph.values.data[op->inputs.data[k]].producer];
+}
+
+/* A sum's input gradient is its output gradient, so an add hands its own gradient buffer to its
+ * inputs instead of copying it into buffers of their own (marked in `handed`). To one input,
+ * the primary, always: the output's gradient is read by nothing after the add's backward, and
+ * the input's later writers add to it after that. The primary is an input that could not share
+ * (one that fans out), else the one whose producer's backward runs last. To each other input
+ * that could share (sharable) where its producer reads the buffer before anything changes it
+ * (first_change): ResNet's residual sums then copy no gradient at all. To none where an input
+ * repeats (add(x, x): the kernel would read a gradient another input's term has changed). */
+static void handed_inputs(const Module *m, const BackwardStep *s, const int *bstep, bool *handed) {
+  const Op *op = &m->graph.ops.data[s->op];
   int n = op->inputs.len, primary = -1;
   for (int k = 0; k < n; k++) handed[k] = false;
-  if (op->kind != OP_ADD || op->buf[STEP_TRAIN].grad < 0) return false;
+  if (op->kind != OP_ADD || op->buf[STEP_TRAIN].grad < 0) return;
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++)
-      if (op->inputs.data[a] == op->inputs.data[b]) return false;
+      if (op->inputs.data[a] == op->inputs.data[b]) return;
   bool share[n];
   for (int k = 0; k < n; k++) {
     share[k] = s->input_grad.data[k] == GRAD_WRITE && sharable(m, s->op, op->inputs.data[k], bstep);
     if (s->input_grad.data[k] != GRAD_WRITE) continue;
-    int at = bstep[g->values.data[op->inputs.data[k]].producer];
-    if (primary < 0 || (!share[k] && share[primary]) ||
-        (share[k] == share[primary] && share[k] &&
-         at > bstep[g->values.data[op->inputs.data[primary]].producer]))
-      primary = k;
+    bool later =
+        primary >= 0 && producer_step(m, op, k, bstep) > producer_step(m, op, primary, bstep);
+    if (primary < 0 || (share[primary] && (!share[k] || later))) primary = k;
   }
-  if (primary < 0) return false;
+  if (primary < 0) return;
   handed[primary] = true;
   int change = first_change(m, s->op, op->inputs.data[primary], bstep);
   for (int k = 0; k < n; k++)
-    if (k != primary && share[k] && bstep[g->values.data[op->inputs.data[k]].producer] < change)
-      handed[k] = true;
-  return true;
+    handed[k] |= k != primary && share[k] && producer_step(m, op, k, bstep) < change;
 }
 
 static void create_buffers(Module *m, StepKind kind) {
