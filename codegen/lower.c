@@ -229,26 +229,27 @@ static bool conv_applies_epilogue(const Op *op) {
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
-  int64_t v[] = {[SwkConv_ci] = x.dim[1],
-                 [SwkConv_h] = x.dim[2],
-                 [SwkConv_w] = x.dim[3],
-                 [SwkConv_co] = y.dim[1],
-                 [SwkConv_ho] = y.dim[2],
-                 [SwkConv_wo] = y.dim[3],
-                 [SwkConv_kh] = a->kernel[0],
-                 [SwkConv_kw] = a->kernel[1],
-                 [SwkConv_sh] = a->stride[0],
-                 [SwkConv_sw] = a->stride[1],
-                 [SwkConv_ph] = a->pad[0],
-                 [SwkConv_pw] = a->pad[1],
-                 [SwkConv_groups] = a->groups,
-                 [SwkConv_bias] = a->bias,
-                 [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */
-                 [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i),
-                 [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
-                 [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
-                 [SwkConv_x_planar] = op->conv.x_planar,
-                 [SwkConv_relu] = conv_applies_epilogue(op)};
+  enum { FIELDS = SwkConv_relu_slope + 1 }; /* all of them; the float one is set after */
+  int64_t v[FIELDS] = {[SwkConv_ci] = x.dim[1],
+                       [SwkConv_h] = x.dim[2],
+                       [SwkConv_w] = x.dim[3],
+                       [SwkConv_co] = y.dim[1],
+                       [SwkConv_ho] = y.dim[2],
+                       [SwkConv_wo] = y.dim[3],
+                       [SwkConv_kh] = a->kernel[0],
+                       [SwkConv_kw] = a->kernel[1],
+                       [SwkConv_sh] = a->stride[0],
+                       [SwkConv_sw] = a->stride[1],
+                       [SwkConv_ph] = a->pad[0],
+                       [SwkConv_pw] = a->pad[1],
+                       [SwkConv_groups] = a->groups,
+                       [SwkConv_bias] = a->bias,
+                       [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */
+                       [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i),
+                       [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
+                       [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
+                       [SwkConv_x_planar] = op->conv.x_planar,
+                       [SwkConv_relu] = conv_applies_epilogue(op)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   s.items[SwkConv_relu_slope] = d_float(conv_applies_epilogue(op) ? op->epilogue.slope : 0);
   return s;
