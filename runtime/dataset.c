@@ -23,7 +23,7 @@ void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, boo
 static int32_t synthetic_image(const SwnDataset *d, int classes, int64_t n, uint8_t *img) {
   int64_t size = (int64_t)d->c * d->h * d->w;
   int32_t label = (int32_t)(swn_hash3(d->stream, (uint64_t)n, 0) % (uint64_t)classes);
-  uint64_t image_key = swn_mix64(swn_mix64(d->stream) ^ (uint64_t)n); /* swn_hash3's first two */
+  uint64_t image_key = swn_hash2(d->stream, (uint64_t)n);
   /* i's residue by a counter: a 64-bit division per pixel made the loader thread, which shares
    * the cores with training, cost cifar10_quick several percent of its step */
   for (int64_t i = 0, residue = 0; i < size; i++) {

@@ -15,8 +15,11 @@ static inline uint64_t swn_mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/* swn_hash3's part that depends on (a, b) alone: a loop over c computes it once. */
+static inline uint64_t swn_hash2(uint64_t a, uint64_t b) { return swn_mix64(swn_mix64(a) ^ b); }
+
 static inline uint64_t swn_hash3(uint64_t a, uint64_t b, uint64_t c) {
-  return swn_mix64(swn_mix64(swn_mix64(a) ^ b) ^ c);
+  return swn_mix64(swn_hash2(a, b) ^ c);
 }
 
 /* A uniform float in [0, 1) with 24 random bits. */
