@@ -220,10 +220,14 @@ static int64_t conv_tiling(const Op *op, ConvComputation c) {
   return op->conv.costed ? op->conv.tiling[c][op->conv.plan[c]] : 0;
 }
 
-/* Whether the op is a convolution whose ReLU epilogue its kernels apply (SwkConv.relu: as the
- * direct plan stores y, else the dispatcher right after), so that it needs no call of its own. */
-static bool conv_applies_epilogue(const Op *op) {
-  return op_info[op->kind].family == FAMILY_CONV && op->epilogue.on && op->epilogue.kind == OP_RELU;
+/* Whether the op's kernels apply its ReLU epilogue, so that it needs no call of its own: a
+ * convolution's (SwkConv.relu: as the direct plan stores y, else the dispatcher right after), a
+ * batch norm's (SwkBatchNorm.relu) and a residual sum's (swk_add_forward's relu) as they store
+ * y, where it saves a pass over the output (runtime/kernels.h). */
+static bool kernel_applies_epilogue(const Op *op) {
+  int family = op_info[op->kind].family;
+  return op->epilogue.on && op->epilogue.kind == OP_RELU &&
+         (family == FAMILY_CONV || family == FAMILY_BATCHNORM || op->kind == OP_ADD);
 }
 
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
@@ -249,9 +253,9 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                        [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
                        [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
                        [SwkConv_x_planar] = op->conv.x_planar,
-                       [SwkConv_relu] = conv_applies_epilogue(op)};
+                       [SwkConv_relu] = kernel_applies_epilogue(op)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
-  s.items[SwkConv_relu_slope] = d_float(conv_applies_epilogue(op) ? op->epilogue.slope : 0);
+  s.items[SwkConv_relu_slope] = d_float(kernel_applies_epilogue(op) ? op->epilogue.slope : 0);
   return s;
 }
 
@@ -301,6 +305,9 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkBatchNorm_eps] = d_float(a->eps),
     s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
     s.items[SwkBatchNorm_affine] = d_int(a->affine);
+    s.items[SwkBatchNorm_relu] = d_int(kernel_applies_epilogue(op));
+    s.items[SwkBatchNorm_relu_slope] =
+        d_float(kernel_applies_epilogue(op) ? op->epilogue.slope : 0);
     return s;
   case FAMILY_LRN:
     s = d_struct(c->a, *type = ABI_SwkLrn);
@@ -463,6 +470,12 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     for (int j = 0; j < op->inputs.len; j++) vec_push(c->a, ptrs.ptrs, input(c, op, j));
     arg(c, k, ptrs);
     arg_ptr(c, k, output(c, op));
+    if (op->kind == OP_ADD) {
+      arg_bool(c, k, kernel_applies_epilogue(op));
+      arg(c, k,
+          (CallArg){.kind = ARG_FLOAT,
+                    .scale = kernel_applies_epilogue(op) ? op->epilogue.slope : 0});
+    }
     return;
   }
   case FAMILY_LOSS:
@@ -489,11 +502,11 @@ static Call *epilogue_call(Ctx *c, CallList *list, int i, const Epilogue *e,
   return k;
 }
 
-/* Op i's epilogue on its output in place, after whatever wrote the output (a convolution's
- * ReLU is its kernels'). */
+/* Op i's epilogue on its output in place, after whatever wrote the output (unless the op's
+ * kernels apply it). */
 static void lower_epilogue_forward(Ctx *c, CallList *f, int i) {
   const Op *op = &c->m->graph.ops.data[i];
-  if (!op->epilogue.on || conv_applies_epilogue(op)) return;
+  if (!op->epilogue.on || kernel_applies_epilogue(op)) return;
   Call *k = epilogue_call(c, f, i, &op->epilogue, "forward");
   arg_ptr(c, k, output(c, op)), arg_ptr(c, k, output(c, op));
 }

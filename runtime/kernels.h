@@ -93,7 +93,11 @@ bool swk_estimate(SwkEstimate *totals);
   F(I32, int, c) F(I32, int, hw)                                                                   \
   F(F32, float, eps)                                                                               \
   F(F32, float, momentum) /* running = momentum * running + (1 - momentum) * batch statistic */    \
-  F(BOOL, bool, affine)
+  F(BOOL, bool, affine)                                                                            \
+  F(BOOL, bool, relu) /* forward and recompute: y = y > 0 ? y : relu_slope * y, the op's ReLU  \
+                         epilogue, applied as y is stored (the compiler emits no pass of its   \
+                         own); backward ignores it */                                           \
+  F(F32, float, relu_slope)
 
 /* ------------------------------------------------------------- local response normalisation */
 /* y = x / (k + alpha / size * sum of x^2 over `size` channels)^beta */
@@ -240,7 +244,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
                                  P(I32, int, batch), P(PTR, const float *, dy),                    \
                                  P(PTR, float *const *, dx), P(PTR, const bool *, dx_add)))        \
   FN(VOID, swk_add_forward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),            \
-                             P(PTR, const float *const *, x), P(PTR, float *, y)))                 \
+                             P(PTR, const float *const *, x), P(PTR, float *, y),                  \
+                             P(BOOL, bool, relu), P(F32, float, relu_slope)))                      \
   FN(VOID, swk_add_backward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),           \
                               P(PTR, const float *, dy), P(PTR, float *const *, dx),               \
                               P(PTR, const bool *, dx_add)))                                       \

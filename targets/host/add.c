@@ -1,4 +1,5 @@
-/* Element-wise sum of n tensors; each input's gradient is the output's. Both directions are
+/* Element-wise sum of n tensors, with its ReLU epilogue if asked; each input's gradient is the
+ * output's. Both directions are
  * one pass over memory split between the threads, in chunks that stay in L1 while every input
  * (or every input gradient) is visited: these tensors are a residual network's largest, and its
  * sums move only memory. */
@@ -10,19 +11,31 @@ enum { CHUNK = 2048 }; /* floats */
 
 static int64_t chunks(int64_t total) { return (total + CHUNK - 1) / CHUNK; }
 
-void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y) {
+/* y[from, to) = the inputs' sum there, then the ReLU if asked (the ReLU kernel's expression). */
+static void sum_chunk(int n, const float *const *x, int64_t from, int64_t to, float *y, bool relu,
+                      float relu_slope) {
+  const float *x0 = x[0] + from;
+  int64_t m = to - from;
+#pragma omp simd
+  for (int64_t k = 0; k < m; k++) y[k] = x0[k];
+  for (int i = 1; i < n; i++) {
+    const float *xi = x[i] + from;
+#pragma omp simd
+    for (int64_t k = 0; k < m; k++) y[k] += xi[k];
+  }
+  if (relu) {
+#pragma omp simd
+    for (int64_t k = 0; k < m; k++) y[k] = y[k] > 0 ? y[k] : relu_slope * y[k];
+  }
+}
+
+void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y, bool relu,
+                     float relu_slope) {
   int64_t total = size * batch;
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
   for (int64_t c = 0; c < chunks(total); c++) {
     int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
-    const float *x0 = x[0];
-#pragma omp simd
-    for (int64_t k = from; k < to; k++) y[k] = x0[k];
-    for (int i = 1; i < n; i++) {
-      const float *xi = x[i];
-#pragma omp simd
-      for (int64_t k = from; k < to; k++) y[k] += xi[k];
-    }
+    sum_chunk(n, x, from, to, y + from, relu, relu_slope);
   }
 }
 

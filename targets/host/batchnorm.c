@@ -31,14 +31,20 @@ static void batch_statistics(const SwkBatchNorm *p, int batch, const float *x, i
   running[p->c + c] = p->momentum * running[p->c + c] + (1 - p->momentum) * (float)unbiased;
 }
 
-/* y = (x - mean) * invstd * scale + shift over channel c. */
+/* y = (x - mean) * invstd * scale + shift over channel c, then the ReLU if p->relu (the ReLU
+ * kernel's expression). */
 static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                       const float *shift, int c, float mean, float invstd, float *y) {
   float a = p->affine ? scale[c] * invstd : invstd, b = p->affine ? shift[c] : 0;
+  bool relu = p->relu;
+  float slope = p->relu_slope;
   for (int n = 0; n < batch; n++) {
     const float *in = x + run_at(p, n, c);
     float *out = y + run_at(p, n, c);
-    for (int i = 0; i < p->hw; i++) out[i] = (in[i] - mean) * a + b;
+    for (int i = 0; i < p->hw; i++) {
+      float v = (in[i] - mean) * a + b;
+      out[i] = relu && !(v > 0) ? slope * v : v;
+    }
   }
 }
 

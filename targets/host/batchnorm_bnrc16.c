@@ -62,7 +62,19 @@ static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, i
   }
 }
 
-/* y = (x - mean) * invstd * scale + shift over block ob; 0 in its unused lanes. */
+/* out = (in - m) * a + b over `pixels` pixels of a plane, then the ReLU if asked (the ReLU
+ * kernel's expression: v > 0 ? v : slope * v). */
+static void normalise_pixels(const float *in, float *out, int pixels, const float m[LANES],
+                             const float a[LANES], const float b[LANES], bool relu, float slope) {
+  for (int q = 0; q < pixels; q++)
+    for (int l = 0; l < LANES; l++) {
+      float v = (in[(size_t)q * LANES + l] - m[l]) * a[l] + b[l];
+      out[(size_t)q * LANES + l] = relu && !(v > 0) ? slope * v : v;
+    }
+}
+
+/* y = (x - mean) * invstd * scale + shift over block ob, then the ReLU if p->relu; 0 in its
+ * unused lanes. */
 static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                       const float *shift, int ob, const float mean[LANES],
                       const float invstd[LANES], float *y) {
@@ -73,13 +85,9 @@ static void normalise(const SwkBatchNorm *p, int batch, const float *x, const fl
     a[l] = !used ? 0 : p->affine ? scale[c] * invstd[l] : invstd[l];
     b[l] = used && p->affine ? shift[c] : 0, m[l] = used ? mean[l] : 0;
   }
-  for (int n = 0; n < batch; n++) {
-    const float *in = x + plane_at(p, n, ob);
-    float *out = y + plane_at(p, n, ob);
-    for (int q = 0; q < p->hw; q++)
-      for (int l = 0; l < LANES; l++)
-        out[(size_t)q * LANES + l] = (in[(size_t)q * LANES + l] - m[l]) * a[l] + b[l];
-  }
+  for (int n = 0; n < batch; n++)
+    normalise_pixels(x + plane_at(p, n, ob), y + plane_at(p, n, ob), p->hw, m, a, b, p->relu,
+                     p->relu_slope);
 }
 
 void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,

@@ -586,7 +586,7 @@ static void concat_fwd(Case *c) {
 }
 static void add_fwd(Case *c) {
   const float *x[3] = {c->in[0], c->in[1], c->in[2]};
-  swk_add_forward(3, 10, c->batch, x, c->y);
+  swk_add_forward(3, 10, c->batch, x, c->y, false, 0);
 }
 
 static void test_concat_and_add(void) {
@@ -618,6 +618,53 @@ static void test_concat_and_add(void) {
   check_adds("add dx1 (fan-out)", ax[0], before, keep, 30);
   for (int i = 0; i < 3; i++) free(a.in[i]);
   free(ax[0]), free(before), free(a.y), free(a.r);
+}
+
+/* `fused` against `plain` through the ReLU kernel, bit for bit. */
+static void check_relu_of(const char *what, float *plain, const float *fused, int64_t n,
+                          float slope) {
+  swk_relu_forward(&(SwkAct){.n = n, .slope = slope}, 1, plain, plain);
+  if (memcmp(plain, fused, sizeof(float) * (size_t)n)) {
+    printf("%s: the ReLU epilogue differs from the ReLU kernel\n", what);
+    CHECK(false);
+  }
+}
+
+/* A ReLU epilogue its kernels apply (SwkBatchNorm.relu in both layouts: training and evaluation
+ * forward and recompute; swk_add_forward's relu): the op's output through the ReLU kernel. */
+static void test_relu_epilogues(float slope) {
+  int batch = 3;
+  for (int blocked_layout = 0; blocked_layout < 2; blocked_layout++) {
+    SwkBatchNorm p = {.c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+    SwkBatchNorm q = p;
+    q.relu = true, q.relu_slope = slope;
+    int64_t n = blocked_layout ? blocked(batch, p.c, p.hw) : (int64_t)batch * p.c * p.hw;
+    float *x = random_array(n), *scale = random_array(p.c), *shift = random_array(p.c);
+    float *plain = zeros(n), *fused = zeros(n), *saved = zeros(2 * p.c), *saved2 = zeros(2 * p.c);
+    float *running = zeros(2 * p.c), *running2 = zeros(2 * p.c);
+    __typeof__(swk_batchnorm_forward) *forward =
+        blocked_layout ? swk_batchnorm_bnrc16_forward : swk_batchnorm_forward;
+    __typeof__(swk_batchnorm_recompute) *recompute =
+        blocked_layout ? swk_batchnorm_bnrc16_recompute : swk_batchnorm_recompute;
+    for (int train = 1; train >= 0; train--) {
+      forward(&p, batch, train, x, scale, shift, plain, saved, running);
+      forward(&q, batch, train, x, scale, shift, fused, saved2, running2);
+      check_relu_of(train ? "batch norm, training" : "batch norm, evaluation", plain, fused, n,
+                    slope);
+    }
+    forward(&p, batch, true, x, scale, shift, plain, saved, running);
+    recompute(&q, batch, x, scale, shift, saved, fused);
+    check_relu_of("batch norm, recompute", plain, fused, n, slope);
+    float *all[] = {x, scale, shift, plain, fused, saved, saved2, running, running2};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+  }
+  float *x[3], *plain = zeros(3 * 70), *fused = zeros(3 * 70);
+  for (int i = 0; i < 3; i++) x[i] = random_array(3 * 70);
+  swk_add_forward(3, 70, batch, (const float *const *)x, plain, false, 0);
+  swk_add_forward(3, 70, batch, (const float *const *)x, fused, true, slope);
+  check_relu_of("add", plain, fused, 3 * 70, slope);
+  for (int i = 0; i < 3; i++) free(x[i]);
+  free(plain), free(fused);
 }
 
 static void loss_fwd(Case *c) {
@@ -1119,6 +1166,8 @@ int main(void) {
     test_lrn(0.6f, 5);
     test_dropout();
     test_concat_and_add();
+    test_relu_epilogues(0);
+    test_relu_epilogues(0.1f);
     test_softmax_loss();
     test_conv_implicit((SwkConv){.ci = 5,
                                  .h = 6,

@@ -293,7 +293,7 @@ static void concat(int n, const int64_t *sizes, int batch) {
   free(y[0]), free(y[1]), free(dy);
 }
 
-static void add(int n, int64_t size, int batch) {
+static void add(int n, int64_t size, int batch, bool relu) {
   int64_t e = size * batch;
   float *x[16], *dx[2][16], *dx0[16];
   bool adds[16];
@@ -303,8 +303,8 @@ static void add(int n, int64_t size, int batch) {
     adds[i] = i % 2 == 1;
   }
   float *y[2] = {zeros(e), zeros(e)}, *dy = random_array(e);
-  swk_add_forward(n, size, batch, (const float *const *)x, y[0]);
-  ref_add_forward(n, size, batch, (const float *const *)x, y[1]);
+  swk_add_forward(n, size, batch, (const float *const *)x, y[0], relu, 0);
+  ref_add_forward(n, size, batch, (const float *const *)x, y[1], relu, 0);
   char what[48];
   snprintf(what, sizeof what, "sum of %d", n);
   agree(what, y[0], y[1], e, EXACT);
@@ -575,6 +575,14 @@ int main(void) {
   batchnorm((SwkBatchNorm){.c = 5, .hw = 1500, .eps = 1e-5f, .momentum = 0.9f, .affine = true}, 3);
   batchnorm((SwkBatchNorm){.c = 70, .hw = 10, .eps = 1e-5f, .momentum = 0.9f, .affine = false},
             130);
+  batchnorm((SwkBatchNorm){.c = 5,
+                           .hw = 300,
+                           .eps = 1e-5f,
+                           .momentum = 0.9f,
+                           .affine = true,
+                           .relu = true,
+                           .relu_slope = 0.1f},
+            3);          /* the ReLU epilogue: the ReLU kernel after the CPEs' */
   softmax_loss(10, 150); /* several images per CPE, the loss reduced over the mesh */
   softmax_loss(5000, 3); /* more classes than the LDM holds: on the MPE */
   /* one task per image; a plane in uneven pieces; more channels than one pixel fits: the MPE */
@@ -585,8 +593,9 @@ int main(void) {
   dropout(1500, 3); /* chunks across images */
   concat(3, (const int64_t[]){100, 2500, 7}, 5);
   concat(10, (const int64_t[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 70); /* two launches of parts */
-  add(2, 3000, 3);
-  add(11, 200, 2); /* two launches: the partial sum carried on */
+  add(2, 3000, 3, false);
+  add(11, 200, 2, false); /* two launches: the partial sum carried on */
+  add(2, 3000, 3, true);  /* with its ReLU epilogue */
   accuracy(10, 1, 150);
   accuracy(37, 5, 20);
   accuracy(5000, 2, 3); /* on the MPE */

@@ -13,10 +13,11 @@ static SwBatchNormArgs batchnorm_args(const SwkBatchNorm *p, int batch) {
 void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
                            const float *scale, const float *shift, float *y, float *saved,
                            float *running) {
-  SwBatchNormArgs a = batchnorm_args(p, batch);
+  SwBatchNormArgs a = batchnorm_args(p, batch); /* the CPE kernel applies no ReLU */
   a.train = train, a.x = x, a.scale = scale, a.shift = shift, a.y = y, a.saved = saved,
   a.running = running;
   SW_RUN(sw_batchnorm, &a);
+  sw_epilogue_relu(p, (int64_t)p->c * p->hw, batch, y);
 }
 
 void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
@@ -24,6 +25,7 @@ void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, c
   SwBatchNormArgs a = batchnorm_args(p, batch);
   a.recompute = 1, a.x = x, a.scale = scale, a.shift = shift, a.y = y, a.saved = (float *)saved;
   SW_RUN(sw_batchnorm, &a);
+  sw_epilogue_relu(p, (int64_t)p->c * p->hw, batch, y);
 }
 
 void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, const float *scale,

@@ -151,20 +151,31 @@ void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, cons
 
 static double bn_floats(const SwkBatchNorm *p, int batch) { return (double)batch * p->c * p->hw; }
 
+/* Floats an image of the channel-blocked layout holds: channels padded to blocks of 16. */
+static int64_t bnrc16_floats(const SwkBatchNorm *p) {
+  return (int64_t)(p->c + 15) / 16 * 16 * p->hw;
+}
+
 void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
                                   const float *scale, const float *shift, float *y, float *saved,
                                   float *running) {
-  mpe_batchnorm_bnrc16_forward(p, batch, train, x, scale, shift, y, saved, running);
+  SwkBatchNorm q = *p;
+  q.relu = false; /* the CPEs' ReLU pass applies it, as the model prices it */
+  mpe_batchnorm_bnrc16_forward(&q, batch, train, x, scale, shift, y, saved, running);
   double n = bn_floats(p, batch);
   sw_mpe_work(floats((train ? 3 : 2) * n), (train ? 5 : 2) * n);
+  sw_epilogue_relu(p, bnrc16_floats(p), batch, y);
 }
 
 void swk_batchnorm_bnrc16_recompute(const SwkBatchNorm *p, int batch, const float *x,
                                     const float *scale, const float *shift, const float *saved,
                                     float *y) {
-  mpe_batchnorm_bnrc16_recompute(p, batch, x, scale, shift, saved, y);
+  SwkBatchNorm q = *p;
+  q.relu = false;
+  mpe_batchnorm_bnrc16_recompute(&q, batch, x, scale, shift, saved, y);
   double n = bn_floats(p, batch);
   sw_mpe_work(floats(2 * n), 2 * n);
+  sw_epilogue_relu(p, bnrc16_floats(p), batch, y);
 }
 
 void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float *x,

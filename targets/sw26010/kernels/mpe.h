@@ -43,6 +43,13 @@ void sw_transpose_run(int64_t a, int64_t mid, int64_t b, const float *x, float *
 
 /* This target does not fold gradients into momentum (its description says so): the compiler
  * passes the backward kernels scales 1 and grad_keep 0, the plain gradient, only. */
+/* A batch norm's ReLU epilogue (SwkBatchNorm.relu) as the ReLU kernel's pass over y's n floats
+ * an image: the chip's batch norm kernels leave it to this, the element-wise pass the model
+ * prices for the epilogue. */
+static inline void sw_epilogue_relu(const SwkBatchNorm *p, int64_t n, int batch, float *y) {
+  if (p->relu) swk_relu_forward(&(SwkAct){.n = n, .slope = p->relu_slope}, batch, y, y);
+}
+
 static inline void sw_unfolded(float grad_scale, float bias_grad_scale, float grad_keep) {
   assert(grad_scale == 1 && bias_grad_scale == 1 && grad_keep == 0);
   (void)grad_scale, (void)bias_grad_scale, (void)grad_keep;

@@ -50,9 +50,17 @@ void swk_concat_backward(int n, const int64_t *sizes, int batch, const float *dy
   flush(&a);
 }
 
-void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y) {
+/* The ReLU epilogue runs as the ReLU kernel on y after the sum (the CPEs' sum tasks do not apply
+ * it): the same element-wise pass the compiler would have emitted, so the model's pricing holds. */
+void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y, bool relu,
+                     float relu_slope) {
   int64_t e = size * batch;
   if (e == 0) return;
+  if (relu) {
+    swk_add_forward(n, size, batch, x, y, false, 0);
+    swk_relu_forward(&(SwkAct){.n = size, .slope = relu_slope}, batch, y, y);
+    return;
+  }
   SwSumArgs a = {.parts = 1};
   a.part[0] = copy_part(x[0], y, 1, e, e, e, false);
   for (int i = 1; i < n;) {
