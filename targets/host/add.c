@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "stream.h"
 
 enum { CHUNK = 2048 }; /* floats */
 
@@ -29,13 +30,26 @@ static void sum_chunk(int n, const float *const *x, int64_t from, int64_t to, fl
   }
 }
 
+/* Each chunk is summed in L1 (in y, or in a buffer streamed out to a y too large to stay in
+ * cache: stream.h). */
 void swk_add_forward(int n, int64_t size, int batch, const float *const *x, float *y, bool relu,
                      float relu_slope) {
   int64_t total = size * batch;
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
-  for (int64_t c = 0; c < chunks(total); c++) {
-    int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
-    sum_chunk(n, x, from, to, y + from, relu, relu_slope);
+  bool stream = host_streams(y, sizeof(float) * (size_t)total);
+#pragma omp parallel num_threads(swk_threads())
+  {
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks(total); c++) {
+      int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
+      if (!stream) {
+        sum_chunk(n, x, from, to, y + from, relu, relu_slope);
+        continue;
+      }
+      float sum[CHUNK] __attribute__((aligned(64)));
+      sum_chunk(n, x, from, to, sum, relu, relu_slope);
+      host_stream_copy(y + from, sum, (size_t)(to - from));
+    }
+    if (stream) host_stream_fence();
   }
 }
 

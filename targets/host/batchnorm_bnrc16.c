@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "kernels.h"
+#include "stream.h"
 
 enum { LANES = 16, SETS = 4 };
 
@@ -73,8 +74,10 @@ static void normalise_pixels(const float *in, float *out, int pixels, const floa
     }
 }
 
+enum { RUN = 64 }; /* pixels normalised in L1 before they are streamed out (4 KB) */
+
 /* y = (x - mean) * invstd * scale + shift over block ob, then the ReLU if p->relu; 0 in its
- * unused lanes. */
+ * unused lanes. A y too large to stay in cache is streamed out a run at a time (stream.h). */
 static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                       const float *shift, int ob, const float mean[LANES],
                       const float invstd[LANES], float *y) {
@@ -85,9 +88,22 @@ static void normalise(const SwkBatchNorm *p, int batch, const float *x, const fl
     a[l] = !used ? 0 : p->affine ? scale[c] * invstd[l] : invstd[l];
     b[l] = used && p->affine ? shift[c] : 0, m[l] = used ? mean[l] : 0;
   }
-  for (int n = 0; n < batch; n++)
-    normalise_pixels(x + plane_at(p, n, ob), y + plane_at(p, n, ob), p->hw, m, a, b, p->relu,
-                     p->relu_slope);
+  bool stream = host_streams(y, sizeof(float) * plane_at(p, batch, 0));
+  for (int n = 0; n < batch; n++) {
+    const float *in = x + plane_at(p, n, ob);
+    float *out = y + plane_at(p, n, ob);
+    if (!stream) {
+      normalise_pixels(in, out, p->hw, m, a, b, p->relu, p->relu_slope);
+      continue;
+    }
+    for (int q = 0; q < p->hw; q += RUN) {
+      float run[RUN * LANES] __attribute__((aligned(64)));
+      int pixels = p->hw - q < RUN ? p->hw - q : RUN;
+      normalise_pixels(in + (size_t)q * LANES, run, pixels, m, a, b, p->relu, p->relu_slope);
+      host_stream_copy(out + (size_t)q * LANES, run, (size_t)pixels * LANES);
+    }
+  }
+  if (stream) host_stream_fence();
 }
 
 void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,

@@ -20,6 +20,7 @@
 #include "isa.h"
 #include "direct_tiling.h"
 #include "register_blocks.h"
+#include "stream.h"
 #include "workspace.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -79,6 +80,7 @@ static void c_tile(int nb, int nl, const Tile *t) {
 #define STRIP_SET1(f) _mm512_set1_ps(f)
 #define STRIP_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define STRIP_STORE(p, v) _mm512_storeu_ps(p, v)
+#define STRIP_STREAM(p, v) _mm512_stream_ps(p, v)
 #define STRIP_ZERO() _mm512_setzero_ps()
 #define STRIP_RELU(v, slope)                                                                       \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ),                     \
@@ -100,6 +102,7 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_SET1
 #undef STRIP_FMA
 #undef STRIP_STORE
+#undef STRIP_STREAM
 #undef STRIP_ZERO
 #undef STRIP_RELU
 #undef STRIP_BODY
@@ -120,6 +123,7 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #define STRIP_SET1(f) _mm256_set1_ps(f)
 #define STRIP_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define STRIP_STORE(p, v) _mm256_storeu_ps(p, v)
+#define STRIP_STREAM(p, v) _mm256_stream_ps(p, v)
 #define STRIP_ZERO() _mm256_setzero_ps()
 #define STRIP_RELU(v, slope)                                                                       \
   _mm256_blendv_ps(_mm256_mul_ps(v, slope), v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ))
@@ -274,6 +278,7 @@ typedef struct Placement {
   float *y;
   ptrdiff_t image, block, row, pixel;
   int shift;
+  bool stream; /* the last pass stores with streaming stores (set by direct()) */
 } Placement;
 
 /* q's outputs as one blocked tensor of their own. */
@@ -313,7 +318,8 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .y_pixel = at->pixel,
              .accumulate = accumulate || c0,
              .relu = p->relu && c1 == bi, /* the last pass over the input blocks */
-             .relu_slope = p->relu_slope};
+             .relu_slope = p->relu_slope,
+             .stream = at->stream && c1 == bi};
   k->strip(nb, np, &s);
 }
 
@@ -365,9 +371,13 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
                    const float *packed, const float *bias, bool accumulate, float *padded,
                    int tiling) {
   const DirectIsa *k = host_register_blocks();
+  /* outputs written (not added to) and too large to stay in cache go past it (stream.h) */
+  Placement where = *at;
+  where.stream =
+      !accumulate && host_streams(at->y, sizeof(float) * (size_t)batch * (size_t)at->image);
   Strips r = {.isa = k,
               .q = q,
-              .at = at,
+              .at = &where,
               .x = x,
               .packed = packed,
               .bias = bias,
@@ -406,6 +416,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
       run_strips(&r, i, end, padded, mine, &have);
       i = end;
     }
+    if (where.stream) host_stream_fence();
   }
 }
 

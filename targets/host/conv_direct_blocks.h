@@ -1,6 +1,7 @@
 /* The direct convolution's register blocks, written once and included by conv_direct.c once
  * per instruction set, with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
- * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_ZERO /
+ * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
+ * store past the caches, to an aligned address) / STRIP_ZERO /
  * STRIP_RELU (v > 0 ? v : slope * v, lane by lane), and
  * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
  *
@@ -49,6 +50,13 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
     for (int b = 0; b < nb; b++)
       for (int p = 0; p < np; p++)
         for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_RELU(acc[b][p][v], slope);
+  }
+  if (s->stream) {
+    for (int b = 0; b < nb; b++)
+      for (int p = 0; p < np; p++)
+        for (int v = 0; v < STRIP_V; v++)
+          STRIP_STREAM(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL, acc[b][p][v]);
+    return;
   }
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)

@@ -26,6 +26,7 @@ typedef struct Strip {
   bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
   bool relu;       /* store y > 0 ? y : relu_slope * y (the final pass's sums only) */
   float relu_slope;
+  bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
 } Strip;
 
 /* The weight gradient's register block, a tile: for nb output blocks and nl input channels of
