@@ -230,6 +230,11 @@ static bool kernel_applies_epilogue(const Op *op) {
          (family == FAMILY_CONV || family == FAMILY_BATCHNORM || op->kind == OP_ADD);
 }
 
+/* The slope those kernels are passed with it (0 where they do not apply it). */
+static double kernel_relu_slope(const Op *op) {
+  return kernel_applies_epilogue(op) ? op->epilogue.slope : 0;
+}
+
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
@@ -255,7 +260,7 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                        [SwkConv_x_planar] = op->conv.x_planar,
                        [SwkConv_relu] = kernel_applies_epilogue(op)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
-  s.items[SwkConv_relu_slope] = d_float(kernel_applies_epilogue(op) ? op->epilogue.slope : 0);
+  s.items[SwkConv_relu_slope] = d_float(kernel_relu_slope(op));
   return s;
 }
 
@@ -306,8 +311,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
     s.items[SwkBatchNorm_affine] = d_int(a->affine);
     s.items[SwkBatchNorm_relu] = d_int(kernel_applies_epilogue(op));
-    s.items[SwkBatchNorm_relu_slope] =
-        d_float(kernel_applies_epilogue(op) ? op->epilogue.slope : 0);
+    s.items[SwkBatchNorm_relu_slope] = d_float(kernel_relu_slope(op));
     return s;
   case FAMILY_LRN:
     s = d_struct(c->a, *type = ABI_SwkLrn);
@@ -472,9 +476,7 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     arg_ptr(c, k, output(c, op));
     if (op->kind == OP_ADD) {
       arg_bool(c, k, kernel_applies_epilogue(op));
-      arg(c, k,
-          (CallArg){.kind = ARG_FLOAT,
-                    .scale = kernel_applies_epilogue(op) ? op->epilogue.slope : 0});
+      arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = kernel_relu_slope(op)});
     }
     return;
   }
