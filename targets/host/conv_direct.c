@@ -21,6 +21,7 @@
 #include "direct_tiling.h"
 #include "register_blocks.h"
 #include "stream.h"
+#include "unchecked.h"
 #include "workspace.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -68,11 +69,57 @@ static void c_tile(int nb, int nl, const Tile *t) {
       }
 }
 
+/* ------------------------------------------------------------------ footprints (unchecked.h) */
+
+/* The floats a run of n values `stride` apart spans. */
+static size_t run_floats(int n, ptrdiff_t stride) {
+  return n > 0 ? (size_t)(n - 1) * (size_t)stride + 1 : 0;
+}
+
+/* Checks values [first, first + n pixels) of `lanes` channels: one region when channels are
+ * adjacent floats (the blocked layout), else a region per channel (planar, few channels). */
+static void check_pixels(const float *first, int lanes, ptrdiff_t lane, int n, ptrdiff_t pixel) {
+  if (lane == 1) {
+    check_region(first, (run_floats(n, pixel) + (size_t)(lanes - 1)) * 4);
+    return;
+  }
+  for (int l = 0; l < lanes; l++) check_region(first + l * lane, run_floats(n, pixel) * 4);
+}
+
+/* Every float a strip reads or writes, as the vector strips (unchecked) access them. */
+static void check_strip(int nb, int np, const Strip *s) {
+  if (!CHECKING_REGIONS) return;
+  for (int b = 0; b < nb; b++)
+    for (int p = 0; p < np; p++) check_region(s->y + b * s->y_block + p * s->y_pixel, 16 * 4);
+  if (!s->accumulate && s->bias) check_region(s->bias, (size_t)nb * 16 * 4);
+  for (int cb = 0; cb < s->blocks_in; cb++) {
+    int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
+    for (int kh = s->kh0; kh < s->kh1; kh++)
+      for (int kw = 0; kw < s->kw; kw++) {
+        const float *xt = s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
+        const float *wt = s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
+        check_pixels(xt, lanes, s->x_lane, np, s->x_pixel);
+        for (int b = 0; b < nb; b++) check_region(wt + b * s->w_block, (size_t)lanes * 16 * 4);
+      }
+  }
+}
+
+/* Every float a tile reads or writes. */
+static void check_tile(int nb, int nl, const Tile *t) {
+  if (!CHECKING_REGIONS) return;
+  for (int b = 0; b < nb; b++) check_region(t->sum + b * t->sum_block, (size_t)nl * 16 * 4);
+  for (int r = 0; r < t->rows; r++) {
+    for (int b = 0; b < nb; b++)
+      check_region(t->dy + r * t->dy_row + b * t->dy_block, (size_t)t->wo * 16 * 4);
+    check_pixels(t->x + r * t->x_row, nl, t->x_lane, t->wo, t->x_pixel);
+  }
+}
+
 #ifdef DIRECT_X86
 /* ------------------------------------------------------------------ AVX-512: 2 blocks x 14 */
 
-#define STRIP_ATTR __attribute__((target("avx512f"), always_inline)) inline
-#define STRIP_ATTR_OUTER __attribute__((target("avx512f")))
+#define STRIP_ATTR __attribute__((target("avx512f"), always_inline)) UNCHECKED_LOOP inline
+#define STRIP_ATTR_OUTER __attribute__((target("avx512f"))) UNCHECKED_LOOP
 #define STRIP_VEC __m512
 #define STRIP_VL 16
 #define STRIP_MAXP 14
@@ -114,8 +161,8 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 
 /* ------------------------------------------------------------------ AVX2 + FMA: 1 block x 6 */
 
-#define STRIP_ATTR __attribute__((target("avx2,fma"), always_inline)) inline
-#define STRIP_ATTR_OUTER __attribute__((target("avx2,fma")))
+#define STRIP_ATTR __attribute__((target("avx2,fma"), always_inline)) UNCHECKED_LOOP inline
+#define STRIP_ATTR_OUTER __attribute__((target("avx2,fma"))) UNCHECKED_LOOP
 #define STRIP_VEC __m256
 #define STRIP_VL 8
 #define STRIP_MAXP 6

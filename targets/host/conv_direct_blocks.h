@@ -75,6 +75,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
     break;
 
 static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
+  check_strip(nb, np, s);
   switch (np) { STRIP_CASES(STRIP_CASE) }
 }
 
@@ -117,6 +118,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     break;
 
 static STRIP_ATTR_OUTER void TILE_NAME(int nb, int nl, const Tile *t) {
+  check_tile(nb, nl, t);
   switch (nl) { TILE_CASES(TILE_CASE) }
 }
 

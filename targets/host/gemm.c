@@ -11,6 +11,7 @@
  * micro-kernel from what the CPU runs, once, at the first call. */
 #include "gemm.h"
 #include "isa.h"
+#include "unchecked.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -52,7 +53,7 @@ static void c_tile(int nv, int kc, const float *a, const float *b, size_t b_step
 #ifdef HOST_GEMM_X86
 /* ------------------------------------------------------------------ AVX-512: 8 x 48 */
 
-#define AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define AVX512 __attribute__((target("avx512f"), always_inline)) UNCHECKED_LOOP inline
 enum { Z_MR = 8, Z_VL = 16, Z_NV = 3 };
 
 static AVX512 void avx512_store(__m512 v, float *row, int left, float beta) {
@@ -81,9 +82,9 @@ static AVX512 void avx512_block(const int nv, int kc, const float *a, const floa
         avx512_store(acc[i][v], c + i * ldc + v * Z_VL, n - v * Z_VL, beta);
 }
 
-__attribute__((target("avx512f"))) static void avx512_tile(int nv, int kc, const float *a,
-                                                           const float *b, size_t b_step, float *c,
-                                                           size_t ldc, int m, int n, float beta) {
+__attribute__((target("avx512f"))) UNCHECKED_LOOP static void
+avx512_tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c, size_t ldc,
+            int m, int n, float beta) {
   if (nv == 3)
     avx512_block(3, kc, a, b, b_step, c, ldc, m, n, beta);
   else if (nv == 2)
@@ -94,7 +95,7 @@ __attribute__((target("avx512f"))) static void avx512_tile(int nv, int kc, const
 
 /* ------------------------------------------------------------------ AVX2 + FMA: 6 x 16 */
 
-#define AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+#define AVX2 __attribute__((target("avx2,fma"), always_inline)) UNCHECKED_LOOP inline
 enum { Y_MR = 6, Y_VL = 8, Y_NV = 2 };
 
 /* The accumulators are named variables: held in an array, GCC keeps a copy of them in memory
@@ -126,9 +127,9 @@ static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b
   }
 }
 
-__attribute__((target("avx2,fma"))) static void avx2_tile(int nv, int kc, const float *a,
-                                                          const float *b, size_t b_step, float *c,
-                                                          size_t ldc, int m, int n, float beta) {
+__attribute__((target("avx2,fma"))) UNCHECKED_LOOP static void
+avx2_tile(int nv, int kc, const float *a, const float *b, size_t b_step, float *c, size_t ldc,
+          int m, int n, float beta) {
   if (nv == 2)
     avx2_block(2, kc, a, b, b_step, c, ldc, m, n, beta);
   else
@@ -284,6 +285,23 @@ static void pack_b(const HostMatrix *b, int p0, int kc, int j0, int nc, int nr, 
 
 /* ------------------------------------------------------------------ the loops */
 
+/* Every float of B's panel the micro-kernels (unchecked.h) read: kc rows of nv vectors. */
+static void check_panel(const float *panel, size_t step, int kc, int width) {
+  if (!CHECKING_REGIONS) return;
+  if (step == (size_t)width) {
+    check_region(panel, (size_t)kc * step * 4);
+    return;
+  }
+  for (int k = 0; k < kc; k++) check_region(panel + (size_t)k * step, (size_t)width * 4);
+}
+
+/* Every float of A's panel and C's block one micro-kernel call reads or writes. */
+static void check_block(const float *a, int kc, int mr, const float *c, size_t ldc, int m, int n) {
+  if (!CHECKING_REGIONS) return;
+  check_region(a, (size_t)kc * (size_t)mr * 4);
+  for (int i = 0; i < m; i++) check_region(c + (size_t)i * ldc, (size_t)n * 4);
+}
+
 static void scale(int m, int n, float beta, float *c, size_t ldc) {
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
@@ -323,10 +341,13 @@ void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix
             pack_b(&b, pc, kc, jc + jr, cols, nr, x->vl, packed_b);
             panel = packed_b;
           }
-          for (int ir = 0; ir < mc; ir += x->mr)
-            x->tile(nv, kc, packed_a + (size_t)ir * kc, panel, step,
-                    c + (size_t)(ic + ir) * ldc + jc + jr, ldc, mc - ir < x->mr ? mc - ir : x->mr,
-                    cols, keep);
+          check_panel(panel, step, kc, nv * x->vl);
+          for (int ir = 0; ir < mc; ir += x->mr) {
+            float *block = c + (size_t)(ic + ir) * ldc + jc + jr;
+            int rows = mc - ir < x->mr ? mc - ir : x->mr;
+            check_block(packed_a + (size_t)ir * kc, kc, x->mr, block, ldc, rows, cols);
+            x->tile(nv, kc, packed_a + (size_t)ir * kc, panel, step, block, ldc, rows, cols, keep);
+          }
         }
       }
     }
