@@ -6,7 +6,7 @@
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
-args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 64 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 64 --quiet"
 
 # `swnc run` under the sanitizers: fast unwinding (the slow unwinder, which the MPI leak
 # suppressions need, deadlocks on libgcc's lock while LLVM registers the JIT's EH frames), so
@@ -20,7 +20,7 @@ for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/
   ./"$name-llvm" $args --log "$name-llvm.json" >/dev/null
   jit "$net" -- $args --log "$name-jit.json" >/dev/null
   n=$(losses "$name-c.json" | wc -l)
-  if [ "$n" -eq 20 ] && [ "$(losses "$name-c.json")" = "$(losses "$name-llvm.json")" ]; then pass; else
+  if [ "$n" -eq "$iterations" ] && [ "$(losses "$name-c.json")" = "$(losses "$name-llvm.json")" ]; then pass; else
     fail "$name: LLVM executable's losses differ from C's ($n lines)"; fi
   if [ "$(losses "$name-c.json")" = "$(losses "$name-jit.json")" ]; then pass; else fail "$name: swnc run's losses differ"; fi
 done

@@ -27,9 +27,9 @@ rm -f ./*.one*.json # one-process logs are reused within a run, never from an ea
 
 check() { # NET N PER_RANK_BATCH OPTIONS...
   net=$1 n=$2 b=$3; shift 3
-  [ -f "$net.one$n.json" ] || ./$net --iterations 20 --batch $((n * b)) $data --log "$net.one$n.json" >/dev/null ||
+  [ -f "$net.one$n.json" ] || ./$net --iterations "$iterations" --batch $((n * b)) $data --log "$net.one$n.json" >/dev/null ||
     fail "$net: one process with batch $((n * b)) does not train"
-  mpi -np "$n" ./$net --iterations 20 --batch "$b" $data --log "$net.many.json" "$@" >/dev/null ||
+  mpi -np "$n" ./$net --iterations "$iterations" --batch "$b" $data --log "$net.many.json" "$@" >/dev/null ||
     fail "$net: $n ranks $* do not train"
   same_losses "$net on $n ranks $*" "$net.one$n.json" "$net.many.json"
 }
@@ -121,13 +121,13 @@ expect_error "density above 1" "but got '150%'" ./lenet-pool --sparse 150%
 
 # --scale-lr: the learning rate times the ranks at every iteration (policy and warm-up alike),
 # said at start-up; EASGD refuses it.
-mpi -np 2 ./lenet --iterations 20 --batch 16 $data --log scaled.json --scale-lr > scaled.txt ||
+mpi -np 2 ./lenet --iterations "$iterations" --batch 16 $data --log scaled.json --scale-lr > scaled.txt ||
   fail "--scale-lr does not train"
 grep -q "; learning rate x 2 (--scale-lr: linear scaling by ranks)" scaled.txt && pass ||
   fail "--scale-lr start-up line: $(grep distributed scaled.txt)"
 lrs() { sed -n 's/.*"lr":\([0-9.e-]*\).*/\1/p' "$1"; }
 lrs lenet.one2.json > lr.one && lrs scaled.json > lr.scaled
-[ "$(wc -l < lr.one)" -eq 20 ] && paste lr.one lr.scaled |
+[ "$(wc -l < lr.one)" -eq "$iterations" ] && paste lr.one lr.scaled |
   awk '{ if ($2 < 2 * $1 * 0.99999 || $2 > 2 * $1 * 1.00001) exit 1 }' && pass ||
   fail "--scale-lr: learning rates $(paste lr.one lr.scaled | head -3)"
 
@@ -210,7 +210,7 @@ mpi -np 3 ./easgd --iterations 20 --batch 32 --train-size 4000 --test-size 500 -
 for sync in sc-b sc-ob; do
   mpi -np 3 ./easgd --iterations 20 --batch 32 --train-size 4000 --test-size 500 --threads 1 --quiet --display 1 \
     --sync $sync --log easgd.$sync.json > easgd.txt || fail "easgd with --sync $sync"
-  same_losses "easgd with --sync $sync" easgd.all.json easgd.$sync.json
+  same_losses "easgd with --sync $sync" easgd.all.json easgd.$sync.json 20
   a=$(sed -n 's/.*"test".*"accuracy":\([0-9.]*\).*/\1/p' easgd.all.json)
   b=$(sed -n 's/.*"test".*"accuracy":\([0-9.]*\).*/\1/p' easgd.$sync.json)
   [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' &&

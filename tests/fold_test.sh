@@ -12,7 +12,7 @@
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
-args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 lenet=$root/examples/lenet.swn
 
 # where_gradients WHAT EXPECTED SWNC_OPTIONS...: the IR's line on gradients
@@ -51,7 +51,7 @@ for case in "lenet:1e-5:" "small_resnet:1e-5:" "cifar10_quick:1e-4:-D train.lr=0
       { fail "$name ($what): build"; continue; }
     ./"$name-$what" $args --log "$name-$what.json" >/dev/null
     ./"$name-$what-pool" $args --log "$name-$what-pool.json" >/dev/null
-    same_losses "$name ($what): folded vs a gradient pool" "$name-$what.json" "$name-$what-pool.json" 20 "$tolerance"
+    same_losses "$name ($what): folded vs a gradient pool" "$name-$what.json" "$name-$what-pool.json" "$iterations" "$tolerance"
   done
 done
 

@@ -12,7 +12,7 @@
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
-args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 
 ops() { grep -c '^  [^ ]* = ' "$1"; }
 

@@ -16,16 +16,16 @@ check_net() { # NAME FILE DEFINES...
   name=$1 file=$2; shift 2
   for conv in explicit implicit direct winograd2 winograd4 auto; do
     if ! "$swnc" "$file" --conv=$conv "$@" -o "${name}_$conv"; then fail "$name: cannot build with --conv=$conv"; return; fi
-    ./"${name}_$conv" --iterations 20 --threads 1 --train-size 2000 --test-size 100 --display 1 --quiet \
+    ./"${name}_$conv" --iterations "$iterations" --threads 1 --train-size 2000 --test-size 100 --display 1 --quiet \
       --log "${name}_$conv.json" >/dev/null || fail "$name: --conv=$conv does not train"
   done
   losses "${name}_explicit.json" > "${name}_explicit.txt"
   for conv in implicit direct winograd2 winograd4 auto; do
     losses "${name}_$conv.json" > "${name}_$conv.txt"
     worst=$(paste "${name}_explicit.txt" "${name}_$conv.txt" |
-      awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ } END { if (n != 20) print "count" n; else print w + 0 }')
+      awk -v count="$iterations" '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ } END { if (n != count) print "count" n; else print w + 0 }')
     case $worst in
-      count*) fail "$name: $conv logged $worst losses, not 20" ;;
+      count*) fail "$name: $conv logged $worst losses, not $iterations" ;;
       *) if awk "BEGIN { exit !($worst <= 1e-4) }"; then pass; else fail "$name: $conv differs from explicit by $worst"; fi ;;
     esac
   done

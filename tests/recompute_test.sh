@@ -12,7 +12,7 @@
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
-args="--iterations 20 --threads 1 --display 1 --train-size 160 --test-size 16 --batch 8 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 160 --test-size 16 --batch 8 --quiet"
 net=$root/tests/nets/small_resnet.swn
 
 
@@ -28,7 +28,7 @@ for build in "c:" "llvm:--backend=llvm" "sw26010:--target=sw26010"; do
     { fail "$what: build"; continue; }
   ./"$what-on" $args --log "$what-on.json" >/dev/null
   ./"$what-off" $args --log "$what-off.json" >/dev/null
-  [ "$(losses "$what-on.json" | wc -l)" -eq 20 ] &&
+  [ "$(losses "$what-on.json" | wc -l)" -eq "$iterations" ] &&
     [ "$(losses "$what-on.json")" = "$(losses "$what-off.json")" ] && pass ||
     fail "$what: losses with recomputation differ from --no-recompute's"
 done

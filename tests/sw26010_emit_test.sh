@@ -45,7 +45,7 @@ outside=$(for o in $(find out/build/emu -name '*_cpe.o'); do nm -u "$o"; done | 
   while read -r f; do echo "$interface $libc" | tr ' ' '\n' | grep -qx "$f" || echo "$f"; done)
 [ -n "$interface" ] && [ -z "$outside" ] && pass || fail "CPE code calls outside the athread interface: $outside"
 
-args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 "$swnc" "$root/examples/lenet.swn" --target=sw26010 -o lenet-sw || fail "lenet build"
 ./lenet-sw $args --batch 16 --log built.json >/dev/null
 out/lenet-emu $args --batch 16 --log emitted.json >/dev/null || fail "the emitted program's run"

@@ -14,7 +14,7 @@ swnc=$1 root=$2 work=$3 mpiexec=$4
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-args="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+args="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 
 for net in lenet cifar10_quick; do
   batch=16
@@ -99,7 +99,7 @@ small="--iterations 3 --threads 1 --display 1 --train-size 64 --test-size 4 --qu
 ./implicit-sw $small --core-groups 1 --log implicit-sw.json >/dev/null || fail "implicit run"
 same_losses "sw26010: lenet with implicit convolutions vs host" implicit-host.json implicit-sw.json 3
 
-one="--iterations 20 --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
+one="--iterations $iterations --threads 1 --display 1 --train-size 640 --test-size 32 --quiet"
 ./lenet-sw $one --batch 16 --log one.json >/dev/null
 timeout 300 "$mpiexec" -np 2 ./lenet-sw $one --batch 8 --log two.json >/dev/null 2>&1 || fail "mpirun -np 2"
 same_losses "sw26010: 2 ranks vs 1" one.json two.json

@@ -48,7 +48,7 @@ static void test_symtab_and_suggest(void) {
   Arena a = {0};
   SymTab t;
   symtab_init(&t, &a);
-  char keys[1000][8];
+  char keys[1000][16]; /* "k" and any int */
   for (int i = 0; i < 1000; i++) {
     snprintf(keys[i], sizeof keys[i], "k%d", i);
     CHECK_EQ_INT(symtab_put(&t, keys[i], i), -1);
@@ -525,7 +525,7 @@ static const char *random_network(uint64_t *rng, char *buf, size_t size) {
   int ops = 5 + (int)(next_random(rng) % 5), len = 0;
   len += snprintf(buf + len, size - (size_t)len, NET_HEAD " t0 = input(shape=[4, 8, 8])\n");
   for (int i = 1; i <= ops; i++) {
-    char a[8], b[8], expr[64];
+    char a[16], b[16], expr[64]; /* "t" and any int */
     snprintf(a, sizeof a, "t%d", (int)(next_random(rng) % (uint64_t)i));
     snprintf(b, sizeof b, "t%d", (int)(next_random(rng) % (uint64_t)i));
     if (next_random(rng) % 4 == 0)
