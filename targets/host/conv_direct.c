@@ -41,17 +41,13 @@ static void c_strip(int nb, int np, const Strip *s) {
          * tiling's passes over the input blocks (direct_tiling.h) give the same results */
         float *y = &s->y[b * s->y_block + p * s->y_pixel + o];
         float sum = s->accumulate ? *y : s->bias ? s->bias[b * 16 + o] : 0;
-        for (int cb = 0; cb < s->blocks_in; cb++) {
-          int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
+        for (int cb = 0; cb < s->blocks_in; cb++)
           for (int kh = s->kh0; kh < s->kh1; kh++)
             for (int kw = 0; kw < s->kw; kw++)
-              for (int l = 0; l < lanes; l++) {
-                const float *x = s->x + (s->x_offset + cb * s->x_block + kh * s->x_row +
-                                         kw * s->x_col + p * s->x_pixel + l * s->x_lane);
-                size_t tap = ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
-                sum += s->w[(ptrdiff_t)tap + b * s->w_block + l * 16 + o] * *x;
+              for (int l = 0; l < strip_lanes(s, cb); l++) {
+                const float *x = strip_tap_x(s, cb, kh, kw) + p * s->x_pixel + l * s->x_lane;
+                sum += strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o] * *x;
               }
-        }
         *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
       }
 }
@@ -93,12 +89,11 @@ static void check_strip(int nb, int np, const Strip *s) {
     for (int p = 0; p < np; p++) check_region(s->y + b * s->y_block + p * s->y_pixel, 16 * 4);
   if (!s->accumulate && s->bias) check_region(s->bias, (size_t)nb * 16 * 4);
   for (int cb = 0; cb < s->blocks_in; cb++) {
-    int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
+    int lanes = strip_lanes(s, cb);
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
-        const float *xt = s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
-        const float *wt = s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
-        check_pixels(xt, lanes, s->x_lane, np, s->x_pixel);
+        check_pixels(strip_tap_x(s, cb, kh, kw), lanes, s->x_lane, np, s->x_pixel);
+        const float *wt = strip_tap_w(s, cb, kh, kw);
         for (int b = 0; b < nb; b++) check_region(wt + b * s->w_block, (size_t)lanes * 16 * 4);
       }
   }

@@ -27,11 +27,10 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
                        : s->bias ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
                                  : STRIP_ZERO();
   for (int cb = 0; cb < s->blocks_in; cb++) {
-    int lanes = cb == s->blocks_in - 1 ? s->lanes_last : 16;
+    int lanes = strip_lanes(s, cb);
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
-        const float *xt = s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
-        const float *wt = s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
+        const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
         for (int l = 0; l < lanes; l++, wt += 16, xt += s->x_lane) {
           STRIP_VEC w[2][STRIP_V];
           for (int b = 0; b < nb; b++)

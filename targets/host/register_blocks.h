@@ -29,6 +29,19 @@ typedef struct Strip {
   bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
 } Strip;
 
+/* A strip's input channels in block cb, and where its taps (kh, kw) of block cb start: the
+ * first pixel's input, channel 0, and the first output block's filters. One definition for
+ * every strip and its footprint check (unchecked.h), which must agree. */
+static inline int strip_lanes(const Strip *s, int cb) {
+  return cb == s->blocks_in - 1 ? s->lanes_last : 16;
+}
+static inline const float *strip_tap_x(const Strip *s, int cb, int kh, int kw) {
+  return s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
+}
+static inline const float *strip_tap_w(const Strip *s, int cb, int kh, int kw) {
+  return s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;
+}
+
 /* The weight gradient's register block, a tile: for nb output blocks and nl input channels of
  * one tap, sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows`
  * output rows of wo pixels (dY's pixels 16 floats apart); x is the tap's input for the first
