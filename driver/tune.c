@@ -1,7 +1,7 @@
 /* swnc tune on the host: the target's kernels are loaded from its shared library in the runtime
  * directory (as `swnc run` loads them; the compiler links no kernel) and timed on buffers of
  * the network's shapes at its batch size: one untimed warm-up, then --repeat runs from cold
- * caches, median.
+ * caches, median; or, where the kernel set estimates its hardware's time, one run.
  * Every measurement is appended to the file and flushed at once, so an interrupted tune keeps
  * what it measured; a new run reads the file and measures only what is missing. */
 #include "tune.h"
@@ -64,8 +64,14 @@ static bool load_kernels(const BuildOptions *build, Kernels *k) {
   return true; /* the library stays loaded until exit */
 }
 
-/* Seconds on the target: the kernel set's estimate of its hardware's time where it makes one
- * (sw26010 on its emulator: the chip's, from the emulator's counters), else wall time. */
+/* Whether the kernel set estimates its hardware's time (sw26010 on its emulator: the chip's,
+ * from the emulator's counters): a function of the work a call does, the same on every run. */
+static bool estimates(const Kernels *k) {
+  SwkEstimate e;
+  return k->swk_estimate(&e);
+}
+
+/* Seconds on the target: that estimate where the kernel set makes one, else wall time. */
 static double now(const Kernels *k) {
   SwkEstimate e;
   if (k->swk_estimate(&e)) return e.seconds;
@@ -219,7 +225,7 @@ static void evict_caches(void) {
 }
 
 /* The median seconds of `repeat` runs after a warm-up, each from cold caches; < 0 if memory
- * ran out. */
+ * ran out. An estimated time needs neither warm-up nor repeats: one run. */
 static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
   const ConvShape *c = &j->conv;
   SwkConv p = {.ci = (int)c->ci,
@@ -257,10 +263,12 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
                filled(nx), filled(nw), filled((size_t)c->co), filled(ws)};
   double result = -1;
   if (b.x && b.w && b.b && b.y && b.dx && b.dw && b.db && b.ws) {
+    bool estimated = estimates(k);
+    if (estimated) repeat = 1;
     double *t = xmalloc(sizeof(double) * (size_t)repeat, "timings");
-    run_job(k, j, &b, &p, batch);
+    if (!estimated) run_job(k, j, &b, &p, batch);
     for (int r = 0; r < repeat; r++) {
-      evict_caches();
+      if (!estimated) evict_caches();
       double start = now(k);
       run_job(k, j, &b, &p, batch);
       t[r] = now(k) - start;
