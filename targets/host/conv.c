@@ -25,10 +25,8 @@
 
 /* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
  * gathered outputs, output gradients or flipped input gradients of nb images; the GEMM's own
- * packing area;
- * padded copies of the images whose columns the GEMM reads (nb images of x or of dY).
- * Shared by all threads, after them: the flipped filters and dW transposed (each the size
- * of W). */
+ * packing area; padded copies of the images whose columns the GEMM reads (nb images of x or of
+ * dY). Shared by all threads, after them: the packed filters and dW transposed. */
 typedef struct Scratch {
   float *col, *packed, *gemm, *padded;
 } Scratch;
@@ -42,35 +40,75 @@ static Scratch scratch(const SwkConv *p, const HostConvDims *d, float *ws, int t
   return s;
 }
 
-static float *flipped_filters(const SwkConv *p, const HostConvDims *d, float *ws) {
-  return ws + host_conv_thread_floats(p, d) * (size_t)swk_threads();
-}
-
-static float *transposed_weight_gradient(const SwkConv *p, const HostConvDims *d, float *ws) {
-  return flipped_filters(p, d, ws) + host_round16((size_t)p->co * d->k);
-}
-
-size_t swk_conv_workspace(const SwkConv *p) { return host_conv_workspace(p, swk_threads()); }
-
-/* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side, for
- * rows [r0, r1) of Wf (row g * ci/g + c), each written in order. */
-static void flip_filters(const SwkConv *p, const HostConvDims *d, const float *w, int r0, int r1,
-                         float *wf) {
-  int taps = p->kh * p->kw;
-  for (int r = r0; r < r1; r++) {
-    int g = r / d->cig, c = r % d->cig;
-    float *row = wf + (size_t)r * d->cog * taps;
-    for (int o = 0; o < d->cog; o++) {
-      const float *filter = w + (((size_t)g * d->cog + o) * d->cig + c) * taps;
-      for (int t = 0; t < taps; t++) row[(size_t)o * taps + taps - 1 - t] = filter[t];
-    }
-  }
-}
-
 /* Images [from, to) of `batch` for thread t of nt: the same static split everywhere. */
 static void share(int batch, int t, int nt, int *from, int *to) {
   *from = (int)((int64_t)batch * t / nt);
   *to = (int)((int64_t)batch * (t + 1) / nt);
+}
+
+/* [from, to) of `count` things for thread t of nt, in whole units of `unit`. */
+static void share_units(int count, int unit, int t, int nt, int *from, int *to) {
+  int units = (count + unit - 1) / unit;
+  share(units, t, nt, from, to);
+  *from = *from * unit < count ? *from * unit : count;
+  *to = *to * unit < count ? *to * unit : count;
+}
+
+/* The filters as the GEMMs' A operand, packed once per call for all threads and images:
+ * forward W_g (co/g x K), or dX's operand (dx_filters), a group after another. */
+static float *packed_filters(const SwkConv *p, const HostConvDims *d, float *ws) {
+  return ws + host_conv_thread_floats(p, d) * (size_t)swk_threads();
+}
+
+static float *transposed_weight_gradient(const SwkConv *p, const HostConvDims *d, float *ws) {
+  return packed_filters(p, d, ws) + host_round16(host_filter_panels_floats(p, d));
+}
+
+size_t swk_conv_workspace(const SwkConv *p) { return host_conv_workspace(p, swk_threads()); }
+
+/* Wf_g[c][o][a][b] = W_g[o][c][kh-1-a][kw-1-b]: group g's filters seen from dY's side, as a
+ * computed operand (HostBlock) the packing reads. */
+typedef struct Flipped {
+  const SwkConv *conv;
+  const HostConvDims *dims;
+  const float *w; /* group g's filters */
+} Flipped;
+
+static void flipped_block(const void *source, int r0, int rows, int c0, int cols, float *dst,
+                          size_t pitch) {
+  const Flipped *f = source;
+  int taps = f->conv->kh * f->conv->kw;
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < cols; j++) {
+      int o = (c0 + j) / taps, t = (c0 + j) % taps;
+      dst[(size_t)r * pitch + (size_t)j] =
+          f->w[((size_t)o * f->dims->cig + (size_t)(r0 + r)) * (size_t)taps +
+               (size_t)(taps - 1 - t)];
+    }
+}
+
+/* Group g's operand A of the input gradient's GEMM (host_dx_filters_shape): the flipped
+ * filters, or W_g^T (a 1x1 filter's flip; col2im's operand). */
+static HostMatrix dx_filters(const SwkConv *p, const HostConvDims *d, const float *w, int g,
+                             Flipped *flipped) {
+  const float *w_g = w + (size_t)g * d->cog * d->k;
+  if (!d->flip || d->pointwise) return host_stored(w_g, (size_t)d->k, true);
+  *flipped = (Flipped){p, d, w_g};
+  return (HostMatrix){.block = flipped_block, .source = flipped};
+}
+
+/* Thread t of nt's share of packing every group's filters: forward's W_g or dX's operand. */
+static void pack_filters(const SwkConv *p, const HostConvDims *d, const float *w, bool for_dx,
+                         int t, int nt, float *panels) {
+  for (int g = 0; g < p->groups; g++) {
+    Flipped flipped;
+    int m = d->cog, k = d->k, r0, r1;
+    if (for_dx) host_dx_filters_shape(p, d, &m, &k);
+    HostMatrix a = for_dx ? dx_filters(p, d, w, g, &flipped)
+                          : host_stored(w + (size_t)g * d->cog * d->k, (size_t)d->k, false);
+    share_units(m, host_gemm_rows(), t, nt, &r0, &r1);
+    host_gemm_pack(a, m, k, r0, r1, panels + (size_t)g * host_gemm_packed_floats(m, k));
+  }
 }
 
 /* Rows [row0, row1) of group g's column matrix of images [first, first + n), as a GEMM operand;
@@ -104,7 +142,8 @@ static void store_outputs(const SwkConv *p, const HostConvDims *d, int first, in
 }
 
 static void forward_images(const SwkConv *p, const HostConvDims *d, int from, int to,
-                           const float *x, const float *w, const float *b, float *y, Scratch s) {
+                           const float *x, const float *panels, const float *b, float *y,
+                           Scratch s) {
   for (int first = from; first < to; first += d->nb) {
     int n = to - first < d->nb ? to - first : d->nb;
     size_t ld = (size_t)n * d->pixels;
@@ -112,7 +151,8 @@ static void forward_images(const SwkConv *p, const HostConvDims *d, int from, in
       HostColumns view;
       float *c =
           n == 1 ? y + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels : s.packed;
-      host_gemm(d->cog, (int)ld, d->k, host_stored(w + (size_t)g * d->cog * d->k, d->k, false),
+      host_gemm(d->cog, (int)ld, d->k,
+                host_packed(panels + (size_t)g * host_gemm_packed_floats(d->cog, d->k)),
                 input_columns(p, d, x, first, n, g, 0, d->k, s.padded, &view), 0.0f, c, ld, s.gemm);
       store_outputs(p, d, first, n, g, c, b, y);
     }
@@ -123,30 +163,30 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
                       float *y, float *ws) {
   HostConvDims d = host_conv_dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
+  float *panels = packed_filters(p, &d, ws);
 #pragma omp parallel num_threads(threads)
   {
-    int t = omp_get_thread_num(), from, to;
-    share(batch, t, omp_get_num_threads(), &from, &to);
-    forward_images(p, &d, from, to, x, w, b, y, scratch(p, &d, ws, t));
+    int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
+    pack_filters(p, &d, w, false, t, nt, panels);
+#pragma omp barrier
+    share(batch, t, nt, &from, &to);
+    forward_images(p, &d, from, to, x, panels, b, y, scratch(p, &d, ws, t));
   }
 }
 
 /* dX of images [first, first + n), group g, as the convolution of dY with the flipped filters:
  * one GEMM over the images side by side, its result gathered in `packed` and then written or
  * added to dX (for one image, the GEMM writes or adds to dX itself). */
-static void flipped_dx(const SwkConv *p, const HostConvDims *d, const float *w, const float *wf,
+static void flipped_dx(const SwkConv *p, const HostConvDims *d, HostMatrix filters, int kt,
                        const float *dy, int first, int n, int g, float *dx, bool dx_add,
                        Scratch s) {
-  int kt = d->cog * p->kh * p->kw, hw = p->h * p->w;
+  int hw = p->h * p->w;
   size_t ld = (size_t)n * hw;
   HostColumns view =
       host_pad(&d->t, d->cog, dy + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels,
                d->out_image, n, s.padded);
   float *out = dx + (size_t)first * d->in_image + (size_t)g * d->cig * hw;
   float *c = n == 1 ? out : s.packed;
-  HostMatrix filters = d->pointwise /* a 1x1 filter's flip is W_g^T, read as it is */
-                           ? host_stored(w + (size_t)g * d->cog * d->cig, d->cig, true)
-                           : host_stored(wf + (size_t)g * d->cig * kt, kt, false);
   host_gemm(d->cig, (int)ld, kt, filters, host_columns(&view), n == 1 && dx_add ? 1.0f : 0.0f, c,
             ld, s.gemm);
   for (int j = 0; n > 1 && j < n; j++)
@@ -175,10 +215,12 @@ static const float *output_gradient(const HostConvDims *d, const float *dy, int 
   return packed;
 }
 
-/* dX of images [from, to), written or added to. */
+/* dX of images [from, to), written or added to; `panels` holds dx_filters packed. */
 static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, int to,
-                           const float *w, const float *wf, const float *dy, float *dx, bool dx_add,
+                           const float *panels, const float *dy, float *dx, bool dx_add,
                            Scratch s) {
+  int m, k;
+  host_dx_filters_shape(p, d, &m, &k);
   if (!dx_add && !d->flip)
     memset(dx + (size_t)from * d->in_image, 0, sizeof(float) * d->in_image * (size_t)(to - from));
   int nb = d->flip ? d->nb : d->nb_col;
@@ -186,13 +228,14 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
     int n = to - first < nb ? to - first : nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
+      HostMatrix filters = host_packed(panels + (size_t)g * host_gemm_packed_floats(m, k));
       if (d->flip) {
-        flipped_dx(p, d, w, wf, dy, first, n, g, dx, dx_add, s);
+        flipped_dx(p, d, filters, k, dy, first, n, g, dx, dx_add, s);
         continue;
       }
-      host_sgemm(true, false, d->k, (int)ld, d->cog, w + (size_t)g * d->cog * d->k, d->k,
-                 output_gradient(d, dy, first, n, g, 0, d->cog, s.packed), ld, 0.0f, s.col, ld,
-                 s.gemm);
+      host_gemm(d->k, (int)ld, d->cog, filters,
+                host_stored(output_gradient(d, dy, first, n, g, 0, d->cog, s.packed), ld, false),
+                0.0f, s.col, ld, s.gemm);
       for (int j = 0; j < n; j++)
         host_col2im(p, d->cig, s.col + (size_t)j * d->pixels, ld,
                     dx + (size_t)(first + j) * d->in_image + (size_t)g * d->cig * p->h * p->w);
@@ -246,14 +289,6 @@ static void bias_gradient(const HostConvDims *d, int batch, int from, int to, co
   }
 }
 
-/* [from, to) of `count` things for thread t of nt, in whole units of `unit`. */
-static void share_units(int count, int unit, int t, int nt, int *from, int *to) {
-  int units = (count + unit - 1) / unit;
-  share(units, t, nt, from, to);
-  *from = *from * unit < count ? *from * unit : count;
-  *to = *to * unit < count ? *to * unit : count;
-}
-
 /* Thread t of nt's block of dW^T: its longer side split, in whole panels of the GEMM (8 rows,
  * or 16 columns), so that each thread packs the least of the two operands (a split of K has
  * every thread pack all of dY, one of co/g all of the columns). */
@@ -273,19 +308,17 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
   const float weights_scale_keep[2] = {grad_scale, grad_keep},
               bias_scale_keep[2] = {bias_grad_scale, grad_keep};
   assert(d.dx || !dx); /* the workspace has no room for it */
-  float *wf = flipped_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
-  bool flip = dx && d.flip && !d.pointwise; /* the same for every thread */
+  float *panels = packed_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
 #pragma omp parallel num_threads(swk_threads())
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     Scratch s = scratch(p, &d, ws, t);
-    if (flip) {
-      share(p->ci, t, nt, &from, &to);
-      flip_filters(p, &d, w, from, to, wf);
+    if (dx) {
+      pack_filters(p, &d, w, true, t, nt, panels);
 #pragma omp barrier
     }
     share(batch, t, nt, &from, &to);
-    if (dx) input_gradient(p, &d, from, to, w, wf, dy, dx, dx_add, s);
+    if (dx) input_gradient(p, &d, from, to, panels, dy, dx, dx_add, s);
     if (dw)
       weight_gradient(p, &d, batch, weight_block(&d, t, nt), x, dy, dwt, dw, weights_scale_keep, s);
     share(p->co, t, nt, &from, &to);

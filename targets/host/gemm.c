@@ -13,6 +13,7 @@
 #include "isa.h"
 #include "unchecked.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -307,9 +308,27 @@ static void scale(int m, int n, float beta, float *c, size_t ldc) {
     for (int j = 0; j < n; j++) c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
 }
 
+int host_gemm_rows(void) { return current()->mr; }
+
+/* Packed A's panels of rows [ic, ...) for inner columns [pc, pc + kc): the column blocks follow
+ * one another, each holding all rows (rounded up to whole panels) kc floats apart. */
+static size_t panels_offset(int m, int mr, int pc, int ic, int kc) {
+  return (size_t)pc * (size_t)((m + mr - 1) / mr * mr) + (size_t)ic * (size_t)kc;
+}
+
+void host_gemm_pack(HostMatrix a, int m, int k, int r0, int r1, float *panels) {
+  int mr = current()->mr;
+  assert(r0 % mr == 0 && (r1 % mr == 0 || r1 == m));
+  for (int pc = 0; r0 < r1 && pc < k; pc += HOST_GEMM_KC) {
+    int kc = k - pc < HOST_GEMM_KC ? k - pc : HOST_GEMM_KC;
+    pack_a(&a, r0, r1 - r0, pc, kc, mr, 1.0f, panels + panels_offset(m, mr, pc, r0, kc));
+  }
+}
+
 void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix b, float beta,
                       float *c, size_t ldc, float *pack) {
   const Isa *x = current();
+  assert(!a.panels || alpha == 1);
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     scale(m, n, beta, c, ldc);
@@ -321,7 +340,7 @@ void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix
    * untransposed B is not packed at all (that would cost about as much as the arithmetic)
    * except for its last, partial panel. */
   bool one_block = m <= HOST_GEMM_MC, in_place = one_block && !b.block && !b.trans;
-  float *packed_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
+  float *packing_a = pack, *packed_b = pack + HOST_GEMM_MC * HOST_GEMM_KC;
   for (int jc = 0; jc < n; jc += HOST_GEMM_NC) {
     int nc = n - jc < HOST_GEMM_NC ? n - jc : HOST_GEMM_NC;
     for (int pc = 0; pc < k; pc += HOST_GEMM_KC) {
@@ -330,7 +349,11 @@ void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix
       if (!one_block) pack_b(&b, pc, kc, jc, nc, nr, x->vl, packed_b);
       for (int ic = 0; ic < m; ic += HOST_GEMM_MC) {
         int mc = m - ic < HOST_GEMM_MC ? m - ic : HOST_GEMM_MC;
-        pack_a(&a, ic, mc, pc, kc, x->mr, alpha, packed_a);
+        const float *packed_a = packing_a;
+        if (a.panels)
+          packed_a = a.panels + panels_offset(m, x->mr, pc, ic, kc);
+        else
+          pack_a(&a, ic, mc, pc, kc, x->mr, alpha, packing_a);
         for (int jr = 0; jr < nc; jr += nr) {
           int cols = nc - jr < nr ? nc - jr : nr, nv = (cols + x->vl - 1) / x->vl;
           const float *panel = packed_b + (size_t)jr * kc;

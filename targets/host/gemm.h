@@ -25,12 +25,30 @@ typedef struct HostMatrix {
   bool trans;
   HostBlock *block; /* computed (data unused): block(source, ...) */
   const void *source;
+  const float *panels; /* A packed already (host_gemm_pack), as the GEMM reads it */
 } HostMatrix;
 
 static inline HostMatrix host_stored(const float *data, size_t ld, bool trans) {
   return (HostMatrix){.data = data, .ld = ld, .trans = trans};
 }
 
+/* An A operand several products share (a convolution's filters, used by every thread for every
+ * group of images) is packed once, in the GEMM's panel layout, and named by host_packed:
+ * host_gemm_pack writes rows [r0, r1) of A (m x k) into `panels`, so that threads can each
+ * pack a share; r0 and r1 are multiples of host_gemm_rows() (r1 may be m). Panels hold
+ * host_gemm_packed_floats(m, k) floats: rows rounded up to a multiple of every micro-kernel's
+ * height (8, 6 and 4), so the size does not depend on which one the CPU runs. */
+enum { HOST_GEMM_ROWS_MULTIPLE = 24 };
+static inline size_t host_gemm_packed_floats(int m, int k) {
+  return (size_t)((m + HOST_GEMM_ROWS_MULTIPLE - 1) / HOST_GEMM_ROWS_MULTIPLE *
+                  HOST_GEMM_ROWS_MULTIPLE) *
+         (size_t)k;
+}
+int host_gemm_rows(void);
+void host_gemm_pack(HostMatrix a, int m, int k, int r0, int r1, float *panels);
+static inline HostMatrix host_packed(const float *panels) { return (HostMatrix){.panels = panels}; }
+
+/* alpha must be 1 when A is packed (host_packed). */
 void host_gemm_scaled(int m, int n, int k, float alpha, HostMatrix a, HostMatrix b, float beta,
                       float *c, size_t ldc, float *pack);
 

@@ -92,16 +92,33 @@ static inline size_t host_packed_floats(const HostConvDims *d) {
 /* Per thread: for the col2im path (no flip) the written-out column gradient (K x nb*P); the
  * gathered outputs, output gradients or flipped input gradients of nb images; the GEMM's own
  * packing area; padded copies of the images whose columns the GEMM reads (nb images of x or
- * of dY). Shared by all threads, after them: the flipped filters and dW transposed (each the
- * size of W). */
+ * of dY). Shared by all threads, after them: the filters packed (host_filter_panels_floats)
+ * and dW transposed (the size of W). */
 static inline size_t host_conv_thread_floats(const SwkConv *p, const HostConvDims *d) {
   return host_col_floats(d) + host_packed_floats(d) + HOST_GEMM_PACK_FLOATS +
          host_padded_floats(p, d);
 }
 
+/* The input gradient's GEMM multiplies dY's columns by an m x k operand per group: the
+ * flipped filters (m = ci/g, k = co/g*kh*kw), W_g^T for a 1x1 (m = ci/g, k = co/g), or W_g^T
+ * for col2im (m = K, k = co/g). */
+static inline void host_dx_filters_shape(const SwkConv *p, const HostConvDims *d, int *m, int *k) {
+  *m = d->flip ? d->cig : d->k;
+  *k = d->flip && !d->pointwise ? d->cog * p->kh * p->kw : d->cog;
+}
+
+/* Every group's filters packed as the GEMMs' A operand (gemm.h), for forward or dX. */
+static inline size_t host_filter_panels_floats(const SwkConv *p, const HostConvDims *d) {
+  int m, k;
+  host_dx_filters_shape(p, d, &m, &k);
+  size_t forward = host_gemm_packed_floats(d->cog, d->k), dx = host_gemm_packed_floats(m, k);
+  return (size_t)p->groups * (forward > dx ? forward : dx);
+}
+
 static inline size_t host_conv_workspace(const SwkConv *p, int threads) {
   HostConvDims d = host_conv_dims(p);
-  return host_conv_thread_floats(p, &d) * (size_t)threads + 2 * host_round16((size_t)p->co * d.k);
+  return host_conv_thread_floats(p, &d) * (size_t)threads +
+         host_round16(host_filter_panels_floats(p, &d)) + host_round16((size_t)p->co * d.k);
 }
 
 /* ------------------------------------------------------------------ implicit convolution */

@@ -1,6 +1,8 @@
 /* The host GEMM against a double-precision loop, on every micro-kernel this CPU runs: all four
  * transpositions, alpha 1 and otherwise, beta 0, 1 and otherwise, leading dimensions wider than the matrices, shapes
- * around the register block and the cache blocks (fringes in every direction). */
+ * around the register block and the cache blocks (fringes in every direction). With alpha 1,
+ * A packed beforehand (host_gemm_pack, in three shares of rows as threads pack it, into exactly
+ * host_gemm_packed_floats) must give the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,29 @@ static float *random_matrix(size_t n, unsigned *seed) {
 /* Element (i, j) of op(X) where X is stored row-major with leading dimension ld. */
 static double at(const float *x, size_t ld, bool trans, int i, int j) {
   return trans ? x[(size_t)j * ld + i] : x[(size_t)i * ld + j];
+}
+
+/* C = A B + beta C0 with A packed first must equal `want`, the same product from A as stored. */
+static void check_packed(const char *isa, bool ta, bool tb, int m, int n, int k, float beta,
+                         const float *a, size_t lda, const float *b, size_t ldb, const float *c0,
+                         const float *want, size_t ldc, float *pack) {
+  float *panels = malloc(sizeof(float) * (host_gemm_packed_floats(m, k) + 1));
+  float *c = malloc(sizeof(float) * (size_t)m * ldc);
+  for (size_t i = 0; i < (size_t)m * ldc; i++) c[i] = c0[i];
+  int unit = host_gemm_rows(), units = (m + unit - 1) / unit;
+  for (int share = 0; share < 3; share++) {
+    int r0 = units * share / 3 * unit, r1 = units * (share + 1) / 3 * unit;
+    host_gemm_pack(host_stored(a, lda, ta), m, k, r0 < m ? r0 : m, r1 < m ? r1 : m, panels);
+  }
+  host_gemm(m, n, k, host_packed(panels), host_stored(b, ldb, tb), beta, c, ldc, pack);
+  for (size_t i = 0; i < (size_t)m * ldc; i++)
+    if (c[i] != want[i]) {
+      printf("FAIL %s: %c%c m=%d n=%d k=%d beta=%g: packed A gives %g at %zu, stored A %g\n", isa,
+             ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, beta, c[i], i, want[i]);
+      failures++;
+      break;
+    }
+  free(panels), free(c);
 }
 
 static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float alpha, float beta,
@@ -49,6 +74,7 @@ static void check(const char *isa, bool ta, bool tb, int m, int n, int k, float 
            ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, beta, worst);
     failures++;
   }
+  if (alpha == 1) check_packed(isa, ta, tb, m, n, k, beta, a, lda, b, ldb, c0, c, ldc, pack);
   free(a), free(b), free(c), free(c0), free(pack);
 }
 
