@@ -248,6 +248,22 @@ typedef struct Block {
   int r0, r1, c0, c1;
 } Block;
 
+/* dW[o][k] of group g for o in [o0, o1), k in [k0, k1) (at most 16 x 16) from dW^T: each row
+ * of the tile gathered from dW^T's column (in cache) and then stored as one vector loop. */
+static void store_weight_tile(const HostConvDims *d, int g, int o0, int o1, int k0, int k1,
+                              const float *dwt, float *dw, const float *scale_keep) {
+  float scale = scale_keep[0], keep = scale_keep[1], row[16];
+  for (int o = o0; o < o1; o++) {
+    const float *column = dwt + ((size_t)g * d->k + (size_t)k0) * d->cog + (size_t)o;
+    for (int k = 0; k < k1 - k0; k++) row[k] = column[(size_t)k * d->cog];
+    float *at = dw + ((size_t)g * d->cog + (size_t)o) * d->k + (size_t)k0;
+    if (keep == 0) /* swk_gradient_store, its test hoisted */
+      for (int k = 0; k < k1 - k0; k++) at[k] = scale * row[k];
+    else
+      for (int k = 0; k < k1 - k0; k++) at[k] = swk_gradient_store(at[k], row[k], scale, keep);
+  }
+}
+
 /* Block b of each group's dW^T over all images, then that part of dW. */
 static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, Block b,
                             const float *x, const float *dy, float *dwt, float *dw,
@@ -265,15 +281,11 @@ static void weight_gradient(const SwkConv *p, const HostConvDims *d, int batch, 
                 s.gemm);
     }
   }
-  for (int g = 0; g < p->groups; g++) /* transposed in tiles of 16 x 16, in cache */
+  for (int g = 0; g < p->groups; g++)
     for (int o0 = b.c0; o0 < b.c1; o0 += 16)
       for (int k0 = b.r0; k0 < b.r1; k0 += 16)
-        for (int o = o0; o < o0 + 16 && o < b.c1; o++)
-          for (int k = k0; k < k0 + 16 && k < b.r1; k++) {
-            float *at = &dw[((size_t)g * d->cog + o) * d->k + k];
-            *at = swk_gradient_store(*at, dwt[((size_t)g * d->k + k) * d->cog + o], scale_keep[0],
-                                     scale_keep[1]);
-          }
+        store_weight_tile(d, g, o0, b.c1 < o0 + 16 ? b.c1 : o0 + 16, k0,
+                          b.r1 < k0 + 16 ? b.r1 : k0 + 16, dwt, dw, scale_keep);
 }
 
 /* db of channels [from, to). */
