@@ -64,14 +64,19 @@ void host_columns_block(const void *columns, int r0, int rows, int c0, int cols,
    * and where it goes in dst */
   size_t from[MAX_RUNS];
   int length[MAX_RUNS], at[MAX_RUNS], runs = 0, pixels = p->ho * p->wo;
+  /* where an output row's inputs end where the next one's start (stride 1, input rows as wide
+   * as output rows: kw 1 and no side padding, as in a 1x1), a run goes on to the image's end
+   * (7x7 images: one run of 48 columns instead of eight) */
+  bool rows_join = p->sh == 1 && p->sw == 1 && v->width == p->wo;
   int image = c0 / pixels, oh = c0 % pixels / p->wo, ow = c0 % p->wo;
   assert(cols <= MAX_RUNS);
   for (int j = 0; j < cols; runs++) {
-    int n = p->wo - ow < cols - j ? p->wo - ow : cols - j;
+    int left = rows_join ? pixels - oh * p->wo - ow : p->wo - ow;
+    int n = left < cols - j ? left : cols - j;
     from[runs] = image * v->image_floats + (size_t)oh * p->sh * v->width + (size_t)ow * p->sw;
     length[runs] = n, at[runs] = j;
     j += n, ow = 0;
-    if (++oh == p->ho) oh = 0, image++;
+    if (rows_join || ++oh == p->ho) oh = 0, image++;
   }
   size_t plane = (size_t)v->height * v->width;
   r0 += v->row0;
