@@ -97,6 +97,12 @@ static HostMatrix dx_filters(const SwkConv *p, const HostConvDims *d, const floa
   return (HostMatrix){.block = flipped_block, .source = flipped};
 }
 
+/* Where group g's filters start among the packed ones: each group's m x k operand (forward's
+ * W_g, or host_dx_filters_shape's) follows the previous group's. */
+static size_t group_panels(int g, int m, int k) {
+  return (size_t)g * host_gemm_packed_floats(m, k);
+}
+
 /* Thread t of nt's share of packing every group's filters: forward's W_g or dX's operand. */
 static void pack_filters(const SwkConv *p, const HostConvDims *d, const float *w, bool for_dx,
                          int t, int nt, float *panels) {
@@ -107,7 +113,7 @@ static void pack_filters(const SwkConv *p, const HostConvDims *d, const float *w
     HostMatrix a = for_dx ? dx_filters(p, d, w, g, &flipped)
                           : host_stored(w + (size_t)g * d->cog * d->k, (size_t)d->k, false);
     share_units(m, host_gemm_rows(), t, nt, &r0, &r1);
-    host_gemm_pack(a, m, k, r0, r1, panels + (size_t)g * host_gemm_packed_floats(m, k));
+    host_gemm_pack(a, m, k, r0, r1, panels + group_panels(g, m, k));
   }
 }
 
@@ -151,8 +157,7 @@ static void forward_images(const SwkConv *p, const HostConvDims *d, int from, in
       HostColumns view;
       float *c =
           n == 1 ? y + (size_t)first * d->out_image + (size_t)g * d->cog * d->pixels : s.packed;
-      host_gemm(d->cog, (int)ld, d->k,
-                host_packed(panels + (size_t)g * host_gemm_packed_floats(d->cog, d->k)),
+      host_gemm(d->cog, (int)ld, d->k, host_packed(panels + group_panels(g, d->cog, d->k)),
                 input_columns(p, d, x, first, n, g, 0, d->k, s.padded, &view), 0.0f, c, ld, s.gemm);
       store_outputs(p, d, first, n, g, c, b, y);
     }
@@ -228,7 +233,7 @@ static void input_gradient(const SwkConv *p, const HostConvDims *d, int from, in
     int n = to - first < nb ? to - first : nb;
     size_t ld = (size_t)n * d->pixels;
     for (int g = 0; g < p->groups; g++) {
-      HostMatrix filters = host_packed(panels + (size_t)g * host_gemm_packed_floats(m, k));
+      HostMatrix filters = host_packed(panels + group_panels(g, m, k));
       if (d->flip) {
         flipped_dx(p, d, filters, k, dy, first, n, g, dx, dx_add, s);
         continue;
