@@ -10,9 +10,10 @@
  * input channels and taps stream through: per input channel and tap, the filters of the nb
  * blocks are loaded once and every pixel's input is broadcast to them. nb and np are constants
  * where the body is inlined, so the accumulators never leave registers; so is the pixels'
- * distance in the common case (16 floats: blocked input, stride 1), whose broadcasts then need
- * no register for their offsets (the general body reloads five of them from the stack per input
- * channel: 5% slower on ResNet's 1x1 layers, 4% on a 3x3, farm-bench A/B). */
+ * distance in the common cases (16 floats: blocked input, stride 1; 1 or 2: a first layer's
+ * planar input, stride 1 or 2), whose broadcasts then need no register for their offsets (the
+ * general body reloads five of them from the stack per input channel: 5% slower on ResNet's
+ * 1x1 layers, 4% on a 3x3, in alternated runs; cifar10_quick's conv1 forward 7%). */
 
 #define STRIP_V (16 / STRIP_VL)
 
@@ -67,6 +68,10 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
   case P:                                                                                          \
     if (nb == 2 && s->x_pixel == 16)                                                               \
       STRIP_BODY(2, P, 16, s);                                                                     \
+    else if (nb == 2 && s->x_pixel == 1)                                                           \
+      STRIP_BODY(2, P, 1, s);                                                                      \
+    else if (nb == 2 && s->x_pixel == 2)                                                           \
+      STRIP_BODY(2, P, 2, s);                                                                      \
     else if (nb == 2)                                                                              \
       STRIP_BODY(2, P, s->x_pixel, s);                                                             \
     else                                                                                           \
