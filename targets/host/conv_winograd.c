@@ -46,13 +46,46 @@ typedef struct Transforms {
                    float *out, ptrdiff_t pos);
   void (*filter)(int m, const float *g, float *u, ptrdiff_t u_pos);
   void (*weights)(int m, const float *s, ptrdiff_t s_pos, float *dg);
+  void (*taps)(const float *src, int o_step, int t_step, float *g);
 } Transforms;
 
 #define TRANSFORMS(suffix)                                                                         \
   {                                                                                                \
     input_tile_##suffix, output_tile_##suffix, gradient_tile_##suffix, filter_tile_##suffix,       \
-        weights_tile_##suffix                                                                      \
+        weights_tile_##suffix, taps_##suffix                                                       \
   }
+
+/* g[t][o] = src[o * o_step + t * t_step] for the 3 x 3 taps t of 16 filters o: a filter
+ * transform's input, gathered from the filters as stored (w[o][c] or, transposed, w[c][o]
+ * flipped). A vector of 16 filters' tap at a time where the CPU gathers: 144 scalar copies
+ * were as long as the transform. */
+static void taps_c(const float *src, int o_step, int t_step, float *g) {
+  for (int t = 0; t < 9; t++)
+    for (int o = 0; o < 16; o++) g[t * 16 + o] = src[o * o_step + t * t_step];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f"))) static void taps_avx512(const float *src, int o_step, int t_step,
+                                                           float *g) {
+  __m512i index =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(o_step));
+  for (int t = 0; t < 9; t++)
+    _mm512_storeu_ps(g + t * 16, _mm512_i32gather_ps(index, src + t * t_step, 4));
+}
+
+__attribute__((target("avx2,fma"))) static void taps_avx2(const float *src, int o_step, int t_step,
+                                                          float *g) {
+  __m256i index =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(o_step));
+  for (int t = 0; t < 9; t++)
+    for (int half = 0; half < 2; half++)
+      _mm256_storeu_ps(g + t * 16 + half * 8,
+                       _mm256_i32gather_ps(src + t * t_step + half * 8 * o_step, index, 4));
+}
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define WT(name) name##_avx512
@@ -230,6 +263,12 @@ static void transform_outputs(const Pass *s, const float *bias, float *y, bool a
 
 /* ------------------------------------------------------------------ forward and dX */
 
+/* The 9 taps of output `out` and input c in w: w[out][c] (forward) or w[c][out] (transposed). */
+static const float *filter_taps(const SwkConv *p, const float *w, bool transposed, int out, int c) {
+  return transposed ? w + ((size_t)c * (size_t)p->ci + (size_t)out) * 9
+                    : w + ((size_t)out * (size_t)p->ci + (size_t)c) * 9;
+}
+
 /* U = G g G^T of q's filters: block ob's [input block][16 in][16 out] at each position. The
  * taps g of output o and input c are w[o][c] (forward), or w[c][o] flipped (the input
  * gradient's transposed convolution). */
@@ -241,12 +280,22 @@ static void transform_filters(const SwkConv *p, const float *w, bool transposed,
 #pragma omp for schedule(static)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / (g->bi * 16)), c = (int)(i % (g->bi * 16));
-    float taps[9][16] = {{0}};
-    for (int o = 0; o < 16 && ob * 16 + o < outs && c < ins; o++) {
-      int out = ob * 16 + o;
-      const float *src = transposed ? w + ((size_t)c * (size_t)p->ci + (size_t)out) * 9
-                                    : w + ((size_t)out * (size_t)p->ci + (size_t)c) * 9;
-      for (int t = 0; t < 9; t++) taps[t][o] = src[transposed ? 8 - t : t];
+    float taps[9][16];
+    /* the transposed filters of the next item, c + 1's, a filter row further on where the
+     * hardware prefetchers do not look, fetched while this one's are transformed (a quarter
+     * of res5's input gradient at batch 8 went in waiting for them) */
+    if (transposed && c + 1 < ins && ob * 16 < outs)
+      for (int f = 0; f < 16 * 9; f += 16)
+        __builtin_prefetch(filter_taps(p, w, true, ob * 16, c + 1) + f);
+    if (ob * 16 + 16 <= outs && c < ins) { /* 16 filters: gathered by the ISA's code */
+      k.transforms->taps(filter_taps(p, w, transposed, ob * 16, c) + (transposed ? 8 : 0),
+                         transposed ? 9 : p->ci * 9, transposed ? -1 : 1, &taps[0][0]);
+    } else {
+      memset(taps, 0, sizeof taps);
+      for (int o = 0; o < 16 && ob * 16 + o < outs && c < ins; o++) {
+        const float *src = filter_taps(p, w, transposed, ob * 16 + o, c);
+        for (int t = 0; t < 9; t++) taps[t][o] = src[transposed ? 8 - t : t];
+      }
     }
     k.transforms->filter(g->m, &taps[0][0], u + ob * u_block + (ptrdiff_t)c * 16, u_position);
   }
