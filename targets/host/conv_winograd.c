@@ -19,6 +19,7 @@
  * definition by up to about 1e-4 of their scale where the direct plan's differ by 1e-6. */
 #include "conv_winograd.h"
 
+#include <omp.h>
 #include <string.h>
 
 #include "isa.h"
@@ -392,9 +393,15 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
   Kernels k = kernels();
   float *sums = ws, *v = ws + host_winograd_tiles_offset(&g);
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
-  memset(sums, 0, sizeof(float) * host_winograd_filter_floats(&g));
+  size_t sum_floats = host_winograd_filter_floats(&g);
 #pragma omp parallel num_threads(swk_threads())
   {
+    /* the sums zeroed by all threads (16.8 MB for res5's F(2x2): 6% of the call by one) */
+    int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    size_t from = sum_floats * (size_t)me / (size_t)threads,
+           to = sum_floats * (size_t)(me + 1) / (size_t)threads;
+    memset(sums + from, 0, sizeof(float) * (to - from));
+#pragma omp barrier
     for (long first = 0; first < tiles; first += g.chunk) {
       Pass s = pass_at(p, &g, k, tiles, first, v);
       transform_inputs(&s, x);
