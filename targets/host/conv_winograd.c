@@ -285,9 +285,10 @@ static void transform_filters(const SwkConv *p, const float *w, bool transposed,
     /* the transposed filters of the next item, c + 1's, a filter row further on where the
      * hardware prefetchers do not look, fetched while this one's are transformed (a quarter
      * of res5's input gradient at batch 8 went in waiting for them) */
-    if (transposed && c + 1 < ins && ob * 16 < outs)
-      for (int f = 0; f < 16 * 9; f += 16)
-        __builtin_prefetch(filter_taps(p, w, true, ob * 16, c + 1) + f);
+    if (transposed && c + 1 < ins && ob * 16 < outs) {
+      const float *next = filter_taps(p, w, true, ob * 16, c + 1);
+      for (int f = 0; f < 16 * 9; f += 16) __builtin_prefetch(next + f);
+    }
     if (ob * 16 + 16 <= outs && c < ins) { /* 16 filters: gathered by the ISA's code */
       k.transforms->taps(filter_taps(p, w, transposed, ob * 16, c) + (transposed ? 8 : 0),
                          transposed ? 9 : p->ci * 9, transposed ? -1 : 1, &taps[0][0]);

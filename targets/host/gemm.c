@@ -97,6 +97,8 @@ static AVX512 void avx512_block(const int nv, int kc, const float *a, const floa
 __attribute__((target("avx512f"))) UNCHECKED_LOOP static void
 avx512_tile(int nv, int kc, const float *a, const float *b, size_t b_step, const float *next_b,
             float *c, size_t ldc, int m, int n, float beta) {
+  /* next_b comes with whole panels only (nv 3); apart from it, a NULL constant drops the test
+   * from the loop */
   if (nv == 3 && next_b)
     avx512_block(3, kc, a, b, b_step, next_b, c, ldc, m, n, beta);
   else if (nv == 3)
