@@ -11,6 +11,7 @@
  * micro-kernel from what the CPU runs, once, at the first call. */
 #include "gemm.h"
 #include "isa.h"
+#include "transpose8.h"
 #include "unchecked.h"
 
 #include <assert.h>
@@ -191,29 +192,11 @@ bool host_gemm_use(const char *name) {
 
 /* ------------------------------------------------------------------ packing */
 
-typedef float v8 __attribute__((vector_size(32)));
-
-/* dst[j * pitch + i] = src[i * ld + j] for i, j < 8: three rounds of shuffles, in whatever
- * vector registers the build targets. */
+/* dst[j * pitch + i] = src[i * ld + j] for i, j < 8. */
 static void transpose8(const float *src, size_t ld, float *dst, size_t pitch) {
-  v8 r[8], t[8], u[8];
-  for (int i = 0; i < 8; i++) memcpy(&r[i], src + i * ld, sizeof r[i]);
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-  for (int i = 0; i < 8; i += 4)
-    for (int h = 0; h < 2; h++) {
-      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * h + 1] =
-          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-  for (int j = 0; j < 4; j++) {
-    v8 low = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    v8 high = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    memcpy(dst + j * pitch, &low, sizeof low);
-    memcpy(dst + (j + 4) * pitch, &high, sizeof high);
-  }
+  HostV8 column[8];
+  host_transpose8(src, ld, column);
+  for (int j = 0; j < 8; j++) memcpy(dst + j * pitch, &column[j], sizeof column[j]);
 }
 
 enum { MAX_MR = 8 }; /* the tallest micro-kernel block (AVX-512's) */
