@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "balance.h"
 #include "isa.h"
 #include "direct_tiling.h"
 #include "register_blocks.h"
@@ -408,9 +409,9 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
 }
 
 /* y (+)= conv(x) + bias with q's filters packed, y placed by `at`, tiled as the word says
- * (direct_tiling.h); `padded` holds padded images. Threads take even shares of the strips
- * (with their group of output blocks if filters outer), so that even one image keeps every
- * thread busy; each runs its share run by run. */
+ * (direct_tiling.h); `padded` holds padded images. Threads take pieces of the strips as they
+ * finish (balance.h; even one image keeps every thread busy) and run each piece run by run: a
+ * strip's outputs are summed by one thread in one order, whichever thread it is. */
 static void direct(const SwkConv *q, const Placement *at, int batch, const float *x, bool x_planar,
                    const float *packed, const float *bias, bool accumulate, float *padded,
                    int tiling) {
@@ -444,6 +445,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   long image_items = (long)q->ho * r.strips;
   r.items = (long)batch * image_items * (r.tiling.filters_outer ? r.groups : 1);
   r.run = r.tiling.filters_outer ? image_items * batch : image_items;
+  HostQueue queue = {0, r.items};
 #pragma omp parallel num_threads(swk_threads())
   {
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
@@ -454,12 +456,13 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
       for (int n = 0; n < batch; n++)
         pad_image(q, x, x_planar, n, padded + r.padded_image * (size_t)n);
     }
-    long from = r.items * me / threads, to = r.items * (me + 1) / threads;
-    for (long i = from; i < to;) {
-      long next_run = (i / r.run + 1) * r.run, end = next_run < to ? next_run : to;
-      run_strips(&r, i, end, padded, mine, &have);
-      i = end;
-    }
+    long from, to; /* pieces of at least a sixteenth of an even share */
+    while (host_take(&queue, threads, r.items / (threads * 16) + 1, &from, &to))
+      for (long i = from; i < to;) {
+        long next_run = (i / r.run + 1) * r.run, end = next_run < to ? next_run : to;
+        run_strips(&r, i, end, padded, mine, &have);
+        i = end;
+      }
     if (where.stream) host_stream_fence();
   }
 }
@@ -774,7 +777,8 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
                  ws + g.sums_floats * (size_t)me, mine);
 #pragma omp barrier
       store_sums(&g, from, to, ws, threads, dw, db, grad_scale, bias_grad_scale, grad_keep);
-    } else { /* each thread its tiles over every image: no shared sums */
+    } else { /* each thread its tiles over every image: no shared sums (pieces handed out as
+              * threads finish, balance.h, would each read every image again) */
       sum_images(&g, from, to, 0, batch, ws, mine);
       store_sums(&g, from, to, ws, 1, dw, db, grad_scale, bias_grad_scale, grad_keep);
     }

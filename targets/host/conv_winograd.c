@@ -22,6 +22,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "balance.h"
 #include "isa.h"
 #include "register_blocks.h"
 #include "workspace.h"
@@ -185,7 +186,7 @@ static void transform_inputs(const Pass *s, const float *x) {
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->h * (size_t)q->w * 16;
   long items = (long)s->g.bi * s->count;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ib = (int)(i / s->count), t = (int)(i % s->count);
     TileAt at = tile_at(s, s->first + t);
@@ -201,7 +202,7 @@ static void transform_gradients(const Pass *s, const float *dy) {
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
   long items = (long)s->g.bo * s->count;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / s->count), t = (int)(i % s->count);
     TileAt at = tile_at(s, s->first + t);
@@ -220,7 +221,7 @@ static void multiply(const Pass *s, const float *u) {
   int pixels = ceil_div(s->count, strips); /* even strips: a short last one wastes its FMAs */
   ptrdiff_t u_block = (ptrdiff_t)s->g.bi * 256, u_position = u_block * s->g.bo;
   long items = (long)s->g.positions * groups * strips;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int strip = (int)(i % strips), group = (int)(i / strips % groups);
     int position = (int)(i / strips / groups), ob = group * most, t0 = strip * pixels;
@@ -249,7 +250,7 @@ static void transform_outputs(const Pass *s, const float *bias, float *y, bool a
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
   long items = (long)s->g.bo * s->count;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / s->count), t = (int)(i % s->count);
     TileAt at = tile_at(s, s->first + t);
@@ -278,7 +279,7 @@ static void transform_filters(const SwkConv *p, const float *w, bool transposed,
   int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
   ptrdiff_t u_block = (ptrdiff_t)g->bi * 256, u_position = u_block * g->bo;
   long items = (long)g->bo * g->bi * 16;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / (g->bi * 16)), c = (int)(i % (g->bi * 16));
     float taps[9][16];
@@ -347,7 +348,7 @@ static void accumulate_sums(const Pass *s, float *sums) {
   int most = b->blocks, groups = ceil_div(s->g.bo, most), chunks = ceil_div(16, b->lanes);
   ptrdiff_t s_position = (ptrdiff_t)s->g.bo * s->g.bi * 256;
   long items = (long)s->g.positions * groups * s->g.bi * chunks;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int chunk = (int)(i % chunks), ib = (int)(i / chunks % s->g.bi);
     int group = (int)(i / chunks / s->g.bi % groups),
@@ -373,7 +374,7 @@ static void store_weights(const SwkConv *p, const HostWinograd *g, Kernels k, co
                           float *dw, float scale, float keep) {
   ptrdiff_t s_position = (ptrdiff_t)g->bo * g->bi * 256;
   long items = (long)g->bo * p->ci;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / p->ci), c = (int)(i % p->ci);
     float taps[9][16];
