@@ -38,7 +38,7 @@ void swk_add_forward(int n, int64_t size, int batch, const float *const *x, floa
   bool stream = host_streams(y, sizeof(float) * (size_t)total);
 #pragma omp parallel num_threads(swk_threads())
   {
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
     for (int64_t c = 0; c < chunks(total); c++) {
       int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
       if (!stream) {
@@ -56,7 +56,7 @@ void swk_add_forward(int n, int64_t size, int batch, const float *const *x, floa
 void swk_add_backward(int n, int64_t size, int batch, const float *dy, float *const *dx,
                       const bool *dx_add) {
   int64_t total = size * batch;
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int64_t c = 0; c < chunks(total); c++) {
     int64_t from = c * CHUNK, to = from + CHUNK < total ? from + CHUNK : total;
     for (int i = 0; i < n; i++) {

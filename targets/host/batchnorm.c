@@ -51,7 +51,7 @@ static void normalise(const SwkBatchNorm *p, int batch, const float *x, const fl
 void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
                            const float *scale, const float *shift, float *y, float *saved,
                            float *running) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(guided)
   for (int c = 0; c < p->c; c++) {
     float mean, invstd;
     if (train) {
@@ -66,7 +66,7 @@ void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const f
 
 void swk_batchnorm_recompute(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                              const float *shift, const float *saved, float *y) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(guided)
   for (int c = 0; c < p->c; c++)
     normalise(p, batch, x, scale, shift, c, saved[c], saved[p->c + c], y);
 }
@@ -76,7 +76,7 @@ void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, co
                             float *dscale, float *dshift, float grad_scale, float bias_grad_scale,
                             float grad_keep) {
   double count = (double)batch * p->hw;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(guided)
   for (int c = 0; c < p->c; c++) {
     float mean = saved[c], invstd = saved[p->c + c];
     SwkLanes dys = {0}, dyxs = {0};

@@ -2,8 +2,8 @@
  * semantics (biased variance to normalise, unbiased for the running average; sums in double):
  * a block's 16 channels are the 16 lanes of every pixel, so one pass over a block's pixels sums
  * its 16 channels at once, the pixels dealt in order to four sets of lane sums (independent
- * adds: memory speed, not the latency of one chain), added in order at the end. Threads split
- * the blocks, so results do not depend on their number. The unused lanes of the last block get
+ * adds: memory speed, not the latency of one chain), added in order at the end. Threads take
+ * the blocks as they finish (balance.h), so results do not depend on their number. The unused lanes of the last block get
  * y = 0 and dx = 0. */
 #include <math.h>
 
@@ -109,7 +109,7 @@ static void normalise(const SwkBatchNorm *p, int batch, const float *x, const fl
 void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
                                   const float *scale, const float *shift, float *y, float *saved,
                                   float *running) {
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int ob = 0; ob < blocks(p); ob++) {
     float mean[LANES] = {0}, invstd[LANES] = {0};
     if (train) {
@@ -127,7 +127,7 @@ void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, 
 void swk_batchnorm_bnrc16_recompute(const SwkBatchNorm *p, int batch, const float *x,
                                     const float *scale, const float *shift, const float *saved,
                                     float *y) {
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int ob = 0; ob < blocks(p); ob++) {
     float mean[LANES] = {0}, invstd[LANES] = {0};
     for (int l = 0; l < LANES && ob * LANES + l < p->c; l++)
@@ -141,7 +141,7 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
                                    float *dx, bool dx_add, float *dscale, float *dshift,
                                    float grad_scale, float bias_grad_scale, float grad_keep) {
   double count = (double)batch * p->hw;
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int ob = 0; ob < blocks(p); ob++) {
     float mean[LANES] = {0}, invstd[LANES] = {0}, k[LANES], mdy[LANES], mdyx[LANES];
     for (int l = 0; l < LANES && ob * LANES + l < p->c; l++)

@@ -120,7 +120,7 @@ static void avg_plane_backward(const SwkPool *p, const float *dy, float *dx) {
 void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {
   size_t in = (size_t)p->h * p->w, out = (size_t)p->ho * p->wo;
   int64_t planes = (int64_t)batch * p->c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(guided)
   for (int64_t i = 0; i < planes; i++) {
     if (p->max)
       max_plane(p, x + i * in, y + i * out, argmax + i * out);
@@ -133,7 +133,7 @@ void swk_pool_backward(const SwkPool *p, int batch, const float *dy, const int32
                        float *dx, bool dx_add) {
   size_t in = (size_t)p->h * p->w, out = (size_t)p->ho * p->wo;
   int64_t planes = (int64_t)batch * p->c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(guided)
   for (int64_t i = 0; i < planes; i++) {
     float *dxp = dx + i * in;
     const float *dyp = dy + i * out;

@@ -1,8 +1,8 @@
 /* Max and average pooling on the channel-blocked layout (B,N/16,R,C,16), with the semantics of
  * pool.c (Caffe's windows; the first maximum in window order wins; averages divide by the
  * window's extent in the padded input): each (image, block of 16 channels) is a plane whose
- * pixels hold 16 lanes, one vector. Threads split the planes (each writes only its own, forward
- * and backward). The unused lanes of the last block are pooled too (they hold whatever the
+ * pixels hold 16 lanes, one vector. Threads take the planes as they finish (balance.h; each writes
+ * only its own, forward and backward). The unused lanes of the last block are pooled too (they hold whatever the
  * producer left: convolutions write 0). */
 #include <omp.h>
 #include <string.h>
@@ -49,7 +49,7 @@ static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
 void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
                              int32_t *argmax) {
   size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int k = 0; k < planes(p, batch); k++)
     for (int oh = 0; oh < p->ho; oh++)
       for (int ow = 0; ow < p->wo; ow++) {
@@ -120,7 +120,7 @@ static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, boo
 void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, const int32_t *argmax,
                               float *dx, bool dx_add) {
   size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int k = 0; k < planes(p, batch); k++)
     if (p->max)
       max_backward_plane(p, dy + (size_t)k * out, argmax + (size_t)k * out, dx + (size_t)k * in,
