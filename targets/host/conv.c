@@ -1,7 +1,8 @@
 /* Convolution by explicit GEMM, with groups. The GEMM reads the column matrix (im2col) straight
  * from the images, a block at a time as it packs (im2col.h), so it is never written out. Images
- * are split over threads; a thread puts `nb` of its small images side by side so that one GEMM
- * covers them (one small image alone gives a GEMM too narrow to run fast). Per group g:
+ * are taken by threads in pieces as they finish (balance.h); a thread puts `nb` of its small
+ * images side by side so that one GEMM covers them (one small image alone gives a GEMM too
+ * narrow to run fast). Per group g:
  *   Y_g (co/g x nb*P) = W_g (co/g x K) * col_g (K x nb*P),   K = ci/g*kh*kw, P = ho*wo
  *   dW_g^T = col_g * dY_g^T  (transposed, so that the operand the GEMM packs across is dY),
  *       its rows or, if it is wider than tall, its columns split over threads: each thread
@@ -19,6 +20,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "balance.h"
 #include "gemm.h"
 #include "im2col.h"
 #include "transpose8.h"
@@ -41,10 +43,27 @@ static Scratch scratch(const SwkConv *p, const HostConvDims *d, float *ws, int t
   return s;
 }
 
-/* Images [from, to) of `batch` for thread t of nt: the same static split everywhere. */
-static void share(int batch, int t, int nt, int *from, int *to) {
-  *from = (int)((int64_t)batch * t / nt);
-  *to = (int)((int64_t)batch * (t + 1) / nt);
+/* [from, to) of `count` things for thread t of nt: an even share. */
+static void share(int count, int t, int nt, int *from, int *to) {
+  *from = (int)((int64_t)count * t / nt);
+  *to = (int)((int64_t)count * (t + 1) / nt);
+}
+
+/* The queue of a batch's images in pieces for `threads` threads (balance.h): runs of *unit
+ * images, those one GEMM takes together (nb) but no more than an even share. */
+static HostQueue image_queue(int batch, int nb, int threads, int *unit) {
+  int even = (batch + threads - 1) / threads;
+  *unit = nb < even ? nb : even;
+  return (HostQueue){0, (batch + *unit - 1) / *unit};
+}
+
+/* The images [from, to) of the calling thread's next piece; false when none is left. */
+static bool take_images(HostQueue *q, int unit, int batch, int *from, int *to) {
+  long u0, u1;
+  if (!host_take(q, omp_get_num_threads(), 1, &u0, &u1)) return false;
+  *from = (int)u0 * unit;
+  *to = (int)u1 * unit < batch ? (int)u1 * unit : batch;
+  return true;
 }
 
 /* [from, to) of `count` things for thread t of nt, in whole units of `unit`. */
@@ -170,13 +189,15 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
   HostConvDims d = host_conv_dims(p);
   int threads = swk_threads() < batch ? swk_threads() : batch;
   float *panels = packed_filters(p, &d, ws);
+  int unit;
+  HostQueue images = image_queue(batch, d.nb, threads, &unit);
 #pragma omp parallel num_threads(threads)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
     pack_filters(p, &d, w, false, t, nt, panels);
 #pragma omp barrier
-    share(batch, t, nt, &from, &to);
-    forward_images(p, &d, from, to, x, panels, b, y, scratch(p, &d, ws, t));
+    while (take_images(&images, unit, batch, &from, &to))
+      forward_images(p, &d, from, to, x, panels, b, y, scratch(p, &d, ws, t));
   }
 }
 
@@ -340,6 +361,8 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
               bias_scale_keep[2] = {bias_grad_scale, grad_keep};
   assert(d.dx || !dx); /* the workspace has no room for it */
   float *panels = packed_filters(p, &d, ws), *dwt = transposed_weight_gradient(p, &d, ws);
+  int unit;
+  HostQueue images = image_queue(batch, d.flip ? d.nb : d.nb_col, swk_threads(), &unit);
 #pragma omp parallel num_threads(swk_threads())
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads(), from, to;
@@ -347,9 +370,9 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
     if (dx) {
       pack_filters(p, &d, w, true, t, nt, panels);
 #pragma omp barrier
+      while (take_images(&images, unit, batch, &from, &to))
+        input_gradient(p, &d, from, to, panels, dy, dx, dx_add, s);
     }
-    share(batch, t, nt, &from, &to);
-    if (dx) input_gradient(p, &d, from, to, panels, dy, dx, dx_add, s);
     if (dw)
       weight_gradient(p, &d, batch, weight_block(&d, t, nt), x, dy, dwt, dw, weights_scale_keep, s);
     share(p->co, t, nt, &from, &to);
