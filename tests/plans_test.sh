@@ -41,7 +41,7 @@ check_net small_resnet "$root/tests/nets/small_resnet.swn" -D train.lr=0.01
 # Two threads take pieces of a convolution as they finish (targets/host/balance.h), so which
 # thread computes what varies from run to run; the losses must not: each output is summed by
 # one thread in a fixed order.
-for conv in direct winograd4; do
+for conv in explicit direct winograd4; do
   for run in 1 2; do
     ./"small_resnet_$conv" --iterations 10 --threads 2 --train-size 2000 --test-size 100 --display 1 \
       --quiet --log "again_${conv}_$run.json" >/dev/null
