@@ -275,6 +275,17 @@ typedef struct Block {
   int r0, r1, c0, c1;
 } Block;
 
+/* dst[k] = swk_gradient_store(dst[k], g[k], scale, keep) for k < n, its test hoisted. Every
+ * element rounds as swk_gradient_store's expression does, whichever path stores it (folded SGD
+ * is compared with the update's own rounding: tests/fold_test.sh). */
+static inline __attribute__((always_inline)) void
+store_gradient_row(float *dst, const float *g, int n, float scale, float keep) {
+  if (keep == 0)
+    for (int k = 0; k < n; k++) dst[k] = scale * g[k];
+  else
+    for (int k = 0; k < n; k++) dst[k] = swk_gradient_store(dst[k], g[k], scale, keep);
+}
+
 /* dW[o][k] of group g for o in [o0, o0 + no), k in [k0, k0 + nk) (at most 8 x 8) from dW^T:
  * a whole block transposed in registers, an edge one float at a time. (Gathering each row of
  * dW from dW^T's column into a buffer had each vector of it wait for 8-16 scalar stores to reach
@@ -285,22 +296,20 @@ static void store_weight_block(const HostConvDims *d, int g, int o0, int no, int
   float scale = scale_keep[0], keep = scale_keep[1];
   const float *src = dwt + ((size_t)g * d->k + (size_t)k0) * d->cog + (size_t)o0;
   float *dst = dw + ((size_t)g * d->cog + (size_t)o0) * d->k + (size_t)k0;
-  if (no < 8 || nk < 8) {
-    for (int o = 0; o < no; o++)
-      for (int k = 0; k < nk; k++)
-        dst[(size_t)o * d->k + k] =
-            swk_gradient_store(dst[(size_t)o * d->k + k], src[(size_t)k * d->cog + o], scale, keep);
-    return;
-  }
   HostV8 row[8];
-  host_transpose8(src, d->cog, row);
-  for (int o = 0; o < 8; o++, dst += d->k) {
-    HostV8 v = row[o] * scale, old;
-    if (keep != 0) { /* swk_gradient_store */
-      memcpy(&old, dst, sizeof old);
-      v += old * keep;
-    }
-    memcpy(dst, &v, sizeof v);
+  if (no == 8 && nk == 8) {
+    host_transpose8(src, d->cog, row);
+  } else {
+    for (int o = 0; o < no; o++)
+      for (int k = 0; k < nk; k++) row[o][k] = src[(size_t)k * d->cog + o];
+  }
+  for (int o = 0; o < no; o++, dst += d->k) {
+    float gs[8]; /* a vector's worth, read back as one: the stores forward */
+    memcpy(gs, &row[o], sizeof gs);
+    if (nk == 8)
+      store_gradient_row(dst, gs, 8, scale, keep); /* a constant count: one vector */
+    else
+      store_gradient_row(dst, gs, nk, scale, keep);
   }
 }
 
