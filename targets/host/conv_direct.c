@@ -650,11 +650,8 @@ static void store_tile(const SwkConv *p, const Tiling *tl, long k, const float *
                          (size_t)p->kw +
                      (size_t)at.kw];
       const float *g = sum + b * TILE_LANES * 16 + o;
-      if (keep == 0)
-        for (int i = 0; i < at.nl; i++) d[i * lane_step] = scale * g[i * 16];
-      else
-        for (int i = 0; i < at.nl; i++)
-          d[i * lane_step] = keep * d[i * lane_step] + scale * g[i * 16];
+      for (int i = 0; i < at.nl; i++)
+        d[i * lane_step] = swk_gradient_store(d[i * lane_step], g[i * 16], scale, keep);
     }
 }
 
