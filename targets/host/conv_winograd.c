@@ -25,17 +25,8 @@
 #include "balance.h"
 #include "isa.h"
 #include "register_blocks.h"
+#include "vec16.h"
 #include "workspace.h"
-
-typedef float V16 __attribute__((vector_size(64)));
-
-static inline V16 v16_load(const float *p) {
-  V16 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static inline void v16_store(float *p, V16 v) { memcpy(p, &v, sizeof v); }
 
 /* ------------------------------------------------------------------ transforms per ISA */
 

@@ -8,40 +8,33 @@
 #include <string.h>
 
 #include "pool_window.h"
+#include "vec16.h"
 
 enum { LANES = 16 };
-typedef float f16 __attribute__((vector_size(64)));
-typedef int32_t i16 __attribute__((vector_size(64)));
-
-static f16 load(const float *p) {
-  f16 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
 
 static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
 
 /* One output pixel's maximum and where it was, over its window's pixels in order. */
 static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
-  f16 best = load(x + (size_t)first * LANES);
-  i16 at = (i16){0} + first;
+  HostV16 best = host_v16_load(x + (size_t)first * LANES);
+  HostI16 at = (HostI16){0} + first;
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++) {
       int32_t here = ih * p->w + iw;
-      f16 v = load(x + (size_t)here * LANES);
-      i16 greater = v > best; /* all ones where greater */
-      best = (f16)(((i16)v & greater) | ((i16)best & ~greater));
-      at = (((i16){0} + here) & greater) | (at & ~greater);
+      HostV16 v = host_v16_load(x + (size_t)here * LANES);
+      HostI16 greater = v > best; /* all ones where greater */
+      best = (HostV16)(((HostI16)v & greater) | ((HostI16)best & ~greater));
+      at = (((HostI16){0} + here) & greater) | (at & ~greater);
     }
   memcpy(y, &best, sizeof best);
   memcpy(argmax, &at, sizeof at);
 }
 
 static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
-  f16 sum = {0};
+  HostV16 sum = {0};
   for (int ih = s.h0; ih < s.h1; ih++)
-    for (int iw = s.w0; iw < s.w1; iw++) sum += load(x + ((size_t)ih * p->w + iw) * LANES);
+    for (int iw = s.w0; iw < s.w1; iw++) sum += host_v16_load(x + ((size_t)ih * p->w + iw) * LANES);
   sum /= s.area;
   memcpy(y, &sum, sizeof sum);
 }
@@ -86,13 +79,13 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
       cover_next(&cols, iw, p->pw, p->kw, p->sw, p->wo);
       int32_t here = ih * p->w + iw;
       float *d = dx + (size_t)here * LANES;
-      f16 sum = dx_add ? load(d) : (f16){0};
+      HostV16 sum = dx_add ? host_v16_load(d) : (HostV16){0};
       for (int oh = rows.lo; oh < rows.hi; oh++)
         for (int ow = cols.lo; ow < cols.hi; ow++) {
           size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-          i16 at;
+          HostI16 at;
           memcpy(&at, argmax + o, sizeof at);
-          sum += (f16)((i16)load(dy + o) & (at == here));
+          sum += (HostV16)((HostI16)host_v16_load(dy + o) & (at == here));
         }
       memcpy(d, &sum, sizeof sum);
     }
@@ -107,11 +100,11 @@ static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, boo
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
       Window s = pool_window(p, oh, ow);
-      f16 share = load(dy + o) / s.area;
+      HostV16 share = host_v16_load(dy + o) / s.area;
       for (int ih = s.h0; ih < s.h1; ih++)
         for (int iw = s.w0; iw < s.w1; iw++) {
           float *d = dx + ((size_t)ih * p->w + iw) * LANES;
-          f16 sum = load(d) + share;
+          HostV16 sum = host_v16_load(d) + share;
           memcpy(d, &sum, sizeof sum);
         }
     }
