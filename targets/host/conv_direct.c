@@ -21,6 +21,7 @@
 #include "isa.h"
 #include "direct_tiling.h"
 #include "register_blocks.h"
+#include "vec16.h"
 #include "stream.h"
 #include "unchecked.h"
 #include "workspace.h"
@@ -666,15 +667,10 @@ static void store_bias(const SwkConv *p, int ob, const float sum[16], float *db,
  * a vector: the sum in memory would be stored and reloaded per pixel). */
 static void add_bias_rows(const SwkConv *p, const float *dy_image, int ob, int oh0, int oh1,
                           float sum[16]) {
-  typedef float f16 __attribute__((vector_size(64)));
   const float *d = dy_image + ((size_t)ob * (size_t)p->ho + (size_t)oh0) * (size_t)p->wo * 16;
-  f16 s, v;
-  memcpy(&s, sum, sizeof s);
-  for (size_t q = 0; q < (size_t)(oh1 - oh0) * (size_t)p->wo; q++) {
-    memcpy(&v, d + q * 16, sizeof v);
-    s += v;
-  }
-  memcpy(sum, &s, sizeof s);
+  HostV16 s = host_v16_load(sum);
+  for (size_t q = 0; q < (size_t)(oh1 - oh0) * (size_t)p->wo; q++) s += host_v16_load(d + q * 16);
+  host_v16_store(sum, s);
 }
 
 /* db = keep * db + scale * (dY summed over images and pixels), by output block. */

@@ -27,7 +27,7 @@ static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int3
       best = (HostV16)(((HostI16)v & greater) | ((HostI16)best & ~greater));
       at = (((HostI16){0} + here) & greater) | (at & ~greater);
     }
-  memcpy(y, &best, sizeof best);
+  host_v16_store(y, best);
   memcpy(argmax, &at, sizeof at);
 }
 
@@ -36,7 +36,7 @@ static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++) sum += host_v16_load(x + ((size_t)ih * p->w + iw) * LANES);
   sum /= s.area;
-  memcpy(y, &sum, sizeof sum);
+  host_v16_store(y, sum);
 }
 
 void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
@@ -87,7 +87,7 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
           memcpy(&at, argmax + o, sizeof at);
           sum += (HostV16)((HostI16)host_v16_load(dy + o) & (at == here));
         }
-      memcpy(d, &sum, sizeof sum);
+      host_v16_store(d, sum);
     }
   }
 }
@@ -105,7 +105,7 @@ static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, boo
         for (int iw = s.w0; iw < s.w1; iw++) {
           float *d = dx + ((size_t)ih * p->w + iw) * LANES;
           HostV16 sum = host_v16_load(d) + share;
-          memcpy(d, &sum, sizeof sum);
+          host_v16_store(d, sum);
         }
     }
 }

@@ -264,7 +264,7 @@ static void dropout(int64_t per_image, int batch) {
   swk_dropout_backward(&p, batch, 42, 7, 100, x, dx[0], true);
   ref_dropout_backward(&p, batch, 42, 7, 100, x, dx[1], true);
   /* the masks agree exactly (forward, above); dx + g may be fused or not, as each build's
-   * compiler contracts it (apart on an AVX2 machine) */
+   * compiler contracts it (they differed in the last place on an AVX2 build) */
   agree("dropout dx (added)", dx[0], dx[1], n, LAST_PLACE);
   free(x), free(dx0), free(y[0]), free(y[1]), free(dx[0]), free(dx[1]);
 }
