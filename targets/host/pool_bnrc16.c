@@ -14,21 +14,24 @@ enum { LANES = 16 };
 
 static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
 
-/* One output pixel's maximum and where it was, over its window's pixels in order. */
+/* One output pixel's maximum and where it was, over its window's pixels in order, a part of
+ * the block (vec16.h) at a time. */
 static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
-  HostV16 best = host_v16_load(x + (size_t)first * LANES);
-  HostI16 at = (HostI16){0} + first;
-  for (int ih = s.h0; ih < s.h1; ih++)
-    for (int iw = s.w0; iw < s.w1; iw++) {
-      int32_t here = ih * p->w + iw;
-      HostV16 v = host_v16_load(x + (size_t)here * LANES);
-      HostI16 greater = v > best; /* all ones where greater */
-      best = (HostV16)(((HostI16)v & greater) | ((HostI16)best & ~greater));
-      at = (((HostI16){0} + here) & greater) | (at & ~greater);
-    }
-  host_v16_store(y, best);
-  memcpy(argmax, &at, sizeof at);
+  for (int part = 0; part < LANES; part += HOST_VEC_FLOATS) {
+    HostVec best = host_vec_load(x + (size_t)first * LANES + part);
+    HostIVec at = (HostIVec){0} + first;
+    for (int ih = s.h0; ih < s.h1; ih++)
+      for (int iw = s.w0; iw < s.w1; iw++) {
+        int32_t here = ih * p->w + iw;
+        HostVec v = host_vec_load(x + (size_t)here * LANES + part);
+        HostIVec greater = v > best; /* all ones where greater */
+        best = (HostVec)(((HostIVec)v & greater) | ((HostIVec)best & ~greater));
+        at = (((HostIVec){0} + here) & greater) | (at & ~greater);
+      }
+    host_vec_store(y + part, best);
+    memcpy(argmax + part, &at, sizeof at);
+  }
 }
 
 static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
@@ -78,16 +81,18 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
     for (int iw = 0; iw < p->w; iw++) {
       cover_next(&cols, iw, p->pw, p->kw, p->sw, p->wo);
       int32_t here = ih * p->w + iw;
-      float *d = dx + (size_t)here * LANES;
-      HostV16 sum = dx_add ? host_v16_load(d) : (HostV16){0};
-      for (int oh = rows.lo; oh < rows.hi; oh++)
-        for (int ow = cols.lo; ow < cols.hi; ow++) {
-          size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-          HostI16 at;
-          memcpy(&at, argmax + o, sizeof at);
-          sum += (HostV16)((HostI16)host_v16_load(dy + o) & (at == here));
-        }
-      host_v16_store(d, sum);
+      for (int part = 0; part < LANES; part += HOST_VEC_FLOATS) {
+        float *d = dx + (size_t)here * LANES + part;
+        HostVec sum = dx_add ? host_vec_load(d) : (HostVec){0};
+        for (int oh = rows.lo; oh < rows.hi; oh++)
+          for (int ow = cols.lo; ow < cols.hi; ow++) {
+            size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES + part;
+            HostIVec at;
+            memcpy(&at, argmax + o, sizeof at);
+            sum += (HostVec)((HostIVec)host_vec_load(dy + o) & (at == here));
+          }
+        host_vec_store(d, sum);
+      }
     }
   }
 }

@@ -1,6 +1,9 @@
 /* A vector of 16 floats (one channel block of the B,N/16,R,C,16 layout) and its unaligned load
  * and store, in whatever registers the build targets: one 512-bit register with AVX-512, two
- * 256-bit ones with AVX2, scalars otherwise. */
+ * 256-bit ones with AVX2, scalars otherwise. GCC splits its arithmetic into the registers the
+ * build has, but not its comparisons: without AVX-512 a 16-lane `a > b` becomes 16 scalar
+ * compares through the stack (blocked max pooling ran 10x slower so on an AVX2 machine). Code
+ * that compares uses HostVec, the widest vector the build has, a part of a block at a time. */
 #ifndef SWNC_HOST_VEC16_H
 #define SWNC_HOST_VEC16_H
 
@@ -17,5 +20,21 @@ static inline HostV16 host_v16_load(const float *p) {
 }
 
 static inline void host_v16_store(float *p, HostV16 v) { memcpy(p, &v, sizeof v); }
+
+#ifdef __AVX512F__
+#define HOST_VEC_FLOATS 16
+#else
+#define HOST_VEC_FLOATS 8
+#endif
+typedef float HostVec __attribute__((vector_size(HOST_VEC_FLOATS * 4)));
+typedef int32_t HostIVec __attribute__((vector_size(HOST_VEC_FLOATS * 4)));
+
+static inline HostVec host_vec_load(const float *p) {
+  HostVec v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline void host_vec_store(float *p, HostVec v) { memcpy(p, &v, sizeof v); }
 
 #endif
