@@ -663,14 +663,19 @@ static void store_bias(const SwkConv *p, int ob, const float sum[16], float *db,
     db[ob * 16 + o] = keep == 0 ? scale * sum[o] : keep * db[ob * 16 + o] + scale * sum[o];
 }
 
-/* Adds output block ob's dY over rows [oh0, oh1) of one image to its sum, pixel by pixel (in
- * a vector: the sum in memory would be stored and reloaded per pixel). */
+/* Adds output block ob's dY over rows [oh0, oh1) of one image to its sum, pixel by pixel, in
+ * the widest vectors the build has (vec16.h): the sum in memory would be stored and reloaded
+ * per pixel, and so was half of a 16-float vector without AVX-512 (2% of cifar10_quick's step
+ * on an AVX2 machine). */
 static void add_bias_rows(const SwkConv *p, const float *dy_image, int ob, int oh0, int oh1,
                           float sum[16]) {
+  enum { PARTS = 16 / HOST_VEC_FLOATS };
   const float *d = dy_image + ((size_t)ob * (size_t)p->ho + (size_t)oh0) * (size_t)p->wo * 16;
-  HostV16 s = host_v16_load(sum);
-  for (size_t q = 0; q < (size_t)(oh1 - oh0) * (size_t)p->wo; q++) s += host_v16_load(d + q * 16);
-  host_v16_store(sum, s);
+  HostVec s[PARTS];
+  for (int v = 0; v < PARTS; v++) s[v] = host_vec_load(sum + v * HOST_VEC_FLOATS);
+  for (size_t q = 0; q < (size_t)(oh1 - oh0) * (size_t)p->wo; q++)
+    for (int v = 0; v < PARTS; v++) s[v] += host_vec_load(d + q * 16 + v * HOST_VEC_FLOATS);
+  for (int v = 0; v < PARTS; v++) host_vec_store(sum + v * HOST_VEC_FLOATS, s[v]);
 }
 
 /* db = keep * db + scale * (dY summed over images and pixels), by output block. */
