@@ -34,10 +34,10 @@ static double now(void) {
 }
 
 /* Peak: 12 independent FMA chains in every thread, in the vectors of the instruction set the
- * kernels use (isa.h): 12 accumulators and the multiplier fit the 16 registers AVX2 has. A
- * 16-float generic vector did not: without AVX-512 it spilled to the stack and, under -std=c11
- * (no contraction), ran a multiply and an add, a tenth of the real peak. Best of 3, since the
- * machine is shared. The plain-C set's peak is that of the AVX2 loop where the CPU has it. */
+ * kernels use (isa.h): 12 accumulators and the multiplier fit the 16 registers AVX2 has. Twelve
+ * 16-float generic vectors did not: without AVX-512 they are 24 halves, which spilled to the
+ * stack every step (a tenth of the real peak). Best of 3, since the machine is shared. Without
+ * AVX2 the chains are 4-wide generic vectors. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define FMA_CHAINS(NAME, ATTR, VEC, LANES, SET1, FMA, FIRST)                                       \
   static ATTR float NAME(long reps, float seed) {                                                  \
