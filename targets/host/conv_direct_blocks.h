@@ -13,7 +13,10 @@
  * distance in the common cases (16 floats: blocked input, stride 1; 1 or 2: a first layer's
  * planar input, stride 1 or 2), whose broadcasts then need no register for their offsets (the
  * general body reloads five of them from the stack per input channel: 5% slower on ResNet's
- * 1x1 layers, 4% on a 3x3, in alternated runs; cifar10_quick's conv1 forward 7%). */
+ * 1x1 layers, 4% on a 3x3, in alternated runs; cifar10_quick's conv1 forward 7%). One block
+ * (nb 1) has them too: it is AVX2's only strip (an AVX2 machine, best of 10 runs, 5 rounds:
+ * ResNet's res2 1x1 forward 6.5 ms against 7.4 on average, cifar10_quick's conv1 4.7 against
+ * 5.2, its conv2 the same). */
 
 #define STRIP_V (16 / STRIP_VL)
 
@@ -64,18 +67,23 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
         STRIP_STORE(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL, acc[b][p][v]);
 }
 
+#define STRIP_PIXELS(NB, P)                                                                        \
+  if (s->x_pixel == 16)                                                                            \
+    STRIP_BODY(NB, P, 16, s);                                                                      \
+  else if (s->x_pixel == 1)                                                                        \
+    STRIP_BODY(NB, P, 1, s);                                                                       \
+  else if (s->x_pixel == 2)                                                                        \
+    STRIP_BODY(NB, P, 2, s);                                                                       \
+  else                                                                                             \
+    STRIP_BODY(NB, P, s->x_pixel, s);
+
 #define STRIP_CASE(P)                                                                              \
   case P:                                                                                          \
-    if (nb == 2 && s->x_pixel == 16)                                                               \
-      STRIP_BODY(2, P, 16, s);                                                                     \
-    else if (nb == 2 && s->x_pixel == 1)                                                           \
-      STRIP_BODY(2, P, 1, s);                                                                      \
-    else if (nb == 2 && s->x_pixel == 2)                                                           \
-      STRIP_BODY(2, P, 2, s);                                                                      \
-    else if (nb == 2)                                                                              \
-      STRIP_BODY(2, P, s->x_pixel, s);                                                             \
-    else                                                                                           \
-      STRIP_BODY(1, P, s->x_pixel, s);                                                             \
+    if (nb == 2) {                                                                                 \
+      STRIP_PIXELS(2, P)                                                                           \
+    } else {                                                                                       \
+      STRIP_PIXELS(1, P)                                                                           \
+    }                                                                                              \
     break;
 
 static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
@@ -84,6 +92,7 @@ static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
 }
 
 #undef STRIP_CASE
+#undef STRIP_PIXELS
 
 /* Weight gradient (a tile of filters): the sums of nb blocks of 16 output channels (lanes) by
  * nl input channels of one tap stay in registers while a run of output pixels streams through:
