@@ -14,32 +14,43 @@ enum { LANES = 16 };
 
 static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
 
-/* One output pixel's maximum and where it was, over its window's pixels in order, a part of
- * the block (vec16.h) at a time. */
+enum { PARTS = LANES / HOST_VEC_FLOATS }; /* native vectors a block (vec16.h) */
+
+/* One output pixel's maximum and where it was, over its window's pixels in order, in native
+ * vectors (vec16.h: a 16-lane comparison without AVX-512 is 16 scalar ones). */
 static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
-  for (int part = 0; part < LANES; part += HOST_VEC_FLOATS) {
-    HostVec best = host_vec_load(x + (size_t)first * LANES + part);
-    HostIVec at = (HostIVec){0} + first;
-    for (int ih = s.h0; ih < s.h1; ih++)
-      for (int iw = s.w0; iw < s.w1; iw++) {
-        int32_t here = ih * p->w + iw;
-        HostVec v = host_vec_load(x + (size_t)here * LANES + part);
-        HostIVec greater = v > best; /* all ones where greater */
-        best = (HostVec)(((HostIVec)v & greater) | ((HostIVec)best & ~greater));
-        at = (((HostIVec){0} + here) & greater) | (at & ~greater);
+  HostVec best[PARTS];
+  HostIVec at[PARTS];
+  for (int v = 0; v < PARTS; v++) {
+    best[v] = host_vec_load(x + (size_t)first * LANES + v * HOST_VEC_FLOATS);
+    at[v] = (HostIVec){0} + first;
+  }
+  for (int ih = s.h0; ih < s.h1; ih++)
+    for (int iw = s.w0; iw < s.w1; iw++) {
+      int32_t here = ih * p->w + iw;
+      for (int v = 0; v < PARTS; v++) {
+        HostVec in = host_vec_load(x + (size_t)here * LANES + v * HOST_VEC_FLOATS);
+        HostIVec greater = in > best[v]; /* all ones where greater */
+        best[v] = (HostVec)(((HostIVec)in & greater) | ((HostIVec)best[v] & ~greater));
+        at[v] = (((HostIVec){0} + here) & greater) | (at[v] & ~greater);
       }
-    host_vec_store(y + part, best);
-    memcpy(argmax + part, &at, sizeof at);
+    }
+  for (int v = 0; v < PARTS; v++) {
+    host_vec_store(y + v * HOST_VEC_FLOATS, best[v]);
+    memcpy(argmax + v * HOST_VEC_FLOATS, &at[v], sizeof at[v]);
   }
 }
 
+/* The sum is in native vectors too: a 16-float one carried across the loop kept half of it on
+ * the stack without AVX-512, stored and reloaded per pixel. */
 static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
-  HostV16 sum = {0};
+  HostVec sum[PARTS] = {{0}};
   for (int ih = s.h0; ih < s.h1; ih++)
-    for (int iw = s.w0; iw < s.w1; iw++) sum += host_v16_load(x + ((size_t)ih * p->w + iw) * LANES);
-  sum /= s.area;
-  host_v16_store(y, sum);
+    for (int iw = s.w0; iw < s.w1; iw++)
+      for (int v = 0; v < PARTS; v++)
+        sum[v] += host_vec_load(x + ((size_t)ih * p->w + iw) * LANES + v * HOST_VEC_FLOATS);
+  for (int v = 0; v < PARTS; v++) host_vec_store(y + v * HOST_VEC_FLOATS, sum[v] / s.area);
 }
 
 void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
@@ -81,18 +92,21 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
     for (int iw = 0; iw < p->w; iw++) {
       cover_next(&cols, iw, p->pw, p->kw, p->sw, p->wo);
       int32_t here = ih * p->w + iw;
-      for (int part = 0; part < LANES; part += HOST_VEC_FLOATS) {
-        float *d = dx + (size_t)here * LANES + part;
-        HostVec sum = dx_add ? host_vec_load(d) : (HostVec){0};
-        for (int oh = rows.lo; oh < rows.hi; oh++)
-          for (int ow = cols.lo; ow < cols.hi; ow++) {
-            size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES + part;
+      float *d = dx + (size_t)here * LANES;
+      HostVec sum[PARTS];
+      for (int v = 0; v < PARTS; v++)
+        sum[v] = dx_add ? host_vec_load(d + v * HOST_VEC_FLOATS) : (HostVec){0};
+      for (int oh = rows.lo; oh < rows.hi; oh++)
+        for (int ow = cols.lo; ow < cols.hi; ow++) {
+          size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
+          for (int v = 0; v < PARTS; v++) {
             HostIVec at;
-            memcpy(&at, argmax + o, sizeof at);
-            sum += (HostVec)((HostIVec)host_vec_load(dy + o) & (at == here));
+            memcpy(&at, argmax + o + v * HOST_VEC_FLOATS, sizeof at);
+            sum[v] +=
+                (HostVec)((HostIVec)host_vec_load(dy + o + v * HOST_VEC_FLOATS) & (at == here));
           }
-        host_vec_store(d, sum);
-      }
+        }
+      for (int v = 0; v < PARTS; v++) host_vec_store(d + v * HOST_VEC_FLOATS, sum[v]);
     }
   }
 }
