@@ -39,7 +39,7 @@ static double now(void) {
  * stack every step (a tenth of the real peak). Best of 3, since the machine is shared. Without
  * AVX2 the chains are 4-wide generic vectors. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define FMA_CHAINS(NAME, ATTR, VEC, LANES, SET1, FMA, FIRST)                                       \
+#define FMA_CHAINS(NAME, ATTR, VEC, SET1, FMA, FIRST)                                              \
   static ATTR float NAME(long reps, float seed) {                                                  \
     VEC a[12], m = SET1(1.0000001f);                                                               \
     for (int i = 0; i < 12; i++) a[i] = SET1(seed + (float)i);                                     \
@@ -49,9 +49,9 @@ static double now(void) {
     for (int i = 0; i < 12; i++) sink += FIRST(a[i]);                                              \
     return sink;                                                                                   \
   }
-FMA_CHAINS(chains_avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_set1_ps,
+FMA_CHAINS(chains_avx512, __attribute__((target("avx512f"))), __m512, _mm512_set1_ps,
            _mm512_fmadd_ps, _mm512_cvtss_f32)
-FMA_CHAINS(chains_avx2, __attribute__((target("avx2,fma"))), __m256, 8, _mm256_set1_ps,
+FMA_CHAINS(chains_avx2, __attribute__((target("avx2,fma"))), __m256, _mm256_set1_ps,
            _mm256_fmadd_ps, _mm256_cvtss_f32)
 #endif
 

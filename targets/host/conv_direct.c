@@ -669,13 +669,13 @@ static void store_bias(const SwkConv *p, int ob, const float sum[16], float *db,
  * on an AVX2 machine). */
 static void add_bias_rows(const SwkConv *p, const float *dy_image, int ob, int oh0, int oh1,
                           float sum[16]) {
-  enum { PARTS = 16 / HOST_VEC_FLOATS };
   const float *d = dy_image + ((size_t)ob * (size_t)p->ho + (size_t)oh0) * (size_t)p->wo * 16;
-  HostVec s[PARTS];
-  for (int v = 0; v < PARTS; v++) s[v] = host_vec_load(sum + v * HOST_VEC_FLOATS);
+  HostVec s[HOST_VEC_PARTS];
+  for (int v = 0; v < HOST_VEC_PARTS; v++) s[v] = host_vec_load(sum + v * HOST_VEC_FLOATS);
   for (size_t q = 0; q < (size_t)(oh1 - oh0) * (size_t)p->wo; q++)
-    for (int v = 0; v < PARTS; v++) s[v] += host_vec_load(d + q * 16 + v * HOST_VEC_FLOATS);
-  for (int v = 0; v < PARTS; v++) host_vec_store(sum + v * HOST_VEC_FLOATS, s[v]);
+    for (int v = 0; v < HOST_VEC_PARTS; v++)
+      s[v] += host_vec_load(d + q * 16 + v * HOST_VEC_FLOATS);
+  for (int v = 0; v < HOST_VEC_PARTS; v++) host_vec_store(sum + v * HOST_VEC_FLOATS, s[v]);
 }
 
 /* db = keep * db + scale * (dY summed over images and pixels), by output block. */

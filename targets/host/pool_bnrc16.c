@@ -14,29 +14,27 @@ enum { LANES = 16 };
 
 static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
 
-enum { PARTS = LANES / HOST_VEC_FLOATS }; /* native vectors a block (vec16.h) */
-
 /* One output pixel's maximum and where it was, over its window's pixels in order, in native
  * vectors (vec16.h: a 16-lane comparison without AVX-512 is 16 scalar ones). */
 static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
-  HostVec best[PARTS];
-  HostIVec at[PARTS];
-  for (int v = 0; v < PARTS; v++) {
+  HostVec best[HOST_VEC_PARTS];
+  HostIVec at[HOST_VEC_PARTS];
+  for (int v = 0; v < HOST_VEC_PARTS; v++) {
     best[v] = host_vec_load(x + (size_t)first * LANES + v * HOST_VEC_FLOATS);
     at[v] = (HostIVec){0} + first;
   }
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++) {
       int32_t here = ih * p->w + iw;
-      for (int v = 0; v < PARTS; v++) {
+      for (int v = 0; v < HOST_VEC_PARTS; v++) {
         HostVec in = host_vec_load(x + (size_t)here * LANES + v * HOST_VEC_FLOATS);
         HostIVec greater = in > best[v]; /* all ones where greater */
         best[v] = (HostVec)(((HostIVec)in & greater) | ((HostIVec)best[v] & ~greater));
         at[v] = (((HostIVec){0} + here) & greater) | (at[v] & ~greater);
       }
     }
-  for (int v = 0; v < PARTS; v++) {
+  for (int v = 0; v < HOST_VEC_PARTS; v++) {
     host_vec_store(y + v * HOST_VEC_FLOATS, best[v]);
     memcpy(argmax + v * HOST_VEC_FLOATS, &at[v], sizeof at[v]);
   }
@@ -45,12 +43,12 @@ static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int3
 /* The sum is in native vectors too: a 16-float one carried across the loop kept half of it on
  * the stack without AVX-512, stored and reloaded per pixel. */
 static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
-  HostVec sum[PARTS] = {{0}};
+  HostVec sum[HOST_VEC_PARTS] = {{0}};
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++)
-      for (int v = 0; v < PARTS; v++)
+      for (int v = 0; v < HOST_VEC_PARTS; v++)
         sum[v] += host_vec_load(x + ((size_t)ih * p->w + iw) * LANES + v * HOST_VEC_FLOATS);
-  for (int v = 0; v < PARTS; v++) host_vec_store(y + v * HOST_VEC_FLOATS, sum[v] / s.area);
+  for (int v = 0; v < HOST_VEC_PARTS; v++) host_vec_store(y + v * HOST_VEC_FLOATS, sum[v] / s.area);
 }
 
 void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float *y,
@@ -93,20 +91,20 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
       cover_next(&cols, iw, p->pw, p->kw, p->sw, p->wo);
       int32_t here = ih * p->w + iw;
       float *d = dx + (size_t)here * LANES;
-      HostVec sum[PARTS];
-      for (int v = 0; v < PARTS; v++)
+      HostVec sum[HOST_VEC_PARTS];
+      for (int v = 0; v < HOST_VEC_PARTS; v++)
         sum[v] = dx_add ? host_vec_load(d + v * HOST_VEC_FLOATS) : (HostVec){0};
       for (int oh = rows.lo; oh < rows.hi; oh++)
         for (int ow = cols.lo; ow < cols.hi; ow++) {
           size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-          for (int v = 0; v < PARTS; v++) {
+          for (int v = 0; v < HOST_VEC_PARTS; v++) {
             HostIVec at;
             memcpy(&at, argmax + o + v * HOST_VEC_FLOATS, sizeof at);
             sum[v] +=
                 (HostVec)((HostIVec)host_vec_load(dy + o + v * HOST_VEC_FLOATS) & (at == here));
           }
         }
-      for (int v = 0; v < PARTS; v++) host_vec_store(d + v * HOST_VEC_FLOATS, sum[v]);
+      for (int v = 0; v < HOST_VEC_PARTS; v++) host_vec_store(d + v * HOST_VEC_FLOATS, sum[v]);
     }
   }
 }
