@@ -1,6 +1,6 @@
 /* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B),
- * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd F(2x2, 3x3)
- * and F(4x4, 3x3) on the same layout (3x3, stride 1),
+ * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd
+ * (winograd2: F(2x2, 3x3) or F(2x2, 5x5), winograd4: F(4x4, 3x3)) on the same layout (stride 1),
  * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
  * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
@@ -26,6 +26,7 @@
 #include "conv_winograd.h"
 #include "isa.h"
 #include "kernels.h"
+#include "workspace.h"
 
 static double now(void) {
   struct timespec t;
@@ -156,7 +157,7 @@ static const char *const plan_names[] = {"explicit", "implicit", "direct", "wino
 
 /* Whether the plan has this shape's computations. */
 static bool plan_has(const SwkConv *p, int plan) {
-  return plan < WINOGRAD2 || host_conv_winograd_legal(p);
+  return plan < WINOGRAD2 || host_winograd_legal(p, plan == WINOGRAD2 ? 2 : 4);
 }
 
 static void run_winograd(const SwkConv *p, int m, int batch, int computation, const Buffers *b) {
@@ -286,8 +287,9 @@ int main(int argc, char **argv) {
                  zeroed(swk_conv_implicit_workspace(&p, batch)),
                  zeroed(host_conv_direct_workspace(&p)),
                  NULL};
-    if (host_conv_winograd_legal(&p)) {
-      size_t two = host_conv_winograd_workspace(&p, 2), four = host_conv_winograd_workspace(&p, 4);
+    if (host_winograd_legal(&p, 2)) {
+      size_t two = host_conv_winograd_workspace(&p, 2);
+      size_t four = host_winograd_legal(&p, 4) ? host_conv_winograd_workspace(&p, 4) : 0;
       m.winograd_ws = zeroed(two > four ? two : four);
     }
     for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;

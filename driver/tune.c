@@ -117,7 +117,7 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     for (int p = 0; p < PLAN_COUNT; p++) {
       if (t->conv_illegal(&s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
-        /* a computation the plan cannot do (Winograd's on 5x5 filters) is priced infinite */
+        /* a computation the plan cannot do (Winograd's on 7x7 filters) is priced infinite */
         if (isinf(t->conv_cost(&s, (ConvPlan)p, (ConvComputation)c))) continue;
         int words[TILINGS_MAX + 1] = {0}; /* the rule, then the plan's other tilings */
         int n =

@@ -1,11 +1,11 @@
 /* Pass `conv-strategy`: for every convolution and each of its three computations (forward,
  * weight gradient, input gradient), the cost of each plan: explicit GEMM, implicit GEMM,
- * direct, Winograd F(2x2, 3x3) or F(4x4, 3x3).
+ * direct, Winograd F(2x2, 3x3), F(2x2, 5x5) (both winograd2) or F(4x4, 3x3) (winograd4).
  *
  * A plan the target calls illegal for the layer is never a candidate, nor is one --conv
  * excludes (forcing a plan the target forbids is an error naming the layer and the reason; a
  * computation the forced plan cannot do, which the target prices infinite (the direct plan's
- * input gradient with stride 2, Winograd on anything but 3x3 stride-1 filters), keeps the
+ * input gradient with stride 2, Winograd on anything but 3x3 or 5x5 stride-1 filters), keeps the
  * explicit plan).
  * A candidate's cost is the tuning file's measurement if it has one for the shape (--tune),
  * else the target's cost model; a plan whose kernel has tilings (Target.conv_tilings) costs

@@ -133,8 +133,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * in lane n % 16 of block n / 16; groups must be 1. Outputs and input gradients have 0 in the
  * lanes past the channels; the unused lanes of inputs are never read. Its workspace serves all
  * three, with any tiling.
- * Convolution, Winograd F(2x2, 3x3) and F(4x4, 3x3) on the channel-blocked layout: 3x3
- * filters, stride 1, padding up to 2, no groups; otherwise as the direct plan.
+ * Convolution, Winograd on the channel-blocked layout: winograd2 F(2x2, 3x3) or F(2x2, 5x5),
+ * winograd4 F(4x4, 3x3); square filters, stride 1, padding below the filter's size, no groups;
+ * otherwise as the direct plan.
  * Layout transforms of a (batch, c, h, w) tensor: (B,N,R,C) -> (R,C,N,B) and back,
  * (B,N,R,C) -> (B,N/16,R,C,16) (unused lanes 0) and back. The backward of one is the other,
  * applied to the gradient (written or added).

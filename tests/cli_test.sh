@@ -101,9 +101,9 @@ contains "$tmp/out" "for 8 images" "--stats: the evaluation plan of 8 images"
 # Building programs: C output, a missing runtime, a failing C compiler.
 expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
 contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
-# the plan word: blocked layout, direct for all three, explicit or direct may be timed (no
-# conversion between (R,C,N,B) and the blocked layout)
-contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 10824266, ACT(" "--emit=c kernel calls"
+# the plan word: blocked layout, direct for all three, explicit, direct or winograd2 may be
+# timed (no conversion between (R,C,N,B) and the blocked layout)
+contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 28142154, ACT(" "--emit=c kernel calls"
 expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
 contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
 expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"

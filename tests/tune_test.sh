@@ -10,16 +10,16 @@ lenet=$root/examples/lenet.swn
 rm -f t.tune
 entries() { grep -vc '^#' "$1"; }
 
-# lenet: 2 convs x 3 plans x 4 (forward, wgrad, dgrad, both gradients) and the direct plan's
-# other loop order for forward and dgrad (direct_tiling.h: each has at most two input blocks),
-# 5 tensor shapes x 4 transforms (to and from (R,C,N,B) and the blocked layout)
+# lenet: 2 convs x 4 plans (explicit, implicit, direct, winograd2) x 4 (forward, wgrad, dgrad,
+# both gradients) and the direct plan's other loop order for forward and dgrad
+# (direct_tiling.h: each has at most two input blocks), 5 tensor shapes x 4 transforms (to and from (R,C,N,B) and the blocked layout)
 "$swnc" tune --repeat=1 --limit=5 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune --limit"; cat err.txt; }
 [ "$(entries t.tune)" -eq 5 ] && pass || fail "--limit=5 wrote $(entries t.tune) entries"
 grep -q "stopped after 5" err.txt && pass || fail "no word of stopping"
 "$swnc" tune --repeat=1 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune, continued"; cat err.txt; }
-[ "$(entries t.tune)" -eq 48 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 48"
-grep -q "43 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
-[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 48 ] && pass || fail "duplicate entries"
+[ "$(entries t.tune)" -eq 56 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 56"
+grep -q "51 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
+[ "$(grep -v '^#' t.tune | cut -d' ' -f1-5 | sort -u | wc -l)" -eq 56 ] && pass || fail "duplicate entries"
 
 # Round trip: every conv cost --explain shows comes from the file, and no warning.
 "$swnc" "$lenet" --tune=t.tune --explain >explain.txt 2>err.txt && pass || fail "--tune"
@@ -31,8 +31,9 @@ machine=$(grep -v '^#' t.tune | head -1 | cut -d' ' -f8-)
 key=$(grep ' forward explicit ' t.tune | sed -n 2p | cut -d' ' -f3)
 grep -v "^conv host $key" t.tune >fake.tune
 for c in forward wgrad dgrad backward; do
-  echo "conv host $key $c explicit 1 2026-01-01T00:00:00Z $machine" >>fake.tune
-  echo "conv host $key $c direct 1 2026-01-01T00:00:00Z $machine" >>fake.tune
+  for plan in explicit direct winograd2; do
+    echo "conv host $key $c $plan 1 2026-01-01T00:00:00Z $machine" >>fake.tune
+  done
   echo "conv host $key $c implicit 0.000001 2026-01-01T00:00:00Z $machine" >>fake.tune
 done
 "$swnc" "$lenet" --tune=fake.tune --emit=ir >ir.txt 2>err.txt

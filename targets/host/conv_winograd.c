@@ -1,4 +1,4 @@
-/* Winograd convolution F(m x m, 3 x 3) on the channel-blocked layout (conv_winograd.h).
+/* Winograd convolution F(m x m, r x r) on the channel-blocked layout (conv_winograd.h).
  *
  * A computation runs in passes over chunks of tiles (workspace.h: host_winograd), each in
  * three phases split between the threads:
@@ -16,7 +16,8 @@
  *
  * Rounding: F(2x2, 3x3)'s transforms have coefficients 1 and 1/2 and lose little; F(4x4, 3x3)'s
  * (up to 5 in B, 8 in A, 1/24 in G) magnify float rounding, so its results differ from the
- * definition by up to about 1e-4 of their scale where the direct plan's differ by 1e-6. */
+ * definition by up to about 2e-5 of their scale where the direct plan's differ by 1e-6;
+ * F(2x2, 5x5)'s (16/15 in G, 2.5 in B) by up to about 1e-5. */
 #include "conv_winograd.h"
 
 #include <omp.h>
@@ -31,15 +32,15 @@
 /* ------------------------------------------------------------------ transforms per ISA */
 
 typedef struct Transforms {
-  void (*input)(int m, const float *x, ptrdiff_t row, int h, int w, int r0, int c0, float *v,
+  void (*input)(int m, int r, const float *x, ptrdiff_t row, int h, int w, int r0, int c0, float *v,
                 ptrdiff_t v_pos);
-  void (*output)(int m, const float *p, ptrdiff_t p_pos, const float *bias, float *y, ptrdiff_t row,
-                 int rows, int cols, bool accumulate);
-  void (*gradient)(int m, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
+  void (*output)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias, float *y,
+                 ptrdiff_t row, int rows, int cols, bool accumulate);
+  void (*gradient)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
                    float *out, ptrdiff_t pos);
-  void (*filter)(int m, const float *g, float *u, ptrdiff_t u_pos);
-  void (*weights)(int m, const float *s, ptrdiff_t s_pos, float *dg);
-  void (*taps)(const float *src, int o_step, int t_step, float *g);
+  void (*filter)(int m, int r, const float *g, float *u, ptrdiff_t u_pos);
+  void (*weights)(int m, int r, const float *s, ptrdiff_t s_pos, float *dg);
+  void (*taps)(int taps, const float *src, int o_step, int t_step, float *g);
 } Transforms;
 
 #define TRANSFORMS(suffix)                                                                         \
@@ -48,32 +49,32 @@ typedef struct Transforms {
         weights_tile_##suffix, taps_##suffix                                                       \
   }
 
-/* g[t][o] = src[o * o_step + t * t_step] for the 3 x 3 taps t of 16 filters o: a filter
+/* g[t][o] = src[o * o_step + t * t_step] for the taps t of 16 filters o: a filter
  * transform's input, gathered from the filters as stored (w[o][c] or, transposed, w[c][o]
  * flipped). A vector of 16 filters' tap at a time where the CPU gathers: 144 scalar copies
- * were as long as the transform. */
-static void taps_c(const float *src, int o_step, int t_step, float *g) {
-  for (int t = 0; t < 9; t++)
+ * (3 x 3 filters) were as long as the transform. */
+static void taps_c(int taps, const float *src, int o_step, int t_step, float *g) {
+  for (int t = 0; t < taps; t++)
     for (int o = 0; o < 16; o++) g[t * 16 + o] = src[o * o_step + t * t_step];
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-__attribute__((target("avx512f"))) static void taps_avx512(const float *src, int o_step, int t_step,
-                                                           float *g) {
+__attribute__((target("avx512f"))) static void taps_avx512(int taps, const float *src, int o_step,
+                                                           int t_step, float *g) {
   __m512i index =
       _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                          _mm512_set1_epi32(o_step));
-  for (int t = 0; t < 9; t++)
+  for (int t = 0; t < taps; t++)
     _mm512_storeu_ps(g + t * 16, _mm512_i32gather_ps(index, src + t * t_step, 4));
 }
 
-__attribute__((target("avx2,fma"))) static void taps_avx2(const float *src, int o_step, int t_step,
-                                                          float *g) {
+__attribute__((target("avx2,fma"))) static void taps_avx2(int taps, const float *src, int o_step,
+                                                          int t_step, float *g) {
   __m256i index =
       _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(o_step));
-  for (int t = 0; t < 9; t++)
+  for (int t = 0; t < taps; t++)
     for (int half = 0; half < 2; half++)
       _mm256_storeu_ps(g + t * 16 + half * 8,
                        _mm256_i32gather_ps(src + t * t_step + half * 8 * o_step, index, 4));
@@ -123,11 +124,6 @@ static Kernels kernels(void) {
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 static int smaller(int a, int b) { return a < b ? a : b; }
-
-bool host_conv_winograd_legal(const SwkConv *p) {
-  return p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->ph <= 2 && p->pw <= 2 &&
-         p->groups == 1;
-}
 
 size_t host_conv_winograd_workspace(const SwkConv *p, int m) {
   return host_conv_winograd_workspace_for(p, m);
@@ -182,7 +178,7 @@ static void transform_inputs(const Pass *s, const float *x) {
     int ib = (int)(i / s->count), t = (int)(i % s->count);
     TileAt at = tile_at(s, s->first + t);
     const float *block = x + ((size_t)at.image * (size_t)s->g.bi + (size_t)ib) * plane;
-    s->k.transforms->input(s->g.m, block, (ptrdiff_t)q->w * 16, q->h, q->w, at.r0 - q->ph,
+    s->k.transforms->input(s->g.m, q->kh, block, (ptrdiff_t)q->w * 16, q->h, q->w, at.r0 - q->ph,
                            at.c0 - q->pw, s->v + ((ptrdiff_t)ib * s->g.chunk + t) * 16,
                            v_position(s));
   }
@@ -198,8 +194,8 @@ static void transform_gradients(const Pass *s, const float *dy) {
     int ob = (int)(i / s->count), t = (int)(i % s->count);
     TileAt at = tile_at(s, s->first + t);
     const float *block = dy + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane;
-    s->k.transforms->gradient(s->g.m, block, (ptrdiff_t)q->wo * 16, q->ho, q->wo, at.r0, at.c0,
-                              s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16, p_position(s));
+    s->k.transforms->gradient(s->g.m, q->kh, block, (ptrdiff_t)q->wo * 16, q->ho, q->wo, at.r0,
+                              at.c0, s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16, p_position(s));
   }
 }
 
@@ -247,19 +243,21 @@ static void transform_outputs(const Pass *s, const float *bias, float *y, bool a
     TileAt at = tile_at(s, s->first + t);
     float *block = y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
                    ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
-    s->k.transforms->output(s->g.m, s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16, p_position(s),
-                            bias ? bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
-                            smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
-                            accumulate);
+    s->k.transforms->output(s->g.m, q->kh, s->p + ((ptrdiff_t)ob * s->g.chunk + t) * 16,
+                            p_position(s), bias ? bias + ob * 16 : NULL, block,
+                            (ptrdiff_t)q->wo * 16, smaller(s->g.m, q->ho - at.r0),
+                            smaller(s->g.m, q->wo - at.c0), accumulate);
   }
 }
 
 /* ------------------------------------------------------------------ forward and dX */
 
-/* The 9 taps of output `out` and input c in w: w[out][c] (forward) or w[c][out] (transposed). */
+/* The r x r taps of output `out` and input c in w: w[out][c] (forward) or w[c][out]
+ * (transposed). */
 static const float *filter_taps(const SwkConv *p, const float *w, bool transposed, int out, int c) {
-  return transposed ? w + ((size_t)c * (size_t)p->ci + (size_t)out) * 9
-                    : w + ((size_t)out * (size_t)p->ci + (size_t)c) * 9;
+  size_t taps = (size_t)p->kh * (size_t)p->kw;
+  return transposed ? w + ((size_t)c * (size_t)p->ci + (size_t)out) * taps
+                    : w + ((size_t)out * (size_t)p->ci + (size_t)c) * taps;
 }
 
 /* U = G g G^T of q's filters: block ob's [input block][16 in][16 out] at each position. The
@@ -270,28 +268,30 @@ static void transform_filters(const SwkConv *p, const float *w, bool transposed,
   int outs = transposed ? p->ci : p->co, ins = transposed ? p->co : p->ci;
   ptrdiff_t u_block = (ptrdiff_t)g->bi * 256, u_position = u_block * g->bo;
   long items = (long)g->bo * g->bi * 16;
+  int r = p->kh, last = r * r - 1;
 #pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / (g->bi * 16)), c = (int)(i % (g->bi * 16));
-    float taps[9][16];
+    float taps[5 * 5][16];
     /* the transposed filters of the next item, c + 1's, a filter row further on where the
      * hardware prefetchers do not look, fetched while this one's are transformed (a quarter
      * of res5's input gradient at batch 8 went in waiting for them) */
     if (transposed && c + 1 < ins && ob * 16 < outs) {
       const float *next = filter_taps(p, w, true, ob * 16, c + 1);
-      for (int f = 0; f < 16 * 9; f += 16) __builtin_prefetch(next + f);
+      for (int f = 0; f < 16 * (last + 1); f += 16) __builtin_prefetch(next + f);
     }
     if (ob * 16 + 16 <= outs && c < ins) { /* 16 filters: gathered by the ISA's code */
-      k.transforms->taps(filter_taps(p, w, transposed, ob * 16, c) + (transposed ? 8 : 0),
-                         transposed ? 9 : p->ci * 9, transposed ? -1 : 1, &taps[0][0]);
+      k.transforms->taps(
+          last + 1, filter_taps(p, w, transposed, ob * 16, c) + (transposed ? last : 0),
+          transposed ? last + 1 : p->ci * (last + 1), transposed ? -1 : 1, &taps[0][0]);
     } else {
       memset(taps, 0, sizeof taps);
       for (int o = 0; o < 16 && ob * 16 + o < outs && c < ins; o++) {
         const float *src = filter_taps(p, w, transposed, ob * 16 + o, c);
-        for (int t = 0; t < 9; t++) taps[t][o] = src[transposed ? 8 - t : t];
+        for (int t = 0; t <= last; t++) taps[t][o] = src[transposed ? last - t : t];
       }
     }
-    k.transforms->filter(g->m, &taps[0][0], u + ob * u_block + (ptrdiff_t)c * 16, u_position);
+    k.transforms->filter(g->m, r, &taps[0][0], u + ob * u_block + (ptrdiff_t)c * 16, u_position);
   }
 }
 
@@ -365,15 +365,17 @@ static void store_weights(const SwkConv *p, const HostWinograd *g, Kernels k, co
                           float *dw, float scale, float keep) {
   ptrdiff_t s_position = (ptrdiff_t)g->bo * g->bi * 256;
   long items = (long)g->bo * p->ci;
+  int taps_n = p->kh * p->kw;
 #pragma omp for schedule(guided)
   for (long i = 0; i < items; i++) {
     int ob = (int)(i / p->ci), c = (int)(i % p->ci);
-    float taps[9][16];
-    k.transforms->weights(g->m, sums + ((ptrdiff_t)ob * g->bi + c / 16) * 256 + (c % 16) * 16,
-                          s_position, &taps[0][0]);
+    float taps[5 * 5][16];
+    k.transforms->weights(g->m, p->kh,
+                          sums + ((ptrdiff_t)ob * g->bi + c / 16) * 256 + (c % 16) * 16, s_position,
+                          &taps[0][0]);
     for (int o = 0; o < 16 && ob * 16 + o < p->co; o++) {
-      float *d = dw + ((size_t)(ob * 16 + o) * (size_t)p->ci + (size_t)c) * 9;
-      for (int t = 0; t < 9; t++)
+      float *d = dw + ((size_t)(ob * 16 + o) * (size_t)p->ci + (size_t)c) * (size_t)taps_n;
+      for (int t = 0; t < taps_n; t++)
         d[t] = keep == 0 ? scale * taps[t][o] : keep * d[t] + scale * taps[t][o];
     }
   }

@@ -1,9 +1,10 @@
-/* Winograd convolution F(m x m, 3 x 3), m = 2 or 4, on the channel-blocked layout
- * (conv_direct.h): 3 x 3 filters, stride 1, padding up to 2, no groups. The output is cut into
- * m x m tiles; each tile's (m + 2) x (m + 2) input pixels are transformed, multiplied
- * element-wise by the transformed filters and summed over the input channels, and transformed
- * back: (m + 2)^2 multiplications per tile and channel pair where the definition takes 9 m^2
- * (2.25x fewer for m = 2, 4x for m = 4), for more rounding (conv_winograd.c). */
+/* Winograd convolution F(m x m, r x r) on the channel-blocked layout (conv_direct.h):
+ * F(2x2, 3x3), F(4x4, 3x3) or F(2x2, 5x5), for the shapes host_winograd_legal (workspace.h)
+ * accepts. The output is cut into m x m tiles; each tile's alpha x alpha input pixels
+ * (alpha = m + r - 1) are transformed, multiplied element-wise by the transformed filters and
+ * summed over the input channels, and transformed back: alpha^2 multiplications per tile and
+ * channel pair where the definition takes r^2 m^2 (2.25x fewer for F(2x2, 3x3), 4x for
+ * F(4x4, 3x3), 2.8x for F(2x2, 5x5)), for more rounding (conv_winograd.c). */
 #ifndef SWNC_HOST_CONV_WINOGRAD_H
 #define SWNC_HOST_CONV_WINOGRAD_H
 
@@ -11,8 +12,6 @@
 #include <stddef.h>
 
 #include "kernels.h"
-
-bool host_conv_winograd_legal(const SwkConv *p);
 
 /* Floats of workspace any of the three computations asks for with output tile m. */
 size_t host_conv_winograd_workspace(const SwkConv *p, int m);

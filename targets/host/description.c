@@ -128,16 +128,15 @@ static double direct_cost(const ConvShape *s, ConvComputation c) {
          padding;
 }
 
-/* The Winograd plans (conv_winograd.c), F(m x m, 3 x 3): per pass of up to `chunk` tiles, each
+/* The Winograd plans (conv_winograd.c), F(m x m, r x r): per pass of up to `chunk` tiles, each
  * tile's inputs transformed to alpha^2 values per input channel, the products (2 alpha^2 ci co
  * flops a tile) on the direct plan's register blocks as 1x1 convolutions (fill(taps 1)), each
  * tile's alpha^2 values per output channel transformed back; the transformed filters (or the
  * weight gradient's sums) are written once and streamed by every pass. The input gradient is
- * the same computation on dY with the channels swapped. 3x3 filters, stride 1 only. */
+ * the same computation on dY with the channels swapped. Legal: host_winograd_legal. */
 static double winograd_cost(const ConvShape *s, int m, ConvComputation c) {
-  if (s->kh != 3 || s->kw != 3 || s->sh != 1 || s->sw != 1 || s->ph > 2 || s->pw > 2)
-    return INFINITY;
   SwkConv p = kernel_shape(s);
+  if (!host_winograd_legal(&p, m)) return INFINITY;
   SwkConv q = c == CONV_DGRAD ? host_direct_transposed(&p) : p;
   HostWinograd g = host_winograd(&q, m);
   double tiles = (double)s->batch * g.tiles_h * g.tiles_w;

@@ -296,8 +296,8 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
 
 /* ------------------------------------------------------------------ Winograd convolution */
 
-/* F(m x m, 3 x 3) on one convolution as the kernels compute it (the forward one, or the input
- * gradient's transposed one): tiles of m x m outputs from alpha x alpha inputs. */
+/* F(m x m, r x r) on one convolution as the kernels compute it (the forward one, or the input
+ * gradient's transposed one): tiles of m x m outputs from alpha = m + r - 1 square inputs. */
 typedef struct HostWinograd {
   int m, alpha, positions; /* output tile, input tile, alpha^2 */
   int bi, bo;              /* input and output blocks */
@@ -305,12 +305,23 @@ typedef struct HostWinograd {
   int chunk;               /* tiles transformed per pass, at most */
 } HostWinograd;
 
+/* The convolutions F(m x m, r x r) computes: square 3 x 3 filters (m = 2 or 4) or 5 x 5 (m = 2;
+ * F(4x4, 5x5)'s 8 x 8 tiles would need points whose transforms magnify rounding past float's
+ * use), stride 1, padding below r (the input gradient's transposed convolution pads
+ * r - 1 - padding), no groups. */
+static inline bool host_winograd_legal(const SwkConv *q, int m) {
+  int r = q->kh;
+  return (r == 3 || (r == 5 && m == 2)) && q->kw == r && q->sh == 1 && q->sw == 1 && q->ph < r &&
+         q->pw < r && q->groups == 1;
+}
+
 /* A pass's transformed tiles (inputs and products) fill about this many floats (2 MiB, the
  * size of a core's L2 here), unless the filters need more tiles to be worth streaming. */
 enum { HOST_WINOGRAD_PASS_FLOATS = 1 << 19, HOST_WINOGRAD_CHUNK_STEP = 28 };
 
 static inline HostWinograd host_winograd(const SwkConv *q, int m) {
-  HostWinograd g = {.m = m, .alpha = m + 2, .bi = host_blocks(q->ci), .bo = host_blocks(q->co)};
+  HostWinograd g = {
+      .m = m, .alpha = m + q->kh - 1, .bi = host_blocks(q->ci), .bo = host_blocks(q->co)};
   g.positions = g.alpha * g.alpha;
   g.tiles_h = (q->ho + m - 1) / m, g.tiles_w = (q->wo + m - 1) / m;
   /* Each pass streams all transformed filters (positions x bi x bo x 256 floats) through the

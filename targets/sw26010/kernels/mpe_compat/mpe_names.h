@@ -28,7 +28,6 @@
 #define host_conv_direct_workspace mpe_host_conv_direct_workspace
 #define host_to_blocked mpe_host_to_blocked
 /* conv_winograd.c's */
-#define host_conv_winograd_legal mpe_host_conv_winograd_legal
 #define host_conv_winograd_workspace mpe_host_conv_winograd_workspace
 #define host_conv_winograd_forward mpe_host_conv_winograd_forward
 #define host_conv_winograd_input_gradient mpe_host_conv_winograd_input_gradient
