@@ -1,9 +1,9 @@
 /* Convolution dispatch. Each computation of a convolution (forward, weight gradient, input
  * gradient) runs in a plan: explicit GEMM on (B,N,R,C), implicit GEMM on (R,C,N,B), direct or
- * Winograd (F(2x2, 3x3 or 5x5), F(4x4, 3x3)) on (B,N/16,R,C,16). The compiler chose one per computation and the layout of the tensors
- * (docs/ir.md); where a computation's plan works on another layout, its operands are converted
- * into scratch memory owned here (grown to the largest need, then kept) and its result
- * converted back.
+ * Winograd (F(2x2, 3x3 or 5x5), F(4x4, 3x3)) on (B,N/16,R,C,16). The compiler chose one per
+ * computation and the layout of the tensors (docs/ir.md); where a computation's plan works on
+ * another layout, its operands are converted into scratch memory owned here (grown to the
+ * largest need, then kept) and its result converted back.
  *
  * --autotune (swCaffe's runtime mode): during the first training iterations every computation
  * with more than one plan that can run it runs in each of them, in turn, ROUNDS times each

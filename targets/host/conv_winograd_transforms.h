@@ -7,10 +7,12 @@
  *
  * The matrices are Lavin and Gray's ("Fast Algorithms for Convolutional Neural Networks",
  * 2016) for F(2x2, 3x3) (points 0, 1, -1 and infinity) and F(4x4, 3x3) (0, 1, -1, 2, -2 and
- * infinity); F(2x2, 5x5) is Toom-Cook (as they derive theirs) at 0, 1, -1, 2, -1/2 and infinity: with
- * -1/2 for -2 its float results err 4x less in the weight gradient, 2.5x less forward. Its
- * B^T row for a point p holds the coefficients of prod(x - p') over the other points (the
- * last, of all five), G's row p^k / prod(p - p') (k = 0..4), A^T's the rows 1 and p:
+ * infinity). F(2x2, 5x5) is Toom-Cook, as they derive theirs, at 0, 1, -1, 2, -1/2 and
+ * infinity (with -1/2 for -2 its float results err 4x less in the weight gradient, 2.5x less
+ * forward): B^T's row for a finite point p holds the coefficients of prod(x - p') over the
+ * other finite points, its last row those of the product over all five; G's row for p is
+ * p^k / prod(p - p') (k = 0..4); A^T's rows are 1 and p. In the functions below alpha 4 is
+ * F(2x2, 3x3); with alpha 6, r 3 is F(4x4, 3x3) and r 5 is F(2x2, 5x5):
  *   forward      Y  = A^T [ (G g G^T) . (B^T d B) ] A
  *   weight grad  dg = G^T [ (A dY A^T) . (B^T d B) ] G   (the forward's adjoint in g)
  * with the element-wise products summed over tiles and channels by the register blocks. The
