@@ -1,9 +1,11 @@
 /* The Winograd plan's transforms (conv_winograd.c), written once and included once per
- * instruction set with WT_ATTR (the outer functions' attributes) and WT(name) (the name with
- * the set's suffix). Every value is a HostV16: one block's 16 channels of a pixel or of a filter
- * tap, so each transform runs on 16 channels at once. F(m x m, r x r) is F(2x2, 3x3),
- * F(4x4, 3x3) or F(2x2, 5x5), alpha = m + r - 1; every function below is inlined with m and r
- * constant, so its branches fold away.
+ * instruction set with WT_ATTR (the outer functions' attributes), WT(name) (the name with the
+ * set's suffix) and WtVec (a vector of floats as wide as its registers). Every value is a
+ * WtVec, a register's worth of one block's 16 channels of a pixel or of a filter tap: a tile is
+ * transformed in 16 / WT_FLOATS parts. (Whole 16-float values split into 128-bit pieces on
+ * AVX2, spilled so: a 6 x 6 tile of them is 72 ymm registers' worth.) F(m x m, r x r) is
+ * F(2x2, 3x3), F(4x4, 3x3) or F(2x2, 5x5), alpha = m + r - 1; every function below is inlined
+ * with m and r constant, so its branches fold away.
  *
  * The matrices are Lavin and Gray's ("Fast Algorithms for Convolutional Neural Networks",
  * 2016) for F(2x2, 3x3) (points 0, 1, -1 and infinity) and F(4x4, 3x3) (0, 1, -1, 2, -2 and
@@ -21,15 +23,25 @@
 
 #define WT_INLINE __attribute__((always_inline)) static inline
 
+#define WT_FLOATS ((int)(sizeof(WtVec) / sizeof(float)))
+
+WT_INLINE WtVec WT(load)(const float *p) {
+  WtVec v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+WT_INLINE void WT(store)(float *p, WtVec v) { memcpy(p, &v, sizeof v); }
+
 /* B^T d: alpha -> alpha */
-WT_INLINE void WT(bt)(int m, int r, const HostV16 *d, int si, HostV16 *t, int so) {
+WT_INLINE void WT(bt)(int m, int r, const WtVec *d, int si, WtVec *t, int so) {
   int alpha = m + r - 1;
-  HostV16 d0 = d[0], d1 = d[si], d2 = d[2 * si], d3 = d[3 * si];
+  WtVec d0 = d[0], d1 = d[si], d2 = d[2 * si], d3 = d[3 * si];
   if (alpha == 4) {
     t[0] = d0 - d2, t[so] = d1 + d2, t[2 * so] = d2 - d1, t[3 * so] = d1 - d3;
     return;
   }
-  HostV16 d4 = d[4 * si], d5 = d[5 * si];
+  WtVec d4 = d[4 * si], d5 = d[5 * si];
   if (r == 3) {
     t[0] = 4 * d0 - 5 * d2 + d4;
     t[so] = d3 + d4 - 4 * (d1 + d2);
@@ -48,20 +60,20 @@ WT_INLINE void WT(bt)(int m, int r, const HostV16 *d, int si, HostV16 *t, int so
 }
 
 /* A^T p: alpha -> m */
-WT_INLINE void WT(at)(int m, int r, const HostV16 *p, int si, HostV16 *o, int so) {
+WT_INLINE void WT(at)(int m, int r, const WtVec *p, int si, WtVec *o, int so) {
   int alpha = m + r - 1;
-  HostV16 p0 = p[0], p1 = p[si], p2 = p[2 * si], p3 = p[3 * si];
+  WtVec p0 = p[0], p1 = p[si], p2 = p[2 * si], p3 = p[3 * si];
   if (alpha == 4) {
     o[0] = p0 + p1 + p2, o[so] = p1 - p2 - p3;
     return;
   }
-  HostV16 p4 = p[4 * si], p5 = p[5 * si];
+  WtVec p4 = p[4 * si], p5 = p[5 * si];
   if (r == 5) {
     o[0] = p0 + p1 + p2 + p3 + p4;
     o[so] = p1 - p2 + 2 * p3 - 0.5f * p4 + p5;
     return;
   }
-  HostV16 sum12 = p1 + p2, diff12 = p1 - p2, sum34 = p3 + p4, diff34 = p3 - p4;
+  WtVec sum12 = p1 + p2, diff12 = p1 - p2, sum34 = p3 + p4, diff34 = p3 - p4;
   o[0] = p0 + sum12 + sum34;
   o[so] = diff12 + 2 * diff34;
   o[2 * so] = sum12 + 4 * sum34;
@@ -69,9 +81,9 @@ WT_INLINE void WT(at)(int m, int r, const HostV16 *p, int si, HostV16 *o, int so
 }
 
 /* G g: r -> alpha */
-WT_INLINE void WT(g)(int m, int r, const HostV16 *g, int si, HostV16 *u, int so) {
+WT_INLINE void WT(g)(int m, int r, const WtVec *g, int si, WtVec *u, int so) {
   int alpha = m + r - 1;
-  HostV16 g0 = g[0], g1 = g[si], g2 = g[2 * si];
+  WtVec g0 = g[0], g1 = g[si], g2 = g[2 * si];
   if (alpha == 4) {
     u[0] = g0, u[so] = 0.5f * (g0 + g1 + g2), u[2 * so] = 0.5f * (g0 - g1 + g2), u[3 * so] = g2;
     return;
@@ -85,7 +97,7 @@ WT_INLINE void WT(g)(int m, int r, const HostV16 *g, int si, HostV16 *u, int so)
     u[5 * so] = g2;
     return;
   }
-  HostV16 g3 = g[3 * si], g4 = g[4 * si], even = g0 + g2 + g4, odd = g1 + g3;
+  WtVec g3 = g[3 * si], g4 = g[4 * si], even = g0 + g2 + g4, odd = g1 + g3;
   u[0] = g0;
   u[so] = (-1.0f / 3) * (even + odd);
   u[2 * so] = (1.0f / 3) * (even - odd);
@@ -95,9 +107,9 @@ WT_INLINE void WT(g)(int m, int r, const HostV16 *g, int si, HostV16 *u, int so)
 }
 
 /* A q: m -> alpha (an output-gradient tile) */
-WT_INLINE void WT(a)(int m, int r, const HostV16 *q, int si, HostV16 *a, int so) {
+WT_INLINE void WT(a)(int m, int r, const WtVec *q, int si, WtVec *a, int so) {
   int alpha = m + r - 1;
-  HostV16 q0 = q[0], q1 = q[si];
+  WtVec q0 = q[0], q1 = q[si];
   if (alpha == 4) {
     a[0] = q0, a[so] = q0 + q1, a[2 * so] = q0 - q1, a[3 * so] = -q1;
     return;
@@ -107,8 +119,8 @@ WT_INLINE void WT(a)(int m, int r, const HostV16 *q, int si, HostV16 *a, int so)
     a[3 * so] = q0 + 2 * q1, a[4 * so] = q0 - 0.5f * q1, a[5 * so] = q1;
     return;
   }
-  HostV16 q2 = q[2 * si], q3 = q[3 * si];
-  HostV16 even = q0 + q2, odd = q1 + q3, even4 = q0 + 4 * q2, odd4 = 2 * q1 + 8 * q3;
+  WtVec q2 = q[2 * si], q3 = q[3 * si];
+  WtVec even = q0 + q2, odd = q1 + q3, even4 = q0 + 4 * q2, odd4 = 2 * q1 + 8 * q3;
   a[0] = q0;
   a[so] = even + odd;
   a[2 * so] = even - odd;
@@ -118,22 +130,22 @@ WT_INLINE void WT(a)(int m, int r, const HostV16 *q, int si, HostV16 *a, int so)
 }
 
 /* G^T s: alpha -> r */
-WT_INLINE void WT(gt)(int m, int r, const HostV16 *s, int si, HostV16 *g, int so) {
+WT_INLINE void WT(gt)(int m, int r, const WtVec *s, int si, WtVec *g, int so) {
   int alpha = m + r - 1;
-  HostV16 s0 = s[0], s1 = s[si], s2 = s[2 * si], s3 = s[3 * si];
+  WtVec s0 = s[0], s1 = s[si], s2 = s[2 * si], s3 = s[3 * si];
   if (alpha == 4) {
     g[0] = s0 + 0.5f * (s1 + s2), g[so] = 0.5f * (s1 - s2), g[2 * so] = 0.5f * (s1 + s2) + s3;
     return;
   }
-  HostV16 s4 = s[4 * si], s5 = s[5 * si];
+  WtVec s4 = s[4 * si], s5 = s[5 * si];
   if (r == 3) {
-    HostV16 sum12 = s1 + s2, sum34 = s3 + s4;
+    WtVec sum12 = s1 + s2, sum34 = s3 + s4;
     g[0] = 0.25f * s0 - (1.0f / 6) * sum12 + (1.0f / 24) * sum34;
     g[so] = (1.0f / 6) * (s2 - s1) + (1.0f / 12) * (s3 - s4);
     g[2 * so] = (1.0f / 6) * (sum34 - sum12) + s5;
     return;
   }
-  HostV16 plus = (1.0f / 3) * (s2 - s1), minus = (-1.0f / 3) * (s1 + s2);
+  WtVec plus = (1.0f / 3) * (s2 - s1), minus = (-1.0f / 3) * (s1 + s2);
   g[0] = s0 + plus + (1.0f / 15) * s3 - (16.0f / 15) * s4;
   g[so] = minus + (2.0f / 15) * s3 + (8.0f / 15) * s4;
   g[2 * so] = plus + (4.0f / 15) * (s3 - s4);
@@ -144,7 +156,7 @@ WT_INLINE void WT(gt)(int m, int r, const HostV16 *s, int si, HostV16 *g, int so
 /* out (n_out x n_out) = the 2-D transform of in (n_in x n_in) by the 1-D `fn`. */
 #define WT_2D(fn, m, r, n_in, n_out, in, out)                                                      \
   do {                                                                                             \
-    HostV16 half_[6 * 6];                                                                          \
+    WtVec half_[6 * 6];                                                                            \
     for (int c_ = 0; c_ < (n_in); c_++) WT(fn)(m, r, (in) + c_, (n_in), half_ + c_, (n_in));       \
     for (int r_ = 0; r_ < (n_out); r_++)                                                           \
       WT(fn)(m, r, half_ + r_ * (n_in), 1, (out) + r_ * (n_out), 1);                               \
@@ -166,23 +178,24 @@ WT_INLINE void WT(gt)(int m, int r, const HostV16 *s, int si, HostV16 *g, int so
 WT_INLINE void WT(input_body)(int m, int r, const float *x, ptrdiff_t row, int h, int w, int r0,
                               int c0, float *v, ptrdiff_t v_pos) {
   int alpha = m + r - 1;
-  HostV16 d[6 * 6], t[6 * 6];
+  WtVec d[6 * 6], t[6 * 6];
   bool inside = r0 >= 0 && c0 >= 0 && r0 + alpha <= h && c0 + alpha <= w;
   for (int i = 0; i < alpha; i++)
     for (int j = 0; j < alpha; j++) {
       int y = r0 + i, c = c0 + j;
       if (inside || (y >= 0 && y < h && c >= 0 && c < w))
-        d[i * alpha + j] = host_v16_load(x + y * row + c * 16);
+        d[i * alpha + j] = WT(load)(x + y * row + c * 16);
       else
-        d[i * alpha + j] = (HostV16){0};
+        d[i * alpha + j] = (WtVec){0};
     }
   WT_2D(bt, m, r, alpha, alpha, d, t);
-  for (int k = 0; k < alpha * alpha; k++) host_v16_store(v + k * v_pos, t[k]);
+  for (int k = 0; k < alpha * alpha; k++) WT(store)(v + k * v_pos, t[k]);
 }
 
 static WT_ATTR void WT(input_tile)(int m, int r, const float *x, ptrdiff_t row, int h, int w,
                                    int r0, int c0, float *v, ptrdiff_t v_pos) {
-  WT_CASES(input_body, m, r, x, row, h, w, r0, c0, v, v_pos);
+  for (int part = 0; part < 16; part += WT_FLOATS)
+    WT_CASES(input_body, m, r, x + part, row, h, w, r0, c0, v + part, v_pos);
 }
 
 /* Y = A^T P A (+ bias) of one block's products (p + position * p_pos), its first rows x cols
@@ -190,21 +203,23 @@ static WT_ATTR void WT(input_tile)(int m, int r, const float *x, ptrdiff_t row, 
 WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias,
                                float *y, ptrdiff_t row, int rows, int cols, bool accumulate) {
   int alpha = m + r - 1;
-  HostV16 s[6 * 6], o[4 * 4];
-  for (int k = 0; k < alpha * alpha; k++) s[k] = host_v16_load(p + k * p_pos);
+  WtVec s[6 * 6], o[4 * 4];
+  for (int k = 0; k < alpha * alpha; k++) s[k] = WT(load)(p + k * p_pos);
   WT_2D(at, m, r, alpha, m, s, o);
-  HostV16 b = bias ? host_v16_load(bias) : (HostV16){0};
+  WtVec b = bias ? WT(load)(bias) : (WtVec){0};
   for (int i = 0; i < rows; i++)
     for (int j = 0; j < cols; j++) {
       float *at = y + i * row + j * 16;
-      host_v16_store(at, (accumulate ? host_v16_load(at) : b) + o[i * m + j]);
+      WT(store)(at, (accumulate ? WT(load)(at) : b) + o[i * m + j]);
     }
 }
 
 static WT_ATTR void WT(output_tile)(int m, int r, const float *p, ptrdiff_t p_pos,
                                     const float *bias, float *y, ptrdiff_t row, int rows, int cols,
                                     bool accumulate) {
-  WT_CASES(output_body, m, r, p, p_pos, bias, y, row, rows, cols, accumulate);
+  for (int part = 0; part < 16; part += WT_FLOATS)
+    WT_CASES(output_body, m, r, p + part, p_pos, bias ? bias + part : NULL, y + part, row, rows,
+             cols, accumulate);
 }
 
 /* A dY A^T of the m x m output-gradient pixels of one block from (r0, c0), 0 outside the
@@ -212,46 +227,50 @@ static WT_ATTR void WT(output_tile)(int m, int r, const float *p, ptrdiff_t p_po
 WT_INLINE void WT(gradient_body)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo,
                                  int r0, int c0, float *out, ptrdiff_t pos) {
   int alpha = m + r - 1;
-  HostV16 q[4 * 4], t[6 * 6];
+  WtVec q[4 * 4], t[6 * 6];
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++)
-      q[i * m + j] = r0 + i < ho && c0 + j < wo ? host_v16_load(dy + (r0 + i) * row + (c0 + j) * 16)
-                                                : (HostV16){0};
+      q[i * m + j] =
+          r0 + i < ho && c0 + j < wo ? WT(load)(dy + (r0 + i) * row + (c0 + j) * 16) : (WtVec){0};
   WT_2D(a, m, r, m, alpha, q, t);
-  for (int k = 0; k < alpha * alpha; k++) host_v16_store(out + k * pos, t[k]);
+  for (int k = 0; k < alpha * alpha; k++) WT(store)(out + k * pos, t[k]);
 }
 
 static WT_ATTR void WT(gradient_tile)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo,
                                       int r0, int c0, float *out, ptrdiff_t pos) {
-  WT_CASES(gradient_body, m, r, dy, row, ho, wo, r0, c0, out, pos);
+  for (int part = 0; part < 16; part += WT_FLOATS)
+    WT_CASES(gradient_body, m, r, dy + part, row, ho, wo, r0, c0, out + part, pos);
 }
 
 /* U = G g G^T of 16 filters' r x r taps (g: [tap][16]), to u + position * u_pos. */
 WT_INLINE void WT(filter_body)(int m, int r, const float *g, float *u, ptrdiff_t u_pos) {
   int alpha = m + r - 1;
-  HostV16 taps[5 * 5], t[6 * 6];
-  for (int k = 0; k < r * r; k++) taps[k] = host_v16_load(g + 16 * k);
+  WtVec taps[5 * 5], t[6 * 6];
+  for (int k = 0; k < r * r; k++) taps[k] = WT(load)(g + 16 * k);
   WT_2D(g, m, r, r, alpha, taps, t);
-  for (int k = 0; k < alpha * alpha; k++) host_v16_store(u + k * u_pos, t[k]);
+  for (int k = 0; k < alpha * alpha; k++) WT(store)(u + k * u_pos, t[k]);
 }
 
 static WT_ATTR void WT(filter_tile)(int m, int r, const float *g, float *u, ptrdiff_t u_pos) {
-  WT_CASES(filter_body, m, r, g, u, u_pos);
+  for (int part = 0; part < 16; part += WT_FLOATS)
+    WT_CASES(filter_body, m, r, g + part, u + part, u_pos);
 }
 
 /* dg = G^T S G of 16 filters' sums (s + position * s_pos) to their r x r taps (dg: [tap][16]). */
 WT_INLINE void WT(weights_body)(int m, int r, const float *s, ptrdiff_t s_pos, float *dg) {
   int alpha = m + r - 1;
-  HostV16 sums[6 * 6], t[5 * 5];
-  for (int k = 0; k < alpha * alpha; k++) sums[k] = host_v16_load(s + k * s_pos);
+  WtVec sums[6 * 6], t[5 * 5];
+  for (int k = 0; k < alpha * alpha; k++) sums[k] = WT(load)(s + k * s_pos);
   WT_2D(gt, m, r, alpha, r, sums, t);
-  for (int k = 0; k < r * r; k++) host_v16_store(dg + 16 * k, t[k]);
+  for (int k = 0; k < r * r; k++) WT(store)(dg + 16 * k, t[k]);
 }
 
 static WT_ATTR void WT(weights_tile)(int m, int r, const float *s, ptrdiff_t s_pos, float *dg) {
-  WT_CASES(weights_body, m, r, s, s_pos, dg);
+  for (int part = 0; part < 16; part += WT_FLOATS)
+    WT_CASES(weights_body, m, r, s + part, s_pos, dg + part);
 }
 
 #undef WT_CASES
 #undef WT_2D
 #undef WT_INLINE
+#undef WT_FLOATS
