@@ -1,7 +1,8 @@
 /* Winograd convolution F(m x m, r x r) on the channel-blocked layout (conv_winograd.h).
  *
  * A computation runs in passes over chunks of tiles (workspace.h: host_winograd), each in
- * three phases split between the threads:
+ * three phases, run by one thread (forward and dX with tiles enough: own_passes) or split
+ * between the threads:
  *   1. transform: each tile's alpha x alpha inputs, a block of 16 channels at a time, to
  *      V[position][input block][tile][16] (the weight gradient also transforms dY's tiles);
  *   2. products: for each of the alpha^2 positions, a 1x1 convolution of the chunk's tiles by
@@ -136,9 +137,10 @@ static Kernels kernels(void) {
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 static int smaller(int a, int b) { return a < b ? a : b; }
+static long smaller_long(long a, long b) { return a < b ? a : b; }
 
 size_t host_conv_winograd_workspace(const SwkConv *p, int m) {
-  return host_conv_winograd_workspace_for(p, m);
+  return host_conv_winograd_workspace_for(p, m, swk_threads());
 }
 
 /* A pass's buffer of transformed tiles, V (inputs) or P (products, or dY's transforms): value
@@ -160,13 +162,29 @@ static float *tile_of(const Tiles *b, int block, int tile) {
   return b->at + block * b->block + tile * b->tile;
 }
 
-/* A pass: tiles [first, first + count) of the batch, in the chunk-sized buffers. */
+/* What the passes of one computation read and write. */
+typedef struct Operands {
+  const float *x;    /* the input (forward, dW) or dY (dX) */
+  const float *dy;   /* dW's output gradient */
+  const float *u;    /* the transformed filters (forward, dX) */
+  const float *bias; /* padded to the output's blocks, or NULL */
+  float *y;          /* the output (forward) or dX */
+  bool accumulate;   /* add to y instead of writing it */
+  float *sums;       /* dW's sums */
+} Operands;
+
+/* A pass: tiles [first, first + count) of the batch, in the chunk-sized buffers; `shared`: its
+ * phases split between the team's threads, each ending in a barrier, else run by this thread
+ * alone. The products' strips: `strips` of `pixels` tiles by `groups` of output blocks. */
 typedef struct Pass {
   const SwkConv *q;
   HostWinograd g;
   Kernels k;
+  const Operands *o;
   long first;
   int count;
+  bool shared;
+  int strips, pixels, groups;
   Tiles v, p;
 } Pass;
 
@@ -176,16 +194,36 @@ typedef struct Pass {
  * calls in 6 alternated rounds: forward 12.3 -> 11.7 ms, dX 11.4 -> 11.0; conv3 forward
  * 5.9 -> 5.4; V tile-major as well gained nothing, as the products then read strided pixels),
  * position-major for the weight gradient, whose tiles read dY's transforms 16 floats apart. */
-static Pass pass_at(const SwkConv *q, const HostWinograd *g, Kernels k, long tiles, long first,
-                    bool sums, float *at) {
+static Pass pass_at(const SwkConv *q, const HostWinograd *g, Kernels k, const Operands *o,
+                    long first, int count, bool shared, float *at) {
   float *p = at + (size_t)g->positions * (size_t)g->bi * (size_t)g->chunk * 16;
-  return (Pass){q,
-                *g,
-                k,
-                first,
-                (int)(tiles - first < g->chunk ? tiles - first : g->chunk),
-                tiles_in(at, g, g->bi, false),
-                tiles_in(p, g, g->bo, !sums)};
+  int strips = ceil_div(count, k.blocks->pixels);
+  return (Pass){.q = q,
+                .g = *g,
+                .k = k,
+                .o = o,
+                .first = first,
+                .count = count,
+                .shared = shared,
+                .strips = strips,
+                .pixels = ceil_div(count, strips), /* even: a short last strip wastes FMAs */
+                .groups = ceil_div(g->bo, k.blocks->blocks),
+                .v = tiles_in(at, g, g->bi, false),
+                .p = tiles_in(p, g, g->bo, !o->sums)};
+}
+
+/* Item i of a phase: a tile, a strip or a register block's sums. */
+typedef void PhaseItem(const Pass *s, long i);
+
+/* Items [0, n) of a phase: split between the team's threads if the pass is shared (a barrier
+ * at the end), else run by this thread. */
+static void run_phase(const Pass *s, PhaseItem *item, long n) {
+  if (s->shared) {
+#pragma omp for schedule(guided)
+    for (long i = 0; i < n; i++) item(s, i);
+  } else {
+    for (long i = 0; i < n; i++) item(s, i);
+  }
 }
 
 typedef struct TileAt {
@@ -203,84 +241,69 @@ static TileAt tile_at(const Pass *s, long tile) {
 
 /* x's tiles into V, item i: input block i / count, tile i % count (neighbouring tiles share
  * their edge pixels in cache). */
-static void transform_inputs(const Pass *s, const float *x) {
+static void transform_input(const Pass *s, long i) {
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->h * (size_t)q->w * 16;
-  long items = (long)s->g.bi * s->count;
-#pragma omp for schedule(guided)
-  for (long i = 0; i < items; i++) {
-    int ib = (int)(i / s->count), t = (int)(i % s->count);
-    TileAt at = tile_at(s, s->first + t);
-    const float *block = x + ((size_t)at.image * (size_t)s->g.bi + (size_t)ib) * plane;
-    s->k.transforms->input(s->g.m, q->kh, block, (ptrdiff_t)q->w * 16, q->h, q->w, at.r0 - q->ph,
-                           at.c0 - q->pw, tile_of(&s->v, ib, t), s->v.position);
-  }
+  int ib = (int)(i / s->count), t = (int)(i % s->count);
+  TileAt at = tile_at(s, s->first + t);
+  const float *block = s->o->x + ((size_t)at.image * (size_t)s->g.bi + (size_t)ib) * plane;
+  s->k.transforms->input(s->g.m, q->kh, block, (ptrdiff_t)q->w * 16, q->h, q->w, at.r0 - q->ph,
+                         at.c0 - q->pw, tile_of(&s->v, ib, t), s->v.position);
 }
 
-/* dY's tiles (A dY A^T) into P's place. */
-static void transform_gradients(const Pass *s, const float *dy) {
+/* dY's tiles (A dY A^T) into P's place, item i: output block i / count, tile i % count. */
+static void transform_gradient(const Pass *s, long i) {
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
-  long items = (long)s->g.bo * s->count;
-#pragma omp for schedule(guided)
-  for (long i = 0; i < items; i++) {
-    int ob = (int)(i / s->count), t = (int)(i % s->count);
-    TileAt at = tile_at(s, s->first + t);
-    const float *block = dy + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane;
-    s->k.transforms->gradient(s->g.m, q->kh, block, (ptrdiff_t)q->wo * 16, q->ho, q->wo, at.r0,
-                              at.c0, tile_of(&s->p, ob, t), s->p.position);
-  }
+  int ob = (int)(i / s->count), t = (int)(i % s->count);
+  TileAt at = tile_at(s, s->first + t);
+  const float *block = s->o->dy + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane;
+  s->k.transforms->gradient(s->g.m, q->kh, block, (ptrdiff_t)q->wo * 16, q->ho, q->wo, at.r0, at.c0,
+                            tile_of(&s->p, ob, t), s->p.position);
 }
 
 /* ------------------------------------------------------------------ phase 2: products */
 
-/* P[position] = V[position] x U[position] for every position, by strips of tiles. */
-static void multiply(const Pass *s, const float *u) {
+/* P[position] = V[position] x U[position], item i: strip i % strips of output group
+ * i / strips % groups at position i / strips / groups. */
+static void multiply(const Pass *s, long i) {
   const DirectIsa *b = s->k.blocks;
-  int most = b->blocks, groups = ceil_div(s->g.bo, most), strips = ceil_div(s->count, b->pixels);
-  int pixels = ceil_div(s->count, strips); /* even strips: a short last one wastes its FMAs */
+  int most = b->blocks, strips = s->strips, pixels = s->pixels;
   ptrdiff_t u_block = (ptrdiff_t)s->g.bi * 256, u_position = u_block * s->g.bo;
-  long items = (long)s->g.positions * groups * strips;
-#pragma omp for schedule(guided)
-  for (long i = 0; i < items; i++) {
-    int strip = (int)(i % strips), group = (int)(i / strips % groups);
-    int position = (int)(i / strips / groups), ob = group * most, t0 = strip * pixels;
-    Strip st = {.x = s->v.at + position * s->v.position,
-                .x_offset = t0 * s->v.tile,
-                .x_block = s->v.block,
-                .x_pixel = s->v.tile,
-                .x_lane = 1,
-                .blocks_in = s->g.bi,
-                .lanes_last = s->q->ci - (s->g.bi - 1) * 16,
-                .kh = 1,
-                .kw = 1,
-                .kh1 = 1,
-                .w = u + position * u_position + ob * u_block,
-                .w_block = u_block,
-                .y = tile_of(&s->p, ob, t0) + position * s->p.position,
-                .y_block = s->p.block,
-                .y_pixel = s->p.tile};
-    b->strip(smaller(most, s->g.bo - ob), smaller(pixels, s->count - t0), &st);
-  }
+  int strip = (int)(i % strips), group = (int)(i / strips % s->groups);
+  int position = (int)(i / strips / s->groups), ob = group * most, t0 = strip * pixels;
+  Strip st = {.x = s->v.at + position * s->v.position,
+              .x_offset = t0 * s->v.tile,
+              .x_block = s->v.block,
+              .x_pixel = s->v.tile,
+              .x_lane = 1,
+              .blocks_in = s->g.bi,
+              .lanes_last = s->q->ci - (s->g.bi - 1) * 16,
+              .kh = 1,
+              .kw = 1,
+              .kh1 = 1,
+              .w = s->o->u + position * u_position + ob * u_block,
+              .w_block = u_block,
+              .y = tile_of(&s->p, ob, t0) + position * s->p.position,
+              .y_block = s->p.block,
+              .y_pixel = s->p.tile};
+  b->strip(smaller(most, s->g.bo - ob), smaller(pixels, s->count - t0), &st);
 }
 
 /* ------------------------------------------------------------------ phase 3: inverse */
 
-static void transform_outputs(const Pass *s, const float *bias, float *y, bool accumulate) {
+/* Item i: output block i / count of tile i % count into y. */
+static void transform_output(const Pass *s, long i) {
   const SwkConv *q = s->q;
   size_t plane = (size_t)q->ho * (size_t)q->wo * 16;
-  long items = (long)s->g.bo * s->count;
-#pragma omp for schedule(guided)
-  for (long i = 0; i < items; i++) {
-    int ob = (int)(i / s->count), t = (int)(i % s->count);
-    TileAt at = tile_at(s, s->first + t);
-    float *block = y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
-                   ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
-    s->k.transforms->output(s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position,
-                            bias ? bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
-                            smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
-                            accumulate);
-  }
+  int ob = (int)(i / s->count), t = (int)(i % s->count);
+  TileAt at = tile_at(s, s->first + t);
+  float *block = s->o->y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
+                 ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
+  s->k.transforms->output(s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position,
+                          s->o->bias ? s->o->bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
+                          smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
+                          s->o->accumulate);
 }
 
 /* ------------------------------------------------------------------ forward and dX */
@@ -328,6 +351,27 @@ static void transform_filters(const SwkConv *p, const float *w, bool transposed,
   }
 }
 
+/* A forward or dX pass: transform, products, inverse. */
+static void run_pass(const Pass *s) {
+  run_phase(s, transform_input, (long)s->g.bi * s->count);
+  run_phase(s, multiply, (long)s->g.positions * s->groups * s->strips);
+  run_phase(s, transform_output, (long)s->g.bo * s->count);
+}
+
+/* Passes of their own for the threads: as many even chunks of tiles as a multiple of the
+ * threads, each transformed, multiplied and transformed back by one thread with no barrier
+ * in between, if they have tiles enough to amortise the filters' traffic; else 0, and the
+ * team shares each pass. Shared passes wait at three barriers each: cifar10_quick's conv2 at
+ * batch 100 ran 78 a call, and a core taken away for a moment stalled both. */
+static long own_passes(const HostWinograd *g, long tiles, int threads) {
+  long chunks = (tiles + g->chunk - 1) / g->chunk;
+  chunks = (chunks + threads - 1) / threads * threads;
+  long least = host_winograd_least_chunk(g);
+  return tiles / chunks >= (least > HOST_WINOGRAD_CHUNK_STEP ? least : HOST_WINOGRAD_CHUNK_STEP)
+             ? chunks
+             : 0;
+}
+
 /* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX). */
 static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed, int batch,
                      const float *x, const float *w, const float *bias, float *y, bool accumulate,
@@ -336,17 +380,29 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
   Kernels k = kernels();
   float *u = ws, *padded_bias = u + host_winograd_filter_floats(&g);
   float *v = ws + host_winograd_tiles_offset(&g);
+  Operands o = {
+      .x = x, .u = u, .bias = bias ? padded_bias : NULL, .y = y, .accumulate = accumulate};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
-#pragma omp parallel num_threads(swk_threads())
+  int threads = swk_threads();
+  long chunks = own_passes(&g, tiles, threads);
+#pragma omp parallel num_threads(threads)
   {
     transform_filters(p, w, transposed, &g, k, u);
 #pragma omp single
-    for (int o = 0; o < g.bo * 16; o++) padded_bias[o] = bias && o < q->co ? bias[o] : 0;
-    for (long first = 0; first < tiles; first += g.chunk) {
-      Pass s = pass_at(q, &g, k, tiles, first, false, v);
-      transform_inputs(&s, x);
-      multiply(&s, u);
-      transform_outputs(&s, bias ? padded_bias : NULL, y, accumulate);
+    for (int c = 0; c < g.bo * 16; c++) padded_bias[c] = bias && c < q->co ? bias[c] : 0;
+    if (chunks) {
+      float *mine = v + (size_t)omp_get_thread_num() * host_winograd_pass_floats(&g);
+#pragma omp for schedule(dynamic)
+      for (long c = 0; c < chunks; c++) {
+        long first = tiles * c / chunks;
+        Pass s = pass_at(q, &g, k, &o, first, (int)(tiles * (c + 1) / chunks - first), false, mine);
+        run_pass(&s);
+      }
+    } else {
+      for (long first = 0; first < tiles; first += g.chunk) {
+        Pass s = pass_at(q, &g, k, &o, first, (int)smaller_long(g.chunk, tiles - first), true, v);
+        run_pass(&s);
+      }
     }
   }
 }
@@ -367,30 +423,27 @@ void host_conv_winograd_input_gradient(const SwkConv *p, int m, int batch, const
 /* Each thread its share of the sums S[position][output block][input block][16 in][16 out]:
  * the register blocks' tiles (nb output blocks by nl input channels) summed over this pass's
  * tiles in place. */
-static void accumulate_sums(const Pass *s, float *sums) {
+static void accumulate_sums(const Pass *s, long i) {
   const DirectIsa *b = s->k.blocks;
-  int most = b->blocks, groups = ceil_div(s->g.bo, most), chunks = ceil_div(16, b->lanes);
+  int most = b->blocks, chunks = ceil_div(16, b->lanes);
   ptrdiff_t s_position = (ptrdiff_t)s->g.bo * s->g.bi * 256;
-  long items = (long)s->g.positions * groups * s->g.bi * chunks;
-#pragma omp for schedule(guided)
-  for (long i = 0; i < items; i++) {
-    int chunk = (int)(i % chunks), ib = (int)(i / chunks % s->g.bi);
-    int group = (int)(i / chunks / s->g.bi % groups),
-        position = (int)(i / chunks / s->g.bi / groups);
-    int ob = group * most, l0 = chunk * b->lanes;
-    int nl = smaller(smaller(b->lanes, 16 - l0), s->q->ci - ib * 16 - l0);
-    if (nl <= 0) continue;
-    Tile t = {.dy = tile_of(&s->p, ob, 0) + position * s->p.position,
-              .x = tile_of(&s->v, ib, 0) + position * s->v.position + l0,
-              .dy_block = s->p.block,
-              .x_pixel = s->v.tile,
-              .x_lane = 1,
-              .rows = 1,
-              .wo = s->count,
-              .sum = sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16,
-              .sum_block = (ptrdiff_t)s->g.bi * 256};
-    b->tile(smaller(most, s->g.bo - ob), nl, &t);
-  }
+  int chunk = (int)(i % chunks), ib = (int)(i / chunks % s->g.bi);
+  int group = (int)(i / chunks / s->g.bi % s->groups),
+      position = (int)(i / chunks / s->g.bi / s->groups);
+  int ob = group * most, l0 = chunk * b->lanes;
+  int nl = smaller(smaller(b->lanes, 16 - l0), s->q->ci - ib * 16 - l0);
+  if (nl <= 0) return;
+  Tile t = {.dy = tile_of(&s->p, ob, 0) + position * s->p.position,
+            .x = tile_of(&s->v, ib, 0) + position * s->v.position + l0,
+            .dy_block = s->p.block,
+            .x_pixel = s->v.tile,
+            .x_lane = 1,
+            .rows = 1,
+            .wo = s->count,
+            .sum =
+                s->o->sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16,
+            .sum_block = (ptrdiff_t)s->g.bi * 256};
+  b->tile(smaller(most, s->g.bo - ob), nl, &t);
 }
 
 /* dW = keep * dW + scale * G^T S G, 16 output channels of one input channel at a time. */
@@ -420,6 +473,7 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
   HostWinograd g = host_winograd(p, m);
   Kernels k = kernels();
   float *sums = ws, *v = ws + host_winograd_tiles_offset(&g);
+  Operands o = {.x = x, .dy = dy, .sums = sums};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   size_t sum_floats = host_winograd_filter_floats(&g);
 #pragma omp parallel num_threads(swk_threads())
@@ -431,10 +485,11 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
     memset(sums + from, 0, sizeof(float) * (to - from));
 #pragma omp barrier
     for (long first = 0; first < tiles; first += g.chunk) {
-      Pass s = pass_at(p, &g, k, tiles, first, true, v);
-      transform_inputs(&s, x);
-      transform_gradients(&s, dy);
-      accumulate_sums(&s, sums);
+      Pass s = pass_at(p, &g, k, &o, first, (int)smaller_long(g.chunk, tiles - first), true, v);
+      run_phase(&s, transform_input, (long)g.bi * s.count);
+      run_phase(&s, transform_gradient, (long)g.bo * s.count);
+      run_phase(&s, accumulate_sums,
+                (long)g.positions * s.groups * g.bi * ceil_div(16, k.blocks->lanes));
     }
     store_weights(p, &g, k, sums, dw, scale, keep);
   }

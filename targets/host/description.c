@@ -232,7 +232,7 @@ static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool inpu
   p.no_input_gradient = !input_gradient;
   if (plan == PLAN_DIRECT) return (double)host_conv_direct_workspace_for(&p, threads);
   if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4)
-    return (double)host_conv_winograd_workspace_for(&p, plan == PLAN_WINOGRAD2 ? 2 : 4);
+    return (double)host_conv_winograd_workspace_for(&p, plan == PLAN_WINOGRAD2 ? 2 : 4, threads);
   return (double)(plan == PLAN_IMPLICIT ? host_conv_implicit_workspace(&p, (int)s->batch, threads)
                                         : host_conv_workspace(&p, threads));
 }

@@ -315,21 +315,25 @@ static inline bool host_winograd_legal(const SwkConv *q, int m) {
          q->pw < r && q->groups == 1;
 }
 
-/* A pass's transformed tiles (inputs and products) fill about this many floats (2 MiB, the
- * size of a core's L2 here), unless the filters need more tiles to be worth streaming. */
+/* A pass's transformed tiles (inputs and products) fill about this many floats (2 MiB; on an
+ * AVX2 machine with 512 KiB of L2 a core, passes of 2^15 to 2^18 floats ran F(2x2, 5x5) on
+ * cifar10_quick's conv2 slower), unless the filters need more tiles to be worth streaming. */
 enum { HOST_WINOGRAD_PASS_FLOATS = 1 << 19, HOST_WINOGRAD_CHUNK_STEP = 28 };
+
+/* The fewest tiles a pass amortises its filters' traffic over: each pass streams all
+ * transformed filters (positions x bi x bo x 256 floats) through the products once, so as many
+ * tiles as make its own transformed data (positions x 16 (bi + bo) a tile) no smaller. */
+static inline long host_winograd_least_chunk(const HostWinograd *g) {
+  return 16L * g->bi * g->bo / (g->bi + g->bo);
+}
 
 static inline HostWinograd host_winograd(const SwkConv *q, int m) {
   HostWinograd g = {
       .m = m, .alpha = m + q->kh - 1, .bi = host_blocks(q->ci), .bo = host_blocks(q->co)};
   g.positions = g.alpha * g.alpha;
   g.tiles_h = (q->ho + m - 1) / m, g.tiles_w = (q->wo + m - 1) / m;
-  /* Each pass streams all transformed filters (positions x bi x bo x 256 floats) through the
-   * products once: as many tiles as make its own transformed data (positions x 16 (bi + bo) a
-   * tile) no smaller, so the filters cost at most as much memory traffic as the tiles. */
   long per_tile = (long)g.positions * 16 * (g.bi + g.bo);
-  long by_cache = HOST_WINOGRAD_PASS_FLOATS / per_tile;
-  long by_filters = 16L * g.bi * g.bo / (g.bi + g.bo);
+  long by_cache = HOST_WINOGRAD_PASS_FLOATS / per_tile, by_filters = host_winograd_least_chunk(&g);
   long chunk = by_cache > by_filters ? by_cache : by_filters;
   g.chunk = (int)((chunk + HOST_WINOGRAD_CHUNK_STEP - 1) / HOST_WINOGRAD_CHUNK_STEP *
                   HOST_WINOGRAD_CHUNK_STEP);
@@ -354,11 +358,13 @@ static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
   return (size_t)g->chunk * (size_t)g->positions * 16 * (size_t)(g->bi + g->bo);
 }
 
-/* Any of the three computations: the filters or sums, a padded bias and a pass's tiles. The
- * input gradient's transposed convolution has the same blocks swapped, so the same sizes. */
-static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m) {
+/* Any of the three computations on `threads` threads: the filters or sums, a padded bias and
+ * a pass's tiles for each thread (forward and dX give each its own passes where the batch has
+ * enough tiles). The input gradient's transposed convolution has the same blocks swapped, so
+ * the same sizes. */
+static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m, int threads) {
   HostWinograd g = host_winograd(p, m);
-  return host_winograd_tiles_offset(&g) + host_winograd_pass_floats(&g);
+  return host_winograd_tiles_offset(&g) + (size_t)threads * host_winograd_pass_floats(&g);
 }
 
 #endif

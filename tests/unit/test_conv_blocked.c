@@ -1,11 +1,12 @@
 /* The host's convolutions on the channel-blocked layout: direct (targets/host/conv_direct.h)
- * and Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd.h). Forward and both gradients
+ * and Winograd F(2x2, 3x3), F(4x4, 3x3) and F(2x2, 5x5) (conv_winograd.h). Forward and both gradients
  * against the definition in double precision, on every instruction set this CPU runs (strips
  * and tiles with and without padding, strides 2 to 4, channels that fill their last block partly
  * (a first layer's few: taps in the tiles' lanes),
  * input in (B,N,R,C) (a first layer) or blocked, one output block or an odd number, gradients
- * added to and folded; Winograd: tiles cut by the image's edge, passes of several chunks);
- * and the gradients against central finite differences of the forward. */
+ * added to and folded; Winograd: tiles cut by the image's edge, passes of several chunks, the
+ * same bits on 1, 2 and 3 threads); and the gradients against central finite differences of
+ * the forward. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +276,40 @@ static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
   run_free(&r);
 }
 
+/* ------------------------------------------------------------------ threads */
+
+/* Winograd's results bit for bit the same on 1, 2 and 3 threads: forward and dX run passes
+ * of their own per thread where the batch has tiles enough (chunks as many as a multiple of
+ * the threads, so cut differently for each count) and passes shared by the team otherwise;
+ * each output is still one sum in one order. */
+static void test_winograd_threads(const Plan *k, SwkConv p, int batch) {
+  if (!k->m || !plan_runs(k, &p, false)) return; /* direct's dW splits images by threads */
+  swk_set_threads(3);                            /* the workspace for the most threads */
+  Run r = run_new(k, p, batch, false);
+  float *outs[3][3]; /* [threads - 1][forward, dW, dX] */
+  size_t sizes[3] = {r.nyb, r.nw, r.nxb};
+  for (int threads = 1; threads <= 3; threads++) {
+    swk_set_threads(threads);
+    float **o = outs[threads - 1];
+    for (int c = 0; c < 3; c++) o[c] = malloc(sizeof(float) * sizes[c]);
+    plan_forward(k, &p, batch, r.xb, false, r.w, r.b, o[0], r.ws);
+    plan_weight_gradient(k, &p, batch, r.xb, false, r.dyb, o[1], NULL, 1, 1, 0, r.ws);
+    plan_input_gradient(k, &p, batch, r.w, r.dyb, o[2], false, r.ws);
+  }
+  for (int threads = 1; threads <= 3; threads += 2)
+    for (int c = 0; c < 3; c++) {
+      bool same = !memcmp(outs[threads - 1][c], outs[1][c], sizeof(float) * sizes[c]);
+      if (!same)
+        fprintf(stderr, "%s %dx%dx%d -> %d: %s on %d threads differs from 2's\n", k->name, p.ci,
+                p.h, p.w, p.co, (const char *[]){"forward", "dW", "dX"}[c], threads);
+      CHECK(same);
+    }
+  for (int t = 0; t < 3; t++)
+    for (int c = 0; c < 3; c++) free(outs[t][c]);
+  run_free(&r);
+  swk_set_threads(2);
+}
+
 /* ------------------------------------------------------------------ tilings */
 
 /* Every tiling of the direct plan's forward and input gradient (both orders, passes of 1 to 3
@@ -386,6 +421,10 @@ int main(void) {
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {
+    test_winograd_threads(k, shape(32, 16, 16, 32, 5, 1, 2), 6); /* own passes */
+    test_winograd_threads(k, shape(20, 13, 11, 36, 3, 1, 1), 5); /* own passes, edge tiles */
+    test_winograd_threads(k, shape(16, 8, 8, 512, 3, 1, 1), 8);  /* shared passes (F(4x4)) */
+    test_winograd_threads(k, shape(64, 4, 4, 256, 3, 1, 1), 3);  /* one shared pass */
     test_finite_differences(k, shape(5, 6, 7, 18, 3, 1, 1), 2);
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
     test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
