@@ -188,7 +188,7 @@ typedef struct Pass {
   Tiles v, p;
 } Pass;
 
-/* The pass from tile `first` of `tiles`, its buffers from `at` in the workspace. V is
+/* The pass of `count` tiles from tile `first`, its buffers from `at` in the workspace. V is
  * position-major. P is tile-major for forward and dX, whose products write it and whose
  * inverse transforms read it (F(2x2, 5x5) on cifar10_quick's conv2, one thread, best of 30
  * calls in 6 alternated rounds: forward 12.3 -> 11.7 ms, dX 11.4 -> 11.0; conv3 forward
@@ -358,18 +358,27 @@ static void run_pass(const Pass *s) {
   run_phase(s, transform_output, (long)s->g.bo * s->count);
 }
 
-/* Passes of their own for the threads: as many even chunks of tiles as a multiple of the
- * threads, each transformed, multiplied and transformed back by one thread with no barrier
- * in between, if they have tiles enough to amortise the filters' traffic; else 0, and the
- * team shares each pass. Shared passes wait at three barriers each: cifar10_quick's conv2 at
- * batch 100 ran 78 a call, and a core taken away for a moment stalled both. */
-static long own_passes(const HostWinograd *g, long tiles, int threads) {
-  long chunks = (tiles + g->chunk - 1) / g->chunk;
+/* Passes of their own for the threads: as many chunks of tiles as a multiple of the threads,
+ * even in whole strips of `pixels` tiles (own_first), each transformed, multiplied and
+ * transformed back by one thread with no barrier in between, if they have tiles enough to
+ * amortise the filters' traffic; else 0, and the team shares each pass. Shared passes wait at
+ * three barriers each: cifar10_quick's conv2 at batch 100 ran 78 a call, and a core taken
+ * away for a moment stalled both. */
+static long own_passes(const HostWinograd *g, long tiles, int threads, int pixels) {
+  long strips = (tiles + pixels - 1) / pixels, most = g->chunk / pixels; /* a chunk's strips */
+  long chunks = (strips + most - 1) / most;
   chunks = (chunks + threads - 1) / threads * threads;
   long least = host_winograd_least_chunk(g);
   return tiles / chunks >= (least > HOST_WINOGRAD_CHUNK_STEP ? least : HOST_WINOGRAD_CHUNK_STEP)
              ? chunks
              : 0;
+}
+
+/* The first tile of own pass c: at a strip's start, so that only the batch's last strip is
+ * short (even tiles per chunk cut AVX2's 6-tile strips of a 247-tile chunk as 41 x 6 + 1). */
+static long own_first(long tiles, long chunks, long c, int pixels) {
+  long first = (tiles + pixels - 1) / pixels * c / chunks * pixels;
+  return first < tiles ? first : tiles;
 }
 
 /* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX). */
@@ -384,7 +393,8 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
       .x = x, .u = u, .bias = bias ? padded_bias : NULL, .y = y, .accumulate = accumulate};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   int threads = swk_threads();
-  long chunks = own_passes(&g, tiles, threads);
+  int pixels = k.blocks->pixels;
+  long chunks = own_passes(&g, tiles, threads, pixels);
 #pragma omp parallel num_threads(threads)
   {
     transform_filters(p, w, transposed, &g, k, u);
@@ -394,8 +404,10 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
       float *mine = v + (size_t)omp_get_thread_num() * host_winograd_pass_floats(&g);
 #pragma omp for schedule(dynamic)
       for (long c = 0; c < chunks; c++) {
-        long first = tiles * c / chunks;
-        Pass s = pass_at(q, &g, k, &o, first, (int)(tiles * (c + 1) / chunks - first), false, mine);
+        long first = own_first(tiles, chunks, c, pixels);
+        int count = (int)(own_first(tiles, chunks, c + 1, pixels) - first);
+        if (!count) continue;
+        Pass s = pass_at(q, &g, k, &o, first, count, false, mine);
         run_pass(&s);
       }
     } else {
