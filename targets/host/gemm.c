@@ -125,9 +125,25 @@ enum { Y_MR = 6, Y_VL = 8, Y_NV = 2 };
     acc##i##0 = _mm256_fmadd_ps(ai, b0, acc##i##0);                                                \
     if (nv == 2) acc##i##1 = _mm256_fmadd_ps(ai, b1, acc##i##1);                                   \
   }
-#define AVX2_SAVE(i)                                                                               \
-  _mm256_storeu_ps(part[i], acc##i##0);                                                            \
-  _mm256_storeu_ps(part[i] + Y_VL, acc##i##1);
+#define AVX2_STORE(i)                                                                              \
+  if (i < m) {                                                                                     \
+    avx2_store(acc##i##0, c + i * ldc, n, beta);                                                   \
+    if (nv == 2 && n > Y_VL) avx2_store(acc##i##1, c + i * ldc + Y_VL, n - Y_VL, beta);            \
+  }
+
+/* C's row (its first `left` floats, up to a vector's) = v + beta C, C not read if beta is 0;
+ * the same rounding as a fused multiply-add of each float. */
+static AVX2 void avx2_store(__m256 v, float *row, int left, float beta) {
+  if (left >= Y_VL) {
+    if (beta != 0) v = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(row), v);
+    _mm256_storeu_ps(row, v);
+    return;
+  }
+  __m256i mask =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (beta != 0) v = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_maskload_ps(row, mask), v);
+  _mm256_maskstore_ps(row, mask, v);
+}
 
 static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b, size_t b_step,
                             const float *next_b, float *c, size_t ldc, int m, int n, float beta) {
@@ -139,12 +155,7 @@ static AVX2 void avx2_block(const int nv, int kc, const float *a, const float *b
     __m256 b0 = _mm256_loadu_ps(b), b1 = nv == 2 ? _mm256_loadu_ps(b + Y_VL) : b0;
     AVX2_ROWS(AVX2_FMA)
   }
-  float part[Y_MR][Y_NV * Y_VL];
-  AVX2_ROWS(AVX2_SAVE)
-  for (int i = 0; i < m; i++) {
-    float *row = c + i * ldc;
-    for (int j = 0; j < n; j++) row[j] = beta == 0 ? part[i][j] : beta * row[j] + part[i][j];
-  }
+  AVX2_ROWS(AVX2_STORE)
 }
 
 __attribute__((target("avx2,fma"))) UNCHECKED_LOOP static void
