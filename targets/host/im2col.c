@@ -84,6 +84,11 @@ void host_columns_block(const void *columns, int r0, int rows, int c0, int cols,
   for (int r = 0; r < rows; r++, dst += pitch) {
     const float *tap = v->x + c * plane + (size_t)ki * v->width + kj;
     for (int s = 0; s < runs; s++) copy_run(tap + from[s], length[s], p->sw, dst + at[s]);
+    /* the line after this row's 16 floats, which the next panel's call copies: a panel's rows
+     * are each on lines of their own (channels of an image, a plane apart), too many streams
+     * for the hardware's prefetchers, and the GEMM packs panel after panel (10% of ResNet's
+     * 14 x 14 1x1 forward went in the misses, 7% with this) */
+    __builtin_prefetch(tap + from[runs - 1] + (size_t)length[runs - 1] * p->sw + 16, 0, 2);
     if (++kj == p->kw && (kj = 0, ++ki == p->kh)) ki = 0, c++;
   }
 }
