@@ -203,35 +203,27 @@ bool host_gemm_use(const char *name) {
 
 /* ------------------------------------------------------------------ packing */
 
-/* dst[j * pitch + i] = src[i * ld + j] for i, j < 8. */
-static void transpose8(const float *src, size_t ld, float *dst, size_t pitch) {
+/* dst[j * pitch + i] = src[i * ld + j] for i < rows (at most 8), j < 8; rows is a constant
+ * where this is inlined, so each column is stored in one or two moves. */
+static inline __attribute__((always_inline)) void transpose8(const int rows, const float *src,
+                                                             size_t ld, float *dst, size_t pitch) {
   HostV8 column[8];
-  host_transpose8(src, ld, column);
-  for (int j = 0; j < 8; j++) memcpy(dst + j * pitch, &column[j], sizeof column[j]);
+  host_transpose8_rows(src, ld, rows, column);
+  for (int j = 0; j < 8; j++) memcpy(dst + j * pitch, &column[j], sizeof(float) * (size_t)rows);
 }
 
 enum { MAX_MR = 8 }; /* the tallest micro-kernel block (AVX-512's) */
 
-/* Eight columns of a whole panel of mr rows (8 or 6: AVX-512's and AVX2's micro-kernels),
- * dst[j * mr + i] = src[i * ld + j]; mr is a constant where this is inlined, so each column
- * is stored in one or two moves. */
-static inline __attribute__((always_inline)) void panel_columns8(const int mr, const float *src,
-                                                                 size_t ld, float *dst) {
-  HostV8 column[8];
-  host_transpose8_rows(src, ld, mr, column);
-  for (int j = 0; j < 8; j++) memcpy(dst + j * mr, &column[j], sizeof(float) * (size_t)mr);
-}
-
 /* One panel of A from `rows` <= mr rows of a row-major source (kc columns, ld apart): column
- * after column of mr values, rows past the end zeros. Whole panels are transposed eight
- * columns at a time (the scalar loop below took 3% of ResNet's 1x1 convolutions, their
+ * after column of mr values, rows past the end zeros. Whole panels (of AVX-512's 8 rows or
+ * AVX2's 6) are transposed eight columns at a time (the scalar loop below took 3% of ResNet's 1x1 convolutions, their
  * filters packed per call). */
 static void panel_from_rows(const float *src, size_t ld, int rows, int kc, int mr, float *dst) {
   int k = 0;
   if (rows == 8 && mr == 8)
-    for (; k + 8 <= kc; k += 8) panel_columns8(8, src + k, ld, dst + (size_t)k * 8);
+    for (; k + 8 <= kc; k += 8) transpose8(8, src + k, ld, dst + (size_t)k * 8, 8);
   else if (rows == 6 && mr == 6)
-    for (; k + 8 <= kc; k += 8) panel_columns8(6, src + k, ld, dst + (size_t)k * 6);
+    for (; k + 8 <= kc; k += 8) transpose8(6, src + k, ld, dst + (size_t)k * 6, 6);
   for (; k < kc; k++) {
     float *col = dst + (size_t)k * mr;
     for (int r = 0; r < rows; r++) col[r] = src[(size_t)r * ld + k];
@@ -242,7 +234,7 @@ static void panel_from_rows(const float *src, size_t ld, int rows, int kc, int m
 /* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of a stored A^T as panels of mr rows: each
  * line of A^T (a column of A) is read once along its length and dealt to the panels. (Panel
  * by panel, every line was visited once per panel a few floats at a time: a line a miss, too
- * many streams for the prefetchers, 2.5% of ResNet's 1x1 backward in packing its filters.) */
+ * many streams for the prefetchers, 3% of ResNet's 1x1 backward in packing its filters.) */
 static void panels_from_columns(const HostMatrix *a, int i0, int mc, int p0, int kc, int mr,
                                 float *dst) {
   for (int k = 0; k < kc; k++) {
@@ -288,7 +280,7 @@ static void copy_transposed_b(const HostMatrix *b, int p0, int kc, int j0, int c
   int k8 = kc / 8 * 8, j8 = cols / 8 * 8;
   for (int k = 0; k < k8; k += 8)
     for (int j = 0; j < j8; j += 8)
-      transpose8(src + (size_t)j * b->ld + k, b->ld, dst + (size_t)k * width + j, width);
+      transpose8(8, src + (size_t)j * b->ld + k, b->ld, dst + (size_t)k * width + j, width);
   for (int k = 0; k < kc; k++)
     for (int j = k < k8 ? j8 : 0; j < cols; j++)
       dst[(size_t)k * width + j] = src[(size_t)j * b->ld + k];
