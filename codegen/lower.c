@@ -257,6 +257,7 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                        [SwkConv_no_input_gradient] = !schedule_needs_input_gradient(c->m, i),
                        [SwkConv_forward_tiling] = conv_tiling(op, CONV_FORWARD),
                        [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
+                       [SwkConv_wgrad_tiling] = conv_tiling(op, CONV_WGRAD),
                        [SwkConv_x_planar] = op->conv.x_planar,
                        [SwkConv_relu] = kernel_applies_epilogue(op)};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);

@@ -118,7 +118,7 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
       if (t->conv_illegal(&s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
         /* a computation the plan cannot do (Winograd's on 7x7 filters) is priced infinite */
-        if (isinf(t->conv_cost(&s, (ConvPlan)p, (ConvComputation)c))) continue;
+        if (isinf(t->conv_cost(&s, (ConvPlan)p, (ConvComputation)c, 0))) continue;
         int words[TILINGS_MAX + 1] = {0}; /* the rule, then the plan's other tilings */
         int n =
             1 +
@@ -243,7 +243,8 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
                .groups = (int)c->groups,
                .bias = true,
                .forward_tiling = j->tiling,
-               .dgrad_tiling = j->tiling};
+               .dgrad_tiling = j->tiling,
+               .wgrad_tiling = j->tiling};
   bool conv = !strcmp(j->kind, "conv");
   /* every layout's floats: the blocked one rounds channels up to 16 */
   size_t elems =

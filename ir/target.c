@@ -60,16 +60,17 @@ const char *conv_plan_text(const Module *m, const Op *op, ConvComputation c,
 static const double TILING_MARGIN = 0.03;
 
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
-                        ConvCostSource *source) {
+                        int tiling, ConvCostSource *source) {
   const Target *t = m->options.target;
-  char key[KEY_MAX];
+  char key[KEY_MAX], base[PLAN_NAME_MAX];
   conv_shape_key(s, key);
   const char *what = conv_computation_name(c);
-  const TuningEntry *e = measured(m, "conv", key, what, conv_plan_name(plan));
-  double cost = e ? e->seconds : t->conv_cost(s, plan, c);
-  *source = (ConvCostSource){.tuned = e != NULL, .rule = cost};
+  const TuningEntry *e =
+      measured(m, "conv", key, what, conv_plan_tiling_name(t, plan, tiling, base));
+  double cost = e ? e->seconds : t->conv_cost(s, plan, c, tiling);
+  *source = (ConvCostSource){.tuned = e != NULL, .tiling = tiling, .rule = cost};
   int words[TILINGS_MAX];
-  int n = t->conv_tilings && m->options.tuning ? t->conv_tilings(s, plan, c, words) : 0;
+  int n = !tiling && t->conv_tilings && m->options.tuning ? t->conv_tilings(s, plan, c, words) : 0;
   for (int i = 0; i < n; i++) {
     char name[PLAN_NAME_MAX];
     const TuningEntry *tiled =

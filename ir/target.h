@@ -33,9 +33,10 @@ struct Target {
    * and the implicit kernels have none") */
   const char *(*conv_illegal)(const ConvShape *s, ConvPlan plan);
   /* estimated seconds of one computation in one plan (operands already in the plan's layout)
-   * on s->batch images as the target runs them (sw26010: 4 core groups at once, a quarter
-   * each); CONV_BACKWARD: both gradients by one call */
-  double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c);
+   * with one of its tilings (0: the kernel's rule; else a word of the target's, see
+   * conv_tilings and reference_plan) on s->batch images as the target runs them (sw26010: 4
+   * core groups at once, a quarter each); CONV_BACKWARD: both gradients by one call */
+  double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c, int tiling);
   /* estimated seconds to convert a batch of (c, h, w) images from layout `from` into `to`;
    * INFINITY where the target has no such conversion */
   double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout from, Layout to);
@@ -80,14 +81,16 @@ struct Target {
   int batch_parts;
   /* The plan set of a framework the target's users know (sw26010: "swcaffe"), to compare
    * with what was measured there (--conv=NAME): its name and its plan for a computation
-   * (CONV_BACKWARD: both gradients by one call). NULL: none. */
+   * (CONV_BACKWARD: both gradients by one call), with the tiling word that makes the target's
+   * kernel work as that framework's did (0: the rule). NULL: none. */
   const char *reference_plans;
-  ConvPlan (*reference_plan)(const ConvShape *s, ConvComputation c);
+  ConvPlan (*reference_plan)(const ConvShape *s, ConvComputation c, int *tiling);
   /* How a plan's kernel may block its loops for computation c (forward or dgrad): the tiling
    * words it reads in SwkConv.forward_tiling and dgrad_tiling (runtime/kernels.h) that swnc
    * tune measures beside the kernel's own rule (word 0, which conv_cost prices); their count.
    * And a word's name, written after the plan's in tuning files and the IR
-   * ("direct:filters.k16"). NULL: the target's kernels have no tilings. */
+   * ("direct:filters.k16"). NULL: the target's kernels have no tilings to tune (tiling_name may
+   * still name the reference plan set's). */
   int (*conv_tilings)(const ConvShape *s, ConvPlan plan, ConvComputation c, int words[TILINGS_MAX]);
   const char *(*tiling_name)(int word, char name[TILING_NAME_MAX]);
 };
@@ -98,14 +101,15 @@ int64_t target_batch_share(const Target *t, int64_t batch);
 
 /* Costs as the module's options give them: the tuning file's measurement for the module's
  * target and this machine if it has one, else the target's model. A plan's cost is that of
- * its fastest measured tiling where that beats its rule's. */
+ * its fastest measured tiling where that beats its rule's. A non-zero `tiling` (the reference
+ * plan set's) is priced as it is, in place of the rule. */
 typedef struct ConvCostSource {
   bool tuned;  /* measured */
   int tiling;  /* the tiling's word; 0: the plan's rule */
   double rule; /* the rule's seconds, measured or modelled */
 } ConvCostSource;
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
-                        ConvCostSource *source);
+                        int tiling, ConvCostSource *source);
 /* The plan as tuning files and the IR name it with a tiling: "direct", "direct:filters.k16". */
 const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
                                   char name[PLAN_NAME_MAX]);

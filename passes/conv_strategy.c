@@ -22,9 +22,18 @@
 
 /* The plan --conv forces for computation c: one for all, or the reference set's. */
 static ConvPlan forced_plan(const Module *m, const ConvShape *s, ConvComputation c) {
+  int tiling;
   if (m->options.conv == CONV_AUTO) return PLAN_EXPLICIT;
-  if (m->options.conv == CONV_REFERENCE) return m->options.target->reference_plan(s, c);
+  if (m->options.conv == CONV_REFERENCE) return m->options.target->reference_plan(s, c, &tiling);
   return (ConvPlan)(m->options.conv - CONV_FORCE_EXPLICIT);
+}
+
+/* The tiling a plan is priced and run with: the reference set's for its plan, else the rule (or a
+ * measured tiling, module_conv_cost). */
+static int base_tiling(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c) {
+  int tiling = 0;
+  if (m->options.conv != CONV_REFERENCE) return 0;
+  return m->options.target->reference_plan(s, c, &tiling) == plan ? tiling : 0;
 }
 
 /* Under --conv, only the forced plan stays a candidate, or explicit where it cannot compute. */
@@ -57,12 +66,16 @@ static bool cost_conv(Module *m, Op *op) {
     ConvCostSource src;
     double dgrad_saving = 0;
     for (int c = 0; c < CONV_COMPUTATIONS; c++) {
-      ch->cost[c][plan] = module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c, &src);
+      ch->cost[c][plan] =
+          module_conv_cost(m, &s, (ConvPlan)plan, (ConvComputation)c,
+                           base_tiling(m, &s, (ConvPlan)plan, (ConvComputation)c), &src);
       ch->tuned[c][plan] = src.tuned, ch->tiling[c][plan] = src.tiling;
       if (c == CONV_DGRAD && src.tiling) dgrad_saving = src.rule - ch->cost[c][plan];
     }
     /* the joint call runs the input gradient with its tiling: it saves there what it saves alone */
-    ch->joint[plan] = module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD, &src) - dgrad_saving;
+    ch->joint[plan] = module_conv_cost(m, &s, (ConvPlan)plan, CONV_BACKWARD,
+                                       base_tiling(m, &s, (ConvPlan)plan, CONV_BACKWARD), &src) -
+                      dgrad_saving;
     ch->joint_tuned[plan] = src.tuned;
   }
   ConvPlan forced = forced_plan(m, &s, CONV_FORWARD);

@@ -60,6 +60,7 @@ bool swk_estimate(SwkEstimate *totals);
                                  target's (host direct plan: direct_tiling.h); 0: the kernel's  \
                                  own rule. Kernels without tilings ignore it */                 \
   F(I32, int, dgrad_tiling) /* the same for the input gradient */                             \
+  F(I32, int, wgrad_tiling) /* and for the weight gradient */                                 \
   F(BOOL, bool, x_planar) /* direct plan only: x comes in (B,N,R,C), not blocked (a first      \
                              layer's few channels, read as they are: no transform); set only  \
                              with no_input_gradient, where the direct plan computes forward  \

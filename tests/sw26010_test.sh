@@ -24,18 +24,23 @@ for net in lenet cifar10_quick; do
   ./"$net-host" $args --batch $batch --log "$net-host.json" >/dev/null
   ./"$net-sw" $args --batch $batch --log "$net-sw.json" >/dev/null || fail "$net: sw26010 run"
   same_losses "$net: sw26010 vs host" "$net-host.json" "$net-sw.json"
+  # the reference plan set (below): its products single-buffered
+  "$swnc" "$root/examples/$net.swn" --target=sw26010 --conv=swcaffe -o "$net-swcaffe" &&
+    ./"$net-swcaffe" $args --batch $batch --log "$net-swcaffe.json" >/dev/null ||
+    fail "$net: sw26010 --conv=swcaffe"
+  same_losses "$net: sw26010 --conv=swcaffe vs host" "$net-host.json" "$net-swcaffe.json"
 done
 
 # --conv=swcaffe: swCaffe's plans, implicit where it runs swDNN (alexnet_bn's conv3: forward with
 # a multiple of 128 images per core group, backward with 64 or more), explicit elsewhere (conv2
-# has groups); a plan set of sw26010 only.
+# has groups), all single-buffered as swCaffe's kernels are; a plan set of sw26010 only.
 chosen() {
   "$swnc" "$root/examples/alexnet_bn.swn" --target=sw26010 --conv=swcaffe --explain -D batch=$1 \
     -o /dev/null 2>&1 | awk -v layer="$2:" '$1 == layer { c = 1 } c && $1 == "chosen:" { print; exit }'
 }
-chosen 512 conv3 | grep -q "(forward implicit, wgrad implicit, dgrad implicit): the reference plan set" &&
-  chosen 256 conv3 | grep -q "(forward explicit, wgrad implicit, dgrad implicit)" &&
-  chosen 512 conv2 | grep -q "(forward explicit, wgrad explicit, dgrad explicit)" && pass ||
+chosen 512 conv3 | grep -q "(forward implicit:single, wgrad implicit:single, dgrad implicit:single): the reference plan set" &&
+  chosen 256 conv3 | grep -q "(forward explicit:single, wgrad implicit:single, dgrad implicit:single)" &&
+  chosen 512 conv2 | grep -q "(forward explicit:single, wgrad explicit:single, dgrad explicit:single)" && pass ||
   fail "--conv=swcaffe plans: $(chosen 512 conv3) / $(chosen 256 conv3) / $(chosen 512 conv2)"
 "$swnc" "$root/examples/lenet.swn" --conv=swcaffe -o lenet-swcaffe-host 2> swcaffe-host.txt
 [ $? -eq 2 ] && grep -q "error: --conv=swcaffe is a plan set of --target=sw26010 only" swcaffe-host.txt &&

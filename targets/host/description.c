@@ -184,7 +184,9 @@ static double cpus(void) {
   return n;
 }
 
-static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c) {
+/* The model prices each plan's rule; its tilings are only ever measured (swnc tune). */
+static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c, int tiling) {
+  (void)tiling;
   if (c == CONV_BACKWARD) return joint_cost(s, plan) / cpus();
   double t = plan == PLAN_IMPLICIT    ? implicit_cost(s, c)
              : plan == PLAN_DIRECT    ? direct_cost(s, c)

@@ -7,6 +7,7 @@
  * once: costs are for one group's share (the default --core-groups), which is also the chip's
  * time. Small shares make the implicit plan's products narrow, and the price shows it. */
 #include <math.h>
+#include <stdio.h>
 
 #include "../../ir/target.h"
 #include "cost/predict.h"
@@ -16,8 +17,9 @@
 static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
 
 /* The explicit plan as kernels/conv.c runs it, per group and launch of nb images (with a bias;
- * the input gradient written, not added). */
-static double explicit_cost(const ConvShape *s, ConvComputation c) {
+ * the input gradient written, not added); its GEMMs buffered as tiling word `tiling` says. Each
+ * kernel priced on its own: one's DMA does not run under another's arithmetic. */
+static double explicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
   static const float present; /* a bias pointer: the model asks only whether there is one */
   int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups),
       b = (int)s->batch;
@@ -28,35 +30,30 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
   bool pointwise = sw_conv_pointwise(kh, kw, sh, (int)s->sw, ph, (int)s->pw);
   int nb = sw_conv_images_per_launch(k, pixels, pointwise);
   int64_t in_image = s->ci * h * w, out_image = s->co * pixels;
-  SwWork work = {0};
+  double seconds = 0;
   for (int first = 0, n; first < b; first += n) {
     n = b - first < nb ? b - first : nb;
     SwConvColumns cols = sw_conv_columns(pointwise, n, pixels, in_image);
-    if ((c == CONV_FORWARD || c == CONV_WGRAD) && !pointwise)
-      sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 0, 0));
+    SwGemmArgs m;
     if (c == CONV_FORWARD) {
-      SwGemmArgs m = sw_conv_forward_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image);
+      m = sw_conv_forward_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image);
       m.bias = &present;
-      sw_work_add(&work, sw_gemm_work(&m));
+    } else if (c == CONV_WGRAD) {
+      m = sw_conv_weights_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image,
+                               first == 0 ? 0.0f : 1.0f);
+    } else {
+      m = sw_conv_columns_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image, 0);
     }
-    if (c == CONV_WGRAD) {
-      SwGemmArgs m = sw_conv_weights_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image,
-                                          first == 0 ? 0.0f : 1.0f);
-      sw_work_add(&work, sw_gemm_work(&m));
-    }
-    if (c == CONV_DGRAD) {
-      SwGemmArgs m =
-          sw_conv_columns_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image, 0);
-      sw_work_add(&work, sw_gemm_work(&m));
-      if (!pointwise)
-        sw_work_add(&work, sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, 1, 0));
-    }
+    sw_gemm_buffering(&m, tiling);
+    seconds += cpe(sw_gemm_work(&m));
+    if (!pointwise)
+      seconds += cpe(sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, c == CONV_DGRAD, 0));
   }
   double db = c == CONV_WGRAD ? cpe(sw_row_sums_work((double)s->co, pixels, b, 0)) : 0;
-  return groups * cpe(work) + db;
+  return groups * seconds + db;
 }
 
-static double implicit_cost(const ConvShape *s, ConvComputation c) {
+static double implicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
   SwImplicitArgs a = {.ci = (int)s->ci,
                       .h = (int)s->h,
                       .w = (int)s->w,
@@ -71,18 +68,18 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
                       .pw = (int)s->pw,
                       .batch = (int)s->batch};
   int64_t filters = s->co * s->ci, taps = s->kh * s->kw;
-  SwWork w = {0};
+  double seconds;
   if (c == CONV_WGRAD) {
     a.pass = SW_IMPLICIT_WEIGHTS;
-    sw_work_add(&w, sw_transpose_work(taps, 1, filters, 0)); /* dW back to (No, Ni, K, K) */
-    sw_work_add(
-        &w, sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
+    seconds =
+        cpe(sw_transpose_work(taps, 1, filters, 0)) + /* dW back to (No, Ni, K, K) */
+        cpe(sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
   } else {
     a.pass = c == CONV_FORWARD ? SW_IMPLICIT_FORWARD : SW_IMPLICIT_DATA;
-    sw_work_add(&w, sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
+    seconds = cpe(sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
   }
-  sw_work_add(&w, sw_implicit_work(&a));
-  return cpe(w);
+  sw_implicit_buffering(&a, tiling);
+  return seconds + cpe(sw_implicit_work(&a));
 }
 
 static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
@@ -105,8 +102,10 @@ static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) 
  * group's share of the batch (what the kernel sees): forward, batch a multiple of 128, Ni and No at least 64 and multiples of 32;
  * backward, batch at least 64 and a multiple of 32, Ni a multiple of 128, No at least 64 and a
  * multiple of 32; groups 1 and stride 1 both ways (swDNN, Fang et al.). The implicit plan here
- * is swnc's kernel standing in for swDNN's. */
-static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c) {
+ * is swnc's kernel standing in for swDNN's; both plans single-buffered, as swCaffe's kernels
+ * wait for each transfer (swDNN's paper double-buffers; the kernels swCaffe ships do not). */
+static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c, int *tiling) {
+  *tiling = SW_TILING_SINGLE_BUFFERED;
   int64_t b = group_share(s->batch);
   bool common = s->groups == 1 && s->sh == 1 && s->sw == 1 && s->co >= 64 && s->co % 32 == 0;
   bool swdnn = c == CONV_FORWARD ? b % 128 == 0 && b > 0 && s->ci >= 64 && s->ci % 32 == 0
@@ -114,14 +113,22 @@ static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c) {
   return common && swdnn ? PLAN_IMPLICIT : PLAN_EXPLICIT;
 }
 
-static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c) {
+static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c, int tiling) {
   if (conv_plan_layout(plan) == LAYOUT_BNRC16) return INFINITY; /* direct, Winograd: illegal */
-  double (*cost)(const ConvShape *, ConvComputation) =
+  double (*cost)(const ConvShape *, ConvComputation, int) =
       plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
   ConvShape s = *whole;
   s.batch = group_share(whole->batch);
-  if (c == CONV_BACKWARD) return cost(&s, CONV_WGRAD) + cost(&s, CONV_DGRAD);
-  return cost(&s, c);
+  if (c == CONV_BACKWARD) return cost(&s, CONV_WGRAD, tiling) + cost(&s, CONV_DGRAD, tiling);
+  return cost(&s, c, tiling);
+}
+
+static const char *sw_tiling_name(int word, char name[TILING_NAME_MAX]) {
+  snprintf(name, TILING_NAME_MAX, "%s",
+           word == SW_TILING_SINGLE_BUFFERED   ? "single"
+           : word == SW_TILING_DOUBLE_BUFFERED ? "double"
+                                               : "?");
+  return name;
 }
 
 /* (B,N,R,C) is (batch, c, hw) and (R,C,N,B) is (hw, c, batch): swapping the outer and inner
@@ -153,4 +160,5 @@ const Target sw26010_target = {
     .batch_parts = SW_CORE_GROUPS,
     .reference_plans = "swcaffe",
     .reference_plan = sw_swcaffe_plan,
+    .tiling_name = sw_tiling_name,
 };

@@ -17,6 +17,12 @@ static double floats(const Graph *g, int v, int64_t batch) {
   return (double)batch * (double)layout_floats_per_image(shape_of(g, v), g->values.data[v].layout);
 }
 
+/* A product as kernels/fc.c runs it: with the rule's buffering. */
+static double gemm_cost(SwGemmArgs g) {
+  sw_gemm_buffering(&g, 0);
+  return cpe(sw_gemm_work(&g));
+}
+
 /* kernels/fc.c's products: Y = X W^T (+ b), dW = dY^T X, dX (+)= dY W. */
 static double fc_cost(const Graph *g, const Op *op, int b, bool backward, bool input_grad) {
   static const float present; /* a bias pointer: the model asks only whether there is one */
@@ -32,14 +38,14 @@ static double fc_cost(const Graph *g, const Op *op, int b, bool backward, bool i
                     .ldc = out,
                     .bias = op->attr.bias ? &present : NULL,
                     .bias_columns = 1};
-    return cpe(sw_gemm_work(&y));
+    return gemm_cost(y);
   }
   SwGemmArgs dw = {
       .m = out, .n = in, .k = b, .count = 1, .ta = 1, .lda = out, .ldb = in, .ldc = in};
-  double t = cpe(sw_gemm_work(&dw));
+  double t = gemm_cost(dw);
   if (op->attr.bias) t += cpe(sw_row_sums_work(out, 1, b, 0));
   SwGemmArgs dx = {.m = b, .n = in, .k = out, .count = 1, .lda = out, .ldb = in, .ldc = in};
-  if (input_grad) t += cpe(sw_gemm_work(&dx));
+  if (input_grad) t += gemm_cost(dx);
   return t;
 }
 

@@ -53,22 +53,34 @@ void strided(void *arg) {
 }
 
 /* Declared tiled gets: CPE (r, c) takes floats [4c, 4c + 4) of rows [8r, 8r + 8), so the 8 CPEs
- * of a mesh row take adjacent blocks of each row (a piece of 32 floats per row). With `wrong`,
- * CPE 5 starts a block too far: the claim does not hold. */
-static void tiled_get(const AthreadTest *t, int wrong) {
+ * of a mesh row take adjacent blocks of each row (a piece of 32 floats per row). WRONGLY: CPE 5
+ * starts a block too far, the claim does not hold. OVERLAPPED: the get is also declared
+ * double-buffered, and arithmetic is counted before its wait; NOTHING_UNDER: declared so, but
+ * waited for at once; UNWAITED: declared so, and never waited for by dma_wait. */
+enum { PLAIN, WRONGLY, OVERLAPPED, NOTHING_UNDER, UNWAITED };
+static void tiled_get(const AthreadTest *t, int how) {
   int block = 4 * (int)sizeof(float), pitch = ROW_FLOATS * (int)sizeof(float);
-  int c = _COL + (wrong && _MYID == 5);
+  int c = _COL + (how == WRONGLY && _MYID == 5);
   float *mine = ldm_malloc(8 * 4 * sizeof(float));
   volatile int got = 0;
   athread_dma_tiled(ROW_SCOPE);
+  if (how >= OVERLAPPED) athread_dma_overlapped();
   athread_get(PE_MODE, (void *)(t->matrix + 8 * _ROW * ROW_FLOATS + 4 * c), mine, 8 * block,
               (void *)&got, 0, pitch - block, block);
-  dma_wait(&got, 1);
+  if (how == OVERLAPPED) athread_count_vector_flops(64);
+  if (how == UNWAITED)
+    while (got != 1) {
+    }
+  else
+    dma_wait(&got, 1);
   ldm_free(mine, 8 * 4 * sizeof(float));
 }
 
-void tiled(void *arg) { tiled_get(arg, 0); }
-void tiled_wrongly(void *arg) { tiled_get(arg, 1); }
+void tiled(void *arg) { tiled_get(arg, PLAIN); }
+void tiled_wrongly(void *arg) { tiled_get(arg, WRONGLY); }
+void overlapped(void *arg) { tiled_get(arg, OVERLAPPED); }
+void overlapped_nothing_under(void *arg) { tiled_get(arg, NOTHING_UNDER); }
+void overlapped_unwaited(void *arg) { tiled_get(arg, UNWAITED); }
 
 /* CPE 0 broadcasts to every CPE's LDM; every CPE sums what it got. */
 void broadcast(void *arg) {

@@ -19,7 +19,8 @@ extern void SLAVE_FUN(ids)(void *), SLAVE_FUN(checked_dma)(void *),
     SLAVE_FUN(direct_access)(void *), SLAVE_FUN(strided)(void *), SLAVE_FUN(broadcast)(void *),
     SLAVE_FUN(scopes)(void *), SLAVE_FUN(rlc)(void *), SLAVE_FUN(ldm_overflow)(void *),
     SLAVE_FUN(deadlock)(void *), SLAVE_FUN(self_send)(void *), SLAVE_FUN(simd)(void *),
-    SLAVE_FUN(tiled)(void *), SLAVE_FUN(tiled_wrongly)(void *);
+    SLAVE_FUN(tiled)(void *), SLAVE_FUN(tiled_wrongly)(void *), SLAVE_FUN(overlapped)(void *),
+    SLAVE_FUN(overlapped_nothing_under)(void *), SLAVE_FUN(overlapped_unwaited)(void *);
 
 static AthreadTest t;
 
@@ -163,6 +164,24 @@ int main(void) {
   CHECK_EQ_INT(k->dma_tiled, 64);
   CHECK_EQ_INT(k->dma_blocks, 8 * 8); /* 512 blocks of 16 B, but a piece per row and mesh row */
   CHECK_EQ_INT(k->dma_batched, 0);
+  CHECK_EQ_INT(k->overlapped_transfers, 0);
+  /* the same gets double-buffered: counted apart as well, tiling included */
+  athread_spawn(overlapped, &t);
+  athread_join();
+  k = athread_last_counters();
+  CHECK_EQ_INT(k->overlapped_transfers, 64);
+  CHECK_EQ_INT(k->overlapped_get_bytes, 64 * 8 * 16);
+  CHECK_EQ_INT(k->overlapped_put_bytes, 0);
+  CHECK_EQ_INT(k->overlapped_blocks, 8 * 8);
+  CHECK_EQ_INT(k->dma_blocks, 8 * 8);
+  CHECK_EQ_INT(k->overlapped_batched, 0);
+  expect_failure(SLAVE_FUN(overlapped_nothing_under), "overlapped_nothing_under",
+                 "kernel 'overlapped_nothing_under', CPE 0 (row 0, column 0): dma_wait for "
+                 "transfers declared overlapped (athread_dma_overlapped), but no arithmetic was "
+                 "counted since they were issued");
+  expect_failure(SLAVE_FUN(overlapped_unwaited), "overlapped_unwaited",
+                 "kernel 'overlapped_unwaited', CPE 0: a transfer declared overlapped "
+                 "(athread_dma_overlapped) was never waited for with dma_wait");
   expect_failure(
       SLAVE_FUN(tiled_wrongly), "tiled_wrongly",
       "kernel 'tiled_wrongly', CPE 0: its transfer #1 declared tiled with its mesh row does not "

@@ -13,15 +13,50 @@
 
 static void compare(const char *kernel, SwWork predicted) {
   SwWork c = sw_counted_work(athread_last_counters());
-  double counted[] = {c.flops,         c.vector_flops,  c.rlc_words,   c.ldm_ops,   c.dma_bytes,
-                      c.dma_put_bytes, c.dma_transfers, c.dma_batched, c.dma_blocks};
-  double model[] = {predicted.flops,         predicted.vector_flops, predicted.rlc_words,
-                    predicted.ldm_ops,       predicted.dma_bytes,    predicted.dma_put_bytes,
-                    predicted.dma_transfers, predicted.dma_batched,  predicted.dma_blocks};
-  static const char *names[] = {"flops",         "vector flops", "rlc words",
-                                "ldm ops",       "dma bytes",    "dma put bytes",
-                                "dma transfers", "dma batched",  "dma blocks"};
-  for (int i = 0; i < 9; i++) {
+  double counted[] = {c.flops,
+                      c.vector_flops,
+                      c.rlc_words,
+                      c.ldm_ops,
+                      c.dma_bytes,
+                      c.dma_put_bytes,
+                      c.dma_transfers,
+                      c.dma_batched,
+                      c.dma_blocks,
+                      c.overlapped_bytes,
+                      c.overlapped_put_bytes,
+                      c.overlapped_transfers,
+                      c.overlapped_batched,
+                      c.overlapped_blocks};
+  double model[] = {predicted.flops,
+                    predicted.vector_flops,
+                    predicted.rlc_words,
+                    predicted.ldm_ops,
+                    predicted.dma_bytes,
+                    predicted.dma_put_bytes,
+                    predicted.dma_transfers,
+                    predicted.dma_batched,
+                    predicted.dma_blocks,
+                    predicted.overlapped_bytes,
+                    predicted.overlapped_put_bytes,
+                    predicted.overlapped_transfers,
+                    predicted.overlapped_batched,
+                    predicted.overlapped_blocks};
+  static const char *names[] = {"flops",
+                                "vector flops",
+                                "rlc words",
+                                "ldm ops",
+                                "dma bytes",
+                                "dma put bytes",
+                                "dma transfers",
+                                "dma batched",
+                                "dma blocks",
+                                "overlapped bytes",
+                                "overlapped put bytes",
+                                "overlapped transfers",
+                                "overlapped batched",
+                                "overlapped blocks"};
+  enum { COUNTS = sizeof counted / sizeof counted[0] };
+  for (int i = 0; i < COUNTS; i++) {
     bool ok = fabs(model[i] - counted[i]) <= 1e-9 * fmax(counted[i], 1);
     if (!ok)
       fprintf(stderr, "%s %s: predicted %.17g, counted %.17g\n", kernel, names[i], model[i],
@@ -32,7 +67,7 @@ static void compare(const char *kernel, SwWork predicted) {
 
 static float *buffer(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
 
-static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared) {
+static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared, int single) {
   float *a = buffer((int64_t)m * k * count), *b = buffer((int64_t)k * n * count);
   float *c = buffer((int64_t)m * n * (c_shared ? 1 : count));
   SwGemmArgs g = {.m = m,
@@ -49,20 +84,23 @@ static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared) {
                   .stride_c = c_shared ? 0 : (int64_t)m * n,
                   .a = a,
                   .b = b,
-                  .c = c};
+                  .c = c,
+                  .single_buffered = single};
   sw_gemm_run(&g);
   compare("gemm", sw_gemm_work(&g));
   free(a), free(b), free(c);
 }
 
-/* All three passes; the forward with a bias, the data gradient adding when `add`. */
+/* All three passes, double- and single-buffered; the forward with a bias, the data gradient
+ * adding when `add`. */
 static void implicit(SwImplicitArgs a, int add) {
   static const char *names[] = {"implicit forward", "implicit data", "implicit weights"};
   float *x = buffer((int64_t)a.h * a.w * a.ci * a.batch),
         *y = buffer((int64_t)a.ho * a.wo * a.co * a.batch);
   float *w = buffer((int64_t)a.kh * a.kw * a.co * a.ci), *bias = buffer(a.co);
-  for (int pass = SW_IMPLICIT_FORWARD; pass <= SW_IMPLICIT_WEIGHTS; pass++) {
-    a.pass = (SwImplicitPass)pass;
+  for (int run = 0; run < 6; run++) {
+    int pass = run % 3;
+    a.pass = (SwImplicitPass)pass, a.single_buffered = run >= 3;
     a.x = x, a.filters = w, a.dy = y, a.bias = pass == SW_IMPLICIT_FORWARD ? bias : NULL;
     a.add = pass == SW_IMPLICIT_DATA && add;
     a.out = pass == SW_IMPLICIT_FORWARD ? y : pass == SW_IMPLICIT_DATA ? x : w;
@@ -236,10 +274,12 @@ static void softmax(int classes, int batch) {
 
 int main(void) {
   athread_init();
-  gemm(256, 128, 512, 0, 0, 2, 0);
-  gemm(64, 96, 192, 0, 1, 3, 1);
-  gemm(50, 70, 90, 1, 0, 2, 0);
-  gemm(3, 200, 7, 1, 1, 1, 0);
+  for (int single = 0; single < 2; single++) {
+    gemm(256, 128, 512, 0, 0, 2, 0, single);
+    gemm(64, 96, 192, 0, 1, 3, 1, single);
+    gemm(50, 70, 90, 1, 0, 2, 0, single);
+    gemm(3, 200, 7, 1, 1, 1, 0, single);
+  }
   implicit((SwImplicitArgs){.ci = 64,
                             .h = 10,
                             .w = 10,
@@ -280,6 +320,34 @@ int main(void) {
                             .sw = 2,
                             .ph = 0,
                             .pw = 3,
+                            .batch = 4},
+           0);
+  /* 1x1 stride 2: input pixels no output reads (the data pass writes them apart) */
+  implicit((SwImplicitArgs){.ci = 16,
+                            .h = 9,
+                            .w = 9,
+                            .co = 24,
+                            .ho = 5,
+                            .wo = 5,
+                            .kh = 1,
+                            .kw = 1,
+                            .sh = 2,
+                            .sw = 2,
+                            .batch = 8},
+           1);
+  /* a filter row no pixel reaches (dW 0) */
+  implicit((SwImplicitArgs){.ci = 8,
+                            .h = 3,
+                            .w = 3,
+                            .co = 8,
+                            .ho = 2,
+                            .wo = 2,
+                            .kh = 3,
+                            .kw = 3,
+                            .sh = 4,
+                            .sw = 4,
+                            .ph = 2,
+                            .pw = 2,
                             .batch = 4},
            0);
   transpose(32, 64, 100, 0);

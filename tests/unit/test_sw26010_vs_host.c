@@ -66,7 +66,16 @@ static const double LAST_PLACE = 5e-7;
 
 /* ------------------------------------------------------------------ convolution */
 
-static void conv_explicit(SwkConv p, int batch) {
+/* The convolutions' kernels with each of the sw26010 set's tiling words (its rule, single- and
+ * double-buffered: kernels/args.h; the host's ignores them). */
+static void with_tilings(void (*test)(SwkConv, int), SwkConv p, int batch) {
+  for (int word = 0; word < 3; word++) {
+    p.forward_tiling = p.dgrad_tiling = p.wgrad_tiling = word;
+    test(p, batch);
+  }
+}
+
+static void conv_explicit_once(SwkConv p, int batch) {
   int64_t nx = (int64_t)batch * p.ci * p.h * p.w, ny = (int64_t)batch * p.co * p.ho * p.wo;
   int64_t nw = (int64_t)p.co * p.ci / p.groups * p.kh * p.kw;
   float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
@@ -89,7 +98,7 @@ static void conv_explicit(SwkConv p, int batch) {
 }
 
 /* On (R,C,N,B) data made by each set's own transform, which must agree exactly. */
-static void conv_implicit(SwkConv p, int batch) {
+static void conv_implicit_once(SwkConv p, int batch) {
   int64_t nx = (int64_t)batch * p.ci * p.h * p.w, ny = (int64_t)batch * p.co * p.ho * p.wo;
   int64_t nw = (int64_t)p.co * p.ci * p.kh * p.kw;
   float *x = random_array(nx), *w = random_array(nw), *b = random_array(p.co),
@@ -119,6 +128,9 @@ static void conv_implicit(SwkConv p, int batch) {
                   dx[1], dw[0], dw[1], db[0], db[1], ws[0], ws[1], back[0], back[1]};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
+
+static void conv_explicit(SwkConv p, int batch) { with_tilings(conv_explicit_once, p, batch); }
+static void conv_implicit(SwkConv p, int batch) { with_tilings(conv_implicit_once, p, batch); }
 
 /* ------------------------------------------------------------------ pooling */
 

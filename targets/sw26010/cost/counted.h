@@ -16,7 +16,12 @@ static inline SwWork sw_counted_work(const AthreadCounters *c) {
                   .dma_batched = (double)c->dma_batched,
                   .dma_blocks = (double)c->dma_blocks,
                   .rlc_words = (double)c->rlc_words,
-                  .ldm_ops = (double)c->ldm_ops};
+                  .ldm_ops = (double)c->ldm_ops,
+                  .overlapped_bytes = (double)(c->overlapped_get_bytes + c->overlapped_put_bytes),
+                  .overlapped_put_bytes = (double)c->overlapped_put_bytes,
+                  .overlapped_transfers = (double)c->overlapped_transfers,
+                  .overlapped_batched = (double)c->overlapped_batched,
+                  .overlapped_blocks = (double)c->overlapped_blocks};
 }
 
 #endif

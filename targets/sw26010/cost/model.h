@@ -20,11 +20,16 @@ typedef struct SwWork {
                         blocks tile memory with its mesh column's or row's) */
   double rlc_words;     /* 256-bit register-communication values received */
   double ldm_ops;       /* memory-pipeline instructions beside the arithmetic (athread.h ldm_ops) */
+  /* the part of the DMA counts double-buffered: issued before arithmetic that does not need
+   * them and waited for after it (athread_dma_overlapped) */
+  double overlapped_bytes, overlapped_put_bytes, overlapped_transfers, overlapped_batched,
+      overlapped_blocks;
 } SwWork;
 
 typedef struct SwTime {
-  double compute, dma, rlc,
-      total; /* seconds; total = their sum (the kernels do not overlap them) */
+  double compute, dma, rlc; /* seconds */
+  double overlapped;        /* the part of dma double-buffered */
+  double total; /* dma - overlapped + max(compute + rlc, overlapped): the rest waits in turn */
 } SwTime;
 
 SwTime sw_cpe_time(const SwWork *w);

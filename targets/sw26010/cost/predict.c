@@ -11,11 +11,12 @@ static int block_edge(int dim, int cap) {
   return b < 4 ? 4 : b > cap ? cap : b;
 }
 
-/* gemm_cpe.h's buffers (gemm_ldm_take) for a run of `runs` C blocks. */
-static int ldm_floats(int bm, int bn, int bk, int runs) {
-  int tmp = bm * bk > bk * bn ? bm * bk : bk * bn;
-  if (bm * bn > tmp) tmp = bm * bn;
-  return 2 * bm * bk + (runs + 1) * bk * bn + runs * bm * bn + tmp + (bm > bn ? bm : bn);
+/* gemm_cpe.h's buffers (gemm_ldm_take) for a run of `runs` C blocks: `buffers` sets of an A
+ * block and the run's B blocks as fetched, the A and B blocks multiplied, the run's C blocks, the
+ * bias. */
+static int ldm_floats(int bm, int bn, int bk, int runs, int buffers) {
+  return (buffers + 1) * bm * bk + (buffers * runs + 1) * bk * bn + runs * bm * bn +
+         (bm > bn ? bm : bn);
 }
 
 /* The smallest edge (a multiple of 4) that covers dim in as many steps of 8 edges as `edge` does:
@@ -26,10 +27,10 @@ static int balanced(int dim, int edge) {
   return b < 4 ? 4 : b;
 }
 
-void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk) {
+void sw_gemm_blocks(int m, int n, int k, int buffers, int *bm, int *bn, int *bk) {
   *bm = block_edge(m, 64), *bn = block_edge(n, 64), *bk = block_edge(k, 64);
-  while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS && *bk > 16) *bk -= 4;
-  while (ldm_floats(*bm, *bn, *bk, 1) > LDM_FLOATS) {
+  while (ldm_floats(*bm, *bn, *bk, 1, buffers) > LDM_FLOATS && *bk > 16) *bk -= 4;
+  while (ldm_floats(*bm, *bn, *bk, 1, buffers) > LDM_FLOATS) {
     if (*bm >= *bn)
       *bm -= 4;
     else
@@ -45,6 +46,9 @@ void sw_work_add(SwWork *sum, SwWork w) {
   sum->dma_put_bytes += w.dma_put_bytes;
   sum->dma_transfers += w.dma_transfers, sum->dma_batched += w.dma_batched;
   sum->dma_blocks += w.dma_blocks, sum->rlc_words += w.rlc_words, sum->ldm_ops += w.ldm_ops;
+  sum->overlapped_bytes += w.overlapped_bytes, sum->overlapped_put_bytes += w.overlapped_put_bytes;
+  sum->overlapped_transfers += w.overlapped_transfers;
+  sum->overlapped_batched += w.overlapped_batched, sum->overlapped_blocks += w.overlapped_blocks;
 }
 
 /* Every CPE reads its launch's arguments (the spawn argument) first. */
@@ -97,38 +101,112 @@ static void operand_moves(SwWork *w, Operand o, double times, int put) {
 }
 
 /* The product C (m x n) += A (m x k) B (k x n) of gemm_cpe.h (A or B stored transposed when
- * ta or tb). Per tile and slice of 8bk, every CPE loads an A block `a_loads` times and a B block
- * `b_loads` times (once per product; a run's products share A); in each of 8 steps 7 of 8
- * blocks come by RLC and each product multiplies a pair. Over the tiles, A is read whole once
- * per tile column and A load, B once per tile row and product. C is written whole `c_puts`
- * times and read `c_gets` times (where the kernel starts from beta C != 0), with `c_bias` bias reads
- * (per row of C) per C block. Flops and RLC count whole blocks, as the kernels do. */
+ * ta or tb). Per tile and slice of 8bk, every CPE fetches an A block `a_loads` times and a B
+ * block `b_loads` times (a step each A fetch, with its B fetches: a run's products share A); in
+ * each of 8 exchanges 7 of 8 blocks come by RLC and each product multiplies a pair. Over the
+ * tiles, A is read whole once per tile column and A fetch, B once per tile row and product. C is
+ * written whole `c_puts` times and read `c_gets` times (where the kernel starts from beta C != 0),
+ * with `c_bias` bias reads (per row of C) per C block. Flops and RLC count whole blocks, as the
+ * kernels do. The first step (tile (0, 0), slice 0) has `first_b` B fetches; with 2 `buffers`
+ * every later step's fetches are overlapped. */
 typedef struct Product {
   int m, n, k, ta, tb;
   double a_loads, b_loads, c_puts, c_gets, c_bias;
   int lda, ldb, ldc; /* stored line lengths; 0: dense */
   int bias_columns;  /* the bias is per column of C */
+  int buffers;
+  double first_b;
 } Product;
 
-/* The memory pipeline's work (gemm_cpe.h's cpe_count_ldm): every A and B load (a and b of
- * them over the CPEs) zeroes its block and copies what it holds (a load and a store an
- * element); every exchange packs a word in 5 operations, sent once and received 7 times; every
- * C block starts zeroed, or loaded and scaled when C is read, the bias added over what it
- * holds; a store copies a block cut at the right edge. */
+/* Blocks of br x bc on the grid from (0, 0) wholly inside rows x cols. */
+static double whole_blocks(double rows, double cols, int br, int bc) {
+  return (double)(long long)(rows / br) * (double)(long long)(cols / bc);
+}
+
+/* The blocks an operand's fetches unpack (gemm_unpack: all but the whole untransposed ones; a
+ * load and a store per element held, the zeroing in vector stores): `events` fetches over the
+ * CPEs, the operand (rows x cols, blocks br x bc) read whole `times` over. */
+static double unpack_ops(double events, double times, double rows, double cols, int br, int bc,
+                         int transposed) {
+  double whole = transposed ? 0 : whole_blocks(rows, cols, br, bc);
+  return (events - times * whole) * br * bc / 4 + 2 * times * (rows * cols - whole * br * bc);
+}
+
+/* The memory pipeline's work (gemm_cpe.h's cpe_count_ldm): unpacking (a and b fetches over the
+ * CPEs); every exchange packs a word in 5 operations, sent once and received 7 times; every C
+ * block starts zeroed, or fetched (spread like an unpacked block unless whole) and scaled, the
+ * bias added over what it holds; a store packs a block cut at the right edge. */
 static double product_ldm_ops(Product p, int bm, int bn, int bk, double tiles_m, double tiles_n,
                               double a, double b) {
   double tile_cpes = tiles_m * tiles_n * CPES, c = (double)p.m * p.n;
-  double loads = (a * bm * bk + b * bk * bn) / 4 +
-                 2 * (tiles_n * p.a_loads * p.m * p.k + tiles_m * p.b_loads * p.k * p.n);
+  double unpacks = unpack_ops(a, tiles_n * p.a_loads, p.m, p.k, bm, bk, p.ta) +
+                   unpack_ops(b, tiles_m * p.b_loads, p.k, p.n, bk, bn, p.tb);
   double exchanges = 5 * 8 * (a * bm * bk + b * bk * bn) / 4;
-  double c_ops = tile_cpes * (p.c_puts * bm * bn / 4 + p.c_gets * 2 * bm * bn) +
-                 2 * c * (p.c_gets + p.c_bias) + 2 * p.c_puts * p.m * (double)(p.n % bn);
-  return loads + exchanges + c_ops;
+  double c_ops = tile_cpes * ((p.c_puts - p.c_gets) * bm * bn / 4 + p.c_gets * 2 * bm * bn) +
+                 unpack_ops(p.c_gets * tile_cpes, p.c_gets, p.m, p.n, bm, bn, 0) +
+                 2 * c * p.c_bias + 2 * p.c_puts * p.m * (double)(p.n % bn);
+  return unpacks + exchanges + c_ops;
+}
+
+/* An axis of `extent` in tiles of 8 blocks of b: how many tiles hold 8 blocks, and the last's. */
+static void axis_tiles(double extent, int b, double tiles[2], double blocks[2]) {
+  double n = ceil_div(extent, 8.0 * b);
+  tiles[0] = n - 1, blocks[0] = 8;
+  tiles[1] = 1, blocks[1] = ceil_div(extent - (n - 1) * 8.0 * b, b);
+}
+
+/* The CPEs that fetch anything in a step: CPE (row, col) fetches A's block when row < ai and
+ * col < kb, a B block when row < kb and col < bj (the blocks inside the matrices). */
+static double fetching_cpes(double ai, double kb, double bj) {
+  return ai * kb + kb * bj - (ai < kb ? ai : kb) * (kb < bj ? kb : bj);
+}
+
+/* Waits for the operands' fetches (one per CPE and step that fetches), over all tiles and
+ * slices. */
+static double product_waits(Product p, int bm, int bn, int bk) {
+  double tm[2], am[2], tn[2], an[2], tk[2], ak[2], waits = 0;
+  axis_tiles(p.m, bm, tm, am), axis_tiles(p.n, bn, tn, an), axis_tiles(p.k, bk, tk, ak);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      for (int l = 0; l < 2; l++)
+        waits += tm[i] * tn[j] * tk[l] * fetching_cpes(am[i], ak[l], an[j]);
+  return waits * p.a_loads;
+}
+
+/* A's and B's fetches, `times` over (B's b_per_a per A), `pieces` of them: the operands
+ * (rows x k and k x cols) cut to tile (0, 0) and slice 0 when `first` (the first step). */
+static SwWork operand_fetches(Product p, int bm, int bn, int bk, double a_times, double b_times,
+                              int first) {
+  int lda = p.lda ? p.lda : p.ta ? p.m : p.k, ldb = p.ldb ? p.ldb : p.tb ? p.k : p.n;
+  int m = first && p.m > 8 * bm ? 8 * bm : p.m, n = first && p.n > 8 * bn ? 8 * bn : p.n,
+      k = first && p.k > 8 * bk ? 8 * bk : p.k;
+  SwWork w = {0};
+  operand_moves(&w, stored(m, k, bm, bk, p.ta, lda), a_times, 0);
+  operand_moves(&w, stored(k, n, bk, bn, p.tb, ldb), b_times, 0);
+  return w;
+}
+
+/* The fetches' waits and, double-buffered, the part overlapped: all but the first step's. */
+static void fetch_timing(SwWork *w, Product p, int bm, int bn, int bk, double tiles_m,
+                         double tiles_n) {
+  SwWork all = operand_fetches(p, bm, bn, bk, tiles_n * p.a_loads, tiles_m * p.b_loads, 0);
+  all.dma_batched = all.dma_transfers - product_waits(p, bm, bn, bk);
+  sw_work_add(w, all);
+  if (p.buffers < 2 || p.first_b < 1) return;
+  SwWork first = operand_fetches(p, bm, bn, bk, 1, p.first_b, 1);
+  double ai = ceil_div(p.m < 8 * bm ? p.m : 8 * bm, bm),
+         kb = ceil_div(p.k < 8 * bk ? p.k : 8 * bk, bk),
+         bj = ceil_div(p.n < 8 * bn ? p.n : 8 * bn, bn);
+  first.dma_batched = first.dma_transfers - fetching_cpes(ai, kb, bj);
+  w->overlapped_bytes += all.dma_bytes - first.dma_bytes;
+  w->overlapped_transfers += all.dma_transfers - first.dma_transfers;
+  w->overlapped_batched += all.dma_batched - first.dma_batched;
+  w->overlapped_blocks += all.dma_blocks - first.dma_blocks;
 }
 
 static SwWork product_work(Product p) {
   int bm, bn, bk;
-  sw_gemm_blocks(p.m, p.n, p.k, &bm, &bn, &bk);
+  sw_gemm_blocks(p.m, p.n, p.k, p.buffers, &bm, &bn, &bk);
   double tiles_m = ceil_div(p.m, 8.0 * bm), tiles_n = ceil_div(p.n, 8.0 * bn),
          slices = ceil_div(p.k, 8.0 * bk);
   double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads,
@@ -136,8 +214,7 @@ static SwWork product_work(Product p) {
   SwWork w = {0};
   w.flops = w.vector_flops = b * 2.0 * 8 * bm * bn * bk; /* gemm_multiply's vectors */
   w.rlc_words = 7.0 * (a * bm * bk + b * bk * bn) / 4;
-  operand_moves(&w, stored(p.m, p.k, bm, bk, p.ta, p.lda), tiles_n * p.a_loads, 0);
-  operand_moves(&w, stored(p.k, p.n, bk, bn, p.tb, p.ldb), tiles_m * p.b_loads, 0);
+  fetch_timing(&w, p, bm, bn, bk, tiles_m, tiles_n);
   operand_moves(&w, stored(p.m, p.n, bm, bn, 0, p.ldc), p.c_gets, 0);
   operand_moves(&w, stored(p.m, p.n, bm, bn, 0, p.ldc), p.c_puts, 1);
   /* a bias piece per C block holding any of C */
@@ -167,9 +244,21 @@ SwWork sw_gemm_work(const SwGemmArgs *g) {
                g->lda,
                g->ldb,
                g->ldc,
-               g->bias_columns};
+               g->bias_columns,
+               g->single_buffered ? 1 : 2,
+               1};
   sw_work_add(&w, product_work(p));
   return w;
+}
+
+static double seconds(SwWork w) { return sw_cpe_time(&w).total; }
+
+void sw_gemm_buffering(SwGemmArgs *g, int tiling) {
+  SwGemmArgs one = *g;
+  one.single_buffered = 1, g->single_buffered = 0;
+  g->single_buffered =
+      tiling == SW_TILING_SINGLE_BUFFERED ||
+      (tiling == SW_TILING_RULE && seconds(sw_gemm_work(&one)) < seconds(sw_gemm_work(g)));
 }
 
 /* The implicit pass's product (m x k)(k x n) per (pixel, tap) pair and the longest run of C
@@ -179,10 +268,11 @@ void sw_implicit_plan(SwImplicitArgs *a) {
       n = a->pass == SW_IMPLICIT_WEIGHTS ? a->ci : a->batch;
   int k = a->pass == SW_IMPLICIT_FORWARD ? a->ci : a->pass == SW_IMPLICIT_DATA ? a->co : a->batch;
   int extent = a->pass == SW_IMPLICIT_FORWARD ? a->wo : a->pass == SW_IMPLICIT_DATA ? a->w : a->kw;
-  sw_gemm_blocks(m, n, k, &a->bm, &a->bn, &a->bk);
+  int buffers = a->single_buffered ? 1 : 2;
+  sw_gemm_blocks(m, n, k, buffers, &a->bm, &a->bn, &a->bk);
   a->run = 1;
   while (a->run < SW_IMPLICIT_RUN_MAX && a->run < extent &&
-         ldm_floats(a->bm, a->bn, a->bk, a->run + 1) <= LDM_FLOATS)
+         ldm_floats(a->bm, a->bn, a->bk, a->run + 1, buffers) <= LDM_FLOATS)
     a->run++;
 }
 
@@ -219,6 +309,33 @@ static AxisCounts axis_counts(Axis x, int run, int runs_of_taps) {
   return c;
 }
 
+void sw_implicit_buffering(SwImplicitArgs *a, int tiling) {
+  SwImplicitArgs one = *a;
+  one.single_buffered = 1, a->single_buffered = 0;
+  a->single_buffered =
+      tiling == SW_TILING_SINGLE_BUFFERED ||
+      (tiling == SW_TILING_RULE && seconds(sw_implicit_work(&one)) < seconds(sw_implicit_work(a)));
+}
+
+/* The B fetches of the kernel's first step: in the first run (in order) with a product, the
+ * first tap (forward, data) or output pixel (weights) with one, its products. 0: none at all. */
+static double first_step_products(Axis rows, Axis cols, int run, int weights) {
+  int outer = weights ? cols.taps : cols.positions;
+  for (int y = 0; y < (weights ? rows.taps : rows.positions); y++)
+    for (int first = 0; first < outer; first += run)
+      for (int step = 0; step < (weights ? rows.positions * cols.positions : rows.taps * cols.taps);
+           step++) {
+        int i = weights ? step / cols.positions : step / cols.taps,
+            j = weights ? step % cols.positions : step % cols.taps;
+        if (!(weights ? touches(rows, i, y) : touches(rows, y, i))) continue;
+        int products = 0;
+        for (int r = first; r < outer && r < first + run; r++)
+          products += weights ? touches(cols, j, r) : touches(cols, r, j);
+        if (products) return products;
+      }
+  return 0;
+}
+
 /* Rows are walked one position at a time; columns in runs (of pixels, or of taps for the
  * weights). C blocks per output pixel (forward, with the bias read at each start), input pixel
  * (data gradient, read too when adding) or tap (weights). */
@@ -232,7 +349,10 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
              c = axis_counts(cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS);
   double a_loads = r.pairs * c.groups, b_loads = r.pairs * c.pairs, pixels = (double)a.ho * a.wo;
   /* every view is dense: per pixel (ci or co, batch), per tap (co, ci) */
-  Product p = {.a_loads = a_loads, .b_loads = b_loads};
+  Product p = {.a_loads = a_loads,
+               .b_loads = b_loads,
+               .buffers = a.single_buffered ? 1 : 2,
+               .first_b = first_step_products(rows, cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS)};
   if (a.pass == SW_IMPLICIT_FORWARD)
     p.m = a.co, p.n = a.batch, p.k = a.ci, p.c_puts = pixels, p.c_bias = a.bias ? pixels : 0;
   else if (a.pass == SW_IMPLICIT_WEIGHTS)

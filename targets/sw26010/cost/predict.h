@@ -9,17 +9,23 @@
 #include "model.h"
 
 /* The blocks gemm_cpe.c uses for an m x n x k product: an eighth of each dimension in whole
- * 4-float words, at most 64, shrunk until A, B (each twice), C, a staging block and the bias
- * fit in 56 KB of LDM, then each evened out over its tiles or slices. */
-void sw_gemm_blocks(int m, int n, int k, int *bm, int *bn, int *bk);
+ * 4-float words, at most 64, shrunk until `buffers` sets of A and B as fetched, A and B as
+ * multiplied, C and the bias fit in 56 KB of LDM, then each evened out over its tiles or
+ * slices. */
+void sw_gemm_blocks(int m, int n, int k, int buffers, int *bm, int *bn, int *bk);
 /* The CPE GEMM (gemm_cpe.c) launched with these arguments (its blocks as sw_gemm_blocks
  * chooses them; of the pointers, only whether there is a bias matters). */
 struct SwGemmArgs;
 SwWork sw_gemm_work(const struct SwGemmArgs *g);
+/* Sets single_buffered as tiling word `tiling` asks (kernels/args.h SW_TILING_*): the rule's is
+ * double-buffered unless single-buffered costs less by the model (double buffering's LDM can
+ * shrink the blocks or the run). */
+void sw_gemm_buffering(struct SwGemmArgs *g, int tiling);
 /* The implicit convolution (conv_implicit_cpe.c) for the pass and shapes in a: its blocks and
  * run (fills a->bm, bn, bk, run), and its work. */
 struct SwImplicitArgs;
 void sw_implicit_plan(struct SwImplicitArgs *a);
+void sw_implicit_buffering(struct SwImplicitArgs *a, int tiling);
 SwWork sw_implicit_work(const struct SwImplicitArgs *a);
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
 SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add);

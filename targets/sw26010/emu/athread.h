@@ -65,6 +65,11 @@ void dma_wait(volatile int *reply, int count);
  * the other 7 CPEs there it covers adjacent blocks (emu/tiling.h). The join checks the claim;
  * the counters then count the contiguous pieces the 8 form together as their blocks. */
 void athread_dma_tiled(scope with);
+/* Emulator only: declares the CPE's next transfer double-buffered: issued before arithmetic it
+ * does not feed and waited for (dma_wait) only after it, so on the chip it streams under that
+ * arithmetic. Counted apart (AthreadCounters overlapped_*) for the cost model; dma_wait checks
+ * that arithmetic was counted since the batch was issued, the join that it was waited for. */
+void athread_dma_overlapped(void);
 
 /* Waits for the CPEs of the scope (a mask of 16 bits for the array, 8 for a row or column). */
 void athread_syn(scope s, int mask);
@@ -164,6 +169,9 @@ typedef struct AthreadCounters {
                       beside the counted arithmetic (copies, transposes, zeroing, packing),
                       declared with athread_count_ldm_ops: the memory pipeline's work */
   int64_t ldm_high_water; /* bytes, the largest of any CPE */
+  /* the part of the DMA counts above declared overlapped (athread_dma_overlapped) */
+  int64_t overlapped_get_bytes, overlapped_put_bytes, overlapped_transfers, overlapped_batched,
+      overlapped_blocks;
 } AthreadCounters;
 void athread_count_flops(int64_t flops);            /* CPE side: scalar arithmetic */
 void athread_count_vector_flops(int64_t flops);     /* CPE side: vector arithmetic */

@@ -108,10 +108,14 @@ typedef struct Cpe {
   AthreadCounters counts;
   StridedLog tiled[2]; /* this launch's transfers declared tiled with its row, its column */
   int tiled_next;      /* ROW_SCOPE or COL_SCOPE: athread_dma_tiled's for the next transfer */
-  /* reply counters with transfers not yet waited for by dma_wait, and how many */
+  bool overlap_next;   /* athread_dma_overlapped's, for the next transfer */
+  /* reply counters with transfers not yet waited for by dma_wait, and how many; whether they
+   * were declared overlapped, and the CPE's flops when the first of them was issued */
   struct {
     volatile int *reply;
     int transfers;
+    bool overlapped;
+    int64_t flops_at_issue;
   } pending[PENDING_REPLIES];
 } Cpe;
 
@@ -320,6 +324,7 @@ int __real_athread_spawn(void (*f)(void *), void *arg, const char *name) {
     c->arena_top = 0, c->arena_cap = ATHREAD_LDM_BYTES - ldm_bytes, c->high_water = ldm_bytes;
     c->counts = (AthreadCounters){0};
     c->tiled[0].count = c->tiled[1].count = 0, c->tiled_next = ARRAY_SCOPE;
+    c->overlap_next = false;
     memset(c->pending, 0, sizeof c->pending);
     if (ldm_bytes) memcpy(c->ldm_saved, ldm_pristine, ldm_bytes);
     context_start(&c->context, c->stack, CPE_STACK, cpe_main);
@@ -344,6 +349,20 @@ static void settle_tiling(AthreadCounters *t) {
     exit(1);
   }
   t->dma_tiled = tiling.transfers, t->dma_blocks -= tiling.blocks_gone;
+  t->overlapped_blocks -= tiling.overlapped_blocks_gone;
+}
+
+/* Transfers declared overlapped must be waited for by dma_wait (which checks the claim). */
+static void check_overlaps_waited(void) {
+  for (int i = 0; i < ATHREAD_CPES; i++)
+    for (int k = 0; k < PENDING_REPLIES; k++)
+      if (group->cpe[i].pending[k].reply && group->cpe[i].pending[k].overlapped) {
+        fprintf(stderr,
+                "sw26010 emulator: error: kernel '%s', CPE %d: a transfer declared overlapped "
+                "(athread_dma_overlapped) was never waited for with dma_wait\n",
+                group->name, i);
+        exit(1);
+      }
 }
 
 /* The CPEs run here, on the MPE's thread (see the top of the file). */
@@ -362,9 +381,14 @@ int athread_join(void) {
     for (int k = 0; k < 5; k++) t->dma_by_mode[k] += c->dma_by_mode[k];
     t->rlc_words += c->rlc_words, t->flops += c->flops, t->vector_flops += c->vector_flops;
     t->ldm_ops += c->ldm_ops;
+    t->overlapped_get_bytes += c->overlapped_get_bytes;
+    t->overlapped_put_bytes += c->overlapped_put_bytes;
+    t->overlapped_transfers += c->overlapped_transfers;
+    t->overlapped_batched += c->overlapped_batched, t->overlapped_blocks += c->overlapped_blocks;
     if ((int64_t)group->cpe[i].high_water > t->ldm_high_water)
       t->ldm_high_water = (int64_t)group->cpe[i].high_water;
   }
+  check_overlaps_waited();
   settle_tiling(t);
   return 0;
 }
@@ -422,18 +446,35 @@ void ldm_free(void *p, size_t bytes) {
 static int size_class(int len) { return len < 256 ? 0 : len < 2048 ? 1 : len < 8192 ? 2 : 3; }
 
 /* A transfer on `reply`: one more for the next dma_wait on it; a counter that reads 0 starts
- * a new batch (the code reset it after its last wait). */
-static void note_pending(volatile int *reply) {
+ * a new batch (the code reset it after its last wait). Slots of batches declared overlapped are
+ * kept until their wait checks them. */
+static void note_pending(volatile int *reply, bool overlapped) {
   int free_slot = -1;
   for (int i = 0; i < PENDING_REPLIES; i++) {
     if (self->pending[i].reply == reply) {
-      self->pending[i].transfers = *reply ? self->pending[i].transfers + 1 : 1;
+      if (!*reply && self->pending[i].overlapped)
+        cpe_error("a transfer declared overlapped (athread_dma_overlapped) was not waited for "
+                  "with dma_wait before its reply counter was reset");
+      if (!*reply) self->pending[i].transfers = 0, self->pending[i].overlapped = false;
+      if (!self->pending[i].transfers) self->pending[i].flops_at_issue = self->counts.flops;
+      self->pending[i].transfers++;
+      self->pending[i].overlapped |= overlapped;
       return;
     }
     if (!self->pending[i].reply && free_slot < 0) free_slot = i;
   }
-  if (free_slot < 0) free_slot = 0; /* all taken: reuse one, its transfers a wait each */
+  for (int i = 0; i < PENDING_REPLIES && free_slot < 0; i++)
+    if (!self->pending[i].overlapped) free_slot = i; /* all taken: reuse one, a wait each */
+  if (free_slot < 0)
+    cpe_error("more than %d reply counters with overlapped transfers pending", PENDING_REPLIES);
   self->pending[free_slot].reply = reply, self->pending[free_slot].transfers = 1;
+  self->pending[free_slot].overlapped = overlapped;
+  self->pending[free_slot].flops_at_issue = self->counts.flops;
+}
+
+void athread_dma_overlapped(void) {
+  need_cpe("athread_dma_overlapped");
+  self->overlap_next = true;
 }
 
 void athread_dma_tiled(scope with) {
@@ -446,8 +487,8 @@ void athread_dma_tiled(scope with) {
 }
 
 /* A transfer declared tiled, logged for tiling.c at join. */
-static void log_tiled(const char *mem, int len, int stride, int bsize, bool get) {
-  StridedTransfer t = {(uintptr_t)mem, len, stride, bsize, get, false};
+static void log_tiled(const char *mem, int len, int stride, int bsize, bool get, bool overlapped) {
+  StridedTransfer t = {(uintptr_t)mem, len, stride, bsize, get, overlapped, false};
   if (!strided_log_add(&self->tiled[self->tiled_next == COL_SCOPE], t))
     cpe_error("out of memory logging strided transfers");
 }
@@ -458,15 +499,22 @@ static void count_dma(dma_mode mode, void *mem, int len, int stride, int bsize, 
   if (self->tiled_next != ARRAY_SCOPE) {
     if (mode != PE_MODE)
       cpe_error("a transfer declared tiled in DMA mode %d (PE_MODE only)", (int)mode);
-    log_tiled(mem, len, stride, bsize, get);
+    log_tiled(mem, len, stride, bsize, get, self->overlap_next);
     self->tiled_next = ARRAY_SCOPE;
   }
-  note_pending((volatile int *)reply);
+  bool overlapped = self->overlap_next;
+  self->overlap_next = false;
+  note_pending((volatile int *)reply, overlapped);
   *(get ? &c->dma_get_bytes : &c->dma_put_bytes) += len;
   c->dma_transfers++;
   c->dma_by_size[size_class(len)]++;
   c->dma_by_mode[mode]++;
   c->dma_blocks += blocks;
+  if (overlapped) {
+    *(get ? &c->overlapped_get_bytes : &c->overlapped_put_bytes) += len;
+    c->overlapped_transfers++;
+    c->overlapped_blocks += blocks;
+  }
 }
 
 /* Copies between main memory (blocks of bsize bytes, stride bytes apart) and contiguous LDM. */
@@ -553,9 +601,15 @@ void dma_wait(volatile int *reply, int count) {
   for (int i = 0; i < PENDING_REPLIES; i++)
     if (self->pending[i].reply == reply) {
       /* the transfers waited for together overlap: one latency (docs/targets.md) */
-      if (self->pending[i].transfers > 1)
-        self->counts.dma_batched += self->pending[i].transfers - 1;
-      self->pending[i].reply = NULL;
+      int batched = self->pending[i].transfers - 1;
+      if (batched > 0) self->counts.dma_batched += batched;
+      if (self->pending[i].overlapped) {
+        if (self->counts.flops == self->pending[i].flops_at_issue)
+          cpe_error("dma_wait for transfers declared overlapped (athread_dma_overlapped), but no "
+                    "arithmetic was counted since they were issued: nothing ran under them");
+        if (batched > 0) self->counts.overlapped_batched += batched;
+      }
+      self->pending[i].reply = NULL, self->pending[i].overlapped = false;
     }
 }
 

@@ -51,7 +51,10 @@ static void mark(StridedLog logs[64], int first, int step, Tiling *t) {
   for (size_t k = 0; members(logs, first, step, k, m); k++) {
     if (!tile(m)) continue;
     int64_t blocks = m[0]->len / m[0]->bsize, pieces = m[0]->stride == 7 * m[0]->bsize ? 1 : blocks;
-    for (int i = 0; i < 8; i++) m[i]->tiled = true;
+    for (int i = 0; i < 8; i++) {
+      m[i]->tiled = true;
+      if (m[i]->overlapped) t->overlapped_blocks_gone += blocks - (i == 0 ? pieces : 0);
+    }
     t->transfers += 8, t->blocks_gone += 8 * blocks - pieces;
   }
 }
@@ -67,7 +70,7 @@ static void first_untiled(StridedLog logs[64], bool in_rows, Tiling *t) {
 }
 
 Tiling strided_tiling(StridedLog rows[64], StridedLog cols[64]) {
-  Tiling t = {0, 0, -1, 0, false};
+  Tiling t = {0, 0, 0, -1, 0, false};
   for (int g = 0; g < 8; g++) mark(rows, 8 * g, 1, &t), mark(cols, g, 8, &t);
   first_untiled(rows, true, &t);
   first_untiled(cols, false, &t);

@@ -13,7 +13,8 @@
 typedef struct StridedTransfer {
   uintptr_t start;
   int len, stride, bsize; /* athread_get/put's: bytes, gap between blocks, block */
-  bool get, tiled;
+  bool get, overlapped;   /* overlapped: declared so (athread_dma_overlapped) */
+  bool tiled;
 } StridedTransfer;
 
 typedef struct StridedLog {
@@ -25,9 +26,11 @@ typedef struct StridedLog {
 bool strided_log_add(StridedLog *log, StridedTransfer t);
 
 typedef struct Tiling {
-  int64_t transfers;   /* that tiled */
-  int64_t blocks_gone; /* their blocks less the contiguous pieces they form together */
-  int cpe;             /* when one did not tile: the first such CPE, and its transfer */
+  int64_t transfers;              /* that tiled */
+  int64_t blocks_gone;            /* their blocks less the contiguous pieces they form together */
+  int64_t overlapped_blocks_gone; /* the part of it from transfers declared overlapped (the
+                                    pieces of 8 counted with the first of them) */
+  int cpe;                        /* when one did not tile: the first such CPE, and its transfer */
   size_t index;
   bool in_rows;
 } Tiling;

@@ -15,6 +15,13 @@ static inline int sw_even_pieces(int n, int most) {
   return (n + pieces - 1) / pieces;
 }
 
+/* The convolutions' tiling words (SwkConv forward_tiling, dgrad_tiling, wgrad_tiling): how
+ * their products buffer their operands (gemm_cpe.h). 0, the rule: double-buffered unless the
+ * model prices single-buffered cheaper (sw_gemm_buffering); single-buffered, each step's operands
+ * waited for before its arithmetic, as swCaffe's kernels do (the reference plan set,
+ * --conv=swcaffe); double-buffered. */
+enum { SW_TILING_RULE, SW_TILING_SINGLE_BUFFERED, SW_TILING_DOUBLE_BUFFERED };
+
 /* C_b = beta C_b + op(A_b) op(B_b) (+ bias[row]) for b < count; a stride of 0 shares that
  * matrix across the batch (a shared C accumulates over it). Row-major; op is a transpose when
  * ta / tb is set. bm, bn, bk: the block of A, B and C each CPE holds (multiples of 4). */
@@ -29,6 +36,7 @@ typedef struct SwGemmArgs {
   int bias_columns;
   float beta;
   int bm, bn, bk;
+  int single_buffered; /* wait for each step's operands before its arithmetic (gemm_cpe.h) */
 } SwGemmArgs;
 
 /* The explicit convolution (conv.c) of a group's cig channels into k = cig kh kw rows of
@@ -226,6 +234,7 @@ typedef struct SwImplicitArgs {
   const float *x, *filters, *dy, *bias;
   float *out;
   int bm, bn, bk, run;
+  int single_buffered; /* as swCaffe's kernels: operands fetched between the steps (gemm_cpe.h) */
 } SwImplicitArgs;
 
 /* Along one axis: the input position tap k of output position o reads, or -1 outside the image

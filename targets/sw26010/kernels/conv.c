@@ -7,6 +7,7 @@
  * A pointwise filter (1x1, stride 1, no padding) has an image's columns as its input channels
  * stored: the GEMMs read x and write dX in place, no im2col, col2im or workspace (as Caffe's
  * 1x1 rule). */
+#include "../cost/predict.h"
 #include "mpe.h"
 
 typedef struct Dims {
@@ -89,26 +90,29 @@ void swk_conv_forward(const SwkConv *p, int batch, const float *x, const float *
       m.a = w + (int64_t)g * d.cog * d.k, m.b = col.at;
       m.c = y + first * d.out_image + (int64_t)g * d.cog * d.pixels;
       m.bias = p->bias ? b + g * d.cog : NULL;
+      sw_gemm_buffering(&m, p->forward_tiling);
       sw_gemm_run(&m);
     }
 }
 
-static void weight_gradient(const Dims *d, const float *dy, int first, int n, int g, Columns col,
-                            float *dw) {
+static void weight_gradient(const SwkConv *p, const Dims *d, const float *dy, int first, int n,
+                            int g, Columns col, float *dw) {
   SwGemmArgs m = sw_conv_weights_gemm(d->cog, d->k, d->pixels, n, col.ld, col.image_stride,
                                       d->out_image, first == 0 ? 0.0f : 1.0f);
   m.a = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, m.b = col.at;
   m.c = dw + (int64_t)g * d->cog * d->k;
+  sw_gemm_buffering(&m, p->wgrad_tiling);
   sw_gemm_run(&m);
 }
 
 /* dcol = W^T dY; written (or added, when `add`) where col says. */
-static void column_gradient(const Dims *d, const float *w, const float *dy, int first, int n, int g,
-                            Columns col, bool add) {
+static void column_gradient(const SwkConv *p, const Dims *d, const float *w, const float *dy,
+                            int first, int n, int g, Columns col, bool add) {
   SwGemmArgs m = sw_conv_columns_gemm(d->cog, d->k, d->pixels, n, col.ld, col.image_stride,
                                       d->out_image, add ? 1.0f : 0.0f);
   m.a = w + (int64_t)g * d->cog * d->k;
   m.b = dy + first * d->out_image + (int64_t)g * d->cog * d->pixels, m.c = col.at;
+  sw_gemm_buffering(&m, p->dgrad_tiling);
   sw_gemm_run(&m);
 }
 
@@ -122,10 +126,10 @@ void swk_conv_backward(const SwkConv *p, int batch, const float *x, const float 
       n = batch - first < d.nb ? batch - first : d.nb;
       if (dw) {
         if (!pointwise(p)) columns(p, &d, false, x, first, n, g, false, ws);
-        weight_gradient(&d, dy, first, n, g, columns_at(p, &d, x, first, n, g, ws), dw);
+        weight_gradient(p, &d, dy, first, n, g, columns_at(p, &d, x, first, n, g, ws), dw);
       }
       if (dx) { /* pointwise: into dX itself */
-        column_gradient(&d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws),
+        column_gradient(p, &d, w, dy, first, n, g, columns_at(p, &d, dx, first, n, g, ws),
                         pointwise(p) && dx_add);
         if (!pointwise(p)) columns(p, &d, true, dx, first, n, g, dx_add, ws);
       }

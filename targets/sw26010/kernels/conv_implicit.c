@@ -12,11 +12,13 @@ size_t swk_conv_implicit_workspace(const SwkConv *p, int batch) {
   return p->filters_kkoi ? 0 : (size_t)weights(p);
 }
 
-/* Fills in the shapes, the product's blocks and the run (sw_implicit_plan), and launches. */
-static void run(const SwkConv *p, int batch, SwImplicitArgs a) {
+/* Fills in the shapes, the buffering the pass's tiling word asks for, the product's blocks and
+ * the run (sw_implicit_plan), and launches. */
+static void run(const SwkConv *p, int batch, SwImplicitArgs a, int tiling) {
   a.ci = p->ci, a.h = p->h, a.w = p->w, a.co = p->co, a.ho = p->ho, a.wo = p->wo;
   a.kh = p->kh, a.kw = p->kw, a.sh = p->sh, a.sw = p->sw, a.ph = p->ph, a.pw = p->pw,
   a.batch = batch;
+  sw_implicit_buffering(&a, tiling);
   sw_implicit_plan(&a);
   SW_RUN(sw_conv_implicit, &a);
 }
@@ -35,7 +37,7 @@ void swk_conv_implicit_forward(const SwkConv *p, int batch, const float *x, cons
                       .filters = kkoi(p, w, ws),
                       .bias = p->bias ? b : NULL,
                       .out = y};
-  run(p, batch, a);
+  run(p, batch, a, p->forward_tiling);
 }
 
 void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, const float *w,
@@ -46,7 +48,7 @@ void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, con
   if (dw) {
     SwImplicitArgs a = {
         .pass = SW_IMPLICIT_WEIGHTS, .x = x, .dy = dy, .out = p->filters_kkoi ? dw : ws};
-    run(p, batch, a);
+    run(p, batch, a, p->wgrad_tiling);
     if (!p->filters_kkoi)
       sw_transpose_run((int64_t)p->kh * p->kw, 1, (int64_t)p->co * p->ci, ws, dw, false);
     if (db && p->bias) {
@@ -63,6 +65,6 @@ void swk_conv_implicit_backward(const SwkConv *p, int batch, const float *x, con
   if (dx) {
     SwImplicitArgs a = {
         .pass = SW_IMPLICIT_DATA, .filters = kkoi(p, w, ws), .dy = dy, .out = dx, .add = dx_add};
-    run(p, batch, a);
+    run(p, batch, a, p->dgrad_tiling);
   }
 }

@@ -9,21 +9,23 @@
  * passes keep the C blocks of `run` pixels along a row and load each tap's filter block once for
  * them; the weight pass keeps `run` taps of a filter row and loads each dY[o] block once for
  * them. Each C block is read at most once and written once; the gather of the data gradient
- * means no two products write one element. Out-of-image taps are skipped. */
+ * means no two products write one element. Out-of-image taps are skipped.
+ * The products run as gemm_pipeline's steps (a tap's slice for a run of pixels, or a pixel's slice
+ * for a run of taps), double-buffered unless single_buffered. A run with no product at all (a
+ * pixel no tap reaches) is written first, on its own: C's start (bias, beta C or 0) stored. */
 #include "args.h"
 #include "gemm_cpe.h"
 
-typedef struct Geometry {
-  int64_t x_pixel, y_pixel; /* floats per pixel of the input and the output */
-  int64_t tap;              /* floats per tap of the filters */
-} Geometry;
+_Static_assert((int)SW_IMPLICIT_RUN_MAX <= (int)GEMM_RUN_MAX, "gemm_cpe.h holds a run");
 
 static int shorter(int a, int b) { return a < b ? a : b; }
 
 /* The forward and data passes are one loop: C is a grid of pixels (the output's, or the
  * input's for the data gradient's gather), and each pixel's C block is the sum over taps of
  * A_t B[across(pixel, tap)], where across is the input pixel the tap reads (forward) or the
- * output pixel whose tap reads this one (gather); A_t is W_t, transposed for the gather. */
+ * output pixel whose tap reads this one (gather); A_t is W_t, transposed for the gather.
+ * Runs: (C tile, row y, pixels x0..x0+n) in that order; steps: each tap with a product, each
+ * slice. */
 typedef struct PixelPass {
   int gather;
   float *c; /* c_h x c_w pixels of c_rows x batch */
@@ -34,88 +36,217 @@ typedef struct PixelPass {
   const float *bias; /* per row of C, or NULL */
 } PixelPass;
 
-static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap, Tiles t, Ldm *l) {
-  int64_t c_pixel = (int64_t)s->c_rows * p->batch, b_pixel = (int64_t)s->b_rows * p->batch;
-  Block b[SW_IMPLICIT_RUN_MAX];
-  for (int ti = 0; ti < s->c_rows; ti += 8 * t.bm)
-    for (int tj = 0; tj < p->batch; tj += 8 * t.bn) {
-      int i0 = ti + _ROW * t.bm, j0 = tj + _COL * t.bn; /* this CPE's C block */
-      for (int y = 0; y < s->c_h; y++)
-        for (int x0 = 0; x0 < s->c_w; x0 += p->run) {
-          int n = shorter(p->run, s->c_w - x0);
-          float *c = s->c + ((int64_t)y * s->c_w + x0) * c_pixel;
-          for (int r = 0; r < n; r++)
-            gemm_start(t, c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, s->beta, s->bias,
-                       0, l, r);
-          for (int i = 0; i < p->kh; i++) {
-            int by = sw_implicit_across(s->gather, y, i, p->sh, p->ph, s->b_h);
-            for (int j = 0; j < p->kw && by >= 0; j++) {
-              int present = 0;
-              for (int r = 0; r < n; r++) {
-                int bx = sw_implicit_across(s->gather, x0 + r, j, p->sw, p->pw, s->b_w);
-                const float *br = bx < 0 ? NULL : s->b + ((int64_t)by * s->b_w + bx) * b_pixel;
-                b[r] = (Block){br, p->batch, s->b_rows, p->batch, 0};
-                present += bx >= 0;
-              }
-              if (!present) continue;
-              Block a = {p->filters + (i * p->kw + j) * tap, p->ci, s->c_rows, s->b_rows,
-                         s->gather};
-              gemm_accumulate(t, s->b_rows, &a, b, n, ti, tj, l);
-            }
-          }
-          for (int r = 0; r < n; r++)
-            gemm_store(c + r * c_pixel, p->batch, s->c_rows, p->batch, i0, j0, gemm_c(t, l, r),
-                       t.bm, t.bn, l->tmp);
-        }
-    }
+typedef struct PixelSteps {
+  GemmSource source;
+  const SwImplicitArgs *p;
+  const PixelPass *s;
+  int64_t tap_floats;
+  Tiles t;
+  int ti, tj, y, x0, tap, k0;
+  bool started;
+} PixelSteps;
+
+static int pixel_run_length(const PixelSteps *q) { return shorter(q->p->run, q->s->c_w - q->x0); }
+
+/* The step of tap q->tap, slice q->k0 into *st; false when the tap has no product in the run. */
+static bool pixel_step(const PixelSteps *q, GemmStep *st) {
+  const SwImplicitArgs *p = q->p;
+  const PixelPass *s = q->s;
+  int i = q->tap / p->kw, j = q->tap % p->kw;
+  int by = sw_implicit_across(s->gather, q->y, i, p->sh, p->ph, s->b_h), present = 0, n;
+  if (by < 0) return false;
+  n = pixel_run_length(q);
+  int64_t b_pixel = (int64_t)s->b_rows * p->batch;
+  for (int r = 0; r < n; r++) {
+    int bx = sw_implicit_across(s->gather, q->x0 + r, j, p->sw, p->pw, s->b_w);
+    const float *br = bx < 0 ? NULL : s->b + ((int64_t)by * s->b_w + bx) * b_pixel;
+    st->b[r] = (Block){br, p->batch, s->b_rows, p->batch, 0};
+    present += bx >= 0;
+  }
+  st->a = (Block){p->filters + q->tap * q->tap_floats, p->ci, s->c_rows, s->b_rows, s->gather};
+  st->runs = n, st->k = s->b_rows, st->k0 = q->k0, st->ti = q->ti, st->tj = q->tj;
+  return present > 0;
 }
 
-static void weight_gradient(const SwImplicitArgs *p, Geometry g, Tiles t, Ldm *l) {
-  Block xt[SW_IMPLICIT_RUN_MAX];
-  for (int ti = 0; ti < p->co; ti += 8 * t.bm)
-    for (int tj = 0; tj < p->ci; tj += 8 * t.bn) {
-      int i0 = ti + _ROW * t.bm, j0 = tj + _COL * t.bn; /* this CPE's C block */
-      for (int i = 0; i < p->kh; i++)
-        for (int first = 0; first < p->kw; first += p->run) {
-          int n = shorter(p->run, p->kw - first);
-          float *dw = p->out + (i * p->kw + first) * g.tap;
-          for (int r = 0; r < n; r++)
-            gemm_start(t, dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, 0.0f, NULL, 0, l, r);
-          for (int oh = 0; oh < p->ho; oh++) {
-            int ih = sw_implicit_input(oh, i, p->sh, p->ph, p->h);
-            for (int ow = 0; ow < p->wo && ih >= 0; ow++) {
-              int inside = 0;
-              for (int r = 0; r < n; r++) {
-                int iw = sw_implicit_input(ow, first + r, p->sw, p->pw, p->w);
-                const float *xr = iw < 0 ? NULL : p->x + ((int64_t)ih * p->w + iw) * g.x_pixel;
-                xt[r] = (Block){xr, p->batch, p->batch, p->ci, 1};
-                inside += iw >= 0;
-              }
-              if (!inside) continue;
-              Block dy = {p->dy + ((int64_t)oh * p->wo + ow) * g.y_pixel, p->batch, p->co, p->batch,
-                          0};
-              gemm_accumulate(t, p->batch, &dy, xt, n, ti, tj, l);
-            }
-          }
-          for (int r = 0; r < n; r++)
-            gemm_store(dw + r * g.tap, p->ci, p->co, p->ci, i0, j0, gemm_c(t, l, r), t.bm, t.bn,
-                       l->tmp);
-        }
-    }
+/* From tap q->tap on, the first with a product in the run, into *st. */
+static bool pixel_tap_from(PixelSteps *q, GemmStep *st) {
+  for (; q->tap < q->p->kh * q->p->kw; q->tap++)
+    if (pixel_step(q, st)) return true;
+  return false;
+}
+
+/* The next run: pixels along the row, rows, C tiles; false after the last. */
+static bool pixel_next_run(PixelSteps *q) {
+  q->tap = 0, q->k0 = 0;
+  if ((q->x0 += q->p->run) < q->s->c_w) return true;
+  q->x0 = 0;
+  if (++q->y < q->s->c_h) return true;
+  q->y = 0;
+  if ((q->tj += 8 * q->t.bn) < q->p->batch) return true;
+  q->tj = 0;
+  return (q->ti += 8 * q->t.bm) < q->s->c_rows;
+}
+
+static GemmRun pixel_run(const PixelSteps *q) {
+  const PixelPass *s = q->s;
+  int64_t c_pixel = (int64_t)s->c_rows * q->p->batch;
+  return (GemmRun){.c = s->c + ((int64_t)q->y * s->c_w + q->x0) * c_pixel,
+                   .step = c_pixel,
+                   .n = pixel_run_length(q),
+                   .ld = q->p->batch,
+                   .rows = s->c_rows,
+                   .cols = q->p->batch,
+                   .ti = q->ti,
+                   .tj = q->tj,
+                   .beta = s->beta,
+                   .bias = s->bias};
+}
+
+static bool pixel_next(GemmSource *source, GemmStep *st, GemmRun *run, bool *starts) {
+  PixelSteps *q = (PixelSteps *)source;
+  *starts = false;
+  if (!q->started) {
+    q->started = true;
+    *starts = true;
+  } else if ((q->k0 += 8 * q->t.bk) < q->s->b_rows) {
+    return pixel_step(q, st);
+  } else {
+    q->k0 = 0, q->tap++;
+  }
+  while (!pixel_tap_from(q, st)) {
+    if (!pixel_next_run(q)) return false;
+    *starts = true;
+  }
+  if (*starts) *run = pixel_run(q);
+  return true;
+}
+
+/* Runs with no product anywhere: their C blocks as started. */
+static void runs_without_products(PixelSteps q, Tiles t, Ldm *l) {
+  GemmStep st;
+  do {
+    if (pixel_tap_from(&q, &st)) continue;
+    GemmRun run = pixel_run(&q);
+    for (int r = 0; r < run.n; r++) gemm_start(t, &run, r, l);
+    gemm_finish(t, &run, l);
+  } while (pixel_next_run(&q));
+}
+
+static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap, Tiles t, Ldm *l) {
+  PixelSteps q = {.source = {pixel_next}, .p = p, .s = s, .tap_floats = tap, .t = t};
+  runs_without_products(q, t, l);
+  gemm_pipeline(t, &q.source, l);
+}
+
+/* The weight gradient: runs (C tile, filter row i, taps first..first+n); steps: each output
+ * pixel whose input is inside the image for one of the run's taps, each slice of the batch. */
+typedef struct WeightSteps {
+  GemmSource source;
+  const SwImplicitArgs *p;
+  int64_t x_pixel, y_pixel, tap_floats;
+  Tiles t;
+  int ti, tj, i, first, pixel, k0;
+  bool started;
+} WeightSteps;
+
+static int weight_run_length(const WeightSteps *q) {
+  return shorter(q->p->run, q->p->kw - q->first);
+}
+
+static bool weight_step(const WeightSteps *q, GemmStep *st) {
+  const SwImplicitArgs *p = q->p;
+  int oh = q->pixel / p->wo, ow = q->pixel % p->wo, n = weight_run_length(q), inside = 0;
+  int ih = sw_implicit_input(oh, q->i, p->sh, p->ph, p->h);
+  if (ih < 0) return false;
+  for (int r = 0; r < n; r++) {
+    int iw = sw_implicit_input(ow, q->first + r, p->sw, p->pw, p->w);
+    const float *xr = iw < 0 ? NULL : p->x + ((int64_t)ih * p->w + iw) * q->x_pixel;
+    st->b[r] = (Block){xr, p->batch, p->batch, p->ci, 1};
+    inside += iw >= 0;
+  }
+  st->a = (Block){p->dy + (int64_t)q->pixel * q->y_pixel, p->batch, p->co, p->batch, 0};
+  st->runs = n, st->k = p->batch, st->k0 = q->k0, st->ti = q->ti, st->tj = q->tj;
+  return inside > 0;
+}
+
+static bool weight_pixel_from(WeightSteps *q, GemmStep *st) {
+  for (; q->pixel < q->p->ho * q->p->wo; q->pixel++)
+    if (weight_step(q, st)) return true;
+  return false;
+}
+
+static bool weight_next_run(WeightSteps *q) {
+  q->pixel = 0, q->k0 = 0;
+  if ((q->first += q->p->run) < q->p->kw) return true;
+  q->first = 0;
+  if (++q->i < q->p->kh) return true;
+  q->i = 0;
+  if ((q->tj += 8 * q->t.bn) < q->p->ci) return true;
+  q->tj = 0;
+  return (q->ti += 8 * q->t.bm) < q->p->co;
+}
+
+static GemmRun weight_run(const WeightSteps *q) {
+  const SwImplicitArgs *p = q->p;
+  return (GemmRun){.c = p->out + (q->i * p->kw + q->first) * q->tap_floats,
+                   .step = q->tap_floats,
+                   .n = weight_run_length(q),
+                   .ld = p->ci,
+                   .rows = p->co,
+                   .cols = p->ci,
+                   .ti = q->ti,
+                   .tj = q->tj};
+}
+
+static bool weight_next(GemmSource *source, GemmStep *st, GemmRun *run, bool *starts) {
+  WeightSteps *q = (WeightSteps *)source;
+  *starts = false;
+  if (!q->started) {
+    q->started = true;
+    *starts = true;
+  } else if ((q->k0 += 8 * q->t.bk) < q->p->batch) {
+    return weight_step(q, st);
+  } else {
+    q->k0 = 0, q->pixel++;
+  }
+  while (!weight_pixel_from(q, st)) {
+    if (!weight_next_run(q)) return false;
+    *starts = true;
+  }
+  if (*starts) *run = weight_run(q);
+  return true;
+}
+
+static void weight_gradient(const SwImplicitArgs *p, Tiles t, Ldm *l) {
+  WeightSteps q = {.source = {weight_next},
+                   .p = p,
+                   .x_pixel = (int64_t)p->ci * p->batch,
+                   .y_pixel = (int64_t)p->co * p->batch,
+                   .tap_floats = (int64_t)p->co * p->ci,
+                   .t = t};
+  WeightSteps empty = q;
+  GemmStep st;
+  do { /* taps no pixel reaches: dW 0 */
+    if (weight_pixel_from(&empty, &st)) continue;
+    GemmRun run = weight_run(&empty);
+    for (int r = 0; r < run.n; r++) gemm_start(t, &run, r, l);
+    gemm_finish(t, &run, l);
+  } while (weight_next_run(&empty));
+  gemm_pipeline(t, &q.source, l);
 }
 
 void sw_conv_implicit(void *arg) {
   SwImplicitArgs p;
   cpe_get(&p, arg, sizeof p);
-  Geometry g = {(int64_t)p.ci * p.batch, (int64_t)p.co * p.batch, (int64_t)p.co * p.ci};
   Tiles t = {p.bm, p.bn, p.bk};
-  Ldm l = gemm_ldm_take(t, p.run);
+  Ldm l = gemm_ldm_take(t, p.run, p.single_buffered ? 1 : 2);
   if (p.pass == SW_IMPLICIT_WEIGHTS) {
-    weight_gradient(&p, g, t, &l);
+    weight_gradient(&p, t, &l);
   } else {
+    int64_t tap = (int64_t)p.co * p.ci;
     PixelPass forward = {0, p.out, p.co, p.ho, p.wo, p.x, p.ci, p.h, p.w, 0.0f, p.bias};
     PixelPass data = {1, p.out, p.ci, p.h, p.w, p.dy, p.co, p.ho, p.wo, p.add ? 1.0f : 0.0f, NULL};
-    pixel_pass(&p, p.pass == SW_IMPLICIT_FORWARD ? &forward : &data, g.tap, t, &l);
+    pixel_pass(&p, p.pass == SW_IMPLICIT_FORWARD ? &forward : &data, tap, t, &l);
   }
   gemm_ldm_give(t, &l);
 }

@@ -33,6 +33,26 @@
 #define cpe_dma_tiled(with) ((void)0)
 #endif
 
+/* The next transfer is double-buffered: issued before arithmetic it does not feed and waited
+ * for (cpe_wait) after it (the emulator checks and counts it apart for the cost model). */
+#ifdef ATHREAD_EMULATOR
+#define cpe_dma_overlapped() athread_dma_overlapped()
+#else
+#define cpe_dma_overlapped() ((void)0)
+#endif
+
+/* Issues a get (blocks of bsize bytes, stride bytes apart in memory; 0 and 0: contiguous)
+ * counted on *reply, without waiting; cpe_wait waits for `count` such and resets the counter. */
+static inline void cpe_get_async(void *ldm, const void *mem, int bytes, int bsize, int stride,
+                                 volatile int *reply) {
+  athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)reply, 0, stride, bsize);
+}
+
+static inline void cpe_wait(volatile int *reply, int count) {
+  dma_wait(reply, count);
+  *reply = 0;
+}
+
 static inline void cpe_get(void *ldm, const void *mem, int bytes) {
   volatile int reply = 0;
   athread_get(PE_MODE, (void *)mem, ldm, bytes, (void *)&reply, 0, 0, 0);

@@ -1,5 +1,6 @@
 /* Fully connected layers as CPE GEMMs: Y (B x out) = X W^T + b (bias per column of Y),
  * dW = dY^T X, dX = dY W (added where asked), db = the CPEs' column sums of dY. */
+#include "../cost/predict.h"
 #include "mpe.h"
 
 size_t swk_fc_workspace(const SwkFc *p) {
@@ -23,6 +24,7 @@ void swk_fc_forward(const SwkFc *p, int batch, const float *x, const float *w, c
                   .c = y,
                   .bias = p->bias ? b : NULL,
                   .bias_columns = 1};
+  sw_gemm_buffering(&m, 0);
   sw_gemm_run(&m);
 }
 
@@ -43,6 +45,7 @@ void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, 
                    .a = dy,
                    .b = x,
                    .c = dw};
+  sw_gemm_buffering(&gw, 0);
   sw_gemm_run(&gw);
   if (db) {
     SwStreamArgs s = {.op = SW_ROW_BIAS_GRAD,
@@ -66,6 +69,7 @@ void swk_fc_backward(const SwkFc *p, int batch, const float *x, const float *w, 
                      .b = w,
                      .c = dx,
                      .beta = dx_add ? 1.0f : 0.0f};
+    sw_gemm_buffering(&gx, 0);
     sw_gemm_run(&gx);
   }
 }

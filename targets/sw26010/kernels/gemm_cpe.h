@@ -7,7 +7,14 @@
  * its C block. Blocks past the matrix edges are zero, so every CPE takes part in every
  * exchange: all 64 CPEs must make the same sequence of calls.
  * A run keeps several C blocks in LDM that share the A operand (B_r differs): each slice of A
- * is then loaded and broadcast once for the run, not once per product. */
+ * is then loaded and broadcast once for the run, not once per product.
+ * The kernels describe their products as a sequence of steps (GemmSource): a step is one slice
+ * of one run's products. gemm_pipeline runs it double-buffered (swDNN's scheme): the next
+ * step's operands are fetched into the other buffer set while this step exchanges and
+ * multiplies, and waited for after it; single-buffered (swCaffe's shipped kernels), each
+ * step's fetch is waited for before its arithmetic. Operands land in LDM as stored (no staging
+ * copy): a block that is whole and not transposed is used as it is; any other is unpacked (zero
+ * edges, transposition) by its owner in the step it broadcasts it. */
 #ifndef SWNC_SW26010_GEMM_CPE_H
 #define SWNC_SW26010_GEMM_CPE_H
 
@@ -28,10 +35,22 @@ typedef struct Tiles {
   int bm, bn, bk; /* the blocks each CPE holds: multiples of 4 */
 } Tiles;
 
-/* This CPE's buffers: A and B blocks (own and received), `runs` B and C blocks for a run. */
+enum { GEMM_RUN_MAX = 16 };
+
+/* An operand block as its DMA left it in LDM: the part (r x c) of the logical block inside the
+ * matrix, in its stored form (r lines of c floats, or c lines of r when stored transposed); r
+ * or c is 0 when the block lies past the matrix's edges. */
+typedef struct Held {
+  int r, c, transposed;
+} Held;
+
+/* This CPE's buffers: per buffer set (two when double-buffered) the A block and a run's B
+ * blocks as fetched; the A and B blocks a step multiplies (received, or this CPE's own
+ * unpacked); a run's C blocks; the bias; the reply counter of the fetches in flight. */
 typedef struct Ldm {
-  float *a, *b, *ar, *br, *c, *tmp, *bias;
-  int runs, tmp_floats;
+  float *a[2], *b[2], *ar, *br, *c, *bias;
+  int runs, buffers;
+  volatile int reply;
 } Ldm;
 
 /* Whether the block at stored column `at` (of blocks `cap` wide, tiles of 8 from column 0) lies
@@ -41,51 +60,78 @@ static inline bool gemm_whole_tile(int at, int cap, int extent) {
   return (at / (8 * cap) + 1) * 8 * cap <= extent;
 }
 
-/* dst[cap_r][cap_c] = the logical block at (r0, c0), zero outside the matrix. Memory-pipeline
- * work (cpe_count_ldm): the zeroing in vector stores, a load and a store per element copied. */
-static inline void gemm_load(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0,
-                             float *tmp) {
+/* Issues the DMA of m's cap_r x cap_c block at (r0, c0) into dst (its stored form) on
+ * l->reply, declared overlapped when `overlapped`; counts it in *issued. */
+static inline Held gemm_fetch(float *dst, int cap_r, int cap_c, const Block *m, int r0, int c0,
+                              Ldm *l, bool overlapped, int *issued) {
   int r = m->rows - r0 < cap_r ? m->rows - r0 : cap_r,
       c = m->cols - c0 < cap_c ? m->cols - c0 : cap_c;
-  memset(dst, 0, sizeof(float) * (size_t)cap_r * (size_t)cap_c);
-  cpe_count_ldm(cap_r * cap_c / 4);
-  if (r <= 0 || c <= 0) return;
-  cpe_count_ldm(2LL * r * c);
+  if (r <= 0 || c <= 0) return (Held){0, 0, m->transposed};
   int lines = m->transposed ? c : r, run = m->transposed ? r : c; /* as stored */
   const float *src =
       m->transposed ? m->base + (int64_t)c0 * m->ld + r0 : m->base + (int64_t)r0 * m->ld + c0;
   int bytes = 4 * lines * run;
+  if (overlapped) cpe_dma_overlapped();
   if (lines == 1 || run == m->ld) {
-    cpe_get(tmp, src, bytes);
+    cpe_get_async(dst, src, bytes, 0, 0, &l->reply);
   } else {
     /* CPE (i, j) holds block (i, j): a row of the mesh takes a line's adjacent blocks, or a
      * column when the matrix is stored transposed */
     if (m->transposed ? gemm_whole_tile(r0, cap_r, m->rows) : gemm_whole_tile(c0, cap_c, m->cols))
       cpe_dma_tiled(m->transposed ? COL_SCOPE : ROW_SCOPE);
-    cpe_get_strided(tmp, src, bytes, 4 * run, 4 * (m->ld - run));
+    cpe_get_async(dst, src, bytes, 4 * run, 4 * (m->ld - run), &l->reply);
   }
-  for (int i = 0; i < r; i++)
-    for (int j = 0; j < c; j++)
-      dst[i * cap_c + j] = m->transposed ? tmp[j * run + i] : tmp[i * run + j];
+  (*issued)++;
+  return (Held){r, c, m->transposed};
 }
 
-/* Writes the valid part (inside rows x cols) of a cap_r x cap_c block at (r0, c0). */
-static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, int c0,
-                              const float *blk, int cap_r, int cap_c, float *tmp) {
+static inline bool gemm_held_whole(Held h, int cap_r, int cap_c) {
+  return h.r == cap_r && h.c == cap_c && !h.transposed;
+}
+
+/* dst[cap_r][cap_c] = the logical block held at `held`, zero outside it. Memory-pipeline work
+ * (cpe_count_ldm): the zeroing in vector stores, a load and a store per element held. */
+static inline void gemm_unpack(float *dst, int cap_r, int cap_c, const float *held, Held h) {
+  memset(dst, 0, sizeof(float) * (size_t)cap_r * (size_t)cap_c);
+  cpe_count_ldm(cap_r * cap_c / 4 + 2LL * h.r * h.c);
+  for (int i = 0; i < h.r; i++)
+    for (int j = 0; j < h.c; j++)
+      dst[i * cap_c + j] = h.transposed ? held[j * h.r + i] : held[i * h.c + j];
+}
+
+/* A block fetched into the C block it becomes, spread in place to cap_r x cap_c (zero outside):
+ * as gemm_unpack, nothing for a whole block. Lines move from the last, which goes furthest. */
+static inline void gemm_spread(float *blk, int cap_r, int cap_c, Held h) {
+  if (gemm_held_whole(h, cap_r, cap_c)) return;
+  cpe_count_ldm(cap_r * cap_c / 4 + 2LL * h.r * h.c);
+  for (int i = h.r - 1; i >= 0; i--) {
+    memmove(blk + i * cap_c, blk + i * h.c, sizeof(float) * (size_t)h.c);
+    memset(blk + i * cap_c + h.c, 0, sizeof(float) * (size_t)(cap_c - h.c));
+  }
+  memset(blk + h.r * cap_c, 0, sizeof(float) * (size_t)(cap_r - h.r) * (size_t)cap_c);
+}
+
+/* Waits for the `issued` fetches in flight. */
+static inline void gemm_wait(Ldm *l, int issued) {
+  if (issued) cpe_wait(&l->reply, issued);
+}
+
+/* Writes the valid part (inside rows x cols) of a cap_r x cap_c block at (r0, c0); a block cut
+ * at the right edge is packed in place first (the block is not used after). */
+static inline void gemm_store(float *base, int ld, int rows, int cols, int r0, int c0, float *blk,
+                              int cap_r, int cap_c) {
   int r = rows - r0 < cap_r ? rows - r0 : cap_r, c = cols - c0 < cap_c ? cols - c0 : cap_c;
   if (r <= 0 || c <= 0) return;
-  const float *src = blk;
   if (c != cap_c) {
-    for (int i = 0; i < r; i++) memcpy(tmp + i * c, blk + i * cap_c, sizeof(float) * (size_t)c);
+    for (int i = 1; i < r; i++) memmove(blk + i * c, blk + i * cap_c, sizeof(float) * (size_t)c);
     cpe_count_ldm(2LL * r * c);
-    src = tmp;
   }
   float *dst = base + (int64_t)r0 * ld + c0;
   if (r == 1 || c == ld) {
-    cpe_put(dst, src, 4 * r * c);
+    cpe_put(dst, blk, 4 * r * c);
   } else {
     if (gemm_whole_tile(c0, cap_c, cols)) cpe_dma_tiled(ROW_SCOPE);
-    cpe_put_strided(dst, src, 4 * r * c, 4 * c, 4 * (ld - c));
+    cpe_put_strided(dst, blk, 4 * r * c, 4 * c, 4 * (ld - c));
   }
 }
 
@@ -114,10 +160,17 @@ static inline void gemm_multiply(float *restrict c, const float *restrict a,
     }
 }
 
-/* Step s's blocks: this CPE's own if it is the sender, else received. */
-static inline const float *gemm_exchange(const float *mine, float *received, int floats, int sender,
-                                         int row) {
+/* Step s's cap_r x cap_c block: this CPE's own if it is the sender (unpacked into `received`
+ * unless whole), broadcast along its row (row) or column; else received from the sender. */
+static inline const float *gemm_exchange(const float *held, Held h, int cap_r, int cap_c,
+                                         float *received, int sender, int row) {
+  int floats = cap_r * cap_c;
   if (sender) {
+    const float *mine = held;
+    if (!gemm_held_whole(h, cap_r, cap_c)) {
+      gemm_unpack(received, cap_r, cap_c, held, h);
+      mine = received;
+    }
     cpe_broadcast(mine, floats, row);
     return mine;
   }
@@ -125,35 +178,33 @@ static inline const float *gemm_exchange(const float *mine, float *received, int
   return received;
 }
 
-static inline int gemm_tmp_floats(Tiles t) {
-  int n = t.bm * t.bk > t.bk * t.bn ? t.bm * t.bk : t.bk * t.bn;
-  return t.bm * t.bn > n ? t.bm * t.bn : n;
-}
-
 static inline size_t gemm_bytes(int rows, int cols) {
   return sizeof(float) * (size_t)rows * (size_t)cols;
 }
 
-static inline Ldm gemm_ldm_take(Tiles t, int runs) {
-  Ldm l = {.runs = runs, .tmp_floats = gemm_tmp_floats(t)};
-  l.a = ldm_malloc(gemm_bytes(t.bm, t.bk));
+/* Buffer sets: 2 double-buffered, 1 single. */
+static inline Ldm gemm_ldm_take(Tiles t, int runs, int buffers) {
+  Ldm l = {.runs = runs, .buffers = buffers};
+  for (int i = 0; i < buffers; i++) {
+    l.a[i] = ldm_malloc(gemm_bytes(t.bm, t.bk));
+    l.b[i] = ldm_malloc(gemm_bytes(runs * t.bk, t.bn));
+  }
   l.ar = ldm_malloc(gemm_bytes(t.bm, t.bk));
-  l.b = ldm_malloc(gemm_bytes(runs * t.bk, t.bn));
   l.br = ldm_malloc(gemm_bytes(t.bk, t.bn));
   l.c = ldm_malloc(gemm_bytes(runs * t.bm, t.bn));
-  l.tmp = ldm_malloc(gemm_bytes(l.tmp_floats, 1));
   l.bias = ldm_malloc(gemm_bytes(t.bm > t.bn ? t.bm : t.bn, 1));
   return l;
 }
 
 static inline void gemm_ldm_give(Tiles t, Ldm *l) {
   ldm_free(l->bias, gemm_bytes(t.bm > t.bn ? t.bm : t.bn, 1));
-  ldm_free(l->tmp, gemm_bytes(l->tmp_floats, 1));
   ldm_free(l->c, gemm_bytes(l->runs * t.bm, t.bn));
   ldm_free(l->br, gemm_bytes(t.bk, t.bn));
-  ldm_free(l->b, gemm_bytes(l->runs * t.bk, t.bn));
   ldm_free(l->ar, gemm_bytes(t.bm, t.bk));
-  ldm_free(l->a, gemm_bytes(t.bm, t.bk));
+  for (int i = l->buffers - 1; i >= 0; i--) {
+    ldm_free(l->b[i], gemm_bytes(l->runs * t.bk, t.bn));
+    ldm_free(l->a[i], gemm_bytes(t.bm, t.bk));
+  }
 }
 
 /* C block r of the run. */
@@ -161,50 +212,122 @@ static inline float *gemm_c(Tiles t, Ldm *l, int r) {
   return l->c + (size_t)r * (size_t)(t.bm * t.bn);
 }
 
-/* This CPE's C block (i0, j0) of c (rows x cols, leading dimension ld) into C block r of the
- * run: beta times its value (nothing read when beta is 0), plus bias per row (or per column)
- * when given. */
-static inline void gemm_start(Tiles t, const float *c, int ld, int rows, int cols, int i0, int j0,
-                              float beta, const float *bias, int bias_columns, Ldm *l, int r) {
+/* A run of C blocks in the C tile at (ti, tj): block r of matrix c + r * step (rows x cols,
+ * leading dimension ld), started from beta times its value (nothing read when beta is 0) plus
+ * the bias per row (or per column) when given. */
+typedef struct GemmRun {
+  float *c;
+  int64_t step;
+  int n, ld, rows, cols, ti, tj;
+  float beta;
+  const float *bias;
+  int bias_columns;
+} GemmRun;
+
+/* This CPE's block of matrix r of the run into C block r. */
+static inline void gemm_start(Tiles t, const GemmRun *run, int r, Ldm *l) {
   float *blk = gemm_c(t, l, r);
-  if (beta != 0) {
-    Block cb = {c, ld, rows, cols, 0};
-    gemm_load(blk, t.bm, t.bn, &cb, i0, j0, l->tmp);
-    for (int i = 0; i < t.bm * t.bn; i++) blk[i] *= beta;
+  const float *c = run->c + r * run->step;
+  int i0 = run->ti + _ROW * t.bm, j0 = run->tj + _COL * t.bn;
+  if (run->beta != 0) {
+    Block cb = {c, run->ld, run->rows, run->cols, 0};
+    int issued = 0;
+    Held h = gemm_fetch(blk, t.bm, t.bn, &cb, i0, j0, l, false, &issued);
+    gemm_wait(l, issued);
+    gemm_spread(blk, t.bm, t.bn, h);
+    for (int i = 0; i < t.bm * t.bn; i++) blk[i] *= run->beta;
     cpe_count_ldm(2LL * t.bm * t.bn);
   } else {
     memset(blk, 0, gemm_bytes(t.bm, t.bn));
     cpe_count_ldm(t.bm * t.bn / 4);
   }
-  int m = rows - i0 < t.bm ? rows - i0 : t.bm, n = cols - j0 < t.bn ? cols - j0 : t.bn;
-  if (!bias || m <= 0 || n <= 0) return;
-  cpe_get(l->bias, bias + (bias_columns ? j0 : i0), 4 * (bias_columns ? n : m));
+  int m = run->rows - i0 < t.bm ? run->rows - i0 : t.bm,
+      n = run->cols - j0 < t.bn ? run->cols - j0 : t.bn;
+  if (!run->bias || m <= 0 || n <= 0) return;
+  cpe_get(l->bias, run->bias + (run->bias_columns ? j0 : i0), 4 * (run->bias_columns ? n : m));
   for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) blk[i * t.bn + j] += l->bias[bias_columns ? j : i];
+    for (int j = 0; j < n; j++) blk[i * t.bn + j] += l->bias[run->bias_columns ? j : i];
   cpe_count_ldm(2LL * m * n);
 }
 
-/* Adds A B_r (inner dimension k) to C block r of the run for each r < runs whose b[r].base is
- * set, in the C tile at (tile_i, tile_j). Per slice, A's block is loaded and broadcast once. */
-static inline void gemm_accumulate(Tiles t, int k, const Block *a, const Block *b, int runs,
-                                   int tile_i, int tile_j, Ldm *l) {
+static inline void gemm_finish(Tiles t, const GemmRun *run, Ldm *l) {
+  int i0 = run->ti + _ROW * t.bm, j0 = run->tj + _COL * t.bn;
+  for (int r = 0; r < run->n; r++)
+    gemm_store(run->c + r * run->step, run->ld, run->rows, run->cols, i0, j0, gemm_c(t, l, r), t.bm,
+               t.bn);
+}
+
+/* One step: add A B_r (over the slice of 8bk of the inner dimension k from k0) to C block r of
+ * the current run for each r < runs whose b[r].base is set, in the C tile at (ti, tj). */
+typedef struct GemmStep {
+  Block a, b[GEMM_RUN_MAX];
+  int runs, k, k0, ti, tj;
+} GemmStep;
+
+/* A kernel's steps in order: next fills the next one (each with at least one product) and
+ * returns false after the last; when that step begins a new run it fills *run and sets *starts
+ * (the first step always does). */
+typedef struct GemmSource GemmSource;
+struct GemmSource {
+  bool (*next)(GemmSource *self, GemmStep *step, GemmRun *run, bool *starts);
+};
+
+/* Issues the step's fetches into buffer set `set`: A's block and each present B_r's. */
+static inline int gemm_fetch_step(Tiles t, const GemmStep *s, Ldm *l, int set,
+                                  Held held[1 + GEMM_RUN_MAX], bool overlapped) {
+  int row = _ROW, col = _COL, issued = 0;
+  held[0] = gemm_fetch(l->a[set], t.bm, t.bk, &s->a, s->ti + row * t.bm, s->k0 + col * t.bk, l,
+                       overlapped, &issued);
+  for (int r = 0; r < s->runs; r++)
+    if (s->b[r].base)
+      held[1 + r] = gemm_fetch(l->b[set] + r * t.bk * t.bn, t.bk, t.bn, &s->b[r],
+                               s->k0 + row * t.bk, s->tj + col * t.bn, l, overlapped, &issued);
+  return issued;
+}
+
+/* The step's 8 exchanges and products, from buffer set `set`. */
+static inline void gemm_compute_step(Tiles t, const GemmStep *s, Ldm *l, int set,
+                                     const Held held[1 + GEMM_RUN_MAX]) {
   int row = _ROW, col = _COL, b_floats = t.bk * t.bn, products = 0;
-  for (int r = 0; r < runs; r++) products += b[r].base != NULL;
-  for (int k0 = 0; k0 < k; k0 += 8 * t.bk) {
-    gemm_load(l->a, t.bm, t.bk, a, tile_i + row * t.bm, k0 + col * t.bk, l->tmp);
-    for (int r = 0; r < runs; r++)
-      if (b[r].base)
-        gemm_load(l->b + r * b_floats, t.bk, t.bn, &b[r], k0 + row * t.bk, tile_j + col * t.bn,
-                  l->tmp);
-    for (int s = 0; s < 8; s++) {
-      const float *as = gemm_exchange(l->a, l->ar, t.bm * t.bk, col == s, 1);
-      for (int r = 0; r < runs; r++) {
-        if (!b[r].base) continue;
-        const float *bs = gemm_exchange(l->b + r * b_floats, l->br, b_floats, row == s, 0);
-        gemm_multiply(gemm_c(t, l, r), as, bs, t.bm, t.bn, t.bk);
-      }
+  for (int r = 0; r < s->runs; r++) products += s->b[r].base != NULL;
+  for (int step = 0; step < 8; step++) {
+    const float *as = gemm_exchange(l->a[set], held[0], t.bm, t.bk, l->ar, col == step, 1);
+    for (int r = 0; r < s->runs; r++) {
+      if (!s->b[r].base) continue;
+      const float *bs =
+          gemm_exchange(l->b[set] + r * b_floats, held[1 + r], t.bk, t.bn, l->br, row == step, 0);
+      gemm_multiply(gemm_c(t, l, r), as, bs, t.bm, t.bn, t.bk);
     }
-    cpe_count_vector_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
+  }
+  cpe_count_vector_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
+}
+
+/* Runs the source's steps, starting each run's C blocks before its first step and storing
+ * them after its last. Double-buffered, step i + 1's fetches are issued before step i's
+ * arithmetic and waited for after it; single-buffered, after it and before step i + 1's. */
+static inline void gemm_pipeline(Tiles t, GemmSource *src, Ldm *l) {
+  GemmStep steps[2];
+  GemmRun runs[2];
+  Held held[2][1 + GEMM_RUN_MAX];
+  bool starts, next_starts;
+  if (!src->next(src, &steps[0], &runs[0], &starts)) return;
+  gemm_wait(l, gemm_fetch_step(t, &steps[0], l, 0, held[0], false));
+  int cur = 0, set = 0, run = 0;
+  for (;;) {
+    if (starts)
+      for (int r = 0; r < runs[run].n; r++) gemm_start(t, &runs[run], r, l);
+    int nxt = cur ^ 1, next_set = l->buffers == 2 ? set ^ 1 : set, issued = 0;
+    bool more = src->next(src, &steps[nxt], &runs[run ^ 1], &next_starts);
+    if (more && l->buffers == 2)
+      issued = gemm_fetch_step(t, &steps[nxt], l, next_set, held[next_set], true);
+    gemm_compute_step(t, &steps[cur], l, set, held[set]);
+    if (more && l->buffers == 1)
+      issued = gemm_fetch_step(t, &steps[nxt], l, next_set, held[next_set], false);
+    gemm_wait(l, issued);
+    if (!more || next_starts) gemm_finish(t, &runs[run], l);
+    if (!more) return;
+    cur = nxt, set = next_set, starts = next_starts;
+    if (starts) run ^= 1;
   }
 }
 
