@@ -2,9 +2,10 @@
 # The sw26010 target's figures: the emulator's own speed (bench/emulator: launch, RLC, DMA),
 # the published DMA experiments priced by the cost model against their published rates
 # (bench/sw26010_dma),
-# lenet training speed emulated against the host target on this machine, and the cost model's
+# lenet training speed emulated against the host target on this machine, the cost model's
 # estimates per convolution and plan for vgg16 at batch 128 and 512 (from shapes, as the
-# strategy pass sees them), with the plan chosen, and whole networks on one chip from the model
+# strategy pass sees them), with the plan chosen, what double buffering buys the implicit
+# kernel (bench/sw26010_overlap), and whole networks on one chip from the model
 # alone (swnc --estimate) against the rates swCaffe published for them (Li, Fang et al., 2018).
 # Usage: bench/sw26010.sh BUILD_DIR
 build=${1:-build}
@@ -39,6 +40,9 @@ for batch in 128 512; do
                                im["forward"], ex["wgrad"], im["wgrad"], ex["dgrad"], im["dgrad"], $2 }'
 done
 echo "(columns: explicit, implicit, both on the CPEs; -> the layout chosen: bnrc explicit, rcnb implicit)"
+
+echo "== double against single buffering: the implicit kernel's 3x3 layers, from the cost model"
+"$build/bench/sw26010_overlap"
 
 echo "== whole networks, one chip: the model alone (swnc --estimate) against swCaffe's published rates"
 printf "%-12s %6s %14s %14s %14s %8s %8s\n" network batch "swnc plans" "swCaffe plans" "swCaffe meas." ratio ratio
