@@ -24,8 +24,7 @@ static int shorter(int a, int b) { return a < b ? a : b; }
  * input's for the data gradient's gather), and each pixel's C block is the sum over taps of
  * A_t B[across(pixel, tap)], where across is the input pixel the tap reads (forward) or the
  * output pixel whose tap reads this one (gather); A_t is W_t, transposed for the gather.
- * Runs: (C tile, row y, pixels x0..x0+n) in that order; steps: each tap with a product, each
- * slice. */
+ * Runs: (C tile, row y, pixels x0..x0+n) in that order; positions: the taps. */
 typedef struct PixelPass {
   int gather;
   float *c; /* c_h x c_w pixels of c_rows x batch */
@@ -36,26 +35,25 @@ typedef struct PixelPass {
   const float *bias; /* per row of C, or NULL */
 } PixelPass;
 
-typedef struct PixelSteps {
-  GemmSource source;
+typedef struct PixelWalk {
+  GemmWalk walk;
   const SwImplicitArgs *p;
   const PixelPass *s;
   int64_t tap_floats;
   Tiles t;
-  int ti, tj, y, x0, tap, k0;
-  bool started;
-} PixelSteps;
+  int ti, tj, y, x0, tap;
+} PixelWalk;
 
-static int pixel_run_length(const PixelSteps *q) { return shorter(q->p->run, q->s->c_w - q->x0); }
+static int pixel_run_length(const PixelWalk *q) { return shorter(q->p->run, q->s->c_w - q->x0); }
 
-/* The step of tap q->tap, slice q->k0 into *st; false when the tap has no product in the run. */
-static bool pixel_step(const PixelSteps *q, GemmStep *st) {
+/* The step of tap q->tap for the run's pixels. */
+static bool tap_step(const GemmWalk *w, GemmStep *st) {
+  const PixelWalk *q = (const PixelWalk *)w;
   const SwImplicitArgs *p = q->p;
   const PixelPass *s = q->s;
-  int i = q->tap / p->kw, j = q->tap % p->kw;
-  int by = sw_implicit_across(s->gather, q->y, i, p->sh, p->ph, s->b_h), present = 0, n;
+  int i = q->tap / p->kw, j = q->tap % p->kw, present = 0, n = pixel_run_length(q);
+  int by = sw_implicit_across(s->gather, q->y, i, p->sh, p->ph, s->b_h);
   if (by < 0) return false;
-  n = pixel_run_length(q);
   int64_t b_pixel = (int64_t)s->b_rows * p->batch;
   for (int r = 0; r < n; r++) {
     int bx = sw_implicit_across(s->gather, q->x0 + r, j, p->sw, p->pw, s->b_w);
@@ -64,20 +62,19 @@ static bool pixel_step(const PixelSteps *q, GemmStep *st) {
     present += bx >= 0;
   }
   st->a = (Block){p->filters + q->tap * q->tap_floats, p->ci, s->c_rows, s->b_rows, s->gather};
-  st->runs = n, st->k = s->b_rows, st->k0 = q->k0, st->ti = q->ti, st->tj = q->tj;
+  st->runs = n, st->k = s->b_rows, st->k0 = w->k0, st->ti = q->ti, st->tj = q->tj;
   return present > 0;
 }
 
-/* From tap q->tap on, the first with a product in the run, into *st. */
-static bool pixel_tap_from(PixelSteps *q, GemmStep *st) {
-  for (; q->tap < q->p->kh * q->p->kw; q->tap++)
-    if (pixel_step(q, st)) return true;
-  return false;
+static bool next_tap(GemmWalk *w) {
+  PixelWalk *q = (PixelWalk *)w;
+  return ++q->tap < q->p->kh * q->p->kw;
 }
 
-/* The next run: pixels along the row, rows, C tiles; false after the last. */
-static bool pixel_next_run(PixelSteps *q) {
-  q->tap = 0, q->k0 = 0;
+/* Pixels along the row, rows, C tiles. */
+static bool next_pixels(GemmWalk *w) {
+  PixelWalk *q = (PixelWalk *)w;
+  q->tap = 0;
   if ((q->x0 += q->p->run) < q->s->c_w) return true;
   q->x0 = 0;
   if (++q->y < q->s->c_h) return true;
@@ -87,7 +84,8 @@ static bool pixel_next_run(PixelSteps *q) {
   return (q->ti += 8 * q->t.bm) < q->s->c_rows;
 }
 
-static GemmRun pixel_run(const PixelSteps *q) {
+static GemmRun pixels_run(const GemmWalk *w) {
+  const PixelWalk *q = (const PixelWalk *)w;
   const PixelPass *s = q->s;
   int64_t c_pixel = (int64_t)s->c_rows * q->p->batch;
   return (GemmRun){.c = s->c + ((int64_t)q->y * s->c_w + q->x0) * c_pixel,
@@ -102,58 +100,34 @@ static GemmRun pixel_run(const PixelSteps *q) {
                    .bias = s->bias};
 }
 
-static bool pixel_next(GemmSource *source, GemmStep *st, GemmRun *run, bool *starts) {
-  PixelSteps *q = (PixelSteps *)source;
-  *starts = false;
-  if (!q->started) {
-    q->started = true;
-    *starts = true;
-  } else if ((q->k0 += 8 * q->t.bk) < q->s->b_rows) {
-    return pixel_step(q, st);
-  } else {
-    q->k0 = 0, q->tap++;
-  }
-  while (!pixel_tap_from(q, st)) {
-    if (!pixel_next_run(q)) return false;
-    *starts = true;
-  }
-  if (*starts) *run = pixel_run(q);
-  return true;
-}
-
-/* Runs with no product anywhere: their C blocks as started. */
-static void runs_without_products(PixelSteps q, Tiles t, Ldm *l) {
-  GemmStep st;
-  do {
-    if (pixel_tap_from(&q, &st)) continue;
-    GemmRun run = pixel_run(&q);
-    for (int r = 0; r < run.n; r++) gemm_start(t, &run, r, l);
-    gemm_finish(t, &run, l);
-  } while (pixel_next_run(&q));
-}
-
 static void pixel_pass(const SwImplicitArgs *p, const PixelPass *s, int64_t tap, Tiles t, Ldm *l) {
-  PixelSteps q = {.source = {pixel_next}, .p = p, .s = s, .tap_floats = tap, .t = t};
-  runs_without_products(q, t, l);
-  gemm_pipeline(t, &q.source, l);
+  PixelWalk q = {.walk = {tap_step, next_tap, next_pixels, pixels_run, s->b_rows, t.bk, 0, false},
+                 .p = p,
+                 .s = s,
+                 .tap_floats = tap,
+                 .t = t};
+  PixelWalk empty = q;
+  gemm_write_runs_without_products(t, &empty.walk, l);
+  gemm_pipeline(t, &q.walk, l);
 }
 
-/* The weight gradient: runs (C tile, filter row i, taps first..first+n); steps: each output
- * pixel whose input is inside the image for one of the run's taps, each slice of the batch. */
-typedef struct WeightSteps {
-  GemmSource source;
+/* The weight gradient: runs (C tile, filter row i, taps first..first+n); positions: the output
+ * pixels, those whose input is inside the image for one of the run's taps with a product; the
+ * inner dimension is the batch. */
+typedef struct WeightWalk {
+  GemmWalk walk;
   const SwImplicitArgs *p;
   int64_t x_pixel, y_pixel, tap_floats;
   Tiles t;
-  int ti, tj, i, first, pixel, k0;
-  bool started;
-} WeightSteps;
+  int ti, tj, i, first, pixel;
+} WeightWalk;
 
-static int weight_run_length(const WeightSteps *q) {
+static int weight_run_length(const WeightWalk *q) {
   return shorter(q->p->run, q->p->kw - q->first);
 }
 
-static bool weight_step(const WeightSteps *q, GemmStep *st) {
+static bool pixel_step(const GemmWalk *w, GemmStep *st) {
+  const WeightWalk *q = (const WeightWalk *)w;
   const SwImplicitArgs *p = q->p;
   int oh = q->pixel / p->wo, ow = q->pixel % p->wo, n = weight_run_length(q), inside = 0;
   int ih = sw_implicit_input(oh, q->i, p->sh, p->ph, p->h);
@@ -165,18 +139,19 @@ static bool weight_step(const WeightSteps *q, GemmStep *st) {
     inside += iw >= 0;
   }
   st->a = (Block){p->dy + (int64_t)q->pixel * q->y_pixel, p->batch, p->co, p->batch, 0};
-  st->runs = n, st->k = p->batch, st->k0 = q->k0, st->ti = q->ti, st->tj = q->tj;
+  st->runs = n, st->k = p->batch, st->k0 = w->k0, st->ti = q->ti, st->tj = q->tj;
   return inside > 0;
 }
 
-static bool weight_pixel_from(WeightSteps *q, GemmStep *st) {
-  for (; q->pixel < q->p->ho * q->p->wo; q->pixel++)
-    if (weight_step(q, st)) return true;
-  return false;
+static bool next_pixel(GemmWalk *w) {
+  WeightWalk *q = (WeightWalk *)w;
+  return ++q->pixel < q->p->ho * q->p->wo;
 }
 
-static bool weight_next_run(WeightSteps *q) {
-  q->pixel = 0, q->k0 = 0;
+/* Taps along the filter row, filter rows, C tiles. */
+static bool next_taps(GemmWalk *w) {
+  WeightWalk *q = (WeightWalk *)w;
+  q->pixel = 0;
   if ((q->first += q->p->run) < q->p->kw) return true;
   q->first = 0;
   if (++q->i < q->p->kh) return true;
@@ -186,7 +161,8 @@ static bool weight_next_run(WeightSteps *q) {
   return (q->ti += 8 * q->t.bm) < q->p->co;
 }
 
-static GemmRun weight_run(const WeightSteps *q) {
+static GemmRun taps_run(const GemmWalk *w) {
+  const WeightWalk *q = (const WeightWalk *)w;
   const SwImplicitArgs *p = q->p;
   return (GemmRun){.c = p->out + (q->i * p->kw + q->first) * q->tap_floats,
                    .step = q->tap_floats,
@@ -198,41 +174,16 @@ static GemmRun weight_run(const WeightSteps *q) {
                    .tj = q->tj};
 }
 
-static bool weight_next(GemmSource *source, GemmStep *st, GemmRun *run, bool *starts) {
-  WeightSteps *q = (WeightSteps *)source;
-  *starts = false;
-  if (!q->started) {
-    q->started = true;
-    *starts = true;
-  } else if ((q->k0 += 8 * q->t.bk) < q->p->batch) {
-    return weight_step(q, st);
-  } else {
-    q->k0 = 0, q->pixel++;
-  }
-  while (!weight_pixel_from(q, st)) {
-    if (!weight_next_run(q)) return false;
-    *starts = true;
-  }
-  if (*starts) *run = weight_run(q);
-  return true;
-}
-
 static void weight_gradient(const SwImplicitArgs *p, Tiles t, Ldm *l) {
-  WeightSteps q = {.source = {weight_next},
-                   .p = p,
-                   .x_pixel = (int64_t)p->ci * p->batch,
-                   .y_pixel = (int64_t)p->co * p->batch,
-                   .tap_floats = (int64_t)p->co * p->ci,
-                   .t = t};
-  WeightSteps empty = q;
-  GemmStep st;
-  do { /* taps no pixel reaches: dW 0 */
-    if (weight_pixel_from(&empty, &st)) continue;
-    GemmRun run = weight_run(&empty);
-    for (int r = 0; r < run.n; r++) gemm_start(t, &run, r, l);
-    gemm_finish(t, &run, l);
-  } while (weight_next_run(&empty));
-  gemm_pipeline(t, &q.source, l);
+  WeightWalk q = {.walk = {pixel_step, next_pixel, next_taps, taps_run, p->batch, t.bk, 0, false},
+                  .p = p,
+                  .x_pixel = (int64_t)p->ci * p->batch,
+                  .y_pixel = (int64_t)p->co * p->batch,
+                  .tap_floats = (int64_t)p->co * p->ci,
+                  .t = t};
+  WeightWalk empty = q; /* taps no pixel reaches: dW 0 */
+  gemm_write_runs_without_products(t, &empty.walk, l);
+  gemm_pipeline(t, &q.walk, l);
 }
 
 void sw_conv_implicit(void *arg) {

@@ -8,8 +8,8 @@
  * exchange: all 64 CPEs must make the same sequence of calls.
  * A run keeps several C blocks in LDM that share the A operand (B_r differs): each slice of A
  * is then loaded and broadcast once for the run, not once per product.
- * The kernels describe their products as a sequence of steps (GemmSource): a step is one slice
- * of one run's products. gemm_pipeline runs it double-buffered (swDNN's scheme): the next
+ * The kernels describe their products as a walk (GemmWalk) over runs and, in each run, positions
+ * (a tap, a pixel, a batch item); a step is one slice of one position's products. gemm_pipeline runs it double-buffered (swDNN's scheme): the next
  * step's operands are fetched into the other buffer set while this step exchanges and
  * multiplies, and waited for after it; single-buffered (swCaffe's shipped kernels), each
  * step's fetch is waited for before its arithmetic. Operands land in LDM as stored (no staging
@@ -264,13 +264,55 @@ typedef struct GemmStep {
   int runs, k, k0, ti, tj;
 } GemmStep;
 
-/* A kernel's steps in order: next fills the next one (each with at least one product) and
- * returns false after the last; when that step begins a new run it fills *run and sets *starts
- * (the first step always does). */
-typedef struct GemmSource GemmSource;
-struct GemmSource {
-  bool (*next)(GemmSource *self, GemmStep *step, GemmRun *run, bool *starts);
+/* A kernel's products in order: its runs, in each run its positions, each position one step per
+ * slice of 8bk of the inner dimension k (k0 the slice's start). The kernel embeds the walk first
+ * in its own state and provides: the step at the current position and slice (false when it has
+ * no product), the next position of the run (false past its last), the next run at its first
+ * position (false after the last run), the current run. */
+typedef struct GemmWalk GemmWalk;
+struct GemmWalk {
+  bool (*step)(const GemmWalk *w, GemmStep *st);
+  bool (*next_position)(GemmWalk *w);
+  bool (*next_run)(GemmWalk *w);
+  GemmRun (*run)(const GemmWalk *w);
+  int k, bk, k0;
+  bool started;
 };
+
+/* From the current position on, the first of the run with a product, into *st. */
+static inline bool gemm_walk_find(GemmWalk *w, GemmStep *st) {
+  do
+    if (w->step(w, st)) return true;
+  while (w->next_position(w));
+  return false;
+}
+
+/* The next step with a product into *st (false after the last); when it begins a run, the run
+ * into *run and *starts set (the first step always does). */
+static inline bool gemm_walk_next(GemmWalk *w, GemmStep *st, GemmRun *run, bool *starts) {
+  *starts = !w->started;
+  if (w->started && (w->k0 += 8 * w->bk) < w->k) return w->step(w, st);
+  w->k0 = 0;
+  bool more = !w->started || w->next_position(w);
+  w->started = true;
+  while (!more || !gemm_walk_find(w, st)) {
+    if (!w->next_run(w)) return false;
+    *starts = more = true;
+  }
+  if (*starts) *run = w->run(w);
+  return true;
+}
+
+/* The runs of a walk (from its start) with no product at all: their C blocks as started. */
+static inline void gemm_write_runs_without_products(Tiles t, GemmWalk *w, Ldm *l) {
+  GemmStep st;
+  do {
+    if (gemm_walk_find(w, &st)) continue;
+    GemmRun run = w->run(w);
+    for (int r = 0; r < run.n; r++) gemm_start(t, &run, r, l);
+    gemm_finish(t, &run, l);
+  } while (w->next_run(w));
+}
 
 /* Issues the step's fetches into buffer set `set`: A's block and each present B_r's. */
 static inline int gemm_fetch_step(Tiles t, const GemmStep *s, Ldm *l, int set,
@@ -302,22 +344,22 @@ static inline void gemm_compute_step(Tiles t, const GemmStep *s, Ldm *l, int set
   cpe_count_vector_flops(2LL * 8 * t.bm * t.bn * t.bk * products);
 }
 
-/* Runs the source's steps, starting each run's C blocks before its first step and storing
+/* Runs the walk's steps, starting each run's C blocks before its first step and storing
  * them after its last. Double-buffered, step i + 1's fetches are issued before step i's
  * arithmetic and waited for after it; single-buffered, after it and before step i + 1's. */
-static inline void gemm_pipeline(Tiles t, GemmSource *src, Ldm *l) {
+static inline void gemm_pipeline(Tiles t, GemmWalk *walk, Ldm *l) {
   GemmStep steps[2];
   GemmRun runs[2];
   Held held[2][1 + GEMM_RUN_MAX];
   bool starts, next_starts;
-  if (!src->next(src, &steps[0], &runs[0], &starts)) return;
+  if (!gemm_walk_next(walk, &steps[0], &runs[0], &starts)) return;
   gemm_wait(l, gemm_fetch_step(t, &steps[0], l, 0, held[0], false));
   int cur = 0, set = 0, run = 0;
   for (;;) {
     if (starts)
       for (int r = 0; r < runs[run].n; r++) gemm_start(t, &runs[run], r, l);
     int nxt = cur ^ 1, next_set = l->buffers == 2 ? set ^ 1 : set, issued = 0;
-    bool more = src->next(src, &steps[nxt], &runs[run ^ 1], &next_starts);
+    bool more = gemm_walk_next(walk, &steps[nxt], &runs[run ^ 1], &next_starts);
     if (more && l->buffers == 2)
       issued = gemm_fetch_step(t, &steps[nxt], l, next_set, held[next_set], true);
     gemm_compute_step(t, &steps[cur], l, set, held[set]);
