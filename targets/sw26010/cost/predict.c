@@ -2,6 +2,8 @@
  * its kernel; counts are summed over the 64 CPEs, as the emulator's counters are. */
 #include "predict.h"
 
+#include <math.h>
+
 #include "../kernels/args.h"
 
 enum { LDM_FLOATS = 14 * 1024, CPES = 64 };
@@ -116,6 +118,7 @@ typedef struct Product {
   int bias_columns;  /* the bias is per column of C */
   int buffers;
   double first_b;
+  int bm, bn, bk; /* the blocks */
 } Product;
 
 /* Blocks of br x bc on the grid from (0, 0) wholly inside rows x cols. */
@@ -205,8 +208,7 @@ static void fetch_timing(SwWork *w, Product p, int bm, int bn, int bk, double ti
 }
 
 static SwWork product_work(Product p) {
-  int bm, bn, bk;
-  sw_gemm_blocks(p.m, p.n, p.k, p.buffers, &bm, &bn, &bk);
+  int bm = p.bm, bn = p.bn, bk = p.bk;
   double tiles_m = ceil_div(p.m, 8.0 * bm), tiles_n = ceil_div(p.n, 8.0 * bn),
          slices = ceil_div(p.k, 8.0 * bk);
   double per_slice = tiles_m * tiles_n * CPES * slices, a = per_slice * p.a_loads,
@@ -246,7 +248,11 @@ SwWork sw_gemm_work(const SwGemmArgs *g) {
                g->ldc,
                g->bias_columns,
                g->single_buffered ? 1 : 2,
-               1};
+               1,
+               0,
+               0,
+               0};
+  sw_gemm_blocks(p.m, p.n, p.k, p.buffers, &p.bm, &p.bn, &p.bk);
   sw_work_add(&w, product_work(p));
   return w;
 }
@@ -263,17 +269,34 @@ void sw_gemm_buffering(SwGemmArgs *g, int tiling) {
 
 /* The implicit pass's product (m x k)(k x n) per (pixel, tap) pair and the longest run of C
  * blocks sharing A that fits beside the blocks, at most `extent` (the row or filter row). */
+static SwWork implicit_work(SwImplicitArgs a);
+
+/* The longest run (at most `extent`) that fits beside a's blocks. */
+static int longest_run(const SwImplicitArgs *a, int extent, int buffers) {
+  int run = 1;
+  while (run < SW_IMPLICIT_RUN_MAX && run < extent &&
+         ldm_floats(a->bm, a->bn, a->bk, run + 1, buffers) <= LDM_FLOATS)
+    run++;
+  return run;
+}
+
 void sw_implicit_plan(SwImplicitArgs *a) {
   int m = a->pass == SW_IMPLICIT_DATA ? a->ci : a->co,
       n = a->pass == SW_IMPLICIT_WEIGHTS ? a->ci : a->batch;
   int k = a->pass == SW_IMPLICIT_FORWARD ? a->ci : a->pass == SW_IMPLICIT_DATA ? a->co : a->batch;
   int extent = a->pass == SW_IMPLICIT_FORWARD ? a->wo : a->pass == SW_IMPLICIT_DATA ? a->w : a->kw;
-  int buffers = a->single_buffered ? 1 : 2;
-  sw_gemm_blocks(m, n, k, buffers, &a->bm, &a->bn, &a->bk);
-  a->run = 1;
-  while (a->run < SW_IMPLICIT_RUN_MAX && a->run < extent &&
-         ldm_floats(a->bm, a->bn, a->bk, a->run + 1, buffers) <= LDM_FLOATS)
-    a->run++;
+  int buffers = a->single_buffered ? 1 : 2, widest;
+  sw_gemm_blocks(m, n, k, buffers, &a->bm, &a->bn, &widest);
+  double best = INFINITY;
+  for (int edge = widest; edge >= 4; edge /= 2) {
+    SwImplicitArgs c = *a;
+    c.bk = balanced(k, edge / 4 * 4 > 4 ? edge / 4 * 4 : 4);
+    c.run = longest_run(&c, extent, buffers);
+    SwWork w = implicit_work(c);
+    double t = sw_cpe_time(&w).total;
+    if (t < best) best = t, a->bk = c.bk, a->run = c.run;
+    if (c.run == SW_IMPLICIT_RUN_MAX || c.run == extent) break; /* narrower slices gain nothing */
+  }
 }
 
 /* One axis of the convolution as a pass's loops walk it: positions (of the output, or of the
@@ -339,9 +362,8 @@ static double first_step_products(Axis rows, Axis cols, int run, int weights) {
 /* Rows are walked one position at a time; columns in runs (of pixels, or of taps for the
  * weights). C blocks per output pixel (forward, with the bias read at each start), input pixel
  * (data gradient, read too when adding) or tap (weights). */
-SwWork sw_implicit_work(const SwImplicitArgs *args) {
-  SwImplicitArgs a = *args;
-  sw_implicit_plan(&a);
+/* The work of the implicit pass a with the blocks and run a holds. */
+static SwWork implicit_work(SwImplicitArgs a) {
   int gather = a.pass == SW_IMPLICIT_DATA;
   Axis rows = {gather ? a.h : a.ho, a.kh, a.sh, a.ph, gather ? a.ho : a.h, gather};
   Axis cols = {gather ? a.w : a.wo, a.kw, a.sw, a.pw, gather ? a.wo : a.w, gather};
@@ -352,7 +374,10 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
   Product p = {.a_loads = a_loads,
                .b_loads = b_loads,
                .buffers = a.single_buffered ? 1 : 2,
-               .first_b = first_step_products(rows, cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS)};
+               .first_b = first_step_products(rows, cols, a.run, a.pass == SW_IMPLICIT_WEIGHTS),
+               .bm = a.bm,
+               .bn = a.bn,
+               .bk = a.bk};
   if (a.pass == SW_IMPLICIT_FORWARD)
     p.m = a.co, p.n = a.batch, p.k = a.ci, p.c_puts = pixels, p.c_bias = a.bias ? pixels : 0;
   else if (a.pass == SW_IMPLICIT_WEIGHTS)
@@ -363,6 +388,12 @@ SwWork sw_implicit_work(const SwImplicitArgs *args) {
   SwWork w = launch_work(sizeof(SwImplicitArgs));
   sw_work_add(&w, product_work(p));
   return w;
+}
+
+SwWork sw_implicit_work(const SwImplicitArgs *args) {
+  SwImplicitArgs a = *args;
+  sw_implicit_plan(&a);
+  return implicit_work(a);
 }
 
 /* One contiguous piece per line of a get or put of `lines` runs of `run` floats, `ld` apart. */

@@ -21,8 +21,10 @@ SwWork sw_gemm_work(const struct SwGemmArgs *g);
  * double-buffered unless single-buffered costs less by the model (double buffering's LDM can
  * shrink the blocks or the run). */
 void sw_gemm_buffering(struct SwGemmArgs *g, int tiling);
-/* The implicit convolution (conv_implicit_cpe.c) for the pass and shapes in a: its blocks and
- * run (fills a->bm, bn, bk, run), and its work. */
+/* The implicit convolution (conv_implicit_cpe.c) for the pass, shapes and buffering in a: its
+ * blocks and run (fills a->bm, bn, bk, run: sw_gemm_blocks' bm and bn, and of its widest slice
+ * bk and halves of it, each with the longest run that fits, the pair the model prices
+ * cheapest); its buffering (sw_gemm_buffering's rule); its work. */
 struct SwImplicitArgs;
 void sw_implicit_plan(struct SwImplicitArgs *a);
 void sw_implicit_buffering(struct SwImplicitArgs *a, int tiling);
