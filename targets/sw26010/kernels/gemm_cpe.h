@@ -9,10 +9,11 @@
  * A run keeps several C blocks in LDM that share the A operand (B_r differs): each slice of A
  * is then loaded and broadcast once for the run, not once per product.
  * The kernels describe their products as a walk (GemmWalk) over runs and, in each run, positions
- * (a tap, a pixel, a batch item); a step is one slice of one position's products. gemm_pipeline runs it double-buffered (swDNN's scheme): the next
- * step's operands are fetched into the other buffer set while this step exchanges and
- * multiplies, and waited for after it; single-buffered (swCaffe's shipped kernels), each
- * step's fetch is waited for before its arithmetic. Operands land in LDM as stored (no staging
+ * (a tap, a pixel, a batch item); a step is one slice of one position's products. gemm_pipeline
+ * runs the steps double-buffered (swDNN's scheme): the next step's operands are fetched into the
+ * other buffer set while this step exchanges and multiplies, and waited for after it;
+ * single-buffered (swCaffe's shipped kernels), each step's fetch is waited for before its
+ * arithmetic. Operands land in LDM as stored (no staging
  * copy): a block that is whole and not transposed is used as it is; any other is unpacked (zero
  * edges, transposition) by its owner in the step it broadcasts it. */
 #ifndef SWNC_SW26010_GEMM_CPE_H
