@@ -14,8 +14,6 @@
 #include "layer_costs.h"
 #include "kernels/args.h"
 
-static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
-
 /* The explicit plan as kernels/conv.c runs it, per group and launch of nb images (with a bias;
  * the input gradient written, not added); its GEMMs buffered as tiling word `tiling` says. Each
  * kernel priced on its own: one's DMA does not run under another's arithmetic. */
@@ -45,11 +43,12 @@ static double explicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
       m = sw_conv_columns_gemm(cog, k, pixels, n, cols.ld, cols.image_stride, out_image, 0);
     }
     sw_gemm_buffering(&m, tiling);
-    seconds += cpe(sw_gemm_work(&m));
+    seconds += sw_cpe_seconds(sw_gemm_work(&m));
     if (!pointwise)
-      seconds += cpe(sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, c == CONV_DGRAD, 0));
+      seconds +=
+          sw_cpe_seconds(sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, c == CONV_DGRAD, 0));
   }
-  double db = c == CONV_WGRAD ? cpe(sw_row_sums_work((double)s->co, pixels, b, 0)) : 0;
+  double db = c == CONV_WGRAD ? sw_cpe_seconds(sw_row_sums_work((double)s->co, pixels, b, 0)) : 0;
   return groups * seconds + db;
 }
 
@@ -72,14 +71,15 @@ static double implicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
   if (c == CONV_WGRAD) {
     a.pass = SW_IMPLICIT_WEIGHTS;
     seconds =
-        cpe(sw_transpose_work(taps, 1, filters, 0)) + /* dW back to (No, Ni, K, K) */
-        cpe(sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
+        sw_cpe_seconds(sw_transpose_work(taps, 1, filters, 0)) + /* dW back to (No, Ni, K, K) */
+        sw_cpe_seconds(
+            sw_row_sums_work((double)s->co, (double)s->batch, (double)(s->ho * s->wo), 0)); /* db */
   } else {
     a.pass = c == CONV_FORWARD ? SW_IMPLICIT_FORWARD : SW_IMPLICIT_DATA;
-    seconds = cpe(sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
+    seconds = sw_cpe_seconds(sw_transpose_work(filters, 1, taps, 0)); /* W to (K, K, No, Ni) */
   }
   sw_implicit_buffering(&a, tiling);
-  return seconds + cpe(sw_implicit_work(&a));
+  return seconds + sw_cpe_seconds(sw_implicit_work(&a));
 }
 
 static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
@@ -137,8 +137,8 @@ static double sw_transform_cost(int64_t whole, int64_t c, int64_t h, int64_t w, 
                                 Layout to) {
   if (from == LAYOUT_BNRC16 || to == LAYOUT_BNRC16) return INFINITY;
   int64_t batch = group_share(whole);
-  if (to == LAYOUT_RCNB) return cpe(sw_transpose_work(batch, c, h * w, 0));
-  return cpe(sw_transpose_work(h * w, c, batch, 0));
+  if (to == LAYOUT_RCNB) return sw_cpe_seconds(sw_transpose_work(batch, c, h * w, 0));
+  return sw_cpe_seconds(sw_transpose_work(h * w, c, batch, 0));
 }
 
 /* The kernel interface's layouts but the blocked one: the CPE kernels have none on it. */

@@ -8,8 +8,6 @@
 #include "cost/predict.h"
 #include "kernels/args.h"
 
-static double cpe(SwWork w) { return sw_cpe_time(&w).total; }
-
 static Shape shape_of(const Graph *g, int v) { return g->values.data[v].shape; }
 
 /* Floats of value v over the batch, in its layout (element-wise kernels run over them all). */
@@ -20,7 +18,7 @@ static double floats(const Graph *g, int v, int64_t batch) {
 /* A product as kernels/fc.c runs it: with the rule's buffering. */
 static double gemm_cost(SwGemmArgs g) {
   sw_gemm_buffering(&g, 0);
-  return cpe(sw_gemm_work(&g));
+  return sw_cpe_seconds(sw_gemm_work(&g));
 }
 
 /* kernels/fc.c's products: Y = X W^T (+ b), dW = dY^T X, dX (+)= dY W. */
@@ -43,7 +41,7 @@ static double fc_cost(const Graph *g, const Op *op, int b, bool backward, bool i
   SwGemmArgs dw = {
       .m = out, .n = in, .k = b, .count = 1, .ta = 1, .lda = out, .ldb = in, .ldc = in};
   double t = gemm_cost(dw);
-  if (op->attr.bias) t += cpe(sw_row_sums_work(out, 1, b, 0));
+  if (op->attr.bias) t += sw_cpe_seconds(sw_row_sums_work(out, 1, b, 0));
   SwGemmArgs dx = {.m = b, .n = in, .k = out, .count = 1, .lda = out, .ldb = in, .ldc = in};
   if (input_grad) t += gemm_cost(dx);
   return t;
@@ -67,7 +65,7 @@ static double pool_cost(const Graph *g, const Op *op, int b, bool backward) {
                   .batch = b,
                   .rcnb = g->values.data[op->output].layout == LAYOUT_RCNB};
   if (a.rcnb || (backward ? sw_pool_backward_block(&a) : sw_pool_forward_block(&a)))
-    return cpe(sw_pool_work(&a, backward));
+    return sw_cpe_seconds(sw_pool_work(&a, backward));
   double in = (double)b * a.c * a.h * a.w, out = (double)b * a.c * a.ho * a.wo; /* mpe.c */
   return backward ? sw_mpe_time(4 * (2 * out + in), out)
                   : sw_mpe_time(4 * (in + 2 * out), out * a.kh * a.kw);
@@ -83,7 +81,7 @@ static double batchnorm_cost(const Graph *g, const Op *op, int b, bool backward,
                        .train = 1,
                        .affine = op->attr.affine,
                        .dx = backward && input_grad ? &somewhere : NULL};
-  return cpe(sw_batchnorm_work(&a));
+  return sw_cpe_seconds(sw_batchnorm_work(&a));
 }
 
 static double lrn_cost(const Graph *g, const Op *op, int b, bool backward) {
@@ -94,7 +92,7 @@ static double lrn_cost(const Graph *g, const Op *op, int b, bool backward) {
                  .batch = b,
                  .backward = backward};
   a.pixels = sw_lrn_pixels(a.c, a.hw, backward ? 5 : 2);
-  if (a.pixels) return cpe(sw_lrn_work(&a));
+  if (a.pixels) return sw_cpe_seconds(sw_lrn_work(&a));
   double n = (double)b * a.c * a.hw; /* on the MPE, as mpe.c charges it */
   return sw_mpe_time(4 * (backward ? 5 : 3) * n, n * (2.0 * a.size + 10));
 }
@@ -106,7 +104,7 @@ typedef struct Launches {
 } Launches;
 
 static void flush(Launches *l) {
-  if (l->args.parts) l->seconds += cpe(sw_sum_work(&l->args));
+  if (l->args.parts) l->seconds += sw_cpe_seconds(sw_sum_work(&l->args));
   l->args.parts = 0;
 }
 
@@ -153,21 +151,22 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
   case FAMILY_FC: return fc_cost(g, op, b, backward, input_grad);
   case FAMILY_POOL: return pool_cost(g, op, b, backward);
   case FAMILY_ACTIVATION: /* ReLU in vectors, the others (exp, tanh) in scalar code */
-    return cpe(
+    return sw_cpe_seconds(
         sw_stream_work(floats(g, op->output, batch), backward ? 3 : 2, 1, op->kind == OP_RELU));
-  case FAMILY_DROPOUT: return cpe(sw_stream_work(floats(g, op->output, batch), 2, 1, 0));
+  case FAMILY_DROPOUT: return sw_cpe_seconds(sw_stream_work(floats(g, op->output, batch), 2, 1, 0));
   case FAMILY_BATCHNORM: return batchnorm_cost(g, op, b, backward, input_grad);
   case FAMILY_LRN: return lrn_cost(g, op, b, backward);
   case FAMILY_JOIN: return join_cost(g, op, b, backward);
   case FAMILY_LOSS: {
     int classes = (int)shape_per_image(shape_of(g, op->inputs.data[0]));
-    if (classes <= SW_SOFTMAX_CLASSES) return cpe(sw_softmax_work(classes, b, backward, 0));
+    if (classes <= SW_SOFTMAX_CLASSES)
+      return sw_cpe_seconds(sw_softmax_work(classes, b, backward, 0));
     return sw_mpe_time(4.0 * 2 * classes * b, (backward ? 2.0 : 20.0) * classes * b);
   }
   case FAMILY_ACCURACY: {
     int classes = (int)shape_per_image(shape_of(g, op->inputs.data[0]));
     if (backward) return 0;
-    if (classes <= SW_SOFTMAX_CLASSES) return cpe(sw_accuracy_work(classes, b));
+    if (classes <= SW_SOFTMAX_CLASSES) return sw_cpe_seconds(sw_accuracy_work(classes, b));
     return sw_mpe_time(4.0 * classes * b, (double)classes * b);
   }
   default: return 0; /* the data's ops; convolutions and transforms are priced elsewhere */
@@ -178,8 +177,9 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
  * core groups, each group's scaling of its gradients and the sums of the others' into group
  * 0's (kernels/elementwise.c, runtime/workers.c). */
 double sw_update_cost(int64_t params, int workers) {
-  double n = (double)params, t = cpe(sw_stream_work(n, 5, 2, 1));
+  double n = (double)params, t = sw_cpe_seconds(sw_stream_work(n, 5, 2, 1));
   if (workers > 1)
-    t += cpe(sw_stream_work(n, 2, 1, 1)) + (workers - 1) * cpe(sw_stream_work(n, 3, 1, 1));
+    t += sw_cpe_seconds(sw_stream_work(n, 2, 1, 1)) +
+         (workers - 1) * sw_cpe_seconds(sw_stream_work(n, 3, 1, 1));
   return t;
 }

@@ -61,6 +61,8 @@ SwTime sw_cpe_time(const SwWork *w) {
   return t;
 }
 
+double sw_cpe_seconds(SwWork w) { return sw_cpe_time(&w).total; }
+
 double sw_dma_time(const SwWork *w, const SwDmaConstants *k) {
   double waits = w->dma_transfers - w->dma_batched, got = w->dma_bytes - w->dma_put_bytes;
   return (waits * k->wait_s + w->dma_blocks * k->block_s) / CPES + got / k->get_bytes_per_s +

@@ -33,6 +33,8 @@ typedef struct SwTime {
 } SwTime;
 
 SwTime sw_cpe_time(const SwWork *w);
+/* Its total. */
+double sw_cpe_seconds(SwWork w);
 
 /* The DMA term's constants (model.c): seconds per wait and per contiguous block (per CPE), the
  * group's get and put bandwidths; the model's own, fitted to the published DMA experiments, and

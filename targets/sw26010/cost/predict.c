@@ -257,14 +257,12 @@ SwWork sw_gemm_work(const SwGemmArgs *g) {
   return w;
 }
 
-static double seconds(SwWork w) { return sw_cpe_time(&w).total; }
-
 void sw_gemm_buffering(SwGemmArgs *g, int tiling) {
   SwGemmArgs one = *g;
   one.single_buffered = 1, g->single_buffered = 0;
-  g->single_buffered =
-      tiling == SW_TILING_SINGLE_BUFFERED ||
-      (tiling == SW_TILING_RULE && seconds(sw_gemm_work(&one)) < seconds(sw_gemm_work(g)));
+  g->single_buffered = tiling == SW_TILING_SINGLE_BUFFERED ||
+                       (tiling == SW_TILING_RULE &&
+                        sw_cpe_seconds(sw_gemm_work(&one)) < sw_cpe_seconds(sw_gemm_work(g)));
 }
 
 /* The implicit pass's product (m x k)(k x n) per (pixel, tap) pair and the longest run of C
@@ -292,8 +290,7 @@ void sw_implicit_plan(SwImplicitArgs *a) {
     SwImplicitArgs c = *a;
     c.bk = balanced(k, edge / 4 * 4 > 4 ? edge / 4 * 4 : 4);
     c.run = longest_run(&c, extent, buffers);
-    SwWork w = implicit_work(c);
-    double t = sw_cpe_time(&w).total;
+    double t = sw_cpe_seconds(implicit_work(c));
     if (t < best) best = t, a->bk = c.bk, a->run = c.run;
     if (c.run == SW_IMPLICIT_RUN_MAX || c.run == extent) break; /* narrower slices gain nothing */
   }
@@ -335,9 +332,9 @@ static AxisCounts axis_counts(Axis x, int run, int runs_of_taps) {
 void sw_implicit_buffering(SwImplicitArgs *a, int tiling) {
   SwImplicitArgs one = *a;
   one.single_buffered = 1, a->single_buffered = 0;
-  a->single_buffered =
-      tiling == SW_TILING_SINGLE_BUFFERED ||
-      (tiling == SW_TILING_RULE && seconds(sw_implicit_work(&one)) < seconds(sw_implicit_work(a)));
+  a->single_buffered = tiling == SW_TILING_SINGLE_BUFFERED ||
+                       (tiling == SW_TILING_RULE && sw_cpe_seconds(sw_implicit_work(&one)) <
+                                                        sw_cpe_seconds(sw_implicit_work(a)));
 }
 
 /* The B fetches of the kernel's first step: in the first run (in order) with a product, the
