@@ -119,6 +119,7 @@ static void check_tile(int nb, int nl, const Tile *t) {
 #define STRIP_ATTR_OUTER __attribute__((target("avx512f"))) UNCHECKED_LOOP
 #define STRIP_VEC __m512
 #define STRIP_VL 16
+#define STRIP_MAXB 2
 #define STRIP_MAXP 14
 #define STRIP_LOAD(p) _mm512_loadu_ps(p)
 #define STRIP_SET1(f) _mm512_set1_ps(f)
@@ -136,11 +137,12 @@ static void check_tile(int nb, int nl, const Tile *t) {
 #define TILE_NAME avx512_tile
 #define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 #include "conv_direct_blocks.h"
-enum { AVX512_PIXELS = STRIP_MAXP };
+enum { AVX512_BLOCKS = STRIP_MAXB, AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_ATTR
 #undef STRIP_ATTR_OUTER
 #undef STRIP_VEC
 #undef STRIP_VL
+#undef STRIP_MAXB
 #undef STRIP_MAXP
 #undef STRIP_LOAD
 #undef STRIP_SET1
@@ -162,6 +164,7 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #define STRIP_ATTR_OUTER __attribute__((target("avx2,fma"))) UNCHECKED_LOOP
 #define STRIP_VEC __m256
 #define STRIP_VL 8
+#define STRIP_MAXB 1
 #define STRIP_MAXP 6
 #define STRIP_LOAD(p) _mm256_loadu_ps(p)
 #define STRIP_SET1(f) _mm256_set1_ps(f)
@@ -178,15 +181,15 @@ enum { AVX512_PIXELS = STRIP_MAXP };
 #define TILE_NAME avx2_tile
 #define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
 #include "conv_direct_blocks.h"
-enum { AVX2_PIXELS = STRIP_MAXP };
+enum { AVX2_BLOCKS = STRIP_MAXB, AVX2_PIXELS = STRIP_MAXP };
 #endif
 
 /* ------------------------------------------------------------------ instruction sets */
 
 static const DirectIsa isas[] = {
 #ifdef DIRECT_X86
-    {"avx512", 2, AVX512_PIXELS, 8, avx512_strip, avx512_tile},
-    {"avx2", 1, AVX2_PIXELS, 6, avx2_strip, avx2_tile},
+    {"avx512", AVX512_BLOCKS, AVX512_PIXELS, 8, avx512_strip, avx512_tile},
+    {"avx2", AVX2_BLOCKS, AVX2_PIXELS, 6, avx2_strip, avx2_tile},
 #endif
     {"c", 2, 8, 8, c_strip, c_tile},
 };

@@ -1,6 +1,7 @@
 /* The direct convolution's register blocks, written once and included by conv_direct.c once
  * per instruction set, with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
- * STRIP_VL (its floats), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
+ * STRIP_VL (its floats), STRIP_MAXB / STRIP_MAXP (the most blocks and pixels a strip holds:
+ * no code for more), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
  * store past the caches, to an aligned address) / STRIP_ZERO /
  * STRIP_RELU (v > 0 ? v : slope * v, lane by lane), and
  * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
@@ -25,7 +26,7 @@
 
 static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_pixel,
                                   const Strip *s) {
-  STRIP_VEC acc[2][STRIP_MAXP][STRIP_V];
+  STRIP_VEC acc[STRIP_MAXB][STRIP_MAXP][STRIP_V];
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)
       for (int v = 0; v < STRIP_V; v++)
@@ -40,7 +41,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
         STRIP_UNROLL
         for (int l = 0; l < lanes; l++, wt += 16, xt += s->x_lane) {
-          STRIP_VEC w[2][STRIP_V];
+          STRIP_VEC w[STRIP_MAXB][STRIP_V];
           for (int b = 0; b < nb; b++)
             for (int v = 0; v < STRIP_V; v++)
               w[b][v] = STRIP_LOAD(wt + b * s->w_block + v * STRIP_VL);
@@ -58,17 +59,20 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
       for (int p = 0; p < np; p++)
         for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_RELU(acc[b][p][v], slope);
   }
+  /* in locals: a vector store may alias anything, so s's fields would be read again per store */
+  float *const y = s->y;
+  const ptrdiff_t y_block = s->y_block, y_pixel = s->y_pixel;
   if (s->stream) {
     for (int b = 0; b < nb; b++)
       for (int p = 0; p < np; p++)
         for (int v = 0; v < STRIP_V; v++)
-          STRIP_STREAM(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL, acc[b][p][v]);
+          STRIP_STREAM(y + b * y_block + p * y_pixel + v * STRIP_VL, acc[b][p][v]);
     return;
   }
   for (int b = 0; b < nb; b++)
     for (int p = 0; p < np; p++)
       for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL, acc[b][p][v]);
+        STRIP_STORE(y + b * y_block + p * y_pixel + v * STRIP_VL, acc[b][p][v]);
 }
 
 #define STRIP_PIXELS(NB, P)                                                                        \
@@ -83,7 +87,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
 
 #define STRIP_CASE(P)                                                                              \
   case P:                                                                                          \
-    if (nb == 2) {                                                                                 \
+    if (STRIP_MAXB == 2 && nb == 2) {                                                              \
       STRIP_PIXELS(2, P)                                                                           \
     } else {                                                                                       \
       STRIP_PIXELS(1, P)                                                                           \
@@ -102,7 +106,7 @@ static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
  * nl input channels of one tap stay in registers while a run of output pixels streams through:
  * per pixel the nb dY vectors are loaded and each input channel's x broadcast against them. */
 static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
-  STRIP_VEC acc[2][TILE_LANES][STRIP_V];
+  STRIP_VEC acc[STRIP_MAXB][TILE_LANES][STRIP_V];
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
@@ -111,7 +115,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     const float *dy = t->dy + r * t->dy_row, *x = t->x + r * t->x_row;
     STRIP_UNROLL
     for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
-      STRIP_VEC d[2][STRIP_V];
+      STRIP_VEC d[STRIP_MAXB][STRIP_V];
       for (int b = 0; b < nb; b++)
         for (int v = 0; v < STRIP_V; v++) d[b][v] = STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
       for (int i = 0; i < nl; i++) {
@@ -121,15 +125,17 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
       }
     }
   }
+  float *const sum = t->sum; /* in locals, as the strip's y */
+  const ptrdiff_t sum_block = t->sum_block;
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL, acc[b][i][v]);
+        STRIP_STORE(sum + b * sum_block + i * 16 + v * STRIP_VL, acc[b][i][v]);
 }
 
 #define TILE_CASE(L)                                                                               \
   case L:                                                                                          \
-    if (nb == 2)                                                                                   \
+    if (STRIP_MAXB == 2 && nb == 2)                                                                \
       TILE_BODY(2, L, t);                                                                          \
     else                                                                                           \
       TILE_BODY(1, L, t);                                                                          \
