@@ -20,8 +20,9 @@
  * 5.2, its conv2 the same). */
 
 #define STRIP_V (16 / STRIP_VL)
-/* The innermost loops unrolled by 4 (their counts are not constants): a rolled iteration of an
- * AVX2 strip's 12 FMAs ran at 55-65% of a core's rate at times, unrolled at 85-95%. */
+/* The innermost loops unrolled by 4 (their counts are not constants): a stand-alone AVX2 strip
+ * (12 FMAs an iteration) ran at 55-65% of a core's rate rolled and 85-95% unrolled while the
+ * machine was contended; on a quiet one the two were within 2%. */
 #define STRIP_UNROLL _Pragma("GCC unroll 4")
 
 static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_pixel,
