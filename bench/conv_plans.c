@@ -7,7 +7,10 @@
  * effective rate: it does less). Median of 3 runs per plan. The direct plan runs its rule's
  * tiling; the column `tiled` has its best other tiling (direct_tiling.h, the ones swnc tune
  * times) for the forward and input gradient, timed again in turn with the rule, and named at
- * the end of the line where it beat the rule in that second timing.
+ * the end of the line where it beat the rule in that second timing. The last columns name the
+ * plan the host target's cost model (targets/host/description.c) prices cheapest for the
+ * computation alone and its measured rate as a fraction of the fastest's; the last line, their
+ * geometric mean: how much the model's choices would cost against the measurements.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
  * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
 #include <math.h>
@@ -26,6 +29,7 @@
 #include "conv_winograd.h"
 #include "isa.h"
 #include "kernels.h"
+#include "target.h"
 #include "workspace.h"
 
 static double now(void) {
@@ -96,12 +100,12 @@ static double fma_peak(int threads) {
   return best;
 }
 
-typedef struct Shape {
+typedef struct Layer {
   const char *net, *name;
   int ci, h, w, co, k, s, p;
-} Shape;
+} Layer;
 
-static const Shape shapes[] = {
+static const Layer shapes[] = {
     {"cifar10_quick", "conv1", 3, 32, 32, 32, 5, 1, 2},
     {"cifar10_quick", "conv2", 32, 16, 16, 32, 5, 1, 2},
     {"cifar10_quick", "conv3", 32, 8, 8, 64, 5, 1, 2},
@@ -240,6 +244,21 @@ static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double fl
   return best;
 }
 
+/* The plan among those timed (rate > 0) that the host target's model prices cheapest. */
+static int model_choice(const SwkConv *p, int batch, int c, const double rate[PLANS]) {
+  const Target *host = target_find("host");
+  ConvShape s = {batch, p->ci, p->h,  p->w,  p->co, p->ho, p->wo,
+                 p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->groups};
+  int best = -1;
+  double least = INFINITY;
+  for (int plan = 0; plan < PLANS; plan++) {
+    double t =
+        rate[plan] > 0 ? host->conv_cost(&s, (ConvPlan)plan, (ConvComputation)c, 0) : INFINITY;
+    if (t < least) least = t, best = plan;
+  }
+  return best;
+}
+
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(),
       batch = argc > 2 ? atoi(argv[2]) : 8;
@@ -252,10 +271,12 @@ int main(int argc, char **argv) {
   printf("%-14s %-10s %-8s", "network", "layer", "compute");
   for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
   printf(" %10s %7s", "tiled", "of peak");
-  printf("  %s\n", "fastest");
+  printf("  %-22s %-10s %s\n", "fastest", "model", "of fastest");
+  double log_model_share = 0;
+  int computed = 0;
   static const char *const computations[] = {"forward", "wgrad", "dgrad"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    const Shape *s = &shapes[i];
+    const Layer *s = &shapes[i];
     if (filter && !strstr(s->net, filter) && strcmp(s->name, filter)) continue;
     int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
     SwkConv p = {.ci = s->ci,
@@ -307,14 +328,24 @@ int main(int argc, char **argv) {
         if (rate[plan] > rate[best]) best = plan;
         printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
       }
-      char name[HOST_TILING_NAME_MAX];
+      char name[HOST_TILING_NAME_MAX], fastest[64];
+      double rule[PLANS];
+      memcpy(rule, rate, sizeof rule);
       int tiling = best_tiling(&p, batch, c, &m, flops, peak, &rate[DIRECT]);
       if (tiling && rate[DIRECT] > rate[best]) best = DIRECT;
-      printf("  %s%s%s\n", plan_names[best], tiling && best == DIRECT ? ":" : "",
-             tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");
+      snprintf(fastest, sizeof fastest, "%s%s%s", plan_names[best],
+               tiling && best == DIRECT ? ":" : "",
+               tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");
+      int model = model_choice(&p, batch, c, rule);
+      double share = rule[model] / rate[best];
+      log_model_share += log(share), computed++;
+      printf("  %-22s %-10s %6.0f%%\n", fastest, plan_names[model], 100 * share);
     }
     free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
         free(m.implicit_ws), free(m.direct_ws), free(m.winograd_ws);
   }
+  if (computed)
+    printf("# the model's choices (kernels: %s) at %.1f%% of the fastest, geometric mean of %d\n",
+           host_isa_choice(), 100 * exp(log_model_share / computed), computed);
   return 0;
 }
