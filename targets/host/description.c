@@ -5,6 +5,7 @@
  * constants were read off bench/conv_plans on an AVX-512 machine (docs/targets.md); only their
  * ratios matter to the choices, and `swnc tune` replaces the model by measurements. */
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../ir/target.h"
@@ -28,6 +29,33 @@ static const double DIRECT_WGRAD_EFF = 0.6; /* its weight-gradient tiles' */
 
 static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
 
+/* What differs between the kernels' instruction sets (isa.h), read off `bench/conv_plans 2 8`
+ * run with each (SWN_ISA narrows the kernels; docs/targets.md has the figures). With AVX-512 a
+ * strip holds 2 blocks x 14 pixels: a 1x1 filter's input channels alone keep it busy and it
+ * beats the GEMM, as its 3x3 strips do; with AVX2 it holds 1 block x 6 pixels, a 1x1 filter
+ * runs at about the GEMM's rate and the weight gradient's tiles starve on short planes. */
+typedef struct HostRates {
+  const char *isa;
+  double direct_taps_half;  /* the direct strips' fill(kh kw, h) */
+  double wgrad_pixels_half; /* the direct weight gradient's fill(ho wo, h) */
+} HostRates;
+
+static const HostRates host_rates[] = {
+    {"avx512", 0.05, 24}, {"avx2", 0.25, 100}, {"c", 0.25, 100}, /* unmeasured: as AVX2 */
+};
+
+/* The rates of the instruction set a program on this machine will use (asked once). */
+static const HostRates *rates(void) {
+  static const HostRates *chosen;
+  if (!chosen) {
+    const char *isa = host_isa_choice();
+    chosen = &host_rates[sizeof host_rates / sizeof host_rates[0] - 1];
+    for (size_t i = 0; i < sizeof host_rates / sizeof host_rates[0]; i++)
+      if (!strcmp(host_rates[i].isa, isa)) chosen = &host_rates[i];
+  }
+  return chosen;
+}
+
 static double flops(const ConvShape *s) {
   return 2.0 * s->batch * s->co * s->ho * s->wo * (s->ci / s->groups) * s->kh * s->kw;
 }
@@ -45,7 +73,7 @@ static double explicit_cost(const ConvShape *s, ConvComputation c) {
   /* images narrower than WIDE_GEMM columns go side by side (workspace.h) */
   double side = pixels >= WIDE_GEMM ? 1 : fmin(ceil(WIDE_GEMM / pixels), (double)s->batch);
   double eff = c == CONV_FORWARD ? gemm_eff(cog, k)
-               : c == CONV_WGRAD ? gemm_eff(cog, pixels * side)
+               : c == CONV_WGRAD ? gemm_eff(fmin(cog, k), pixels * side)
                : flip            ? gemm_eff(cig, cog * taps)
                                  : gemm_eff(k, cog);
   return flops(s) / (PEAK * eff) + 2 * columns / BANDWIDTH;
@@ -90,6 +118,17 @@ static SwkConv kernel_shape(const ConvShape *s) {
                    .groups = (int)s->groups};
 }
 
+/* The direct strips' efficiency (`eff` at full blocks): the output's channels fill the blocks
+ * of 16, and few taps leave less work per register block (per instruction set: HostRates). */
+static double strip_eff(double eff, double co, double taps) {
+  return eff * fill(co, 16) * fill(taps, rates()->direct_taps_half);
+}
+
+/* The weight gradient's tiles: a strip's terms, and runs of `pixels` to sum over. */
+static double tile_eff(double co, double pixels, double taps) {
+  return strip_eff(DIRECT_WGRAD_EFF, co, taps) * fill(pixels, rates()->wgrad_pixels_half);
+}
+
 /* The direct plan's input gradient: per phase of dX's pixels (one with stride 1), the forward
  * convolution of dY with the phase's taps (workspace.h: host_direct_phase), dY copied with the
  * phase's padding; a phase no tap reaches is zeroed. */
@@ -104,28 +143,21 @@ static double direct_input_gradient_cost(const ConvShape *s) {
         t += 4.0 * HOST_BLOCK * host_blocks(q.co) * pixels / BANDWIDTH;
         continue;
       }
-      t += 2.0 * pixels * q.co * q.ci * taps /
-           (PEAK * DIRECT_DGRAD_EFF * fill((double)q.co, 16) * fill(taps, 0.25));
+      t += 2.0 * pixels * q.co * q.ci * taps / (PEAK * strip_eff(DIRECT_DGRAD_EFF, q.co, taps));
       if (q.pw) t += 2.0 * 4 * s->batch * q.ci * q.h * (q.w + 2 * q.pw) / BANDWIDTH;
     }
   return t;
 }
 
-/* The direct plan (conv_direct.c): register blocks of 16 output channels (the output's channels
- * fill them: fill(co, 16)), 1x1 filters stream the input once per tap with less reuse
- * (fill(taps, 0.25)); the weight gradient's tiles also want long runs of pixels. Beside the
+/* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles. Beside the
  * arithmetic: the filters packed per call, the input copied with its horizontal padding. */
 static double direct_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_DGRAD) return direct_input_gradient_cost(s);
   double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
   double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
   double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
-  if (c == CONV_WGRAD)
-    return flops(s) / (PEAK * DIRECT_WGRAD_EFF * fill((double)s->co, 16) * fill(pixels, 24) *
-                       fill(taps, 0.25)) +
-           padding;
-  return flops(s) / (PEAK * DIRECT_EFF * fill((double)s->co, 16) * fill(taps, 0.25)) + packing +
-         padding;
+  if (c == CONV_WGRAD) return flops(s) / (PEAK * tile_eff(s->co, pixels, taps)) + padding;
+  return flops(s) / (PEAK * strip_eff(DIRECT_EFF, s->co, taps)) + packing + padding;
 }
 
 /* The Winograd plans (conv_winograd.c), F(m x m, r x r): per pass of up to `chunk` tiles, each
@@ -145,8 +177,7 @@ static double winograd_cost(const ConvShape *s, int m, ConvComputation c) {
   double transformed = 4.0 * 2 * tiles * g.positions * 16 * (g.bi + g.bo); /* written, read */
   double images = 4.0 * s->batch * (q.ci * q.h * q.w + q.co * q.ho * q.wo);
   double filters = 4.0 * (double)host_winograd_filter_floats(&g) * (passes + 1);
-  double eff = c == CONV_WGRAD ? DIRECT_WGRAD_EFF * fill((double)q.co, 16) * fill(per_pass, 24)
-                               : DIRECT_EFF * fill((double)q.co, 16) * fill(1, 0.25);
+  double eff = c == CONV_WGRAD ? tile_eff(q.co, per_pass, 1) : strip_eff(DIRECT_EFF, q.co, 1);
   if (c == CONV_WGRAD) filters *= 2; /* the sums are read and written */
   return products / (PEAK * eff) + (transformed + images + filters) / BANDWIDTH;
 }
