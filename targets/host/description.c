@@ -5,7 +5,6 @@
  * constants were read off bench/conv_plans on an AVX-512 machine (docs/targets.md); only their
  * ratios matter to the choices, and `swnc tune` replaces the model by measurements. */
 #include <math.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "../../ir/target.h"
@@ -35,24 +34,25 @@ static double fill(double n, double half) { return n / (n + half); } /* 0..1, ha
  * beats the GEMM, as its 3x3 strips do; with AVX2 it holds 1 block x 6 pixels, a 1x1 filter
  * runs at about the GEMM's rate and the weight gradient's tiles starve on short planes. */
 typedef struct HostRates {
-  const char *isa;
   double direct_taps_half;  /* the direct strips' fill(kh kw, h) */
   double wgrad_pixels_half; /* the direct weight gradient's fill(ho wo, h) */
 } HostRates;
 
+/* In host_isas' order (isa.h), as the kernels' tables are. */
 static const HostRates host_rates[] = {
-    {"avx512", 0.05, 24}, {"avx2", 0.25, 100}, {"c", 0.25, 100}, /* unmeasured: as AVX2 */
+#if defined(__x86_64__) && defined(__GNUC__)
+    {0.05, 24},  /* avx512 */
+    {0.25, 100}, /* avx2 */
+#endif
+    {0.25, 100}, /* c: unmeasured, as AVX2 */
 };
+_Static_assert(sizeof host_rates / sizeof host_rates[0] == HOST_ISA_COUNT,
+               "a row of rates per instruction set");
 
 /* The rates of the instruction set a program on this machine will use (asked once). */
 static const HostRates *rates(void) {
   static const HostRates *chosen;
-  if (!chosen) {
-    const char *isa = host_isa_choice();
-    chosen = &host_rates[sizeof host_rates / sizeof host_rates[0] - 1];
-    for (size_t i = 0; i < sizeof host_rates / sizeof host_rates[0]; i++)
-      if (!strcmp(host_rates[i].isa, isa)) chosen = &host_rates[i];
-  }
+  if (!chosen) chosen = &host_rates[host_isa_index(host_isa_choice())];
   return chosen;
 }
 
