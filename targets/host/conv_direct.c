@@ -37,21 +37,23 @@ _Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, reg
 
 static void c_strip(int nb, int np, const Strip *s) {
   for (int b = 0; b < nb; b++)
-    for (int p = 0; p < np; p++)
-      for (int o = 0; o < 16; o++) {
-        /* the sum starts from y or the bias as the vector strips' accumulators do, so a
-         * tiling's passes over the input blocks (direct_tiling.h) give the same results */
-        float *y = &s->y[b * s->y_block + p * s->y_pixel + o];
-        float sum = s->accumulate ? *y : s->bias ? s->bias[b * 16 + o] : 0;
-        for (int cb = 0; cb < s->blocks_in; cb++)
-          for (int kh = s->kh0; kh < s->kh1; kh++)
-            for (int kw = 0; kw < s->kw; kw++)
-              for (int l = 0; l < strip_lanes(s, cb); l++) {
-                const float *x = strip_tap_x(s, cb, kh, kw) + p * s->x_pixel + l * s->x_lane;
-                sum += strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o] * *x;
-              }
-        *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
-      }
+    for (int r = 0; r < s->rows; r++)
+      for (int p = 0; p < np; p++)
+        for (int o = 0; o < 16; o++) {
+          /* the sum starts from y or the bias as the vector strips' accumulators do, so a
+           * tiling's passes over the input blocks (direct_tiling.h) give the same results */
+          float *y = &s->y[b * s->y_block + r * s->y_rows + p * s->y_pixel + o];
+          float sum = s->accumulate ? *y : s->bias ? s->bias[b * 16 + o] : 0;
+          for (int cb = 0; cb < s->blocks_in; cb++)
+            for (int kh = s->kh0; kh < s->kh1; kh++)
+              for (int kw = 0; kw < s->kw; kw++)
+                for (int l = 0; l < strip_lanes(s, cb); l++) {
+                  const float *x =
+                      strip_tap_x(s, cb, kh, kw) + r * s->x_rows + p * s->x_pixel + l * s->x_lane;
+                  sum += strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o] * *x;
+                }
+          *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
+        }
 }
 
 static void c_tile(int nb, int nl, const Tile *t) {
@@ -88,13 +90,17 @@ static void check_pixels(const float *first, int lanes, ptrdiff_t lane, int n, p
 static void check_strip(int nb, int np, const Strip *s) {
   if (!CHECKING_REGIONS) return;
   for (int b = 0; b < nb; b++)
-    for (int p = 0; p < np; p++) check_region(s->y + b * s->y_block + p * s->y_pixel, 16 * 4);
+    for (int r = 0; r < s->rows; r++)
+      for (int p = 0; p < np; p++)
+        check_region(s->y + b * s->y_block + r * s->y_rows + p * s->y_pixel, 16 * 4);
   if (!s->accumulate && s->bias) check_region(s->bias, (size_t)nb * 16 * 4);
   for (int cb = 0; cb < s->blocks_in; cb++) {
     int lanes = strip_lanes(s, cb);
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
-        check_pixels(strip_tap_x(s, cb, kh, kw), lanes, s->x_lane, np, s->x_pixel);
+        for (int r = 0; r < s->rows; r++)
+          check_pixels(strip_tap_x(s, cb, kh, kw) + r * s->x_rows, lanes, s->x_lane, np,
+                       s->x_pixel);
         const float *wt = strip_tap_w(s, cb, kh, kw);
         for (int b = 0; b < nb; b++) check_region(wt + b * s->w_block, (size_t)lanes * 16 * 4);
       }
@@ -337,13 +343,13 @@ static Placement compact(const SwkConv *q, float *y) {
       .y = y, .image = host_blocks(q->co) * block, .block = block, .row = row, .pixel = 16};
 }
 
-/* Output pixels [ow, ow + np) of row oh of one image (x: its view) for output blocks
- * [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias (or to y), the
- * others add to y. */
+/* Output pixels [ow, ow + np) of rows [oh, oh + rows) of one image (x: its view) for output
+ * blocks [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias (or to
+ * y), the others add to y. */
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
                           const float *packed, const float *bias, bool accumulate,
-                          const Placement *at, int image, int ob, int nb, int oh, int ow, int np,
-                          int c0, int c1) {
+                          const Placement *at, int image, int ob, int nb, int oh, int rows, int ow,
+                          int np, int c0, int c1) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
              .x_offset =
@@ -353,6 +359,8 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .x_col = v.col,
              .x_pixel = (ptrdiff_t)p->sw * v.col,
              .x_lane = v.lane,
+             .rows = rows,
+             .x_rows = (ptrdiff_t)p->sh * v.row,
              .blocks_in = c1 - c0,
              .lanes_last = c1 < bi ? 16 : p->ci - (bi - 1) * 16,
              .kh = p->kh,
@@ -365,6 +373,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
              .y_block = at->block,
              .y_pixel = at->pixel,
+             .y_rows = at->row,
              .accumulate = accumulate || c0,
              .relu = p->relu && c1 == bi, /* the last pass over the input blocks */
              .relu_slope = p->relu_slope,
@@ -373,8 +382,9 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
 }
 
 /* The strips of one convolution as direct() runs them: item i is strip (i % strips) of row
- * (i / strips % ho) of image (i / strips / ho % batch), for group (i / strips / ho / batch) of
- * output blocks filters outer, for all groups images outer. */
+ * group (i / strips % row groups: direct_tiling.h) of image (i / strips / row groups % batch),
+ * for group (i / strips / row groups / batch) of output blocks filters outer, for all groups
+ * images outer. */
 typedef struct Strips {
   const DirectIsa *isa;
   const SwkConv *q;
@@ -382,6 +392,7 @@ typedef struct Strips {
   const float *x, *packed, *bias;
   bool x_planar, accumulate, batch_padded;
   HostDirectTiling tiling;
+  HostStripRows rows;
   View view;
   int batch, groups, strips, pixels, blocks_in, pass;
   long items, run; /* all; a run shares each pass over the input blocks */
@@ -396,9 +407,11 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
   for (int c0 = 0; c0 < r->blocks_in; c0 += r->pass) {
     int c1 = c0 + r->pass < r->blocks_in ? c0 + r->pass : r->blocks_in;
     for (long i = from; i < to; i++) {
-      int strip = (int)(i % r->strips), oh = (int)(i / r->strips % q->ho);
-      int image = (int)(i / r->strips / q->ho % r->batch);
-      int group = (int)(i / r->strips / q->ho / r->batch);
+      int row_groups = r->rows.groups, rows;
+      int strip = (int)(i % r->strips);
+      int oh = host_strip_row_group(&r->rows, (int)(i / r->strips % row_groups), &rows);
+      int image = (int)(i / r->strips / row_groups % r->batch);
+      int group = (int)(i / r->strips / row_groups / r->batch);
       const float *xi = r->batch_padded ? padded + r->padded_image * (size_t)image
                                         : image_view(q, r->x, r->x_planar, image, mine, have);
       int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
@@ -406,7 +419,7 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
            g < (r->tiling.filters_outer ? group + 1 : r->groups); g++) {
         int ob = g * most;
         compute_strip(r->isa, q, xi, r->view, r->packed, r->bias, r->accumulate, r->at, image, ob,
-                      bo - ob < most ? bo - ob : most, oh, ow, np, c0, c1);
+                      bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1);
       }
     }
   }
@@ -433,6 +446,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
               .x_planar = x_planar,
               .accumulate = accumulate,
               .tiling = host_direct_tiling(tiling, q, batch, x_planar),
+              .rows = host_strip_rows(q, k->pixels),
               .view = view_of(q, x_planar),
               .batch = batch,
               .groups = ceil_div(host_blocks(q->co), k->blocks),
@@ -446,7 +460,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
   r.batch_padded = r.tiling.filters_outer && host_direct_copies(q, x_planar) &&
                    (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
-  long image_items = (long)q->ho * r.strips;
+  long image_items = (long)r.rows.groups * r.strips;
   r.items = (long)batch * image_items * (r.tiling.filters_outer ? r.groups : 1);
   r.run = r.tiling.filters_outer ? image_items * batch : image_items;
   HostQueue queue = {0, r.items};

@@ -7,7 +7,8 @@
  * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
  *
  * Forward (a strip of output pixels): A block of 16 output channels is
- * 16 / STRIP_VL vectors; `nb` blocks (1 or 2) of `np` pixels are held in registers while the
+ * 16 / STRIP_VL vectors; `nb` blocks (1 or 2) of `np` pixels of one or two rows (ResNet's last
+ * stage: 7 pixels a row, 14 a strip) are held in registers while the
  * input channels and taps stream through: per input channel and tap, the filters of the nb
  * blocks are loaded once and every pixel's input is broadcast to them. nb and np are constants
  * where the body is inlined, so the accumulators never leave registers; so is the pixels'
@@ -25,16 +26,18 @@
  * machine was contended; on a quiet one the two were within 2%. */
 #define STRIP_UNROLL _Pragma("GCC unroll 4")
 
-static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_pixel,
-                                  const Strip *s) {
+static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
+                                  const ptrdiff_t x_pixel, const Strip *s) {
   STRIP_VEC acc[STRIP_MAXB][STRIP_MAXP][STRIP_V];
   for (int b = 0; b < nb; b++)
-    for (int p = 0; p < np; p++)
-      for (int v = 0; v < STRIP_V; v++)
-        acc[b][p][v] = s->accumulate
-                           ? STRIP_LOAD(s->y + b * s->y_block + p * s->y_pixel + v * STRIP_VL)
-                       : s->bias ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
-                                 : STRIP_ZERO();
+    for (int r = 0; r < rows; r++)
+      for (int p = 0; p < np; p++)
+        for (int v = 0; v < STRIP_V; v++)
+          acc[b][r * np + p][v] = s->accumulate ? STRIP_LOAD(s->y + b * s->y_block + r * s->y_rows +
+                                                             p * s->y_pixel + v * STRIP_VL)
+                                  : s->bias     ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
+                                                : STRIP_ZERO();
+  const ptrdiff_t x_rows = s->x_rows;
   for (int cb = 0; cb < s->blocks_in; cb++) {
     int lanes = strip_lanes(s, cb);
     for (int kh = s->kh0; kh < s->kh1; kh++)
@@ -46,52 +49,76 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const ptrdiff_t x_
           for (int b = 0; b < nb; b++)
             for (int v = 0; v < STRIP_V; v++)
               w[b][v] = STRIP_LOAD(wt + b * s->w_block + v * STRIP_VL);
-          for (int p = 0; p < np; p++) {
-            STRIP_VEC x = STRIP_SET1(xt[p * x_pixel]);
-            for (int b = 0; b < nb; b++)
-              for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_FMA(w[b][v], x, acc[b][p][v]);
-          }
+          for (int r = 0; r < rows; r++)
+            for (int p = 0; p < np; p++) {
+              STRIP_VEC x = STRIP_SET1(xt[r * x_rows + p * x_pixel]);
+              for (int b = 0; b < nb; b++)
+                for (int v = 0; v < STRIP_V; v++)
+                  acc[b][r * np + p][v] = STRIP_FMA(w[b][v], x, acc[b][r * np + p][v]);
+            }
         }
       }
   }
   if (s->relu) { /* y > 0 ? y : slope * y, as the ReLU kernel computes it */
     STRIP_VEC slope = STRIP_SET1(s->relu_slope);
     for (int b = 0; b < nb; b++)
-      for (int p = 0; p < np; p++)
+      for (int p = 0; p < rows * np; p++)
         for (int v = 0; v < STRIP_V; v++) acc[b][p][v] = STRIP_RELU(acc[b][p][v], slope);
   }
   /* in locals: a vector store may alias anything, so s's fields would be read again per store */
   float *const y = s->y;
-  const ptrdiff_t y_block = s->y_block, y_pixel = s->y_pixel;
+  const ptrdiff_t y_block = s->y_block, y_pixel = s->y_pixel, y_rows = s->y_rows;
   if (s->stream) {
     for (int b = 0; b < nb; b++)
-      for (int p = 0; p < np; p++)
-        for (int v = 0; v < STRIP_V; v++)
-          STRIP_STREAM(y + b * y_block + p * y_pixel + v * STRIP_VL, acc[b][p][v]);
+      for (int r = 0; r < rows; r++)
+        for (int p = 0; p < np; p++)
+          for (int v = 0; v < STRIP_V; v++)
+            STRIP_STREAM(y + b * y_block + r * y_rows + p * y_pixel + v * STRIP_VL,
+                         acc[b][r * np + p][v]);
     return;
   }
   for (int b = 0; b < nb; b++)
-    for (int p = 0; p < np; p++)
-      for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(y + b * y_block + p * y_pixel + v * STRIP_VL, acc[b][p][v]);
+    for (int r = 0; r < rows; r++)
+      for (int p = 0; p < np; p++)
+        for (int v = 0; v < STRIP_V; v++)
+          STRIP_STORE(y + b * y_block + r * y_rows + p * y_pixel + v * STRIP_VL,
+                      acc[b][r * np + p][v]);
 }
 
 #define STRIP_PIXELS(NB, P)                                                                        \
   if (s->x_pixel == 16)                                                                            \
-    STRIP_BODY(NB, P, 16, s);                                                                      \
+    STRIP_BODY(NB, P, 1, 16, s);                                                                   \
   else if (s->x_pixel == 1)                                                                        \
-    STRIP_BODY(NB, P, 1, s);                                                                       \
+    STRIP_BODY(NB, P, 1, 1, s);                                                                    \
   else if (s->x_pixel == 2)                                                                        \
-    STRIP_BODY(NB, P, 2, s);                                                                       \
+    STRIP_BODY(NB, P, 1, 2, s);                                                                    \
   else                                                                                             \
-    STRIP_BODY(NB, P, s->x_pixel, s);
+    STRIP_BODY(NB, P, 1, s->x_pixel, s);
+
+/* Two rows: of a blocked input at stride 1 or 2 (16 or 32 floats apart); a first layer's planar
+ * input has rows too wide for them. */
+#define STRIP_TWO_ROWS(NB, P)                                                                      \
+  if (s->x_pixel == 16)                                                                            \
+    STRIP_BODY(NB, P, 2, 16, s);                                                                   \
+  else if (s->x_pixel == 32)                                                                       \
+    STRIP_BODY(NB, P, 2, 32, s);                                                                   \
+  else                                                                                             \
+    STRIP_BODY(NB, P, 2, s->x_pixel, s);
+
+/* Two rows only where they fit the registers (direct_tiling.h asks no more) */
+#define STRIP_ROWS(NB, P)                                                                          \
+  if (2 * (P) <= STRIP_MAXP && s->rows == 2) {                                                     \
+    STRIP_TWO_ROWS(NB, (2 * (P) <= STRIP_MAXP ? (P) : 1))                                          \
+  } else {                                                                                         \
+    STRIP_PIXELS(NB, P)                                                                            \
+  }
 
 #define STRIP_CASE(P)                                                                              \
   case P:                                                                                          \
     if (STRIP_MAXB == 2 && nb == 2) {                                                              \
-      STRIP_PIXELS(2, P)                                                                           \
+      STRIP_ROWS(2, P)                                                                             \
     } else {                                                                                       \
-      STRIP_PIXELS(1, P)                                                                           \
+      STRIP_ROWS(1, P)                                                                             \
     }                                                                                              \
     break;
 
@@ -101,6 +128,8 @@ static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
 }
 
 #undef STRIP_CASE
+#undef STRIP_ROWS
+#undef STRIP_TWO_ROWS
 #undef STRIP_PIXELS
 
 /* Weight gradient (a tile of filters): the sums of nb blocks of 16 output channels (lanes) by

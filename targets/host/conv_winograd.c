@@ -277,6 +277,7 @@ static void multiply(const Pass *s, long i) {
               .x_block = s->v.block,
               .x_pixel = s->v.tile,
               .x_lane = 1,
+              .rows = 1,
               .blocks_in = s->g.bi,
               .lanes_last = s->q->ci - (s->g.bi - 1) * 16,
               .kh = 1,

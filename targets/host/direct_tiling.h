@@ -3,9 +3,10 @@
  * (runtime/kernels.h). One definition for the kernels, the target's model (description.c) and
  * the candidates swnc tune measures.
  *
- * A strip is a run of output pixels of one row for a group of one or two output blocks, whose
- * sums stay in registers while the input channels and taps stream through. The strips run in
- * one of two orders, which is also how the threads split them (each takes an even share):
+ * A strip is a run of output pixels of one row (or two: host_strip_rows) for a group of one or
+ * two output blocks, whose sums stay in registers while the input channels and taps stream
+ * through. The strips run in one of two orders, which is also how the threads split them (each
+ * takes an even share):
  * - images outer: each image's strips, every strip for all groups of output blocks: the strip's
  *   inputs stay in L1 while the filters stream past;
  * - filters outer: each group over all images' strips: the group's filters stay in cache while
@@ -84,6 +85,46 @@ static inline int host_direct_tiling_candidates(const SwkConv *q, int batch,
       words[n++] = host_direct_tiling_word(t);
     }
   return n;
+}
+
+/* Strips of two rows (conv_direct_blocks.h) where an output row is at most half the widest
+ * strip: ResNet's last stage, 7 pixels a row and 14 a strip (strips of one row there left half
+ * of the accumulators idle and streamed the filters twice as often; with two rows its 1x1
+ * projection ran forward at 74% of the peak instead of 61%, its input gradients 5-8 points
+ * faster: bench/conv_plans, medians of 6 alternated runs). The two rows of a strip
+ * share their rows of taps, so only rows that read all kh rows of taps inside the image pair:
+ * an image's output rows run in groups, [0, full0) one by one, [full0, full1) two by two (the
+ * last maybe alone), [full1, ho) one by one. */
+typedef struct HostStripRows {
+  int rows;          /* most rows a strip holds: 1 or 2 */
+  int full0, full1;  /* the rows that pair */
+  int pairs, groups; /* groups of two rows; all groups of an image's rows */
+} HostStripRows;
+
+static inline HostStripRows host_strip_rows(const SwkConv *q, int most_pixels) {
+  HostStripRows r = {.rows = 1, .groups = q->ho};
+  if (2 * q->wo > most_pixels || q->ho < 2) return r;
+  /* row oh reads input rows [oh sh - ph, oh sh - ph + kh): all inside the image from row full0
+   * (an input-gradient phase's padding may be negative: none above) to row below / sh */
+  int below = q->h + q->ph - q->kh;
+  int full0 = q->ph > 0 ? (q->ph + q->sh - 1) / q->sh : 0,
+      full1 = below < 0 ? 0 : below / q->sh + 1;
+  r.full0 = full0 < q->ho ? full0 : q->ho;
+  r.full1 = full1 > q->ho ? q->ho : full1 < r.full0 ? r.full0 : full1;
+  r.pairs = (r.full1 - r.full0 + 1) / 2;
+  if (!r.pairs) return r;
+  r.rows = 2, r.groups = q->ho - (r.full1 - r.full0) + r.pairs;
+  return r;
+}
+
+/* Group g's first output row, and its rows in *rows. */
+static inline int host_strip_row_group(const HostStripRows *r, int g, int *rows) {
+  *rows = 1;
+  if (r->rows == 1 || g < r->full0) return g;
+  if (g >= r->full0 + r->pairs) return r->full1 + (g - r->full0 - r->pairs);
+  int oh = r->full0 + 2 * (g - r->full0);
+  *rows = r->full1 - oh < 2 ? 1 : 2;
+  return oh;
 }
 
 #endif

@@ -7,22 +7,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A strip: nb (1 or 2) blocks of 16 output channels for np output pixels, held in registers
- * while the input channels and taps stream through; y = bias (or y) + the sum. Offsets are in
- * floats from `x`, which may be before the image for a strip in its top rows (only the rows of
- * taps inside it are read). */
+/* A strip: nb (1 or 2) blocks of 16 output channels for np output pixels of each of `rows` (1
+ * or 2) output rows, held in registers while the input channels and taps stream through;
+ * y = bias (or y) + the sum. The rows of a strip read the same rows of taps (kh0, kh1).
+ * Offsets are in floats from `x`, which may be before the image for a strip in its top rows
+ * (only the rows of taps inside it are read). */
 typedef struct Strip {
   const float *x;
   ptrdiff_t x_offset; /* the strip's first pixel's tap (0, 0), channel 0 */
   ptrdiff_t x_block, x_row, x_col, x_pixel, x_lane; /* next input block, row, tap column, strip
                                                        pixel, channel in a block */
-  int blocks_in, lanes_last;                        /* input blocks; channels in the last */
-  int kh, kw, kh0, kh1; /* kernel size; the rows of taps inside the image */
+  int rows; /* output rows; the second's inputs x_rows and outputs y_rows further */
+  ptrdiff_t x_rows;
+  int blocks_in, lanes_last; /* input blocks; channels in the last */
+  int kh, kw, kh0, kh1;      /* kernel size; the rows of taps inside the image */
   const float *w; /* packed filters of the first output block: [block in][kh][kw][16 in][16 out] */
   ptrdiff_t w_block; /* to the next output block's */
   const float *bias; /* padded, of the first output block; NULL: none */
-  float *y;          /* pixel p of output block b at y + b * y_block + p * y_pixel */
-  ptrdiff_t y_block, y_pixel;
+  float *y; /* pixel p of row r, output block b at y + b * y_block + r * y_rows + p * y_pixel */
+  ptrdiff_t y_block, y_pixel, y_rows;
   bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
   bool relu;       /* store y > 0 ? y : relu_slope * y (the final pass's sums only) */
   float relu_slope;

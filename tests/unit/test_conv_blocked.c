@@ -412,12 +412,18 @@ int main(void) {
       test_conv(k, isa, shape(16, 9, 9, 16, 2, 2, 0), 2, false);   /* a tap per phase */
       test_conv(k, isa, shape(8, 10, 10, 16, 3, 2, 3), 2, false);  /* padding as wide as taps */
       test_conv(k, isa, shape(8, 9, 10, 16, 1, 3, 0), 2, false);   /* phases without taps */
+      /* strips of two rows (direct_tiling.h): ResNet's last stage, 7 pixels a row */
+      test_conv(k, isa, shape(32, 14, 14, 48, 3, 2, 1), 2, false); /* its first 3x3, stride 2 */
+      test_conv(k, isa, shape(40, 7, 7, 36, 3, 1, 1), 3, false);   /* its 3x3: an unpaired row */
+      test_conv(k, isa, shape(20, 6, 6, 24, 3, 2, 1), 2, false);   /* 3 a row (AVX2's strips) */
+      test_conv(k, isa, shape(24, 8, 3, 20, 3, 1, 2), 2, false);   /* rows alone top and bottom */
     }
     test_tilings(isa, shape(40, 9, 9, 48, 3, 1, 1), 2, false);   /* padded copies, 3 blocks */
     test_tilings(isa, shape(48, 7, 7, 40, 1, 1, 0), 3, false);   /* 1x1 as one row */
     test_tilings(isa, shape(40, 11, 11, 36, 3, 2, 1), 2, false); /* phases of dX */
     test_tilings(isa, shape(33, 5, 6, 70, 3, 1, 2), 1, false);   /* a partial block */
     test_tilings(isa, shape(3, 20, 20, 40, 5, 1, 2), 2, true);   /* a first layer's planes */
+    test_tilings(isa, shape(40, 14, 14, 36, 3, 2, 1), 2, false); /* two rows a strip */
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {
