@@ -106,6 +106,8 @@ typedef struct Layer {
 } Layer;
 
 static const Layer shapes[] = {
+    {"lenet", "conv1", 1, 28, 28, 20, 5, 1, 0},
+    {"lenet", "conv2", 20, 12, 12, 50, 5, 1, 0},
     {"cifar10_quick", "conv1", 3, 32, 32, 32, 5, 1, 2},
     {"cifar10_quick", "conv2", 32, 16, 16, 32, 5, 1, 2},
     {"cifar10_quick", "conv3", 32, 8, 8, 64, 5, 1, 2},

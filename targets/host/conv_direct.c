@@ -61,10 +61,11 @@ static void c_tile(int nb, int nl, const Tile *t) {
     for (int i = 0; i < nl; i++)
       for (int o = 0; o < 16; o++) {
         float sum = t->sum[b * t->sum_block + i * 16 + o];
-        for (int r = 0; r < t->rows; r++)
-          for (int ow = 0; ow < t->wo; ow++)
-            sum += t->dy[b * t->dy_block + r * t->dy_row + ow * 16 + o] *
-                   t->x[r * t->x_row + ow * t->x_pixel + i * t->x_lane];
+        for (int n = 0; n < t->images; n++)
+          for (int r = 0; r < t->rows; r++)
+            for (int ow = 0; ow < t->wo; ow++)
+              sum += t->dy[n * t->dy_image + b * t->dy_block + r * t->dy_row + ow * 16 + o] *
+                     t->x[n * t->x_image + r * t->x_row + ow * t->x_pixel + i * t->x_lane];
         t->sum[b * t->sum_block + i * 16 + o] = sum;
       }
 }
@@ -111,11 +112,12 @@ static void check_strip(int nb, int np, const Strip *s) {
 static void check_tile(int nb, int nl, const Tile *t) {
   if (!CHECKING_REGIONS) return;
   for (int b = 0; b < nb; b++) check_region(t->sum + b * t->sum_block, (size_t)nl * 16 * 4);
-  for (int r = 0; r < t->rows; r++) {
-    for (int b = 0; b < nb; b++)
-      check_region(t->dy + r * t->dy_row + b * t->dy_block, (size_t)t->wo * 16 * 4);
-    check_pixels(t->x + r * t->x_row, nl, t->x_lane, t->wo, t->x_pixel);
-  }
+  for (int n = 0; n < t->images; n++)
+    for (int r = 0; r < t->rows; r++) {
+      const float *dy = t->dy + n * t->dy_image + r * t->dy_row;
+      for (int b = 0; b < nb; b++) check_region(dy + b * t->dy_block, (size_t)t->wo * 16 * 4);
+      check_pixels(t->x + n * t->x_image + r * t->x_row, nl, t->x_lane, t->wo, t->x_pixel);
+    }
 }
 
 #ifdef DIRECT_X86
@@ -315,9 +317,9 @@ typedef struct View {
   ptrdiff_t row, col, lane, block;
 } View;
 
-static View view_of(const SwkConv *p, bool given_planar) {
+static View view_of(const SwkConv *p, bool given_planar, int pw) {
   bool x_planar = given_planar || host_direct_few_channels(p);
-  View v = {.row = (ptrdiff_t)(p->w + 2 * p->pw) * (x_planar ? 1 : HOST_BLOCK)};
+  View v = {.row = (ptrdiff_t)(p->w + 2 * pw) * (x_planar ? 1 : HOST_BLOCK)};
   v.col = x_planar ? 1 : HOST_BLOCK;
   v.lane = x_planar ? (ptrdiff_t)p->h * v.row : 1;
   v.block = (x_planar ? HOST_BLOCK : 1) * (ptrdiff_t)p->h * v.row; /* 16 channels */
@@ -447,7 +449,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
               .accumulate = accumulate,
               .tiling = host_direct_tiling(tiling, q, batch, x_planar),
               .rows = host_strip_rows(q, k->pixels),
-              .view = view_of(q, x_planar),
+              .view = view_of(q, x_planar, q->pw),
               .batch = batch,
               .groups = ceil_div(host_blocks(q->co), k->blocks),
               .strips = ceil_div(q->wo, k->pixels),
@@ -618,39 +620,62 @@ static TileAt tile_at(const SwkConv *p, const Tiling *tl, long k) {
   return tile_of(p, tl, cursor_at(tl, k));
 }
 
-/* Output rows at a time for a tile: about 128 pixels, so that loading and storing its sums and
- * setting up the visit are a small part of the work (64 pixels ran cifar10_quick's conv2
- * weight gradient at 248-266 GFLOP/s, 128 at 277-279, 256 no faster: bench/conv_plans). */
+/* Output rows at a time for a visit of one image: HOST_WGRAD_VISIT_PIXELS. */
 static int rows_per_visit(const SwkConv *p) {
-  int rows = ceil_div(128, p->wo);
+  int rows = ceil_div(HOST_WGRAD_VISIT_PIXELS, p->wo);
   return rows < p->ho ? rows : p->ho;
 }
 
-/* Adds tile k's (at) share of one image (x: its view, dy_image: its dY) for output rows
- * [oh0, oh1) to its sums. */
-static void visit_tile(const SwkConv *p, const Tiling *tl, long k, TileAt at, const float *x,
-                       View v, const float *dy_image, int oh0, int oh1, float *sums) {
+/* The outputs [*o0, *o1) (rows or columns) narrowed to those whose tap k, at stride s and
+ * padding pad, lies inside an input of n. */
+static void inside(int k, int s, int pad, int n, int *o0, int *o1) {
+  int first = ceil_div(pad - k > 0 ? pad - k : 0, s), last = (n - 1 + pad - k) / s + 1;
+  if (*o0 < first) *o0 = first;
+  if (*o1 > last) *o1 = last;
+}
+
+/* What a weight gradient's threads share. */
+typedef struct WeightGradient {
+  const SwkConv *p;
+  Tiling tl;
+  View v;
+  const float *x, *dy;
+  size_t dy_image, sums_floats; /* one image's dY; a set of tile and bias sums */
+  size_t x_image;               /* one image of x, where it is read in place */
+  bool copies;                  /* x is read through a padded copy (host_direct_wgrad_copies) */
+  int images;                   /* per visit */
+  bool bias;
+} WeightGradient;
+
+/* Adds tile k's (at) share of `images` images from x's (x: the view of the first, the next
+ * g->x_image further) and dy_image's for output rows [oh0, oh1) to its sums. A copy's columns
+ * are padded; in place, a tap's run of pixels is the columns whose tap lies inside the image. */
+static void visit_tile(const WeightGradient *g, long k, TileAt at, const float *x,
+                       const float *dy_image, int images, int oh0, int oh1, float *sums) {
+  const SwkConv *p = g->p;
+  const View v = g->v;
   if (!at.nl) return;
-  /* the output rows whose tap row lies inside the image */
-  int first = ceil_div(p->ph - at.kh > 0 ? p->ph - at.kh : 0, p->sh);
-  int last = (p->h - 1 + p->ph - at.kh) / p->sh + 1;
-  if (oh0 < first) oh0 = first;
-  if (oh1 > last) oh1 = last;
-  if (oh0 >= oh1) return;
+  int ow0 = 0, ow1 = p->wo;
+  inside(at.kh, p->sh, p->ph, p->h, &oh0, &oh1);
+  if (!g->copies) inside(at.kw, p->sw, p->pw, p->w, &ow0, &ow1);
+  if (oh0 >= oh1 || ow0 >= ow1) return;
   Tile t = {.dy_block = (ptrdiff_t)p->ho * p->wo * 16,
             .dy_row = (ptrdiff_t)p->wo * 16,
+            .dy_image = (ptrdiff_t)g->dy_image,
             .x_row = p->sh * v.row,
             .x_pixel = p->sw * v.col,
-            .x_lane = tl->taps_in_lanes ? v.col : v.lane,
+            .x_lane = g->tl.taps_in_lanes ? v.col : v.lane,
+            .x_image = (ptrdiff_t)g->x_image,
+            .images = images,
             .rows = oh1 - oh0,
-            .wo = p->wo,
+            .wo = ow1 - ow0,
             .sum = sums + k * HOST_TILE_FLOATS,
             .sum_block = TILE_LANES * 16};
-  t.dy = dy_image + ((ptrdiff_t)at.ob * p->ho + oh0) * p->wo * 16;
-  /* the view's column kw is the first pixel's tap kw (padded or pw 0) */
+  t.dy = dy_image + (((ptrdiff_t)at.ob * p->ho + oh0) * p->wo + ow0) * 16;
+  int column = ow0 * p->sw - p->pw + at.kw + (g->copies ? p->pw : 0); /* in the view */
   t.x = x + (at.ci / 16) * v.block + (at.ci % 16) * v.lane +
-        (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + at.kw * v.col;
-  tl->isa->tile(at.nb, at.nl, &t);
+        (ptrdiff_t)(oh0 * p->sh - p->ph + at.kh) * v.row + column * v.col;
+  g->tl.isa->tile(at.nb, at.nl, &t);
 }
 
 /* dW = keep * dW + scale * sums, for tile k: filter by filter, so that a tile's stores stay
@@ -708,38 +733,32 @@ void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, flo
   }
 }
 
-/* What a weight gradient's threads share. */
-typedef struct WeightGradient {
-  const SwkConv *p;
-  Tiling tl;
-  View v;
-  const float *x, *dy;
-  size_t dy_image, sums_floats; /* one image's dY; a set of tile and bias sums */
-  bool bias;
-} WeightGradient;
-
-/* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), row
- * by row in every image; `mine` holds a padded image. A group's bias goes with the group's
- * first tile, over the dY rows that tile has just read (a pass of its own over dY was 1.4% of
- * cifar10_quick's step). */
+/* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), visit
+ * by visit: some rows of an image or several whole images (host_direct_wgrad_images); `mine`
+ * holds a padded image. A group's bias goes with the group's first tile, over the dY rows that
+ * tile has just read (a pass of its own over dY was 1.4% of cifar10_quick's step). */
 static void sum_images(const WeightGradient *g, long from, long to, int n0, int n1, float *sums,
                        float *mine) {
   const SwkConv *p = g->p;
   const Tiling *tl = &g->tl;
   float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
-  int step = rows_per_visit(p), have = -1;
-  for (int n = n0; n < n1; n++) {
-    const float *xi = image_view(p, g->x, p->x_planar, n, mine, &have);
+  int step = g->images > 1 ? p->ho : rows_per_visit(p);
+  for (int n = n0; n < n1; n += g->images) {
+    int images = smaller_of(g->images, n1 - n);
+    const float *xi = g->x + (size_t)n * g->x_image;
+    if (g->copies) pad_image(p, g->x, p->x_planar, n, mine), xi = mine;
     const float *dy_n = g->dy + (size_t)n * g->dy_image;
     for (int oh = 0; oh < p->ho; oh += step) {
       int oh1 = oh + step < p->ho ? oh + step : p->ho;
       TileCursor c = cursor_at(tl, from);
       for (long k = from; k < to; k++, cursor_next(tl, &c)) {
         TileAt at = tile_of(p, tl, c);
-        visit_tile(p, tl, k, at, xi, g->v, dy_n, oh, oh1, sums);
+        visit_tile(g, k, at, xi, dy_n, images, oh, oh1, sums);
         if (g->bias && !c.step && !c.chunk && !c.unit) /* the group's first tile */
-          for (int b = at.ob; b < at.ob + at.nb; b++)
-            add_bias_rows(p, dy_n, b, oh, oh1, bias_sums + b * HOST_BLOCK);
+          for (int i = 0; i < images; i++)
+            for (int b = at.ob; b < at.ob + at.nb; b++)
+              add_bias_rows(p, dy_n + (size_t)i * g->dy_image, b, oh, oh1,
+                            bias_sums + b * HOST_BLOCK);
       }
     }
   }
@@ -773,8 +792,16 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
                                       float bias_grad_scale, float grad_keep, float *ws) {
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
-  WeightGradient g = {.p = p, .tl = tiling(p), .v = view_of(p, p->x_planar), .x = x, .dy = dy};
+  bool copies = host_direct_wgrad_copies(p, p->x_planar);
+  WeightGradient g = {.p = p,
+                      .tl = tiling(p),
+                      .v = view_of(p, p->x_planar, copies ? p->pw : 0),
+                      .x = x,
+                      .dy = dy,
+                      .copies = copies,
+                      .images = host_direct_wgrad_images(p, p->x_planar)};
   g.dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
+  g.x_image = copies ? 0 : host_direct_image_floats(p, p->x_planar);
   g.sums_floats = (size_t)g.tl.count * HOST_TILE_FLOATS + (size_t)host_blocks(p->co) * HOST_BLOCK;
   g.bias = db != NULL;
   int planned = swk_threads();
@@ -785,7 +812,8 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
 #pragma omp parallel num_threads(planned)
   {
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    float *mine = padded + host_direct_padded_image_floats(p, p->x_planar) * (size_t)me;
+    float *mine =
+        padded + (copies ? host_direct_padded_image_floats(p, p->x_planar) : 0) * (size_t)me;
     long from = g.tl.count * me / threads, to = g.tl.count * (me + 1) / threads;
     if (by_images) { /* every tile over a share of the images, then the sums added by tiles */
       sum_images(&g, 0, g.tl.count, batch * me / threads, batch * (me + 1) / threads,

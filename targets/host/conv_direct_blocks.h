@@ -141,20 +141,23 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
         acc[b][i][v] = STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
-  for (int r = 0; r < t->rows; r++) {
-    const float *dy = t->dy + r * t->dy_row, *x = t->x + r * t->x_row;
-    STRIP_UNROLL
-    for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
-      STRIP_VEC d[STRIP_MAXB][STRIP_V];
-      for (int b = 0; b < nb; b++)
-        for (int v = 0; v < STRIP_V; v++) d[b][v] = STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
-      for (int i = 0; i < nl; i++) {
-        STRIP_VEC xi = STRIP_SET1(x[i * t->x_lane]);
+  for (int n = 0; n < t->images; n++)
+    for (int r = 0; r < t->rows; r++) {
+      const float *dy = t->dy + n * t->dy_image + r * t->dy_row;
+      const float *x = t->x + n * t->x_image + r * t->x_row;
+      STRIP_UNROLL
+      for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
+        STRIP_VEC d[STRIP_MAXB][STRIP_V];
         for (int b = 0; b < nb; b++)
-          for (int v = 0; v < STRIP_V; v++) acc[b][i][v] = STRIP_FMA(d[b][v], xi, acc[b][i][v]);
+          for (int v = 0; v < STRIP_V; v++)
+            d[b][v] = STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
+        for (int i = 0; i < nl; i++) {
+          STRIP_VEC xi = STRIP_SET1(x[i * t->x_lane]);
+          for (int b = 0; b < nb; b++)
+            for (int v = 0; v < STRIP_V; v++) acc[b][i][v] = STRIP_FMA(d[b][v], xi, acc[b][i][v]);
+        }
       }
     }
-  }
   float *const sum = t->sum; /* in locals, as the strip's y */
   const ptrdiff_t sum_block = t->sum_block;
   for (int b = 0; b < nb; b++)

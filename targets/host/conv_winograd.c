@@ -451,6 +451,7 @@ static void accumulate_sums(const Pass *s, long i) {
             .dy_block = s->p.block,
             .x_pixel = s->v.tile,
             .x_lane = 1,
+            .images = 1,
             .rows = 1,
             .wo = s->count,
             .sum =

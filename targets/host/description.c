@@ -35,7 +35,7 @@ static double fill(double n, double half) { return n / (n + half); } /* 0..1, ha
  * runs at about the GEMM's rate and the weight gradient's tiles starve on short planes. */
 typedef struct HostRates {
   double direct_taps_half;  /* the direct strips' fill(kh kw, h) */
-  double wgrad_pixels_half; /* the direct weight gradient's fill(ho wo, h) */
+  double wgrad_pixels_half; /* the direct weight gradient's fill(a visit's pixels, h) */
 } HostRates;
 
 /* In host_isas' order (isa.h), as the kernels' tables are. */
@@ -149,14 +149,22 @@ static double direct_input_gradient_cost(const ConvShape *s) {
   return t;
 }
 
-/* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles. Beside the
- * arithmetic: the filters packed per call, the input copied with its horizontal padding. */
+/* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles, whose runs are
+ * a visit's pixels (several small images: host_direct_wgrad_images). Beside the arithmetic: the
+ * filters packed per call, the input copied with its horizontal padding (by the weight
+ * gradient only for few channels: host_direct_wgrad_copies). */
 static double direct_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_DGRAD) return direct_input_gradient_cost(s);
+  SwkConv p = kernel_shape(s);
+  bool planar = host_direct_reads_planar(&p);
   double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
   double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
   double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
-  if (c == CONV_WGRAD) return flops(s) / (PEAK * tile_eff(s->co, pixels, taps)) + padding;
+  if (c == CONV_WGRAD) {
+    double visit = pixels * host_direct_wgrad_images(&p, planar);
+    return flops(s) / (PEAK * tile_eff(s->co, visit, taps)) +
+           (host_direct_wgrad_copies(&p, planar) ? padding : 0);
+  }
   return flops(s) / (PEAK * strip_eff(DIRECT_EFF, s->co, taps)) + packing + padding;
 }
 

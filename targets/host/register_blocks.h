@@ -47,14 +47,16 @@ static inline const float *strip_tap_w(const Strip *s, int cb, int kh, int kw) {
 
 /* The weight gradient's register block, a tile: for nb output blocks and nl input channels of
  * one tap, sum[b][i][o] += dY[block b][pixel][o] * x[channel i][the pixel's tap] over `rows`
- * output rows of wo pixels (dY's pixels 16 floats apart); x is the tap's input for the first
- * pixel, channel 0 of the tile; sum[b][i][o] at sum + b * sum_block + 16 i + o. */
+ * output rows of wo pixels (dY's pixels 16 floats apart) of each of `images` images; x is the
+ * tap's input for the first pixel, channel 0 of the tile; sum[b][i][o] at
+ * sum + b * sum_block + 16 i + o. */
 enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
 typedef struct Tile {
   const float *dy, *x;
-  ptrdiff_t dy_block, dy_row;       /* next output block, next output row */
-  ptrdiff_t x_row, x_pixel, x_lane; /* next output row's tap, next pixel's, next channel */
-  int rows, wo;
+  ptrdiff_t dy_block, dy_row, dy_image; /* next output block, next output row, next image */
+  ptrdiff_t x_row, x_pixel, x_lane;     /* next output row's tap, next pixel's, next channel */
+  ptrdiff_t x_image;
+  int images, rows, wo;
   float *sum;
   ptrdiff_t sum_block; /* to the next output block's sums */
 } Tile;

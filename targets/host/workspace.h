@@ -273,6 +273,32 @@ static inline bool host_direct_wgrad_splits_images(const SwkConv *p, int threads
   return threads > 1 && host_direct_tile_floats(p) <= HOST_DIRECT_SPLIT_IMAGES_FLOATS;
 }
 
+/* Whether the weight gradient reads x through a copy (pad_image): only a first layer's few
+ * channels, whose tiles hold taps of a row in their lanes, so that their runs of pixels cannot
+ * skip the padding's columns; the other tiles, one tap each, run over the pixels whose tap
+ * lies inside the image and read x where it is. */
+static inline bool host_direct_wgrad_copies(const SwkConv *p, bool x_planar) {
+  return host_direct_few_channels(p) && host_direct_copies(p, x_planar);
+}
+
+/* Pixels a tile sums over per visit, at least: loading and storing its sums and setting up the
+ * visit are then a small part of the work (64 pixels ran cifar10_quick's conv2 weight
+ * gradient at 248-266 GFLOP/s, 128 at 277-279, 256 no faster: bench/conv_plans). */
+enum { HOST_WGRAD_VISIT_PIXELS = 128 };
+
+/* Small images, read where they are, go several to a visit: a tile's sums are loaded and stored
+ * once per visit, and a layer of small images has many tiles (ResNet's last stage: 9.4 MB of
+ * sums against 49 pixels an image). A visit's images of one input block and one group's dY,
+ * which the tiles of that block and group read in turn, stay within this many floats. */
+enum { HOST_WGRAD_VISIT_FLOATS = 64 * 1024 }; /* 256 KB */
+
+/* Images a weight gradient's visit spans: 1 (some rows at a time) or several whole ones. */
+static inline int host_direct_wgrad_images(const SwkConv *p, bool x_planar) {
+  size_t image = (size_t)HOST_BLOCK * (size_t)(p->h * p->w + 2 * p->ho * p->wo);
+  size_t images = HOST_WGRAD_VISIT_FLOATS / image;
+  return host_direct_wgrad_copies(p, x_planar) || images < 2 ? 1 : (int)images;
+}
+
 /* Any of the three computations: packed filters and bias, or the tile sums (a set per thread
  * if the batch is split); padded images. */
 static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {
@@ -290,7 +316,9 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
                                                    host_direct_padded_batch_floats(&q)));
     }
   size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
-  size_t weight_gradient = sums + t * host_direct_padded_image_floats(p, false);
+  size_t copies =
+      host_direct_wgrad_copies(p, false) ? host_direct_padded_image_floats(p, false) : 0;
+  size_t weight_gradient = sums + t * copies;
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
 }
 

@@ -417,6 +417,9 @@ int main(void) {
       test_conv(k, isa, shape(40, 7, 7, 36, 3, 1, 1), 3, false);   /* its 3x3: an unpaired row */
       test_conv(k, isa, shape(20, 6, 6, 24, 3, 2, 1), 2, false);   /* 3 a row (AVX2's strips) */
       test_conv(k, isa, shape(24, 8, 3, 20, 3, 1, 2), 2, false);   /* rows alone top and bottom */
+      /* the weight gradient's visits of several small images, the last visit short */
+      test_conv(k, isa, shape(20, 14, 14, 36, 3, 2, 1), 5, false); /* 3x3 stride 2: 49 pixels */
+      test_conv(k, isa, shape(36, 5, 5, 20, 1, 1, 0), 7, false);   /* 1x1: 25 pixels in a row */
     }
     test_tilings(isa, shape(40, 9, 9, 48, 3, 1, 1), 2, false);   /* padded copies, 3 blocks */
     test_tilings(isa, shape(48, 7, 7, 40, 1, 1, 0), 3, false);   /* 1x1 as one row */
