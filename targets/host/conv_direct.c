@@ -345,13 +345,14 @@ static Placement compact(const SwkConv *q, float *y) {
       .y = y, .image = host_blocks(q->co) * block, .block = block, .row = row, .pixel = 16};
 }
 
-/* Output pixels [ow, ow + np) of rows [oh, oh + rows) of one image (x: its view) for output
- * blocks [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias (or to
- * y), the others add to y. */
+/* Output pixels [ow, ow + np) of rows [oh, oh + rows) of one image (x: its view), or with
+ * x_image (not 0) of row oh of `rows` images (the next image's view x_image floats on), for
+ * output blocks [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias
+ * (or to y), the others add to y. */
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
-                          const float *packed, const float *bias, bool accumulate,
-                          const Placement *at, int image, int ob, int nb, int oh, int rows, int ow,
-                          int np, int c0, int c1) {
+                          ptrdiff_t x_image, const float *packed, const float *bias,
+                          bool accumulate, const Placement *at, int image, int ob, int nb, int oh,
+                          int rows, int ow, int np, int c0, int c1) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   Strip s = {.x = x,
              .x_offset =
@@ -362,7 +363,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .x_pixel = (ptrdiff_t)p->sw * v.col,
              .x_lane = v.lane,
              .rows = rows,
-             .x_rows = (ptrdiff_t)p->sh * v.row,
+             .x_rows = x_image ? x_image : (ptrdiff_t)p->sh * v.row,
              .blocks_in = c1 - c0,
              .lanes_last = c1 < bi ? 16 : p->ci - (bi - 1) * 16,
              .kh = p->kh,
@@ -375,7 +376,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
              .y_block = at->block,
              .y_pixel = at->pixel,
-             .y_rows = at->row,
+             .y_rows = x_image ? at->image : at->row,
              .accumulate = accumulate || c0,
              .relu = p->relu && c1 == bi, /* the last pass over the input blocks */
              .relu_slope = p->relu_slope,
@@ -397,8 +398,11 @@ typedef struct Strips {
   HostStripRows rows;
   View view;
   int batch, groups, strips, pixels, blocks_in, pass;
-  long items, run; /* all; a run shares each pass over the input blocks */
+  bool image_pairs; /* a strip holds one row of two images (host_strip_image_pairs) */
+  int units;        /* images, or pairs of them */
+  long items, run;  /* all; a run shares each pass over the input blocks */
   size_t padded_image;
+  ptrdiff_t x_image; /* from an image's view to the next's, if evenly spaced */
 } Strips;
 
 /* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's padded
@@ -412,16 +416,19 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
       int row_groups = r->rows.groups, rows;
       int strip = (int)(i % r->strips);
       int oh = host_strip_row_group(&r->rows, (int)(i / r->strips % row_groups), &rows);
-      int image = (int)(i / r->strips / row_groups % r->batch);
-      int group = (int)(i / r->strips / row_groups / r->batch);
+      int unit = (int)(i / r->strips / row_groups % r->units);
+      int group = (int)(i / r->strips / row_groups / r->units);
+      int image = r->image_pairs ? 2 * unit : unit;
+      if (r->image_pairs) rows = r->batch - image < 2 ? 1 : 2;
       const float *xi = r->batch_padded ? padded + r->padded_image * (size_t)image
                                         : image_view(q, r->x, r->x_planar, image, mine, have);
       int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
       for (int g = r->tiling.filters_outer ? group : 0;
            g < (r->tiling.filters_outer ? group + 1 : r->groups); g++) {
         int ob = g * most;
-        compute_strip(r->isa, q, xi, r->view, r->packed, r->bias, r->accumulate, r->at, image, ob,
-                      bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1);
+        compute_strip(r->isa, q, xi, r->view, r->image_pairs ? r->x_image : 0, r->packed, r->bias,
+                      r->accumulate, r->at, image, ob, bo - ob < most ? bo - ob : most, oh, rows,
+                      ow, np, c0, c1);
       }
     }
   }
@@ -462,9 +469,15 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
   r.batch_padded = r.tiling.filters_outer && host_direct_copies(q, x_planar) &&
                    (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
-  long image_items = (long)r.rows.groups * r.strips;
-  r.items = (long)batch * image_items * (r.tiling.filters_outer ? r.groups : 1);
-  r.run = r.tiling.filters_outer ? image_items * batch : image_items;
+  r.x_image = r.batch_padded                     ? (ptrdiff_t)r.padded_image
+              : !host_direct_copies(q, x_planar) ? (ptrdiff_t)host_direct_image_floats(q, x_planar)
+                                                 : 0;
+  r.image_pairs = r.x_image && host_strip_image_pairs(q, batch, k->pixels);
+  if (r.image_pairs) r.rows = (HostStripRows){.rows = 1, .groups = q->ho};
+  r.units = r.image_pairs ? ceil_div(batch, 2) : batch;
+  long unit_items = (long)r.rows.groups * r.strips;
+  r.items = (long)r.units * unit_items * (r.tiling.filters_outer ? r.groups : 1);
+  r.run = r.tiling.filters_outer ? unit_items * r.units : unit_items;
   HostQueue queue = {0, r.items};
 #pragma omp parallel num_threads(swk_threads())
   {

@@ -420,12 +420,15 @@ int main(void) {
       /* the weight gradient's visits of several small images, the last visit short */
       test_conv(k, isa, shape(20, 14, 14, 36, 3, 2, 1), 5, false); /* 3x3 stride 2: 49 pixels */
       test_conv(k, isa, shape(36, 5, 5, 20, 1, 1, 0), 7, false);   /* 1x1: 25 pixels in a row */
+      /* strips of one row of two images (images read in place), the last image alone */
+      test_conv(k, isa, shape(20, 7, 7, 24, 1, 2, 0), 3, false);
     }
     test_tilings(isa, shape(40, 9, 9, 48, 3, 1, 1), 2, false);   /* padded copies, 3 blocks */
     test_tilings(isa, shape(48, 7, 7, 40, 1, 1, 0), 3, false);   /* 1x1 as one row */
     test_tilings(isa, shape(40, 11, 11, 36, 3, 2, 1), 2, false); /* phases of dX */
     test_tilings(isa, shape(33, 5, 6, 70, 3, 1, 2), 1, false);   /* a partial block */
     test_tilings(isa, shape(3, 20, 20, 40, 5, 1, 2), 2, true);   /* a first layer's planes */
+    test_tilings(isa, shape(24, 14, 14, 40, 3, 2, 1), 3, false); /* image pairs, batch padded */
     test_tilings(isa, shape(40, 14, 14, 36, 3, 2, 1), 2, false); /* two rows a strip */
   }
   host_conv_direct_use(host_isa_choice());
@@ -438,6 +441,7 @@ int main(void) {
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
     test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
     test_finite_differences(k, shape(20, 6, 6, 9, 1, 2, 0), 1);
+    test_finite_differences(k, shape(6, 8, 8, 10, 1, 2, 0), 3); /* image pairs */
     test_finite_differences(k, shape(3, 9, 9, 20, 7, 2, 3), 1);
   }
   return check_report();
