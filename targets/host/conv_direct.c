@@ -6,7 +6,8 @@
  * 2 x 14 FMAs. Rows of taps in the vertical padding are skipped; for the horizontal padding
  * each thread first copies the image it works on with zero columns at both sides (a copy costs
  * what one pass over the input does; strips of edge pixels with their own taps ran at a
- * quarter of the speed), so that every strip has all kw taps. The filters, (No, Ni, K, K) as
+ * quarter of the speed), so that every strip has all kw taps (the weight gradient's tiles, one
+ * tap each, skip the columns outside instead: visit_tile). The filters, (No, Ni, K, K) as
  * every plan keeps them, are packed per call into (No/16, Ni/16, K, K, 16 input, 16 output),
  * zero outside the channels. Threads split strips of pixels (forward, input gradient) or tiles
  * of the weight gradient evenly, so results do not depend on their number: each output is one
