@@ -399,11 +399,11 @@ typedef struct Strips {
   HostStripRows rows;
   View view;
   int batch, groups, strips, pixels, blocks_in, pass;
-  bool image_pairs; /* a strip holds one row of two images (host_strip_image_pairs) */
-  int units;        /* images, or pairs of them */
-  long items, run;  /* all; a run shares each pass over the input blocks */
+  int units;       /* images, or pairs of them */
+  long items, run; /* all; a run shares each pass over the input blocks */
   size_t padded_image;
-  ptrdiff_t x_image; /* from an image's view to the next's, if evenly spaced */
+  ptrdiff_t x_image; /* not 0: a strip holds one row of two images (host_strip_image_pairs),
+                        the second's view this many floats on */
 } Strips;
 
 /* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's padded
@@ -419,17 +419,16 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
       int oh = host_strip_row_group(&r->rows, (int)(i / r->strips % row_groups), &rows);
       int unit = (int)(i / r->strips / row_groups % r->units);
       int group = (int)(i / r->strips / row_groups / r->units);
-      int image = r->image_pairs ? 2 * unit : unit;
-      if (r->image_pairs) rows = r->batch - image < 2 ? 1 : 2;
+      int image = r->x_image ? 2 * unit : unit;
+      if (r->x_image) rows = r->batch - image < 2 ? 1 : 2;
       const float *xi = r->batch_padded ? padded + r->padded_image * (size_t)image
                                         : image_view(q, r->x, r->x_planar, image, mine, have);
       int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
       for (int g = r->tiling.filters_outer ? group : 0;
            g < (r->tiling.filters_outer ? group + 1 : r->groups); g++) {
         int ob = g * most;
-        compute_strip(r->isa, q, xi, r->view, r->image_pairs ? r->x_image : 0, r->packed, r->bias,
-                      r->accumulate, r->at, image, ob, bo - ob < most ? bo - ob : most, oh, rows,
-                      ow, np, c0, c1);
+        compute_strip(r->isa, q, xi, r->view, r->x_image, r->packed, r->bias, r->accumulate, r->at,
+                      image, ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1);
       }
     }
   }
@@ -470,12 +469,14 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
   r.batch_padded = r.tiling.filters_outer && host_direct_copies(q, x_planar) &&
                    (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
-  r.x_image = r.batch_padded                     ? (ptrdiff_t)r.padded_image
-              : !host_direct_copies(q, x_planar) ? (ptrdiff_t)host_direct_image_floats(q, x_planar)
-                                                 : 0;
-  r.image_pairs = r.x_image && host_strip_image_pairs(q, batch, k->pixels);
-  if (r.image_pairs) r.rows = (HostStripRows){.rows = 1, .groups = q->ho};
-  r.units = r.image_pairs ? ceil_div(batch, 2) : batch;
+  /* images evenly spaced: padded up front, or read in place */
+  ptrdiff_t spacing = r.batch_padded ? (ptrdiff_t)r.padded_image
+                      : !host_direct_copies(q, x_planar)
+                          ? (ptrdiff_t)host_direct_image_floats(q, x_planar)
+                          : 0;
+  r.x_image = host_strip_image_pairs(q, batch, k->pixels) ? spacing : 0;
+  if (r.x_image) r.rows = (HostStripRows){.rows = 1, .groups = q->ho};
+  r.units = r.x_image ? ceil_div(batch, 2) : batch;
   long unit_items = (long)r.rows.groups * r.strips;
   r.items = (long)r.units * unit_items * (r.tiling.filters_outer ? r.groups : 1);
   r.run = r.tiling.filters_outer ? unit_items * r.units : unit_items;
