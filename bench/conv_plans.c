@@ -1,16 +1,16 @@
 /* Convolution throughput of the host plans, explicit GEMM (B,N,R,C), implicit GEMM (R,C,N,B),
- * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd
- * (winograd2: F(2x2, 3x3) or F(2x2, 5x5), winograd4: F(4x4, 3x3)) on the same layout (stride 1),
- * on the distinct convolution shapes of cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as
- * a fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
+ * direct on the channel-blocked layout (a first layer reads (B,N,R,C)) and Winograd (winograd2:
+ * F(2x2, 3x3) or F(2x2, 5x5), winograd4: F(4x4, 3x3)) on the same layout (stride 1), on the
+ * distinct convolution shapes of LeNet, cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as a
+ * fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
- * effective rate: it does less). Median of 3 runs per plan. The direct plan runs its rule's
- * tiling; the column `tiled` has its best other tiling (direct_tiling.h, the ones swnc tune
- * times) for the forward and input gradient, timed again in turn with the rule, and named at
- * the end of the line where it beat the rule in that second timing. The last columns name the
- * plan the host target's cost model (targets/host/description.c) prices cheapest for the
- * computation alone and its measured rate as a fraction of the fastest's; the last line, their
- * geometric mean: how much the model's choices would cost against the measurements.
+ * effective rate: it does less). Median of 3 runs per plan. The direct plan runs its rule's tiling;
+ * the column `tiled` has its best other tiling (direct_tiling.h, the ones swnc tune times) for the
+ * forward and input gradient, timed again in turn with the rule, and named at the end of the line
+ * where it beat the rule in that second timing. The last columns name the plan the host target's
+ * cost model (targets/host/description.c) prices cheapest for the computation alone and its
+ * measured rate as a fraction of the fastest's; the last line, their geometric mean: how much the
+ * model's choices would cost against the measurements.
  *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
  * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
 #include <math.h>
