@@ -21,6 +21,15 @@
  * 5.2, its conv2 the same). */
 
 #define STRIP_V (16 / STRIP_VL)
+/* Software prefetches of the input, where the hardware's fall behind: x's lines are read a pixel
+ * (one line) at a time, in runs of a few hundred pixels at places a whole block or plane apart,
+ * and each run starts cold. A strip asks for the next input block's pixels (each tap row's) while
+ * it works on this one's (about 16 x 28 FMAs later); a tile for the pixel HOST_TILE_PREFETCH
+ * ahead of the one it sums (8: 16 ran slower). bench/conv_plans 2 8 resnet50, medians of 2
+ * alternated runs: the 3x3 stride-2 weight gradients 180 -> 213 (res4) and 157 -> 201 GFLOP/s
+ * (res5), res5's 3x3 stride-2 forward 169 -> 207, res2's 256 -> 64 1x1 forward 178 -> 203; the
+ * others within noise. */
+
 /* The innermost loops unrolled by 4 (their counts are not constants): a stand-alone AVX2 strip
  * (12 FMAs an iteration) ran at 55-65% of a core's rate rolled and 85-95% unrolled while the
  * machine was contended; on a quiet one the two were within 2%. */
@@ -43,6 +52,11 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
+        if (kw == 0 && cb + 1 < s->blocks_in) { /* the next block's pixels of this row of taps */
+          const float *next = xt + s->x_block;
+          for (int r = 0; r < rows; r++)
+            for (int p = 0; p < np; p++) __builtin_prefetch(next + r * x_rows + p * x_pixel);
+        }
         STRIP_UNROLL
         for (int l = 0; l < lanes; l++, wt += 16, xt += s->x_lane) {
           STRIP_VEC w[STRIP_MAXB][STRIP_V];
@@ -141,12 +155,14 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
         acc[b][i][v] = STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
+  const bool line_per_pixel = t->x_pixel >= 16; /* else the pixels ahead share this line */
   for (int n = 0; n < t->images; n++)
     for (int r = 0; r < t->rows; r++) {
       const float *dy = t->dy + n * t->dy_image + r * t->dy_row;
       const float *x = t->x + n * t->x_image + r * t->x_row;
       STRIP_UNROLL
       for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
+        if (line_per_pixel) __builtin_prefetch(x + HOST_TILE_PREFETCH * t->x_pixel);
         STRIP_VEC d[STRIP_MAXB][STRIP_V];
         for (int b = 0; b < nb; b++)
           for (int v = 0; v < STRIP_V; v++)

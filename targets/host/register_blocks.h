@@ -50,7 +50,8 @@ static inline const float *strip_tap_w(const Strip *s, int cb, int kh, int kw) {
  * output rows of wo pixels (dY's pixels 16 floats apart) of each of `images` images; x is the
  * tap's input for the first pixel, channel 0 of the tile; sum[b][i][o] at
  * sum + b * sum_block + 16 i + o. */
-enum { TILE_LANES = 8 }; /* input channels a tile holds at most (its sum's stride) */
+enum { TILE_LANES = 8 };         /* input channels a tile holds at most (its sum's stride) */
+enum { HOST_TILE_PREFETCH = 8 }; /* pixels ahead a tile prefetches x (conv_direct_blocks.h) */
 typedef struct Tile {
   const float *dy, *x;
   ptrdiff_t dy_block, dy_row, dy_image; /* next output block, next output row, next image */
