@@ -28,7 +28,8 @@
  * ahead of the one it sums (8: 16 ran slower). bench/conv_plans 2 8 resnet50, medians of 2
  * alternated runs: the 3x3 stride-2 weight gradients 180 -> 213 (res4) and 157 -> 201 GFLOP/s
  * (res5), res5's 3x3 stride-2 forward 169 -> 207, res2's 256 -> 64 1x1 forward 178 -> 203; the
- * others within noise. */
+ * others within noise. Both only where a pixel is a line of its own: a first layer's planar
+ * pixels share lines, and cifar10_quick's conv1 forward lost 6% to the strip's prefetches. */
 
 /* The innermost loops unrolled by 4 (their counts are not constants): a stand-alone AVX2 strip
  * (12 FMAs an iteration) ran at 55-65% of a core's rate rolled and 85-95% unrolled while the
@@ -52,7 +53,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
-        if (kw == 0 && cb + 1 < s->blocks_in) { /* the next block's pixels of this row of taps */
+        if (x_pixel >= 16 && kw == 0 && cb + 1 < s->blocks_in) { /* next block's pixels, this row */
           const float *next = xt + s->x_block;
           for (int r = 0; r < rows; r++)
             for (int p = 0; p < np; p++) __builtin_prefetch(next + r * x_rows + p * x_pixel);
