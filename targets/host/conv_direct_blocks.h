@@ -25,7 +25,7 @@
  * (one line) at a time, in runs of a few hundred pixels at places a whole block or plane apart,
  * and each run starts cold. A strip asks for the next input block's pixels (each tap row's) while
  * it works on this one's (about 16 x 28 FMAs later); a tile for the pixel HOST_TILE_PREFETCH
- * ahead of the one it sums (8: 16 ran slower). bench/conv_plans 2 8 resnet50, medians of 2
+ * ahead of the one it sums (8: 16 ran slower). bench/conv_plans 2 8 resnet50, means of 2
  * alternated runs: the 3x3 stride-2 weight gradients 180 -> 213 (res4) and 157 -> 201 GFLOP/s
  * (res5), res5's 3x3 stride-2 forward 169 -> 207, res2's 256 -> 64 1x1 forward 178 -> 203; the
  * others within noise. Both only where a pixel is a line of its own: a first layer's planar
@@ -53,7 +53,8 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
-        if (x_pixel >= 16 && kw == 0 && cb + 1 < s->blocks_in) { /* next block's pixels, this row */
+        /* the next block's pixels of this row of taps */
+        if (host_pixel_owns_line(x_pixel) && kw == 0 && cb + 1 < s->blocks_in) {
           const float *next = xt + s->x_block;
           for (int r = 0; r < rows; r++)
             for (int p = 0; p < np; p++) __builtin_prefetch(next + r * x_rows + p * x_pixel);
@@ -156,7 +157,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
         acc[b][i][v] = STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
-  const bool line_per_pixel = t->x_pixel >= 16; /* else the pixels ahead share this line */
+  const bool line_per_pixel = host_pixel_owns_line(t->x_pixel);
   for (int n = 0; n < t->images; n++)
     for (int r = 0; r < t->rows; r++) {
       const float *dy = t->dy + n * t->dy_image + r * t->dy_row;

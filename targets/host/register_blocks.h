@@ -52,6 +52,9 @@ static inline const float *strip_tap_w(const Strip *s, int cb, int kh, int kw) {
  * sum + b * sum_block + 16 i + o. */
 enum { TILE_LANES = 8 };         /* input channels a tile holds at most (its sum's stride) */
 enum { HOST_TILE_PREFETCH = 8 }; /* pixels ahead a tile prefetches x (conv_direct_blocks.h) */
+/* Whether an input's pixels `x_pixel` floats apart are each a cache line of their own (blocked
+ * input), the blocks' condition for prefetching x (conv_direct_blocks.h). */
+static inline bool host_pixel_owns_line(ptrdiff_t x_pixel) { return x_pixel >= 16; }
 typedef struct Tile {
   const float *dy, *x;
   ptrdiff_t dy_block, dy_row, dy_image; /* next output block, next output row, next image */
