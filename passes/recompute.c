@@ -5,9 +5,9 @@
  * convolution's weight gradient reads it, and a ReLU epilogue's backward) from its input and
  * saved batch statistics, which its own backward reads; a residual sum from the batch norm
  * before it and the block's input; a concatenation from its parts, and a layout transform
- * from its input (the parts of a concatenation are often transforms); a convolution of an image
- * (a few input channels: cheap to run again, its output among the largest) from the image,
- * which its own weight gradient keeps. Such an output dies after
+ * from its input (the parts of a concatenation are often transforms); a convolution with few
+ * multiply-adds per output element (a first layer's, its output among the largest) from its
+ * input, which its own weight gradient keeps. Such an output dies after
  * its last forward reader, and backward computes it again just before the first backward step
  * that needs it (BackwardStep.recompute), into a buffer of its own that lives until the last.
  * A recomputation may need a value that is itself recomputed (a sum needs the batch norm before
@@ -27,9 +27,15 @@ typedef struct Facts {
   const bool *cheap_conv;
 } Facts;
 
-/* A convolution of an image, cheap to run again: at most 4 input channels per group, and at
- * most a twentieth of the network's forward arithmetic (VGG-16's first: 0.6%; AlexNet's, with
- * 11x11 filters, is 14% and stays kept). Its output is one of the largest. */
+/* A convolution cheap to run again: at most RECOMPUTE_TAPS multiply-adds per output element,
+ * and at most a twentieth of the network's forward arithmetic. 32 multiply-adds at the FMA rate
+ * take about as long as a pass over memory reading and writing the element, which is what a
+ * batch norm's recomputation costs: VGG-16's first convolution (27, 0.6% of the net) goes with
+ * it and saves its output, the largest; ResNet-50's and GoogLeNet's (7x7 on 3 channels: 147)
+ * would cost four times a batch norm's time per byte saved (measured: 10 ms of a 990 ms step
+ * for 26 MB at batch 8) and stay kept, as do LeNet's (25, but 12% of the net) and AlexNet's. */
+enum { RECOMPUTE_TAPS = 32 };
+
 static bool *cheap_convolutions(Module *m) {
   const Graph *g = &m->graph;
   double total = 0;
@@ -37,9 +43,13 @@ static bool *cheap_convolutions(Module *m) {
   bool *cheap = arena_alloc(&m->arena, sizeof(bool) * (size_t)(g->ops.len + 1));
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
-    cheap[i] = op_info[op->kind].family == FAMILY_CONV &&
-               g->values.data[op->inputs.data[0]].shape.dim[1] / op->attr.groups <= 4 &&
-               op_flops(g, op) <= total / 20;
+    if (op_info[op->kind].family != FAMILY_CONV) {
+      cheap[i] = false;
+      continue;
+    }
+    int64_t taps = op->attr.kernel[0] * op->attr.kernel[1] *
+                   (g->values.data[op->inputs.data[0]].shape.dim[1] / op->attr.groups);
+    cheap[i] = taps <= RECOMPUTE_TAPS && op_flops(g, op) <= total / 20;
   }
   return cheap;
 }
