@@ -652,6 +652,7 @@ static void inside(int k, int s, int pad, int n, int *o0, int *o1) {
 /* What a weight gradient's threads share. */
 typedef struct WeightGradient {
   const SwkConv *p;
+  const SwkConv *source; /* a subsampling convolution p runs on copies of (or NULL) */
   Tiling tl;
   View v;
   const float *x, *dy;
@@ -748,6 +749,21 @@ void host_direct_bias_gradient(const SwkConv *p, int batch, const float *dy, flo
   }
 }
 
+/* Images [n0, n1) of x, a subsampling convolution's input (p, host_direct_subsamples), as the
+ * stride-1 convolution of the copy reads them: image by image, block by block, the pixels
+ * (oh sh, ow sw) side by side. */
+static void subsample_images(const SwkConv *p, const float *x, int n0, int n1, float *dst) {
+  size_t plane = (size_t)p->h * (size_t)p->w * HOST_BLOCK;
+  for (long i = (long)n0 * host_blocks(p->ci); i < (long)n1 * host_blocks(p->ci); i++) {
+    const float *src = x + (size_t)i * plane;
+    for (int oh = 0; oh < p->ho; oh++) {
+      const float *row = src + (size_t)oh * (size_t)p->sh * (size_t)p->w * HOST_BLOCK;
+      for (int ow = 0; ow < p->wo; ow++, dst += HOST_BLOCK)
+        memcpy(dst, row + (size_t)ow * (size_t)p->sw * HOST_BLOCK, sizeof(float) * HOST_BLOCK);
+    }
+  }
+}
+
 /* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), visit
  * by visit: some rows of an image or several whole images (host_direct_wgrad_images); `mine`
  * holds a padded image. A group's bias goes with the group's first tile, over the dY rows that
@@ -762,6 +778,7 @@ static void sum_images(const WeightGradient *g, long from, long to, int n0, int 
     int images = smaller_of(g->images, n1 - n);
     const float *xi = g->x + (size_t)n * g->x_image;
     if (g->copies) pad_image(p, g->x, p->x_planar, n, mine), xi = mine;
+    if (g->source) subsample_images(g->source, g->x, n, n + images, mine), xi = mine;
     const float *dy_n = g->dy + (size_t)n * g->dy_image;
     for (int oh = 0; oh < p->ho; oh += step) {
       int oh1 = oh + step < p->ho ? oh + step : p->ho;
@@ -805,16 +822,18 @@ static void store_sums(const WeightGradient *g, long from, long to, float *sums,
 void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const float *x,
                                       const float *dy, float *dw, float *db, float grad_scale,
                                       float bias_grad_scale, float grad_keep, float *ws) {
-  SwkConv flat = one_row(shape);
+  bool subsamples = host_direct_subsamples(shape);
+  SwkConv run = subsamples ? host_direct_subsampled(shape) : *shape, flat = one_row(&run);
   const SwkConv *p = &flat;
   bool copies = host_direct_wgrad_copies(p, p->x_planar);
   WeightGradient g = {.p = p,
+                      .source = subsamples ? shape : NULL,
                       .tl = tiling(p),
                       .v = view_of(p, p->x_planar, copies ? p->pw : 0),
                       .x = x,
                       .dy = dy,
                       .copies = copies,
-                      .images = host_direct_wgrad_images(p, p->x_planar)};
+                      .images = host_direct_wgrad_images(shape, p->x_planar)};
   g.dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
   g.x_image = copies ? 0 : host_direct_image_floats(p, p->x_planar);
   g.sums_floats = (size_t)g.tl.count * HOST_TILE_FLOATS + (size_t)host_blocks(p->co) * HOST_BLOCK;
@@ -827,8 +846,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
 #pragma omp parallel num_threads(planned)
   {
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    float *mine =
-        padded + (copies ? host_direct_padded_image_floats(p, p->x_planar) : 0) * (size_t)me;
+    float *mine = padded + host_direct_wgrad_copy_floats(shape) * (size_t)me;
     long from = g.tl.count * me / threads, to = g.tl.count * (me + 1) / threads;
     if (by_images) { /* every tile over a share of the images, then the sums added by tiles */
       sum_images(&g, 0, g.tl.count, batch * me / threads, batch * (me + 1) / threads,

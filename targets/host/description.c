@@ -152,7 +152,8 @@ static double direct_input_gradient_cost(const ConvShape *s) {
 /* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles, whose runs are
  * a visit's pixels (several small images: host_direct_wgrad_images). Beside the arithmetic: the
  * filters packed per call, the input copied with its horizontal padding (by the weight
- * gradient only for few channels: host_direct_wgrad_copies). */
+ * gradient only for few channels: host_direct_wgrad_copies), or by a strided 1x1's weight
+ * gradient the pixels it reads (host_direct_subsamples). */
 static double direct_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_DGRAD) return direct_input_gradient_cost(s);
   SwkConv p = kernel_shape(s);
@@ -162,8 +163,10 @@ static double direct_cost(const ConvShape *s, ConvComputation c) {
   double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
   if (c == CONV_WGRAD) {
     double visit = pixels * host_direct_wgrad_images(&p, planar);
+    double subsampling =
+        host_direct_subsamples(&p) ? 2.0 * 4 * s->batch * s->ci * pixels / BANDWIDTH : 0;
     return flops(s) / (PEAK * tile_eff(s->co, visit, taps)) +
-           (host_direct_wgrad_copies(&p, planar) ? padding : 0);
+           (host_direct_wgrad_copies(&p, planar) ? padding : 0) + subsampling;
   }
   return flops(s) / (PEAK * strip_eff(DIRECT_EFF, s->co, taps)) + packing + padding;
 }

@@ -281,6 +281,25 @@ static inline bool host_direct_wgrad_copies(const SwkConv *p, bool x_planar) {
   return host_direct_few_channels(p) && host_direct_copies(p, x_planar);
 }
 
+/* A 1x1 convolution with a stride and no padding (ResNet's projections) reads one pixel in
+ * sh x sw, in runs of a row's few outputs: its weight gradient copies those pixels of a visit's
+ * images side by side and runs as the stride-1 convolution of the copy (host_direct_subsampled).
+ * Tiles summing over the strided runs ran ResNet-50's projections at 55-68% of the FMA peak. */
+static inline bool host_direct_subsamples(const SwkConv *p) {
+  return p->kh == 1 && p->kw == 1 && (p->sh > 1 || p->sw > 1) && !p->ph && !p->pw;
+}
+
+/* The stride-1 convolution of a subsampling one's copy: its input is the output's size. */
+static inline SwkConv host_direct_subsampled(const SwkConv *p) {
+  SwkConv q = *p;
+  q.h = p->ho, q.w = p->wo, q.sh = q.sw = 1;
+  return q;
+}
+
+/* A thread's copy of subsampled images holds at most this many floats (1 MiB), and at least
+ * one image. */
+enum { HOST_DIRECT_SUBSAMPLE_FLOATS = 256 * 1024 };
+
 /* Pixels a tile sums over per visit, at least: loading and storing its sums and setting up the
  * visit are then a small part of the work (64 pixels ran cifar10_quick's conv2 weight
  * gradient at 248-266 GFLOP/s, 128 at 277-279, 256 no faster: bench/conv_plans). */
@@ -292,11 +311,28 @@ enum { HOST_WGRAD_VISIT_PIXELS = 128 };
  * which the tiles of that block and group read in turn, stay within this many floats. */
 enum { HOST_WGRAD_VISIT_FLOATS = 64 * 1024 }; /* 256 KB */
 
-/* Images a weight gradient's visit spans: 1 (some rows at a time) or several whole ones. */
+/* Images a weight gradient's visit spans: 1 (some rows at a time) or several whole ones; those
+ * of a subsampling convolution as its copy holds them. */
 static inline int host_direct_wgrad_images(const SwkConv *p, bool x_planar) {
+  if (host_direct_subsamples(p)) {
+    SwkConv q = host_direct_subsampled(p);
+    int visit = host_direct_wgrad_images(&q, x_planar);
+    size_t held = HOST_DIRECT_SUBSAMPLE_FLOATS / host_direct_image_floats(&q, false);
+    return held < 1 ? 1 : held < (size_t)visit ? (int)held : visit;
+  }
   size_t image = (size_t)HOST_BLOCK * (size_t)(p->h * p->w + 2 * p->ho * p->wo);
   size_t images = HOST_WGRAD_VISIT_FLOATS / image;
   return host_direct_wgrad_copies(p, x_planar) || images < 2 ? 1 : (int)images;
+}
+
+/* A thread's copy of a visit's images for the weight gradient: padded (a first layer's) or
+ * subsampled. */
+static inline size_t host_direct_wgrad_copy_floats(const SwkConv *p) {
+  if (host_direct_subsamples(p)) {
+    SwkConv q = host_direct_subsampled(p);
+    return (size_t)host_direct_wgrad_images(p, false) * host_direct_image_floats(&q, false);
+  }
+  return host_direct_wgrad_copies(p, false) ? host_direct_padded_image_floats(p, false) : 0;
 }
 
 /* Any of the three computations: packed filters and bias, or the tile sums (a set per thread
@@ -316,9 +352,7 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
                                                    host_direct_padded_batch_floats(&q)));
     }
   size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
-  size_t copies =
-      host_direct_wgrad_copies(p, false) ? host_direct_padded_image_floats(p, false) : 0;
-  size_t weight_gradient = sums + t * copies;
+  size_t weight_gradient = sums + t * host_direct_wgrad_copy_floats(p);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
 }
 
