@@ -61,7 +61,7 @@ static void c_tile(int nb, int nl, const Tile *t) {
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int o = 0; o < 16; o++) {
-        float sum = t->sum[b * t->sum_block + i * 16 + o];
+        float sum = t->fresh ? 0 : t->sum[b * t->sum_block + i * 16 + o];
         for (int n = 0; n < t->images; n++)
           for (int r = 0; r < t->rows; r++)
             for (int ow = 0; ow < t->wo; ow++)
@@ -660,21 +660,28 @@ typedef struct WeightGradient {
   size_t x_image;               /* one image of x, where it is read in place */
   bool copies;                  /* x is read through a padded copy (host_direct_wgrad_copies) */
   int images;                   /* per visit */
-  bool bias;
+  float *dw, *db;               /* where the sums go, stored as keep * dW + scale * sums */
+  float scale, bias_scale, keep;
+  bool store_when_done; /* one set of sums: each tile's stored after its last visit */
 } WeightGradient;
 
 /* Adds tile k's (at) share of `images` images from x's (x: the view of the first, the next
- * g->x_image further) and dy_image's for output rows [oh0, oh1) to its sums. A copy's columns
- * are padded; in place, a tap's run of pixels is the columns whose tap lies inside the image. */
+ * g->x_image further) and dy_image's for output rows [oh0, oh1) to its sums, or on its first
+ * visit sets them to it (the sums are not zeroed beforehand, nor read back from memory
+ * at the end: res5's 3x3 weight gradient has 19 MB of them). A copy's columns are padded; in place, a tap's run of pixels is the columns
+ * whose tap lies inside the image. */
 static void visit_tile(const WeightGradient *g, long k, TileAt at, const float *x,
-                       const float *dy_image, int images, int oh0, int oh1, float *sums) {
+                       const float *dy_image, int images, int oh0, int oh1, bool first,
+                       float *sums) {
   const SwkConv *p = g->p;
   const View v = g->v;
-  if (!at.nl) return;
   int ow0 = 0, ow1 = p->wo;
   inside(at.kh, p->sh, p->ph, p->h, &oh0, &oh1);
   if (!g->copies) inside(at.kw, p->sw, p->pw, p->w, &ow0, &ow1);
-  if (oh0 >= oh1 || ow0 >= ow1) return;
+  if (!at.nl || oh0 >= oh1 || ow0 >= ow1) {
+    if (first) memset(sums + k * HOST_TILE_FLOATS, 0, sizeof(float) * HOST_TILE_FLOATS);
+    return;
+  }
   Tile t = {.dy_block = (ptrdiff_t)p->ho * p->wo * 16,
             .dy_row = (ptrdiff_t)p->wo * 16,
             .dy_image = (ptrdiff_t)g->dy_image,
@@ -686,7 +693,8 @@ static void visit_tile(const WeightGradient *g, long k, TileAt at, const float *
             .rows = oh1 - oh0,
             .wo = ow1 - ow0,
             .sum = sums + k * HOST_TILE_FLOATS,
-            .sum_block = TILE_LANES * 16};
+            .sum_block = TILE_LANES * 16,
+            .fresh = first};
   t.dy = dy_image + (((ptrdiff_t)at.ob * p->ho + oh0) * p->wo + ow0) * 16;
   int column = ow0 * p->sw - p->pw + at.kw + (g->copies ? p->pw : 0); /* in the view */
   t.x = x + (at.ci / 16) * v.block + (at.ci % 16) * v.lane +
@@ -764,10 +772,23 @@ static void subsample_images(const SwkConv *p, const float *x, int n0, int n1, f
   }
 }
 
+/* Tile k's dW from its sums (sums: the first set), and with a group's first tile the group's
+ * db. */
+static void store_done(const WeightGradient *g, long k, const float *sums) {
+  const Tiling *tl = &g->tl;
+  store_tile(g->p, tl, k, sums, g->dw, g->scale, g->keep);
+  if (!g->db || k % (tl->count / tl->groups)) return;
+  TileAt at = tile_at(g->p, tl, k);
+  const float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
+  for (int b = at.ob; b < at.ob + at.nb; b++)
+    store_bias(g->p, b, bias_sums + b * HOST_BLOCK, g->db, g->bias_scale, g->keep);
+}
+
 /* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), visit
  * by visit: some rows of an image or several whole images (host_direct_wgrad_images); `mine`
  * holds a padded image. A group's bias goes with the group's first tile, over the dY rows that
- * tile has just read (a pass of its own over dY was 1.4% of cifar10_quick's step). */
+ * tile has just read (a pass of its own over dY was 1.4% of cifar10_quick's step). With one set
+ * of sums a tile is stored as soon as it is done, while its sums are in cache. */
 static void sum_images(const WeightGradient *g, long from, long to, int n0, int n1, float *sums,
                        float *mine) {
   const SwkConv *p = g->p;
@@ -785,12 +806,14 @@ static void sum_images(const WeightGradient *g, long from, long to, int n0, int 
       TileCursor c = cursor_at(tl, from);
       for (long k = from; k < to; k++, cursor_next(tl, &c)) {
         TileAt at = tile_of(p, tl, c);
-        visit_tile(g, k, at, xi, dy_n, images, oh, oh1, sums);
-        if (g->bias && !c.step && !c.chunk && !c.unit) /* the group's first tile */
+        bool last = g->store_when_done && n + images >= n1 && oh1 == p->ho;
+        visit_tile(g, k, at, xi, dy_n, images, oh, oh1, n == n0 && !oh, sums);
+        if (g->db && !c.step && !c.chunk && !c.unit) /* the group's first tile */
           for (int i = 0; i < images; i++)
             for (int b = at.ob; b < at.ob + at.nb; b++)
               add_bias_rows(p, dy_n + (size_t)i * g->dy_image, b, oh, oh1,
                             bias_sums + b * HOST_BLOCK);
+        if (last) store_done(g, k, sums);
       }
     }
   }
@@ -798,24 +821,21 @@ static void sum_images(const WeightGradient *g, long from, long to, int n0, int 
 
 /* Tiles [from, to)'s dW (and their groups' db) from the sum of `sets` sets of sums, added in
  * order into the first. */
-static void store_sums(const WeightGradient *g, long from, long to, float *sums, int sets,
-                       float *dw, float *db, float grad_scale, float bias_grad_scale,
-                       float grad_keep) {
+static void store_sums(const WeightGradient *g, long from, long to, float *sums, int sets) {
   const Tiling *tl = &g->tl;
   float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
   for (long k = from; k < to; k++) {
     float *sum = sums + k * HOST_TILE_FLOATS;
     for (int s = 1; s < sets; s++)
       for (int i = 0; i < HOST_TILE_FLOATS; i++) sum[i] += sum[s * g->sums_floats + i];
-    store_tile(g->p, tl, k, sums, dw, grad_scale, grad_keep);
-    if (!db || k % (tl->count / tl->groups)) continue;
-    TileAt at = tile_at(g->p, tl, k);
-    for (int b = at.ob; b < at.ob + at.nb; b++) {
-      float *bias = bias_sums + b * HOST_BLOCK;
-      for (int s = 1; s < sets; s++)
-        for (int o = 0; o < HOST_BLOCK; o++) bias[o] += bias[s * g->sums_floats + o];
-      store_bias(g->p, b, bias, db, bias_grad_scale, grad_keep);
+    if (g->db && !(k % (tl->count / tl->groups))) {
+      TileAt at = tile_at(g->p, tl, k);
+      for (int b = at.ob; b < at.ob + at.nb; b++)
+        for (int s = 1; s < sets; s++)
+          for (int o = 0; o < HOST_BLOCK; o++)
+            bias_sums[b * HOST_BLOCK + o] += bias_sums[s * g->sums_floats + b * HOST_BLOCK + o];
     }
+    store_done(g, k, sums);
   }
 }
 
@@ -833,16 +853,24 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
                       .x = x,
                       .dy = dy,
                       .copies = copies,
-                      .images = host_direct_wgrad_images(shape, p->x_planar)};
+                      .images = host_direct_wgrad_images(shape, p->x_planar),
+                      .dw = dw,
+                      .db = db,
+                      .scale = grad_scale,
+                      .bias_scale = bias_grad_scale,
+                      .keep = grad_keep};
   g.dy_image = (size_t)host_blocks(p->co) * HOST_BLOCK * (size_t)p->ho * (size_t)p->wo;
   g.x_image = copies ? 0 : host_direct_image_floats(p, p->x_planar);
   g.sums_floats = (size_t)g.tl.count * HOST_TILE_FLOATS + (size_t)host_blocks(p->co) * HOST_BLOCK;
-  g.bias = db != NULL;
   int planned = swk_threads();
   bool by_images = host_direct_wgrad_splits_images(p, planned) && batch >= planned;
   int sets = by_images ? planned : 1;
+  g.store_when_done = !by_images;
   float *padded = ws + g.sums_floats * (size_t)sets;
-  memset(ws, 0, sizeof(float) * g.sums_floats * (size_t)sets);
+  size_t tile_sums = (size_t)g.tl.count * HOST_TILE_FLOATS; /* set on their first visits */
+  for (int s = 0; s < sets; s++)
+    memset(ws + g.sums_floats * (size_t)s + tile_sums, 0,
+           sizeof(float) * (g.sums_floats - tile_sums));
 #pragma omp parallel num_threads(planned)
   {
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
@@ -852,11 +880,10 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
       sum_images(&g, 0, g.tl.count, batch * me / threads, batch * (me + 1) / threads,
                  ws + g.sums_floats * (size_t)me, mine);
 #pragma omp barrier
-      store_sums(&g, from, to, ws, threads, dw, db, grad_scale, bias_grad_scale, grad_keep);
+      store_sums(&g, from, to, ws, threads);
     } else { /* each thread its tiles over every image: no shared sums (pieces handed out as
               * threads finish, balance.h, would each read every image again) */
       sum_images(&g, from, to, 0, batch, ws, mine);
-      store_sums(&g, from, to, ws, 1, dw, db, grad_scale, bias_grad_scale, grad_keep);
     }
   }
 }

@@ -156,7 +156,8 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < nl; i++)
       for (int v = 0; v < STRIP_V; v++)
-        acc[b][i][v] = STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
+        acc[b][i][v] =
+            t->fresh ? STRIP_ZERO() : STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
   const bool line_per_pixel = host_pixel_owns_line(t->x_pixel);
   for (int n = 0; n < t->images; n++)
     for (int r = 0; r < t->rows; r++) {

@@ -63,6 +63,7 @@ typedef struct Tile {
   int images, rows, wo;
   float *sum;
   ptrdiff_t sum_block; /* to the next output block's sums */
+  bool fresh;          /* the sums start at 0, not at what `sum` holds */
 } Tile;
 
 typedef struct DirectIsa {

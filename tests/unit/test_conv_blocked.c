@@ -420,6 +420,9 @@ int main(void) {
       /* the weight gradient's visits of several small images, the last visit short */
       test_conv(k, isa, shape(20, 14, 14, 36, 3, 2, 1), 5, false); /* 3x3 stride 2: 49 pixels */
       test_conv(k, isa, shape(36, 5, 5, 20, 1, 1, 0), 7, false);   /* 1x1: 25 pixels in a row */
+      /* visits of one row of 130 (large images): a tap's first and last rows outside (its sums
+       * start at 0 on a visit that adds nothing) */
+      test_conv(k, isa, shape(8, 6, 130, 16, 3, 1, 1), 2, false);
       /* a strided 1x1's copies of the pixels it reads: 6 images a visit, then 1 */
       test_conv(k, isa, shape(160, 28, 28, 48, 1, 2, 0), 7, false);
       /* strips of one row of two images (images read in place), the last image alone */
