@@ -4,7 +4,7 @@
 # with --no-recompute (the same kernels on the same values), built from C and by LLVM on the
 # host and on the sw26010 target; the IR names what each backward step recomputes and the
 # recomputed buffers; ResNet-50's training plan per image is at most 70% of --no-recompute's
-# (it is 60%: batch norm outputs and sums are two fifths of what backward keeps), GoogLeNet
+# (it is 63%: batch norm outputs and sums are over a third of what backward keeps), GoogLeNet
 # recomputes its inception outputs and VGG-16 its first convolution (27 multiply-adds per
 # output element: its forward is 0.6% of the net's, its output the largest) but not ResNet-50
 # its first (147 per element: four times a batch norm's time per byte saved); deciding what to recompute stays fast on a chain
