@@ -7,8 +7,8 @@
 # (it is 63%: batch norm outputs and sums are over a third of what backward keeps), GoogLeNet
 # recomputes its inception outputs and VGG-16 its first convolution (27 multiply-adds per
 # output element: its forward is 0.6% of the net's, its output the largest) but not ResNet-50
-# its first (147 per element: four times a batch norm's time per byte saved); deciding what to recompute stays fast on a chain
-# of sums that each read the two before them.
+# its first (147 per element: four times a batch norm's time per byte saved); deciding what
+# to recompute stays fast on a chain of sums that each read the two before them.
 # Usage: recompute_test.sh SWNC PROJECT_DIR WORKDIR
 swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1

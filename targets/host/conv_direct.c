@@ -667,9 +667,9 @@ typedef struct WeightGradient {
 
 /* Adds tile k's (at) share of `images` images from x's (x: the view of the first, the next
  * g->x_image further) and dy_image's for output rows [oh0, oh1) to its sums, or on its first
- * visit sets them to it (the sums are not zeroed beforehand, nor read back from memory
- * at the end: res5's 3x3 weight gradient has 19 MB of them). A copy's columns are padded; in place, a tap's run of pixels is the columns
- * whose tap lies inside the image. */
+ * visit sets them to it (the sums are not zeroed beforehand, nor read back from memory at the
+ * end: res5's 3x3 weight gradient has 19 MB of them). A copy's columns are padded; in place, a
+ * tap's run of pixels is the columns whose tap lies inside the image. */
 static void visit_tile(const WeightGradient *g, long k, TileAt at, const float *x,
                        const float *dy_image, int images, int oh0, int oh1, bool first,
                        float *sums) {
