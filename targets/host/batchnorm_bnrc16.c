@@ -30,31 +30,60 @@ static size_t plane_at(const SwkBatchNorm *p, int n, int ob) {
   return ((size_t)n * (size_t)blocks(p) + (size_t)ob) * (size_t)p->hw * LANES;
 }
 
+/* The sums over a plane's `hw` pixels, pixel q into set q % SETS: of d = x - shift and its
+ * square d * d into `also` (the statistics); or with dy, of the products dy * xhat, xhat = (x -
+ * m) * invstd, and of dy into `also` (the backward's). The pixels go SETS at a time so that the
+ * sets stay in registers: indexed by q % SETS they went through memory on every pixel, and the
+ * sums took two thirds of the backward. */
+typedef struct Plane {
+  const float *x, *dy;
+  const double *shift;
+  const float *m, *invstd;
+} Plane;
+
+static inline void add_pixel(const Plane *pl, int q, double s[LANES], double also[LANES]) {
+  for (int l = 0; l < LANES; l++) {
+    size_t i = (size_t)q * LANES + (size_t)l;
+    if (pl->dy) {
+      s[l] += (double)pl->dy[i] * ((pl->x[i] - pl->m[l]) * pl->invstd[l]);
+      also[l] += pl->dy[i];
+    } else {
+      double d = pl->x[i] - pl->shift[l];
+      s[l] += d, also[l] += d * d;
+    }
+  }
+}
+
+static inline void add_plane(Plane pl, int hw, Sums *sums, Sums *also) {
+  Sums s = *sums, a = *also;
+  int q = 0;
+  for (; q + SETS <= hw; q += SETS)
+    for (int k = 0; k < SETS; k++) add_pixel(&pl, q + k, s.v[k], a.v[k]);
+  for (; q < hw; q++) add_pixel(&pl, q, s.v[q % SETS], a.v[q % SETS]);
+  *sums = s, *also = a;
+}
+
 /* The batch's mean and 1/std of block ob's channels (lanes); saves them and updates the running
- * statistics of the channels that exist. */
+ * statistics of the channels that exist. One pass over x: the sums of d = x - shift and d * d,
+ * shift a value of the channel (its first), give the mean shift + sum d / count and the
+ * variance (sum d^2 - (sum d)^2 / count) / count without the cancellation the same sums of x
+ * would suffer where the mean is large against the spread (a second pass over x, for the
+ * squares about the mean, was a quarter of the forward's memory traffic). */
 static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, int ob, float *saved,
                              float *running, float mean[LANES], float invstd[LANES]) {
-  double count = (double)batch * p->hw, sum[LANES], squares[LANES];
+  double count = (double)batch * p->hw, sum[LANES], squares[LANES], shift[LANES];
+  const float *first = x + plane_at(p, 0, ob);
+  for (int l = 0; l < LANES; l++) shift[l] = first[l];
   Sums s = {0}, ss = {0};
-  for (int n = 0; n < batch; n++) {
-    const float *in = x + plane_at(p, n, ob);
-    for (int q = 0; q < p->hw; q++)
-      for (int l = 0; l < LANES; l++) s.v[q % SETS][l] += in[(size_t)q * LANES + l];
-  }
-  total(&s, sum);
-  for (int n = 0; n < batch; n++) {
-    const float *in = x + plane_at(p, n, ob);
-    for (int q = 0; q < p->hw; q++)
-      for (int l = 0; l < LANES; l++) {
-        double d = in[(size_t)q * LANES + l] - sum[l] / count;
-        ss.v[q % SETS][l] += d * d;
-      }
-  }
-  total(&ss, squares);
+  for (int n = 0; n < batch; n++)
+    add_plane((Plane){.x = x + plane_at(p, n, ob), .shift = shift}, p->hw, &s, &ss);
+  total(&s, sum), total(&ss, squares);
   for (int l = 0; l < LANES; l++) {
     int c = ob * LANES + l;
-    double m = sum[l] / count, var = squares[l] / count;
-    double unbiased = count > 1 ? squares[l] / (count - 1) : var;
+    double deviations = squares[l] - sum[l] * sum[l] / count; /* about the mean */
+    if (deviations < 0) deviations = 0;
+    double m = shift[l] + sum[l] / count, var = deviations / count;
+    double unbiased = count > 1 ? deviations / (count - 1) : var;
     mean[l] = (float)m, invstd[l] = (float)(1.0 / sqrt(var + p->eps));
     if (c >= p->c) continue;
     saved[c] = mean[l], saved[p->c + c] = invstd[l];
@@ -63,47 +92,83 @@ static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, i
   }
 }
 
-/* out = (in - m) * a + b over `pixels` pixels of a plane, then the ReLU if asked (the ReLU
- * kernel's expression: v > 0 ? v : slope * v). */
-static void normalise_pixels(const float *in, float *out, int pixels, const float m[LANES],
-                             const float a[LANES], const float b[LANES], bool relu, float slope) {
+/* Per-lane coefficients of a pass that writes a plane from x (and dy): the forward's
+ * out = (x - m) * a + b, then the ReLU if asked; or the input gradient's
+ * out = k * (dy - mdy - (x - m) * a * mdyx), added to what is there if asked. */
+typedef struct Coefficients {
+  float m[LANES], a[LANES], b[LANES], k[LANES], mdy[LANES], mdyx[LANES];
+  bool relu, add;
+  float slope;
+} Coefficients;
+
+/* The forward's `pixels` pixels of a plane (the ReLU kernel's expression: v > 0 ? v : slope *
+ * v). */
+static void normalise_pixels(const Coefficients *c, const float *restrict in, const float *dy,
+                             float *restrict out, int pixels) {
+  (void)dy;
+  const Coefficients k = *c; /* in registers, not reloaded after each store through out */
   for (int q = 0; q < pixels; q++)
     for (int l = 0; l < LANES; l++) {
-      float v = (in[(size_t)q * LANES + l] - m[l]) * a[l] + b[l];
-      out[(size_t)q * LANES + l] = relu && !(v > 0) ? slope * v : v;
+      float v = (in[(size_t)q * LANES + l] - k.m[l]) * k.a[l] + k.b[l];
+      out[(size_t)q * LANES + l] = k.relu && !(v > 0) ? k.slope * v : v;
     }
 }
 
-enum { RUN = 64 }; /* pixels normalised in L1 before they are streamed out (4 KB) */
+/* The input gradient's `pixels` pixels of a plane. */
+static void gradient_pixels(const Coefficients *c, const float *restrict x,
+                            const float *restrict dy, float *restrict out, int pixels) {
+  const Coefficients k = *c;
+  for (int q = 0; q < pixels; q++)
+    for (int l = 0; l < LANES; l++) {
+      size_t i = (size_t)q * LANES + (size_t)l;
+      float xhat = (x[i] - k.m[l]) * k.a[l];
+      float v = k.k[l] * (dy[i] - k.mdy[l] - xhat * k.mdyx[l]);
+      out[i] = k.add ? out[i] + v : v;
+    }
+}
 
-/* y = (x - mean) * invstd * scale + shift over block ob, then the ReLU if p->relu; 0 in its
- * unused lanes. A y too large to stay in cache is streamed out a run at a time (stream.h). */
-static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
-                      const float *shift, int ob, const float mean[LANES],
-                      const float invstd[LANES], float *y) {
-  float a[LANES], b[LANES], m[LANES];
-  for (int l = 0; l < LANES; l++) {
-    int c = ob * LANES + l;
-    bool used = c < p->c;
-    a[l] = !used ? 0 : p->affine ? scale[c] * invstd[l] : invstd[l];
-    b[l] = used && p->affine ? shift[c] : 0, m[l] = used ? mean[l] : 0;
-  }
-  bool stream = host_streams(y, sizeof(float) * plane_at(p, batch, 0));
+typedef void PixelPass(const Coefficients *c, const float *x, const float *dy, float *out,
+                       int pixels);
+
+enum { RUN = 64 }; /* pixels computed in L1 before they are streamed out (4 KB) */
+
+/* Block ob's planes of `out` by `pass` from x's (and dy's). An output too large to stay in cache
+ * (and not added to) is streamed out a run at a time (stream.h): a plain store would first read
+ * each line from memory (res2's input gradients: half of the batch norm's backward). */
+static void write_planes(const SwkBatchNorm *p, int batch, int ob, PixelPass *pass,
+                         const Coefficients *c, const float *x, const float *dy, float *out) {
+  bool stream = !c->add && host_streams(out, sizeof(float) * plane_at(p, batch, 0));
   for (int n = 0; n < batch; n++) {
-    const float *in = x + plane_at(p, n, ob);
-    float *out = y + plane_at(p, n, ob);
+    size_t at = plane_at(p, n, ob);
+    const float *g = dy ? dy + at : NULL;
     if (!stream) {
-      normalise_pixels(in, out, p->hw, m, a, b, p->relu, p->relu_slope);
+      pass(c, x + at, g, out + at, p->hw);
       continue;
     }
     for (int q = 0; q < p->hw; q += RUN) {
       float run[RUN * LANES] __attribute__((aligned(64)));
       int pixels = p->hw - q < RUN ? p->hw - q : RUN;
-      normalise_pixels(in + (size_t)q * LANES, run, pixels, m, a, b, p->relu, p->relu_slope);
-      host_stream_copy(out + (size_t)q * LANES, run, (size_t)pixels * LANES);
+      size_t o = (size_t)q * LANES;
+      pass(c, x + at + o, g ? g + o : NULL, run, pixels);
+      host_stream_copy(out + at + o, run, (size_t)pixels * LANES);
     }
   }
   if (stream) host_stream_fence();
+}
+
+/* y = (x - mean) * invstd * scale + shift over block ob, then the ReLU if p->relu; 0 in its
+ * unused lanes. */
+static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
+                      const float *shift, int ob, const float mean[LANES],
+                      const float invstd[LANES], float *y) {
+  Coefficients c = {.relu = p->relu, .slope = p->relu_slope};
+  for (int l = 0; l < LANES; l++) {
+    int ch = ob * LANES + l;
+    bool used = ch < p->c;
+    c.a[l] = !used ? 0 : p->affine ? scale[ch] * invstd[l] : invstd[l];
+    c.b[l] = used && p->affine ? shift[ch] : 0, c.m[l] = used ? mean[l] : 0;
+  }
+  write_planes(p, batch, ob, normalise_pixels, &c, x, NULL, y);
 }
 
 void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, const float *x,
@@ -143,21 +208,18 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
   double count = (double)batch * p->hw;
 #pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int ob = 0; ob < blocks(p); ob++) {
-    float mean[LANES] = {0}, invstd[LANES] = {0}, k[LANES], mdy[LANES], mdyx[LANES];
+    float mean[LANES] = {0}, invstd[LANES] = {0};
     for (int l = 0; l < LANES && ob * LANES + l < p->c; l++)
       mean[l] = saved[ob * LANES + l], invstd[l] = saved[p->c + ob * LANES + l];
     Sums dys = {0}, dyxs = {0};
     for (int n = 0; n < batch; n++) {
-      const float *xs = x + plane_at(p, n, ob), *g = dy + plane_at(p, n, ob);
-      for (int q = 0; q < p->hw; q++)
-        for (int l = 0; l < LANES; l++) {
-          size_t i = (size_t)q * LANES + (size_t)l;
-          dys.v[q % SETS][l] += g[i];
-          dyxs.v[q % SETS][l] += (double)g[i] * ((xs[i] - mean[l]) * invstd[l]);
-        }
+      Plane pl = {
+          .x = x + plane_at(p, n, ob), .dy = dy + plane_at(p, n, ob), .m = mean, .invstd = invstd};
+      add_plane(pl, p->hw, &dyxs, &dys);
     }
     double sum_dy[LANES], sum_dy_xhat[LANES];
     total(&dys, sum_dy), total(&dyxs, sum_dy_xhat);
+    Coefficients k = {.add = dx_add};
     for (int l = 0; l < LANES; l++) {
       int c = ob * LANES + l;
       bool used = c < p->c;
@@ -166,20 +228,9 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
         dshift[c] = swk_gradient_store(dshift[c], (float)sum_dy[l], bias_grad_scale, grad_keep);
       }
       float gamma = used && p->affine ? scale[c] : 1.0f;
-      k[l] = used ? gamma * invstd[l] : 0;
-      mdy[l] = (float)(sum_dy[l] / count), mdyx[l] = (float)(sum_dy_xhat[l] / count);
+      k.m[l] = mean[l], k.a[l] = invstd[l], k.k[l] = used ? gamma * invstd[l] : 0;
+      k.mdy[l] = (float)(sum_dy[l] / count), k.mdyx[l] = (float)(sum_dy_xhat[l] / count);
     }
-    if (!dx) continue;
-    for (int n = 0; n < batch; n++) {
-      const float *xs = x + plane_at(p, n, ob), *g = dy + plane_at(p, n, ob);
-      float *d = dx + plane_at(p, n, ob);
-      for (int q = 0; q < p->hw; q++)
-        for (int l = 0; l < LANES; l++) {
-          size_t i = (size_t)q * LANES + (size_t)l;
-          float xhat = (xs[i] - mean[l]) * invstd[l];
-          float v = k[l] * (g[i] - mdy[l] - xhat * mdyx[l]);
-          d[i] = dx_add ? d[i] + v : v;
-        }
-    }
+    if (dx) write_planes(p, batch, ob, gradient_pixels, &k, x, dy, dx);
   }
 }

@@ -496,6 +496,45 @@ static void bn_bnrc16_fwd(Case *c) {
 /* The blocked layout's batch norm (18 channels: a block and 2 lanes of the next): finite
  * differences over the used lanes, recompute bit for bit, 0 in the unused lanes, and the
  * (B,N,R,C) kernels' results through transforms (statistics, y, dx, dscale, dshift). */
+/* The blocked batch norm on tensors large enough to be streamed out (stream.h: over 4 MiB),
+ * over a mean far from 0 (the statistics' one pass): y and dx as the (B,N,R,C) kernels give
+ * them, and dx added to what is there (not streamed) as the written one plus it. */
+static void test_batchnorm_bnrc16_streamed(void) {
+  SwkBatchNorm p = {.c = 18, .hw = 2049, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+  int batch = 16;
+  int64_t n = (int64_t)batch * p.c * p.hw, nb = blocked(batch, p.c, p.hw);
+  CHECK(nb * (int64_t)sizeof(float) > (4 << 20));
+  float *x = random_array(n), *dy = random_array(n), *scale = random_array(p.c),
+        *shift = random_array(p.c);
+  for (int64_t i = 0; i < n; i++) x[i] += 100;
+  /* outputs at a line's start, as the kernels stream them */
+  size_t bytes = sizeof(float) * (size_t)nb;
+  float *yb = aligned_alloc(64, bytes), *dxb = aligned_alloc(64, bytes);
+  float *xb = zeros(nb), *dyb = zeros(nb), *sum = random_array(nb), *added = zeros(nb),
+        *saved = zeros(2 * p.c), *running = zeros(2 * p.c), *ds = zeros(p.c), *dsh = zeros(p.c);
+  swk_to_bnrc16(p.c, 1, p.hw, batch, x, xb, false);
+  swk_to_bnrc16(p.c, 1, p.hw, batch, dy, dyb, false);
+  swk_batchnorm_bnrc16_forward(&p, batch, true, xb, scale, shift, yb, saved, running);
+  swk_batchnorm_bnrc16_backward(&p, batch, xb, scale, dyb, saved, dxb, false, ds, dsh, 1, 1, 0);
+  memcpy(added, sum, sizeof(float) * (size_t)nb);
+  swk_batchnorm_bnrc16_backward(&p, batch, xb, scale, dyb, saved, added, true, ds, dsh, 1, 1, 0);
+  for (int64_t i = 0; i < nb; i++) sum[i] += dxb[i];
+  check_close("streamed batchnorm dx added", added, sum, nb);
+  float *y = zeros(n), *dx = zeros(n), *saved2 = zeros(2 * p.c), *running2 = zeros(2 * p.c),
+        *got = zeros(n), *ds2 = zeros(p.c), *dsh2 = zeros(p.c);
+  swk_batchnorm_forward(&p, batch, true, x, scale, shift, y, saved2, running2);
+  swk_batchnorm_backward(&p, batch, x, scale, dy, saved2, dx, false, ds2, dsh2, 1, 1, 0);
+  check_close("streamed batchnorm means", saved, saved2, p.c);
+  check_close("streamed batchnorm 1/std", saved + p.c, saved2 + p.c, p.c);
+  swk_bnrc16_to_bnrc(p.c, 1, p.hw, batch, yb, got, false);
+  check_close("streamed batchnorm y", got, y, n);
+  swk_bnrc16_to_bnrc(p.c, 1, p.hw, batch, dxb, got, false);
+  check_close("streamed batchnorm dx", got, dx, n);
+  float *all[] = {x,       dy, scale, shift, xb, dyb,    yb,       dxb, sum, added, saved,
+                  running, ds, dsh,   y,     dx, saved2, running2, got, ds2, dsh2};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 static void test_batchnorm_bnrc16(void) {
   SwkBatchNorm p = {.c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
   int batch = 3;
@@ -833,6 +872,7 @@ int main(void) {
       break; /* a kernel set without threads (sw26010): once is enough */
     /* the blocked layout: 18 channels fill one block and 2 lanes of the next */
     test_batchnorm_bnrc16();
+    test_batchnorm_bnrc16_streamed();
     /* overlapping windows over the padding, both modes; ceil mode (the last windows
      * clipped, as cifar10_quick's); windows with gaps between them */
     /* clang-format off */
