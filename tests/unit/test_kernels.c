@@ -697,13 +697,26 @@ static void test_relu_epilogues(float slope) {
     float *all[] = {x, scale, shift, plain, fused, saved, saved2, running, running2};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
   }
-  float *x[3], *plain = zeros(3 * 70), *fused = zeros(3 * 70);
-  for (int i = 0; i < 3; i++) x[i] = random_array(3 * 70);
-  swk_add_forward(3, 70, batch, (const float *const *)x, plain, false, 0);
-  swk_add_forward(3, 70, batch, (const float *const *)x, fused, true, slope);
-  check_relu_of("add", plain, fused, 3 * 70, slope);
-  for (int i = 0; i < 3; i++) free(x[i]);
-  free(plain), free(fused);
+  /* sums of 2 and 3 inputs: the inputs added in order; outputs over 4 MiB are streamed */
+  for (int big = 0; big < 2; big++)
+    for (int inputs = 2; inputs <= 3; inputs++) {
+      int64_t size = big ? (1 << 19) + 5 : 70, n = batch * size;
+      size_t bytes = (sizeof(float) * (size_t)n + 63) / 64 * 64;
+      float *x[3], *plain = aligned_alloc(64, bytes), *fused = aligned_alloc(64, bytes);
+      for (int i = 0; i < 3; i++) x[i] = random_array(n);
+      swk_add_forward(inputs, size, batch, (const float *const *)x, plain, false, 0);
+      int wrong = 0;
+      for (int64_t k = 0; k < n; k++) {
+        float sum = x[0][k] + x[1][k];
+        if (inputs == 3) sum += x[2][k];
+        wrong += plain[k] != sum;
+      }
+      CHECK_EQ_INT(wrong, 0);
+      swk_add_forward(inputs, size, batch, (const float *const *)x, fused, true, slope);
+      check_relu_of("add", plain, fused, n, slope);
+      for (int i = 0; i < 3; i++) free(x[i]);
+      free(plain), free(fused);
+    }
 }
 
 static void loss_fwd(Case *c) {
