@@ -6,6 +6,7 @@
  * the blocks as they finish (balance.h), so results do not depend on their number. The unused lanes of the last block get
  * y = 0 and dx = 0. */
 #include <math.h>
+#include <string.h>
 
 #include "kernels.h"
 #include "stream.h"
@@ -30,37 +31,78 @@ static size_t plane_at(const SwkBatchNorm *p, int n, int ob) {
   return ((size_t)n * (size_t)blocks(p) + (size_t)ob) * (size_t)p->hw * LANES;
 }
 
-/* The sums over a plane's `hw` pixels, pixel q into set q % SETS: of d = x - shift and its
- * square d * d into `also` (the statistics); or with dy, of the products dy * xhat, xhat = (x -
- * m) * invstd, and of dy into `also` (the backward's). The pixels go SETS at a time so that the
- * sets stay in registers: indexed by q % SETS they went through memory on every pixel, and the
- * sums took two thirds of the backward. */
-typedef struct Plane {
-  const float *x, *dy;
-  const double *shift;
-  const float *m, *invstd;
-} Plane;
+/* The sums over a plane's `hw` pixels, pixel q into set q % SETS, in vectors of 8 lanes (a
+ * block is two): the statistics' sums of d = x - shift and of d * d, or the backward's sums of
+ * dy * xhat, xhat = (x - m) * invstd, and of dy. Indexed by q % SETS the sets went through memory
+ * on every pixel and the backward's sums took two thirds of its time; as vectors unrolled over
+ * the sets they stay in registers. */
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double8 __attribute__((vector_size(64)));
 
-static inline void add_pixel(const Plane *pl, int q, double s[LANES], double also[LANES]) {
-  for (int l = 0; l < LANES; l++) {
-    size_t i = (size_t)q * LANES + (size_t)l;
-    if (pl->dy) {
-      s[l] += (double)pl->dy[i] * ((pl->x[i] - pl->m[l]) * pl->invstd[l]);
-      also[l] += pl->dy[i];
-    } else {
-      double d = pl->x[i] - pl->shift[l];
-      s[l] += d, also[l] += d * d;
-    }
+static inline Float8 load8(const float *p) {
+  Float8 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline Double8 widen(Float8 v) { return __builtin_convertvector(v, Double8); }
+
+typedef struct Sets {
+  Double8 v[SETS][2];
+} Sets;
+
+static Sets sets_of(const Sums *s) {
+  Sets t;
+  memcpy(&t, s, sizeof t);
+  return t;
+}
+
+static void statistics_pixel(const float *x, const Double8 shift[2], Double8 s[2], Double8 sq[2]) {
+  for (int h = 0; h < 2; h++) {
+    Double8 d = widen(load8(x + 8 * h)) - shift[h];
+    s[h] += d, sq[h] += d * d;
   }
 }
 
-static inline void add_plane(Plane pl, int hw, Sums *sums, Sums *also) {
-  Sums s = *sums, a = *also;
+static void add_statistics(const float *x, int hw, const double shift[LANES], Sums *sum,
+                           Sums *squares) {
+  Sets s = sets_of(sum), sq = sets_of(squares);
+  Double8 c[2];
+  memcpy(c, shift, sizeof c);
   int q = 0;
   for (; q + SETS <= hw; q += SETS)
-    for (int k = 0; k < SETS; k++) add_pixel(&pl, q + k, s.v[k], a.v[k]);
-  for (; q < hw; q++) add_pixel(&pl, q, s.v[q % SETS], a.v[q % SETS]);
-  *sums = s, *also = a;
+#pragma GCC unroll 4
+    for (int k = 0; k < SETS; k++) statistics_pixel(x + (q + k) * LANES, c, s.v[k], sq.v[k]);
+  for (; q < hw; q++) statistics_pixel(x + q * LANES, c, s.v[q % SETS], sq.v[q % SETS]);
+  memcpy(sum, &s, sizeof s), memcpy(squares, &sq, sizeof sq);
+}
+
+static void gradient_sums_pixel(const float *x, const float *dy, const Float8 m[2],
+                                const Float8 invstd[2], Double8 s[2], Double8 sdy[2]) {
+  for (int h = 0; h < 2; h++) {
+    Double8 g = widen(load8(dy + 8 * h));
+    s[h] += g * widen((load8(x + 8 * h) - m[h]) * invstd[h]);
+    sdy[h] += g;
+  }
+}
+
+static void add_gradient_sums(const float *x, const float *dy, int hw, const float mean[LANES],
+                              const float invstd[LANES], Sums *dy_xhat, Sums *sum_dy) {
+  Sets s = sets_of(dy_xhat), sdy = sets_of(sum_dy);
+  Float8 m[2], inv[2];
+  memcpy(m, mean, sizeof m), memcpy(inv, invstd, sizeof inv);
+  int q = 0;
+  for (; q + SETS <= hw; q += SETS)
+#pragma GCC unroll 4
+    for (int k = 0; k < SETS; k++) {
+      size_t i = (size_t)(q + k) * LANES;
+      gradient_sums_pixel(x + i, dy + i, m, inv, s.v[k], sdy.v[k]);
+    }
+  for (; q < hw; q++) {
+    size_t i = (size_t)q * LANES;
+    gradient_sums_pixel(x + i, dy + i, m, inv, s.v[q % SETS], sdy.v[q % SETS]);
+  }
+  memcpy(dy_xhat, &s, sizeof s), memcpy(sum_dy, &sdy, sizeof sdy);
 }
 
 /* The batch's mean and 1/std of block ob's channels (lanes); saves them and updates the running
@@ -75,8 +117,7 @@ static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, i
   const float *first = x + plane_at(p, 0, ob);
   for (int l = 0; l < LANES; l++) shift[l] = first[l];
   Sums s = {0}, ss = {0};
-  for (int n = 0; n < batch; n++)
-    add_plane((Plane){.x = x + plane_at(p, n, ob), .shift = shift}, p->hw, &s, &ss);
+  for (int n = 0; n < batch; n++) add_statistics(x + plane_at(p, n, ob), p->hw, shift, &s, &ss);
   total(&s, sum), total(&ss, squares);
   for (int l = 0; l < LANES; l++) {
     int c = ob * LANES + l;
@@ -212,11 +253,9 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
     for (int l = 0; l < LANES && ob * LANES + l < p->c; l++)
       mean[l] = saved[ob * LANES + l], invstd[l] = saved[p->c + ob * LANES + l];
     Sums dys = {0}, dyxs = {0};
-    for (int n = 0; n < batch; n++) {
-      Plane pl = {
-          .x = x + plane_at(p, n, ob), .dy = dy + plane_at(p, n, ob), .m = mean, .invstd = invstd};
-      add_plane(pl, p->hw, &dyxs, &dys);
-    }
+    for (int n = 0; n < batch; n++)
+      add_gradient_sums(x + plane_at(p, n, ob), dy + plane_at(p, n, ob), p->hw, mean, invstd, &dyxs,
+                        &dys);
     double sum_dy[LANES], sum_dy_xhat[LANES];
     total(&dys, sum_dy), total(&dyxs, sum_dy_xhat);
     Coefficients k = {.add = dx_add};
