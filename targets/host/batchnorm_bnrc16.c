@@ -13,14 +13,18 @@
 
 enum { LANES = 16, SETS = 4 };
 
+/* Per set, a block's 16 lane sums as two vectors of 8 doubles. */
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double8 __attribute__((vector_size(64)));
+
 typedef struct Sums {
-  double v[SETS][LANES];
+  Double8 v[SETS][2];
 } Sums;
 
 static void total(const Sums *s, double out[LANES]) {
   for (int l = 0; l < LANES; l++) {
     out[l] = 0;
-    for (int k = 0; k < SETS; k++) out[l] += s->v[k][l];
+    for (int k = 0; k < SETS; k++) out[l] += s->v[k][l / 8][l % 8];
   }
 }
 
@@ -36,9 +40,6 @@ static size_t plane_at(const SwkBatchNorm *p, int n, int ob) {
  * dy * xhat, xhat = (x - m) * invstd, and of dy. Indexed by q % SETS the sets went through memory
  * on every pixel and the backward's sums took two thirds of its time; as vectors unrolled over
  * the sets they stay in registers. */
-typedef float Float8 __attribute__((vector_size(32)));
-typedef double Double8 __attribute__((vector_size(64)));
-
 static inline Float8 load8(const float *p) {
   Float8 v;
   memcpy(&v, p, sizeof v);
@@ -46,16 +47,6 @@ static inline Float8 load8(const float *p) {
 }
 
 static inline Double8 widen(Float8 v) { return __builtin_convertvector(v, Double8); }
-
-typedef struct Sets {
-  Double8 v[SETS][2];
-} Sets;
-
-static Sets sets_of(const Sums *s) {
-  Sets t;
-  memcpy(&t, s, sizeof t);
-  return t;
-}
 
 static void statistics_pixel(const float *x, const Double8 shift[2], Double8 s[2], Double8 sq[2]) {
   for (int h = 0; h < 2; h++) {
@@ -66,7 +57,7 @@ static void statistics_pixel(const float *x, const Double8 shift[2], Double8 s[2
 
 static void add_statistics(const float *x, int hw, const double shift[LANES], Sums *sum,
                            Sums *squares) {
-  Sets s = sets_of(sum), sq = sets_of(squares);
+  Sums s = *sum, sq = *squares; /* in registers while the plane is summed */
   Double8 c[2];
   memcpy(c, shift, sizeof c);
   int q = 0;
@@ -74,7 +65,7 @@ static void add_statistics(const float *x, int hw, const double shift[LANES], Su
 #pragma GCC unroll 4
     for (int k = 0; k < SETS; k++) statistics_pixel(x + (q + k) * LANES, c, s.v[k], sq.v[k]);
   for (; q < hw; q++) statistics_pixel(x + q * LANES, c, s.v[q % SETS], sq.v[q % SETS]);
-  memcpy(sum, &s, sizeof s), memcpy(squares, &sq, sizeof sq);
+  *sum = s, *squares = sq;
 }
 
 static void gradient_sums_pixel(const float *x, const float *dy, const Float8 m[2],
@@ -88,7 +79,7 @@ static void gradient_sums_pixel(const float *x, const float *dy, const Float8 m[
 
 static void add_gradient_sums(const float *x, const float *dy, int hw, const float mean[LANES],
                               const float invstd[LANES], Sums *dy_xhat, Sums *sum_dy) {
-  Sets s = sets_of(dy_xhat), sdy = sets_of(sum_dy);
+  Sums s = *dy_xhat, sdy = *sum_dy;
   Float8 m[2], inv[2];
   memcpy(m, mean, sizeof m), memcpy(inv, invstd, sizeof inv);
   int q = 0;
@@ -102,7 +93,7 @@ static void add_gradient_sums(const float *x, const float *dy, int hw, const flo
     size_t i = (size_t)q * LANES;
     gradient_sums_pixel(x + i, dy + i, m, inv, s.v[q % SETS], sdy.v[q % SETS]);
   }
-  memcpy(dy_xhat, &s, sizeof s), memcpy(sum_dy, &sdy, sizeof sdy);
+  *dy_xhat = s, *sum_dy = sdy;
 }
 
 /* The batch's mean and 1/std of block ob's channels (lanes); saves them and updates the running
