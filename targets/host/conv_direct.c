@@ -14,6 +14,7 @@
  * sum in one order. */
 #include "conv_direct.h"
 
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <string.h>
@@ -34,7 +35,11 @@
 
 _Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, register_blocks.h's");
 
-/* ------------------------------------------------------------------ plain C: the reference */
+/* ------------------------------------------------------------------ plain C: the reference
+ * Its products are added with fmaf, as the vector strips' FMAs add them: written a * b + c,
+ * GCC contracted some inlined copies into FMAs and not others (-ffp-contract=fast, the GNU
+ * dialect's default) where the CPU has FMA, and a tiling's passes then differed from one pass
+ * in the last bit (tests/unit/test_conv_blocked.c, on an AVX-512 Xeon). */
 
 static void c_strip(int nb, int np, const Strip *s) {
   for (int b = 0; b < nb; b++)
@@ -51,7 +56,7 @@ static void c_strip(int nb, int np, const Strip *s) {
                 for (int l = 0; l < strip_lanes(s, cb); l++) {
                   const float *x =
                       strip_tap_x(s, cb, kh, kw) + r * s->x_rows + p * s->x_pixel + l * s->x_lane;
-                  sum += strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o] * *x;
+                  sum = fmaf(strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o], *x, sum);
                 }
           *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
         }
@@ -65,8 +70,9 @@ static void c_tile(int nb, int nl, const Tile *t) {
         for (int n = 0; n < t->images; n++)
           for (int r = 0; r < t->rows; r++)
             for (int ow = 0; ow < t->wo; ow++)
-              sum += t->dy[n * t->dy_image + b * t->dy_block + r * t->dy_row + ow * 16 + o] *
-                     t->x[n * t->x_image + r * t->x_row + ow * t->x_pixel + i * t->x_lane];
+              sum =
+                  fmaf(t->dy[n * t->dy_image + b * t->dy_block + r * t->dy_row + ow * 16 + o],
+                       t->x[n * t->x_image + r * t->x_row + ow * t->x_pixel + i * t->x_lane], sum);
         t->sum[b * t->sum_block + i * 16 + o] = sum;
       }
 }
