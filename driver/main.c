@@ -92,9 +92,12 @@ static void usage(FILE *f) {
       "  -O0 ... -O3          LLVM optimisation level (default -O2)\n"
       "  --no-fuse            keep every activation as its own op (default: folded into the\n"
       "                       op before it where that is exact, see --passes)\n"
-      "  --no-recompute       keep every output backward reads (default: batch norm outputs,\n"
-      "                       sums and concatenations are computed again in backward: less\n"
-      "                       memory for one more pass over each, see --passes)\n"
+      "  --recompute=MODE     outputs backward computes again instead of keeping them, less\n"
+      "                       memory for a pass over each (see --passes): kept (default: batch\n"
+      "                       norm outputs, sums, concatenations from values backward keeps\n"
+      "                       anyway), chains (also from values themselves recomputed: the\n"
+      "                       least memory, e.g. residual sums), none\n"
+      "  --no-recompute       --recompute=none: keep every output backward reads\n"
       "  --no-fold-gradients  keep the gradients in a pool of their own (default with SGD on\n"
       "                       host: backward adds them into the momentum, one parameter-sized\n"
       "                       pool less; needed for --save-gradients)\n"
@@ -168,6 +171,7 @@ enum {
   OPT_FUSION,
   OPT_NO_FUSE,
   OPT_NO_RECOMPUTE,
+  OPT_RECOMPUTE,
   OPT_NO_FOLD_GRADIENTS,
   OPT_CONV,
   OPT_TUNE,
@@ -246,6 +250,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"fusion-threshold", required_argument, 0, OPT_FUSION},
       {"no-fuse", no_argument, 0, OPT_NO_FUSE},
       {"no-recompute", no_argument, 0, OPT_NO_RECOMPUTE},
+      {"recompute", required_argument, 0, OPT_RECOMPUTE},
       {"no-fold-gradients", no_argument, 0, OPT_NO_FOLD_GRADIENTS},
       {"conv", required_argument, 0, OPT_CONV},
       {"tune", required_argument, 0, OPT_TUNE},
@@ -367,7 +372,17 @@ static int parse_options(int argc, char **argv, Options *o) {
       break;
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_NO_FUSE: o->compile.no_fuse = true; break;
-    case OPT_NO_RECOMPUTE: o->compile.no_recompute = true; break;
+    case OPT_NO_RECOMPUTE: o->compile.recompute = RECOMPUTE_NONE; break;
+    case OPT_RECOMPUTE:
+      if (!strcmp(optarg, "kept"))
+        o->compile.recompute = RECOMPUTE_KEPT;
+      else if (!strcmp(optarg, "chains"))
+        o->compile.recompute = RECOMPUTE_CHAINS;
+      else if (!strcmp(optarg, "none"))
+        o->compile.recompute = RECOMPUTE_NONE;
+      else
+        return usage_error("--recompute takes kept, chains or none, not '%s'", optarg);
+      break;
     case OPT_NO_FOLD_GRADIENTS: o->compile.no_fold_gradients = true; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)

@@ -505,6 +505,11 @@ extern const FieldSpec data_fields[];
  * every convolution (CONV_FORCE_EXPLICIT + the plan). */
 typedef enum { CONV_AUTO, CONV_REFERENCE, CONV_FORCE_EXPLICIT } ConvForce;
 
+/* --recompute: which outputs backward computes again (passes/recompute.c) instead of keeping
+ * them: those it can from values it keeps anyway (the default), also those whose inputs are
+ * themselves recomputed (chains: the least memory), or none. */
+typedef enum { RECOMPUTE_KEPT, RECOMPUTE_CHAINS, RECOMPUTE_NONE } RecomputeMode;
+
 /* What the driver tells the passes (docs/ir.md lists the flags). */
 typedef struct CompileOptions {
   const Target *target;     /* the kernel set's description (ir/target.h) */
@@ -512,7 +517,7 @@ typedef struct CompileOptions {
   const Tuning *tuning;     /* --tune: measured costs, or NULL */
   const char *machine;      /* this machine as tuning files name it (with --tune) */
   bool no_fuse;             /* --no-fuse: keep every element-wise op on its own */
-  bool no_recompute;        /* --no-recompute: keep every output backward reads */
+  int recompute;            /* RecomputeMode: --recompute */
   bool no_fold_gradients;   /* --no-fold-gradients: gradients in a pool of their own */
   int64_t fusion_threshold; /* --fusion-threshold: least bucket size in bytes; 0: one bucket
                                per tensor; INT64_MAX: one bucket */

@@ -10,12 +10,17 @@
  * input, which its own weight gradient keeps. Such an output dies after
  * its last forward reader, and backward computes it again just before the first backward step
  * that needs it (BackwardStep.recompute), into a buffer of its own that lives until the last.
- * A recomputation may need a value that is itself recomputed (a sum needs the batch norm before
- * it, and the previous block's sum): that one is recomputed first, at the same step at the
- * latest. Nothing is recomputed from a value backward would otherwise have let go (a ReLU
- * after a convolution, without fusion: the convolution's output). The values are the same bit for
- * bit: the same kernels on the same inputs (batch norm: swk_batchnorm_recompute, the forward's
- * expression on the saved statistics). --no-recompute keeps every output. */
+ * By default (--recompute=kept) a recomputation reads only values backward keeps anyway.
+ * --recompute=chains also lets it read values that are themselves recomputed (a residual sum
+ * needs the batch norm before it, and the previous block's sum), which are then recomputed
+ * first, at the same step at the latest: a link of such a chain costs a pass over memory for
+ * no memory of its own (the batch norm's output is needed only to make the sum again), so
+ * chains save the most memory at the most time (ResNet-50 at batch 8: its sums' 126 MB for
+ * about 5% of the step, docs/ir.md). Nothing is recomputed from a value backward would
+ * otherwise have let go (a ReLU after a convolution, without fusion: the convolution's
+ * output). The values are the same bit for bit: the same kernels on the same inputs (batch
+ * norm: swk_batchnorm_recompute, the forward's expression on the saved statistics).
+ * --recompute=none keeps every output. */
 #include <limits.h>
 
 #include "passes.h"
@@ -25,6 +30,7 @@
 typedef struct Facts {
   const int *backward_index;
   const bool *cheap_conv;
+  int depth; /* how deep recomputations may nest: 1 (kept) or DEPTH (chains) */
 } Facts;
 
 /* A convolution cheap to run again: at most RECOMPUTE_TAPS multiply-adds per output element,
@@ -104,7 +110,8 @@ static Reads backward_reads(Module *m) {
   return r;
 }
 
-/* Recomputations nest no deeper than this (a chain of residual sums is as deep as a stage). */
+/* With chains, recomputations nest no deeper than this (a chain of residual sums is as deep as
+ * a stage). */
 enum { DEPTH = 64 };
 
 /* What at_hand has found for the current question (one backward step): per op, the question
@@ -121,7 +128,7 @@ static bool at_hand(const Module *m, int i, const Reads *r, const Facts *f, int 
                     Memo *memo) {
   if (r->last[i] >= step) return true;
   if (memo->asked[i] == memo->query) return memo->answer[i];
-  bool ok = depth < DEPTH && recomputable(m, i, f, step);
+  bool ok = depth < f->depth && recomputable(m, i, f, step);
   const Op *op = &m->graph.ops.data[i];
   for (int k = 0; ok && k < op->inputs.len; k++)
     ok = at_hand(m, m->graph.values.data[op->inputs.data[k]].producer, r, f, step, depth + 1, memo);
@@ -132,9 +139,10 @@ static bool at_hand(const Module *m, int i, const Reads *r, const Facts *f, int 
 bool pass_recompute(Module *m) {
   Schedule *s = &m->schedule;
   for (int j = 0; j < s->backward.len; j++) s->backward.data[j].recompute.len = 0;
-  if (m->options.no_recompute) return true;
+  if (m->options.recompute == RECOMPUTE_NONE) return true;
   const Graph *g = &m->graph;
-  const Facts facts = {schedule_backward_index(m), cheap_convolutions(m)};
+  const Facts facts = {schedule_backward_index(m), cheap_convolutions(m),
+                       m->options.recompute == RECOMPUTE_CHAINS ? DEPTH : 1};
   /* needed[i]: the first backward step that needs op i's output, reading it or recomputing
    * from it; ops are decided last first, so every recomputation that reads an op's output is
    * known before the op is. An op is recomputed where what it reads is at hand then. */
