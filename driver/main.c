@@ -373,16 +373,16 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_TRIPLE: o->build.llvm_options.triple = optarg; break;
     case OPT_NO_FUSE: o->compile.no_fuse = true; break;
     case OPT_NO_RECOMPUTE: o->compile.recompute = RECOMPUTE_NONE; break;
-    case OPT_RECOMPUTE:
-      if (!strcmp(optarg, "kept"))
-        o->compile.recompute = RECOMPUTE_KEPT;
-      else if (!strcmp(optarg, "chains"))
-        o->compile.recompute = RECOMPUTE_CHAINS;
-      else if (!strcmp(optarg, "none"))
-        o->compile.recompute = RECOMPUTE_NONE;
-      else
+    case OPT_RECOMPUTE: {
+      static const char *const modes[] = {
+          [RECOMPUTE_KEPT] = "kept", [RECOMPUTE_CHAINS] = "chains", [RECOMPUTE_NONE] = "none"};
+      o->compile.recompute = -1;
+      for (int k = 0; k < (int)(sizeof modes / sizeof modes[0]); k++)
+        if (!strcmp(optarg, modes[k])) o->compile.recompute = k;
+      if (o->compile.recompute < 0)
         return usage_error("--recompute takes kept, chains or none, not '%s'", optarg);
       break;
+    }
     case OPT_NO_FOLD_GRADIENTS: o->compile.no_fold_gradients = true; break;
     case OPT_FUSION:
       if ((o->compile.fusion_threshold = parse_bytes(optarg)) < 0)
