@@ -364,8 +364,8 @@ typedef struct BackwardStep {
   VEC(GradMode) input_grad; /* per input: not needed, overwrite, or add to */
   bool param_grads;
   VEC(int)
-  recompute; /* ops whose output is computed again just before this step, from what
-                         backward keeps anyway (pass recompute), in this order */
+  recompute; /* ops whose output is computed again just before this step (pass recompute),
+                         in this order: what one reads is kept, or recomputed before it */
 } BackwardStep;
 
 typedef struct Schedule {
