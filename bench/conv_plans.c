@@ -177,7 +177,7 @@ static void run_winograd(const SwkConv *p, int m, int batch, int computation, co
     host_conv_winograd_weight_gradient(p, m, batch, b->x, b->y, b->dw, b->db, 1, 1, 0,
                                        b->winograd_ws);
   else
-    host_conv_winograd_input_gradient(p, m, batch, b->w, b->y, b->dx, false, b->winograd_ws);
+    host_conv_winograd_input_gradient(p, m, batch, b->w, b->y, b->dx, false, NULL, b->winograd_ws);
 }
 
 /* Seconds of one computation (0 forward, 1 weight gradient, 2 input gradient) in one plan. */
@@ -193,7 +193,7 @@ static double run(const SwkConv *p, int batch, int plan, int computation, const 
   else if (plan == DIRECT && computation == 1)
     host_conv_direct_weight_gradient(p, batch, m->x, m->y, m->dw, m->db, 1, 1, 0, m->direct_ws);
   else if (plan == DIRECT)
-    host_conv_direct_input_gradient(p, batch, m->w, m->y, m->dx, false, m->direct_ws);
+    host_conv_direct_input_gradient(p, batch, m->w, m->y, m->dx, false, NULL, m->direct_ws);
   else if (computation == 0)
     swk_conv_implicit_forward(p, batch, m->x, m->w, m->b, m->y, m->implicit_ws);
   else if (plan == EXPLICIT)

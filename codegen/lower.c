@@ -238,7 +238,7 @@ static double kernel_relu_slope(const Op *op) {
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
-  enum { FIELDS = SwkConv_relu_slope + 1 }; /* all of them; the float one is set after */
+  enum { FIELDS = SwkConv_dx_relu_slope + 1 }; /* all of them; the float ones are set after */
   int64_t v[FIELDS] = {[SwkConv_ci] = x.dim[1],
                        [SwkConv_h] = x.dim[2],
                        [SwkConv_w] = x.dim[3],
@@ -259,9 +259,11 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                        [SwkConv_dgrad_tiling] = conv_tiling(op, CONV_DGRAD),
                        [SwkConv_wgrad_tiling] = conv_tiling(op, CONV_WGRAD),
                        [SwkConv_x_planar] = op->conv.x_planar,
-                       [SwkConv_relu] = kernel_applies_epilogue(op)};
+                       [SwkConv_relu] = kernel_applies_epilogue(op),
+                       [SwkConv_dx_relu] = op->dx_carries.on};
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   s.items[SwkConv_relu_slope] = d_float(kernel_relu_slope(op));
+  s.items[SwkConv_dx_relu_slope] = d_float(op->dx_carries.on ? op->dx_carries.slope : 0);
   return s;
 }
 

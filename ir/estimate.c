@@ -81,6 +81,10 @@ bool ir_print_estimate(FILE *f, const Module *m) {
                                        : op_time(m, op, share, true, input_grad);
     const Epilogue *e = backward_epilogue(op);
     if (e) r->backward += epilogue_time(m, op, e, share, true);
+    if (op->dx_carries.on) /* its input's ReLU backward: a pass of its own after the kernels
+                              that do not apply it (runtime/conv.c), as before the carrying */
+      r->backward += epilogue_time(m, &g->ops.data[g->values.data[op->inputs.data[0]].producer],
+                                   &op->dx_carries, share, true);
     for (int k = 0; k < s->recompute.len; k++) /* outputs computed again for this step */
       r->backward += rows[s->recompute.data[k]].forward;
   }

@@ -293,7 +293,9 @@ typedef struct Epilogue {
   bool on;
   OpKind kind; /* FAMILY_ACTIVATION */
   double slope;
-  bool backward_in_reader; /* its backward is the max pool's after it (Op.pool_carries) */
+  bool backward_in_reader; /* its backward runs in a reader: the max pool's after it, before
+                              the pool's backward (Op.pool_carries), or the convolution's after
+                              it, as that stores its input gradient (Op.dx_carries) */
 } Epilogue;
 
 /* An op's buffers in one step's plan: indices into its buffers, -1 for none. */
@@ -318,6 +320,10 @@ typedef struct Op {
    * At the position each window's maximum came from, the input is the pool's output, so its
    * activation's output (and gradient) can be read there; the input itself need not be kept. */
   Epilogue pool_carries;
+  /* A convolution whose input's producer has a ReLU epilogue and whose backward is the last to
+   * add to that input's gradient (pass carry-masks): the ReLU's backward is applied to dX as the
+   * convolution stores it, reading x, and the producer runs none of its own. */
+  Epilogue dx_carries;
   /* set by the memory plan: the op's buffers in each step's plan, what it saves for backward,
    * and the offset of its non-learned state */
   OpBuffers buf[STEP_KINDS];
@@ -539,7 +545,8 @@ typedef enum {
   STAGE_FUSED = 1 << 8,      /* activations are folded into their producers */
   STAGE_RECOMPUTED = 1 << 9, /* backward knows which outputs it computes again */
   STAGE_FOLDED = 1 << 10,    /* it is decided where parameter gradients go */
-  STAGE_ALL = (1 << 11) - 1,
+  STAGE_CARRIED = 1 << 11,   /* it is decided which convolutions mask their input gradients */
+  STAGE_ALL = (1 << 12) - 1,
 } Stage;
 
 struct Graph {

@@ -20,6 +20,13 @@ static void print_param(FILE *f, const Param *p) {
   if (p->decay_mult != 1) fprintf(f, " decay*%g", p->decay_mult);
 }
 
+/* An epilogue's backward an op runs for its input's producer: `carries=relu(slope=0.1)`. */
+static void print_carried(FILE *f, const char *key, const Epilogue *e) {
+  if (!e->on) return;
+  fprintf(f, "%s%s", key, op_info[e->kind].name);
+  if (e->slope != 0) fprintf(f, "(slope=%g)", e->slope);
+}
+
 static void print_op(FILE *f, const Module *m, const Op *op) {
   const Graph *g = &m->graph;
   fprintf(f, "  %s = %s(", op->name, op_info[op->kind].name);
@@ -27,10 +34,8 @@ static void print_op(FILE *f, const Module *m, const Op *op) {
     fprintf(f, "%s%s", j ? ", " : "", g->values.data[op->inputs.data[j]].name);
   fputc(')', f);
   print_attrs(f, op);
-  if (op->pool_carries.on) {
-    fprintf(f, " carries=%s", op_info[op->pool_carries.kind].name);
-    if (op->pool_carries.slope != 0) fprintf(f, "(slope=%g)", op->pool_carries.slope);
-  }
+  print_carried(f, " carries=", &op->pool_carries);
+  print_carried(f, " masks=", &op->dx_carries);
   if (op->epilogue.on) {
     fprintf(f, " epilogue=%s", op_info[op->epilogue.kind].name);
     if (op->epilogue.slope != 0) fprintf(f, "(slope=%g)", op->epilogue.slope);

@@ -32,6 +32,7 @@ bool pass_fuse_elementwise(Module *m);
 bool pass_conv_strategy(Module *m);
 bool pass_layout(Module *m);
 bool pass_schedule(Module *m);
+bool pass_carry_masks(Module *m);
 bool pass_recompute(Module *m);
 bool pass_fold_gradients(Module *m);
 bool pass_memplan(Module *m);

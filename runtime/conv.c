@@ -145,6 +145,12 @@ static const float *x_for_plan(SwnConvState *c, const SwkConv *p, SwkConv *q, in
  * strips, while y is in registers: a pass over y saved); the others leave it to run_forward. */
 static bool applies_relu(int plan) { return plan == SWN_PLAN_DIRECT; }
 
+/* Whether its input gradient applies SwkConv.dx_relu as it stores dX (the direct strips, and
+ * Winograd's inverse transforms); the others leave it to run_backward. */
+static bool masks_dx(int plan) {
+  return plan == SWN_PLAN_DIRECT || plan == SWN_PLAN_WINOGRAD2 || plan == SWN_PLAN_WINOGRAD4;
+}
+
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                         int layout, const float *x, const float *w, const float *b, float *y) {
   int own = plan_layout(plan);
@@ -176,6 +182,7 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   SwkConv q = *p;
   const float *xp = dw ? x_for_plan(c, p, &q, batch, plan, layout, x) : x, *dyp = dy;
   q.relu = false; /* the epilogue's backward ran before this call */
+  q.dx_relu = dx && p->dx_relu && native && masks_dx(plan);
   float *dxp = dx;
   if (!native) {
     float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
@@ -187,6 +194,11 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   plans[plan].backward(&q, batch, xp, w, dyp, dxp, add, dw, db, g.scale, g.bias_scale, g.keep,
                        plan_workspace(c, &q, batch, plan, ws));
   if (!native && dx) convert(own, layout, p->ci, p->h, p->w, batch, dxp, dx, dx_add);
+  if (dx && p->dx_relu && !q.dx_relu) { /* x is the output of the ReLU whose backward this is */
+    SwkAct act = {.n = (int64_t)layout_floats(layout, p->ci, p->h, p->w, 1),
+                  .slope = p->dx_relu_slope};
+    swk_relu_backward(&act, batch, x, dx, dx, false);
+  }
 }
 
 /* ------------------------------------------------------------------ autotuning */

@@ -69,7 +69,11 @@ bool swk_estimate(SwkEstimate *totals);
                          compiler emits no pass of its own); the dispatcher passes it to the    \
                          direct plan's kernel, which applies it as it stores y, and applies it \
                          itself after the others; backward ignores it */                        \
-  F(F32, float, relu_slope)
+  F(F32, float, relu_slope)                                                                        \
+  F(BOOL, bool, dx_relu) /* backward: dX is stored as x > 0 ? dX : dx_relu_slope * dX, the ReLU \
+                            backward of the op whose output x is (pass carry-masks); the direct \
+                            plan applies it as it stores dX, the dispatcher after the others */ \
+  F(F32, float, dx_relu_slope)
 
 /* ------------------------------------------------------------- pooling */
 #define SwkPool_FIELDS(F, A)                                                                       \

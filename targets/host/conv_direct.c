@@ -58,7 +58,9 @@ static void c_strip(int nb, int np, const Strip *s) {
                       strip_tap_x(s, cb, kh, kw) + r * s->x_rows + p * s->x_pixel + l * s->x_lane;
                   sum = fmaf(strip_tap_w(s, cb, kh, kw)[b * s->w_block + l * 16 + o], *x, sum);
                 }
-          *y = s->relu && !(sum > 0) ? s->relu_slope * sum : sum;
+          if (s->relu && !(sum > 0)) sum = s->relu_slope * sum;
+          const float *mask = s->mask ? s->mask + (y - s->y) : NULL;
+          *y = mask && !(*mask > 0) ? s->mask_slope * sum : sum;
         }
 }
 
@@ -99,8 +101,11 @@ static void check_strip(int nb, int np, const Strip *s) {
   if (!CHECKING_REGIONS) return;
   for (int b = 0; b < nb; b++)
     for (int r = 0; r < s->rows; r++)
-      for (int p = 0; p < np; p++)
-        check_region(s->y + b * s->y_block + r * s->y_rows + p * s->y_pixel, 16 * 4);
+      for (int p = 0; p < np; p++) {
+        ptrdiff_t at = b * s->y_block + r * s->y_rows + p * s->y_pixel;
+        check_region(s->y + at, 16 * 4);
+        if (s->mask) check_region(s->mask + at, 16 * 4);
+      }
   if (!s->accumulate && s->bias) check_region(s->bias, (size_t)nb * 16 * 4);
   for (int cb = 0; cb < s->blocks_in; cb++) {
     int lanes = strip_lanes(s, cb);
@@ -142,8 +147,8 @@ static void check_tile(int nb, int nl, const Tile *t) {
 #define STRIP_STORE(p, v) _mm512_storeu_ps(p, v)
 #define STRIP_STREAM(p, v) _mm512_stream_ps(p, v)
 #define STRIP_ZERO() _mm512_setzero_ps()
-#define STRIP_RELU(v, slope)                                                                       \
-  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ),                     \
+#define STRIP_WHERE_POSITIVE(t, v, slope)                                                          \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_GT_OQ),                     \
                        _mm512_mul_ps(v, slope), v)
 #define STRIP_BODY avx512_strip_body
 #define STRIP_NAME avx512_strip
@@ -165,7 +170,7 @@ enum { AVX512_BLOCKS = STRIP_MAXB, AVX512_PIXELS = STRIP_MAXP };
 #undef STRIP_STORE
 #undef STRIP_STREAM
 #undef STRIP_ZERO
-#undef STRIP_RELU
+#undef STRIP_WHERE_POSITIVE
 #undef STRIP_BODY
 #undef STRIP_NAME
 #undef STRIP_CASES
@@ -187,8 +192,8 @@ enum { AVX512_BLOCKS = STRIP_MAXB, AVX512_PIXELS = STRIP_MAXP };
 #define STRIP_STORE(p, v) _mm256_storeu_ps(p, v)
 #define STRIP_STREAM(p, v) _mm256_stream_ps(p, v)
 #define STRIP_ZERO() _mm256_setzero_ps()
-#define STRIP_RELU(v, slope)                                                                       \
-  _mm256_blendv_ps(_mm256_mul_ps(v, slope), v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define STRIP_WHERE_POSITIVE(t, v, slope)                                                          \
+  _mm256_blendv_ps(_mm256_mul_ps(v, slope), v, _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GT_OQ))
 #define STRIP_BODY avx2_strip_body
 #define STRIP_NAME avx2_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
@@ -342,7 +347,10 @@ typedef struct Placement {
   float *y;
   ptrdiff_t image, block, row, pixel;
   int shift;
-  bool stream; /* the last pass stores with streaming stores (set by direct()) */
+  bool stream;       /* the last pass stores with streaming stores (set by direct()) */
+  const float *mask; /* not NULL: the ReLU output masking the last pass's stores, at y's offsets
+                        from it (SwkConv.dx_relu), with mask_slope */
+  float mask_slope;
 } Placement;
 
 /* q's outputs as one blocked tensor of their own. */
@@ -361,6 +369,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
                           bool accumulate, const Placement *at, int image, int ob, int nb, int oh,
                           int rows, int ow, int np, int c0, int c1) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
+  ptrdiff_t y_at = image * at->image + ob * at->block + oh * at->row + ow * at->pixel;
   Strip s = {.x = x,
              .x_offset =
                  (ptrdiff_t)ih * v.row + (ptrdiff_t)(ow * p->sw + at->shift) * v.col + c0 * v.block,
@@ -380,14 +389,16 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .w = packed + ((size_t)ob * (size_t)bi + (size_t)c0) * (size_t)taps * 256,
              .w_block = (ptrdiff_t)bi * taps * 256,
              .bias = bias && !c0 ? bias + ob * 16 : NULL,
-             .y = at->y + image * at->image + ob * at->block + oh * at->row + ow * at->pixel,
+             .y = at->y + y_at,
              .y_block = at->block,
              .y_pixel = at->pixel,
              .y_rows = x_image ? at->image : at->row,
              .accumulate = accumulate || c0,
              .relu = p->relu && c1 == bi, /* the last pass over the input blocks */
              .relu_slope = p->relu_slope,
-             .stream = at->stream && c1 == bi};
+             .stream = at->stream && c1 == bi,
+             .mask = at->mask && c1 == bi ? at->mask + y_at : NULL,
+             .mask_slope = at->mask_slope};
   k->strip(nb, np, &s);
 }
 
@@ -532,37 +543,48 @@ void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, c
 
 /* ------------------------------------------------------------------ the input gradient */
 
-/* Zeroes the phase's pixels of dx: no tap reaches them. */
-static void zero_phase(const SwkConv *p, const HostPhase *f, int batch, float *dx) {
+/* The phase's pixels of dx, which no tap reaches: zeroed (or, added to, left as they are),
+ * then masked as the strips mask theirs. */
+static void untouched_phase(const SwkConv *p, const HostPhase *f, int batch, float *dx, bool dx_add,
+                            const float *mask) {
+  if (dx_add && !mask) return;
   size_t plane = (size_t)p->h * (size_t)p->w * 16;
   long planes = (long)batch * host_blocks(p->ci);
+  float slope = p->dx_relu_slope;
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
   for (long i = 0; i < planes; i++)
     for (int ih = f->rh; ih < p->h; ih += p->sh)
-      for (int iw = f->rw; iw < p->w; iw += p->sw)
-        memset(dx + (size_t)i * plane + ((size_t)ih * (size_t)p->w + (size_t)iw) * 16, 0,
-               sizeof(float) * 16);
+      for (int iw = f->rw; iw < p->w; iw += p->sw) {
+        size_t at = (size_t)i * plane + ((size_t)ih * (size_t)p->w + (size_t)iw) * 16;
+        for (int l = 0; l < 16; l++) {
+          float v = dx_add ? dx[at + l] : 0;
+          dx[at + l] = mask && !(mask[at + l] > 0) ? slope * v : v;
+        }
+      }
 }
 
 /* dX by phases (host_direct_phase; one with stride 1), each the forward convolution of dY with
  * its taps into its pixels of dx. */
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
-                                     float *dx, bool dx_add, float *ws) {
+                                     float *dx, bool dx_add, const float *mask, float *ws) {
   ptrdiff_t plane = (ptrdiff_t)p->h * p->w * 16;
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
       HostPhase f = host_direct_phase(p, rh, rw);
       if (!f.q.ho || !f.q.wo) continue;
       if (!f.q.kh || !f.q.kw) {
-        if (!dx_add) zero_phase(p, &f, batch, dx);
+        untouched_phase(p, &f, batch, dx, dx_add, mask);
         continue;
       }
-      Placement at = {.y = dx + ((ptrdiff_t)rh * p->w + rw) * 16,
+      float *dx_phase = dx + ((ptrdiff_t)rh * p->w + rw) * 16;
+      Placement at = {.y = dx_phase,
                       .image = host_blocks(p->ci) * plane,
                       .block = plane,
                       .row = (ptrdiff_t)p->sh * p->w * 16,
                       .pixel = (ptrdiff_t)p->sw * 16,
-                      .shift = f.shift};
+                      .shift = f.shift,
+                      .mask = mask ? mask + (dx_phase - dx) : NULL,
+                      .mask_slope = p->dx_relu_slope};
       pack_filters(p, w, &f, ws);
       direct(&f.q, &at, batch, dy, false, ws, NULL, dx_add, ws + host_direct_packed_floats(&f.q),
              p->dgrad_tiling);
@@ -946,7 +968,7 @@ void swk_conv_direct_backward(const SwkConv *p, int batch, const float *x, const
   if (dw)
     host_conv_direct_weight_gradient(p, batch, x, dy, dw, p->bias ? db : NULL, grad_scale,
                                      bias_grad_scale, grad_keep, ws);
-  if (dx) host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, ws);
+  if (dx) host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, p->dx_relu ? x : NULL, ws);
 }
 
 void swk_to_bnrc16(int c, int h, int w, int batch, const float *x, float *y, bool add) {

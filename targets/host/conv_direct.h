@@ -35,9 +35,10 @@ void host_conv_direct_forward(const SwkConv *p, int batch, const float *x, const
  * the flipped, transposed filters: one, or with stride s one per phase of dX's pixels (s^2,
  * workspace.h: host_direct_phase). The weight gradient is stored as dw = keep * dw + scale *
  * grad (runtime/kernels.h), the bias's (if db) with bias_scale; x blocked or (B,N,R,C)
- * (p->x_planar), dy blocked. */
+ * (p->x_planar), dy blocked. The input gradient's stores are masked by mask (not NULL: the
+ * output of a ReLU, blocked as dx) with p->dx_relu_slope: mask > 0 ? dx : slope * dx. */
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
-                                     float *dx, bool dx_add, float *ws);
+                                     float *dx, bool dx_add, const float *mask, float *ws);
 void host_conv_direct_weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy,
                                       float *dw, float *db, float scale, float bias_scale,
                                       float keep, float *ws);

@@ -37,7 +37,8 @@ typedef struct Transforms {
   void (*input)(int m, int r, const float *x, ptrdiff_t row, int h, int w, int r0, int c0, float *v,
                 ptrdiff_t v_pos);
   void (*output)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias, float *y,
-                 ptrdiff_t row, int rows, int cols, bool accumulate);
+                 ptrdiff_t row, int rows, int cols, bool accumulate, const float *mask,
+                 float slope);
   void (*gradient)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
                    float *out, ptrdiff_t pos);
   void (*filter)(int m, int r, const float *g, float *u, ptrdiff_t u_pos);
@@ -170,6 +171,8 @@ typedef struct Operands {
   const float *bias; /* padded to the output's blocks, or NULL */
   float *y;          /* the output (forward) or dX */
   bool accumulate;   /* add to y instead of writing it */
+  const float *mask; /* dX masked by this ReLU output at y's offsets (SwkConv.dx_relu), or NULL */
+  float mask_slope;  /* its slope */
   float *sums;       /* dW's sums */
 } Operands;
 
@@ -301,10 +304,10 @@ static void transform_output(const Pass *s, long i) {
   TileAt at = tile_at(s, s->first + t);
   float *block = s->o->y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
                  ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
-  s->k.transforms->output(s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position,
-                          s->o->bias ? s->o->bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
-                          smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
-                          s->o->accumulate);
+  s->k.transforms->output(
+      s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position, s->o->bias ? s->o->bias + ob * 16 : NULL,
+      block, (ptrdiff_t)q->wo * 16, smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
+      s->o->accumulate, s->o->mask ? s->o->mask + (block - s->o->y) : NULL, s->o->mask_slope);
 }
 
 /* ------------------------------------------------------------------ forward and dX */
@@ -382,16 +385,22 @@ static long own_first(long tiles, long chunks, long c, int pixels) {
   return first < tiles ? first : tiles;
 }
 
-/* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX). */
+/* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX), masked by
+ * `mask` (not NULL: a ReLU's output, with p->dx_relu_slope) as it is stored. */
 static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed, int batch,
                      const float *x, const float *w, const float *bias, float *y, bool accumulate,
-                     float *ws) {
+                     const float *mask, float *ws) {
   HostWinograd g = host_winograd(q, m);
   Kernels k = kernels();
   float *u = ws, *padded_bias = u + host_winograd_filter_floats(&g);
   float *v = ws + host_winograd_tiles_offset(&g);
-  Operands o = {
-      .x = x, .u = u, .bias = bias ? padded_bias : NULL, .y = y, .accumulate = accumulate};
+  Operands o = {.x = x,
+                .u = u,
+                .bias = bias ? padded_bias : NULL,
+                .y = y,
+                .accumulate = accumulate,
+                .mask = mask,
+                .mask_slope = p->dx_relu_slope};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   int threads = swk_threads();
   int pixels = k.blocks->pixels;
@@ -422,13 +431,14 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
 
 void host_conv_winograd_forward(const SwkConv *p, int m, int batch, const float *x, const float *w,
                                 const float *bias, float *y, float *ws) {
-  winograd(p, p, m, false, batch, x, w, bias, y, false, ws);
+  winograd(p, p, m, false, batch, x, w, bias, y, false, NULL, ws);
 }
 
 void host_conv_winograd_input_gradient(const SwkConv *p, int m, int batch, const float *w,
-                                       const float *dy, float *dx, bool dx_add, float *ws) {
+                                       const float *dy, float *dx, bool dx_add, const float *mask,
+                                       float *ws) {
   SwkConv q = host_direct_transposed(p);
-  winograd(p, &q, m, true, batch, dy, w, NULL, dx, dx_add, ws);
+  winograd(p, &q, m, true, batch, dy, w, NULL, dx, dx_add, mask, ws);
 }
 
 /* ------------------------------------------------------------------ the weight gradient */
@@ -522,7 +532,9 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
     if (dw)                                                                                        \
       host_conv_winograd_weight_gradient(p, m, batch, x, dy, dw, p->bias ? db : NULL, grad_scale,  \
                                          bias_grad_scale, grad_keep, ws);                          \
-    if (dx) host_conv_winograd_input_gradient(p, m, batch, w, dy, dx, dx_add, ws);                 \
+    if (dx)                                                                                        \
+      host_conv_winograd_input_gradient(p, m, batch, w, dy, dx, dx_add, p->dx_relu ? x : NULL,     \
+                                        ws);                                                       \
   }
 
 WINOGRAD_KERNELS(2)

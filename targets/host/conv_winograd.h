@@ -21,9 +21,11 @@ void host_conv_winograd_forward(const SwkConv *p, int m, int batch, const float 
                                 const float *bias, float *y, float *ws);
 
 /* dx (blocked) = or += the input gradient: the forward convolution of dY by the flipped,
- * transposed filters. */
+ * transposed filters; stored masked by mask (not NULL: a ReLU's output, blocked as dx) with
+ * p->dx_relu_slope, mask > 0 ? dx : slope * dx. */
 void host_conv_winograd_input_gradient(const SwkConv *p, int m, int batch, const float *w,
-                                       const float *dy, float *dx, bool dx_add, float *ws);
+                                       const float *dy, float *dx, bool dx_add, const float *mask,
+                                       float *ws);
 
 /* dw = keep * dw + scale * the weight gradient, db (if not NULL) with bias_scale; x and dy
  * blocked. */

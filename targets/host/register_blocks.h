@@ -29,6 +29,10 @@ typedef struct Strip {
   bool accumulate; /* add to y (an input gradient that fans out) instead of writing it */
   bool relu;       /* store y > 0 ? y : relu_slope * y (the final pass's sums only) */
   float relu_slope;
+  /* not NULL: store mask > 0 ? y : mask_slope * y, mask read at y's offsets (an input gradient
+   * through the ReLU whose output mask is: SwkConv.dx_relu; the final pass's sums only) */
+  const float *mask;
+  float mask_slope;
   bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
 } Strip;
 

@@ -107,12 +107,18 @@ static void plan_weight_gradient(const Plan *k, const SwkConv *p, int batch, con
     host_conv_direct_weight_gradient(&q, batch, x, dy, dw, db, scale, bias_scale, keep, ws);
 }
 
+static void plan_masked_input_gradient(const Plan *k, const SwkConv *p, int batch, const float *w,
+                                       const float *dy, float *dx, bool dx_add, const float *mask,
+                                       float *ws) {
+  if (k->m)
+    host_conv_winograd_input_gradient(p, k->m, batch, w, dy, dx, dx_add, mask, ws);
+  else
+    host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, mask, ws);
+}
+
 static void plan_input_gradient(const Plan *k, const SwkConv *p, int batch, const float *w,
                                 const float *dy, float *dx, bool dx_add, float *ws) {
-  if (k->m)
-    host_conv_winograd_input_gradient(p, k->m, batch, w, dy, dx, dx_add, ws);
-  else
-    host_conv_direct_input_gradient(p, batch, w, dy, dx, dx_add, ws);
+  plan_masked_input_gradient(k, p, batch, w, dy, dx, dx_add, NULL, ws);
 }
 
 static size_t workspace_floats(const SwkConv *p) {
@@ -180,6 +186,34 @@ static void run_free(Run *r) {
 }
 
 /* Forward and both gradients (where legal) against the definition. */
+/* The input gradient masked by a ReLU's output as it is stored (SwkConv.dx_relu), written and
+ * added to: bit for bit what that ReLU's backward makes of the unmasked one, pixels no tap
+ * reaches included; mask values of 0 and NaN are not above 0, and the slope is 0 or not. */
+static void check_masked_input_gradient(const Plan *k, const char *isa, const SwkConv *p,
+                                        const Run *r) {
+  float *mask = random_array(r->nxb), *base = random_array(r->nxb);
+  float *want = malloc(sizeof(float) * r->nxb), *dx = malloc(sizeof(float) * r->nxb);
+  for (size_t i = 0; i < r->nxb; i += 5) mask[i] = i % 2 ? 0 : NAN;
+  int differ = 0;
+  for (int add = 0; add < 2; add++) {
+    SwkConv q = *p;
+    q.dx_relu = true, q.dx_relu_slope = add ? 0.1f : 0;
+    memcpy(want, base, sizeof(float) * r->nxb);
+    plan_input_gradient(k, p, r->batch, r->w, r->dyb, want, add, r->ws);
+    memcpy(dx, base, sizeof(float) * r->nxb);
+    plan_masked_input_gradient(k, &q, r->batch, r->w, r->dyb, dx, add, mask, r->ws);
+    for (size_t i = 0; i < r->nxb; i++) {
+      float masked = mask[i] > 0 ? want[i] : q.dx_relu_slope * want[i];
+      differ += memcmp(&dx[i], &masked, sizeof masked) != 0;
+    }
+  }
+  if (differ)
+    fprintf(stderr, "FAIL: %s %s masked input gradient differs %d times, %dx%dx%d -> %d k%d s%d\n",
+            k->name, isa, differ, p->ci, p->h, p->w, p->co, p->kh, p->sh);
+  CHECK_EQ_INT(differ, 0);
+  free(mask), free(base), free(want), free(dx);
+}
+
 static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool planar) {
   if (!plan_runs(k, &p, planar)) return;
   Run r = run_new(k, p, batch, planar);
@@ -220,6 +254,7 @@ static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool
     host_from_blocked(dxb, batch, p.ci, p.h * p.w, got, false);
     for (size_t i = 0; i < r.nx; i++) want_dx[i] += base[i];
     check_close(k, "added input gradient", isa, &p, got, want_dx, r.nx);
+    check_masked_input_gradient(k, isa, &p, &r);
     free(dxb), free(base);
   }
   free(want_y), free(want_dx), free(want_dw), free(want_db), free(yb), free(got), free(dw),
@@ -314,7 +349,8 @@ static void test_winograd_threads(const Plan *k, SwkConv p, int batch) {
 
 /* Every tiling of the direct plan's forward and input gradient (both orders, passes of 1 to 3
  * input blocks or all) gives the rule's results bit for bit (direct_tiling.h), written and
- * added, and with a ReLU epilogue; and swnc tune's candidates leave out the rule and passes
+ * added, with a ReLU epilogue, and dX masked by a ReLU's output (as that ReLU's backward would
+ * leave it); and swnc tune's candidates leave out the rule and passes
  * as large as the channels. */
 static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
   p.x_planar = planar;
@@ -322,11 +358,13 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
   const float *x = planar ? r.x : r.xb;
   float *want_y = random_array(r.nyb), *y = malloc(sizeof(float) * r.nyb);
   float *base = random_array(r.nxb), *want_dx = malloc(sizeof(float) * r.nxb),
-        *want_added = malloc(sizeof(float) * r.nxb), *dx = malloc(sizeof(float) * r.nxb);
+        *want_added = malloc(sizeof(float) * r.nxb), *dx = malloc(sizeof(float) * r.nxb),
+        *mask = random_array(r.nxb);
+  for (size_t i = 0; i < r.nxb; i += 7) mask[i] = i % 2 ? 0 : NAN; /* neither is above 0 */
   host_conv_direct_forward(&p, batch, x, r.w, r.b, want_y, r.ws);
-  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_dx, false, r.ws);
+  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_dx, false, NULL, r.ws);
   memcpy(want_added, base, sizeof(float) * r.nxb);
-  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_added, true, r.ws);
+  host_conv_direct_input_gradient(&p, batch, r.w, r.dyb, want_added, true, NULL, r.ws);
   int differ = 0;
   for (int order = 0; order < 2; order++)
     for (int blocks = 0; blocks <= 3; blocks++) {
@@ -346,18 +384,30 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       }
       if (planar) continue;
       memset(dx, 0xff, sizeof(float) * r.nxb);
-      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, r.ws);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, NULL, r.ws);
       differ += memcmp(dx, want_dx, sizeof(float) * r.nxb) != 0;
       memcpy(dx, base, sizeof(float) * r.nxb);
-      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, true, r.ws);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, true, NULL, r.ws);
       differ += memcmp(dx, want_added, sizeof(float) * r.nxb) != 0;
+      /* masked by a ReLU's output (SwkConv.dx_relu) as its backward computes it, written and
+       * added to, pixels no tap reaches (a strided 1x1's) included */
+      q.dx_relu_slope = blocks % 2 ? 0.25f : 0;
+      for (int add = 0; add < 2; add++) {
+        const float *want = add ? want_added : want_dx;
+        memcpy(dx, base, sizeof(float) * r.nxb);
+        host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, add, mask, r.ws);
+        for (size_t i = 0; i < r.nxb; i++) {
+          float masked = mask[i] > 0 ? want[i] : q.dx_relu_slope * want[i];
+          differ += memcmp(&dx[i], &masked, sizeof masked) != 0;
+        }
+      }
     }
   if (differ)
     fprintf(stderr,
             "FAIL: %s direct tilings differ from the rule %d times, %dx%dx%d -> %d k%d s%d\n", isa,
             differ, p.ci, p.h, p.w, p.co, p.kh, p.sh);
   CHECK_EQ_INT(differ, 0);
-  free(want_y), free(y), free(base), free(want_dx), free(want_added), free(dx);
+  free(want_y), free(y), free(base), free(want_dx), free(want_added), free(dx), free(mask);
   run_free(&r);
 }
 
@@ -435,6 +485,7 @@ int main(void) {
     test_tilings(isa, shape(3, 20, 20, 40, 5, 1, 2), 2, true);   /* a first layer's planes */
     test_tilings(isa, shape(24, 14, 14, 40, 3, 2, 1), 3, false); /* image pairs, batch padded */
     test_tilings(isa, shape(40, 14, 14, 36, 3, 2, 1), 2, false); /* two rows a strip */
+    test_tilings(isa, shape(40, 8, 8, 36, 1, 2, 0), 2, false);   /* dX pixels no tap reaches */
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {

@@ -186,6 +186,50 @@ static void test_sum_hands_its_gradient(void) {
   module_free(m);
 }
 
+/* A convolution applies its input's ReLU backward as it stores dX (pass carry-masks) where its
+ * backward is the last to add to that gradient: c1 (n0's only reader), c2 (read after t, the
+ * other reader of s, in backward), not c3 (its input's epilogue is a sigmoid) and not c4 (a
+ * max pool carries its input's ReLU already); --no-fuse leaves nothing to carry. */
+static void test_convolutions_carry_masks(void) {
+  static const char src[] =
+      NET_HEAD " x = input(shape=[4, 8, 8])\n c0 = conv(x, outputs=16, kernel=3, pad=1)\n"
+               " n0 = batchnorm(c0)\n r0 = relu(n0)\n c1 = conv(r0, outputs=16, kernel=1)\n"
+               " n1 = batchnorm(c1)\n s = add(n1, c0)\n rs = relu(s, slope=0.25)\n"
+               " c2 = conv(rs, outputs=16, kernel=3, pad=1)\n t = add(c2, rs)\n"
+               " g = sigmoid(t)\n c3 = conv(g, outputs=16, kernel=1)\n r3 = relu(c3)\n"
+               " p = pool(r3, kernel=2, stride=2)\n c4 = conv(p, outputs=8, kernel=1)\n"
+               " f = fc(c4, outputs=2)\n acc = accuracy(f, label)\n" NET_TAIL;
+  for (int fuse = 1; fuse >= 0; fuse--) {
+    options.no_fuse = !fuse;
+    bool ok;
+    Module *m = compile(src, NULL, 0, &ok);
+    CHECK(ok);
+    const Op *c1 = find_op(m, "c1"), *c2 = find_op(m, "c2"), *c3 = find_op(m, "c3"),
+             *c4 = find_op(m, "c4");
+    CHECK(c1 && c2 && c3 && c4);
+    CHECK(c1->dx_carries.on == fuse && c2->dx_carries.on == fuse);
+    CHECK(!c3->dx_carries.on && !c4->dx_carries.on);
+    if (fuse) {
+      CHECK(c1->dx_carries.kind == OP_RELU && c1->dx_carries.slope == 0);
+      CHECK(c2->dx_carries.slope == 0.25);
+      /* the producers run no ReLU backward of their own, and still their ReLU forward */
+      const Op *n0 = find_op(m, "n0"), *s = find_op(m, "s");
+      CHECK(n0->epilogue.on && !backward_epilogue(n0));
+      CHECK(s->epilogue.on && !backward_epilogue(s));
+      CHECK(backward_epilogue(find_op(m, "c3")) == NULL); /* the pool's */
+      CHECK(find_op(m, "p")->pool_carries.on);
+      char text[1 << 15];
+      FILE *f = fmemopen(text, sizeof text, "w");
+      ir_print(f, m);
+      fclose(f);
+      CHECK(strstr(text, "c1 = conv(n0) outputs=16 kernel=1 stride=1 pad=0 masks=relu ") != NULL);
+      CHECK(strstr(text, "masks=relu(slope=0.25)") != NULL);
+    }
+    module_free(m);
+  }
+  options.no_fuse = false;
+}
+
 static void test_blocks_scoping_and_forward_refs(void) {
   bool ok;
   Module *m = compile(
@@ -641,6 +685,7 @@ int main(void) {
   test_conv_shapes_and_params();
   test_schedule_fan_out();
   test_sum_hands_its_gradient();
+  test_convolutions_carry_masks();
   test_blocks_scoping_and_forward_refs();
   test_overrides();
   test_verifier_catches_broken_ir();
