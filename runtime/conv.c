@@ -141,13 +141,11 @@ static const float *x_for_plan(SwnConvState *c, const SwkConv *p, SwkConv *q, in
   return xt;
 }
 
-/* Whether the plan's forward kernel applies SwkConv.relu as it stores y (the direct plan's
- * strips, while y is in registers: a pass over y saved); the others leave it to run_forward. */
-static bool applies_relu(int plan) { return plan == SWN_PLAN_DIRECT; }
-
-/* Whether its input gradient applies SwkConv.dx_relu as it stores dX (the direct strips, and
- * Winograd's inverse transforms); the others leave it to run_backward. */
-static bool masks_dx(int plan) {
+/* Whether the plan's kernels apply SwkConv.relu as they store y and SwkConv.dx_relu as they
+ * store dX (the direct plan's strips, while the sums are in registers, and Winograd's inverse
+ * transforms: a pass over memory saved); the others leave them to run_forward and
+ * run_backward. */
+static bool applies_relu(int plan) {
   return plan == SWN_PLAN_DIRECT || plan == SWN_PLAN_WINOGRAD2 || plan == SWN_PLAN_WINOGRAD4;
 }
 
@@ -182,7 +180,7 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   SwkConv q = *p;
   const float *xp = dw ? x_for_plan(c, p, &q, batch, plan, layout, x) : x, *dyp = dy;
   q.relu = false; /* the epilogue's backward ran before this call */
-  q.dx_relu = dx && p->dx_relu && native && masks_dx(plan);
+  q.dx_relu = dx && p->dx_relu && native && applies_relu(plan);
   float *dxp = dx;
   if (!native) {
     float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));

@@ -37,7 +37,7 @@ typedef struct Transforms {
   void (*input)(int m, int r, const float *x, ptrdiff_t row, int h, int w, int r0, int c0, float *v,
                 ptrdiff_t v_pos);
   void (*output)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias, float *y,
-                 ptrdiff_t row, int rows, int cols, bool accumulate, const float *mask,
+                 ptrdiff_t row, int rows, int cols, bool accumulate, bool relu, const float *mask,
                  float slope);
   void (*gradient)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
                    float *out, ptrdiff_t pos);
@@ -171,8 +171,9 @@ typedef struct Operands {
   const float *bias; /* padded to the output's blocks, or NULL */
   float *y;          /* the output (forward) or dX */
   bool accumulate;   /* add to y instead of writing it */
+  bool relu;         /* the forward's ReLU epilogue, applied as y is stored (SwkConv.relu) */
   const float *mask; /* dX masked by this ReLU output at y's offsets (SwkConv.dx_relu), or NULL */
-  float mask_slope;  /* its slope */
+  float slope;       /* the ReLU's or the mask's */
   float *sums;       /* dW's sums */
 } Operands;
 
@@ -304,10 +305,11 @@ static void transform_output(const Pass *s, long i) {
   TileAt at = tile_at(s, s->first + t);
   float *block = s->o->y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
                  ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
-  s->k.transforms->output(
-      s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position, s->o->bias ? s->o->bias + ob * 16 : NULL,
-      block, (ptrdiff_t)q->wo * 16, smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
-      s->o->accumulate, s->o->mask ? s->o->mask + (block - s->o->y) : NULL, s->o->mask_slope);
+  s->k.transforms->output(s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position,
+                          s->o->bias ? s->o->bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
+                          smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
+                          s->o->accumulate, s->o->relu,
+                          s->o->mask ? s->o->mask + (block - s->o->y) : NULL, s->o->slope);
 }
 
 /* ------------------------------------------------------------------ forward and dX */
@@ -385,8 +387,9 @@ static long own_first(long tiles, long chunks, long c, int pixels) {
   return first < tiles ? first : tiles;
 }
 
-/* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX), masked by
- * `mask` (not NULL: a ReLU's output, with p->dx_relu_slope) as it is stored. */
+/* y (+)= q's convolution of x (+ bias), with p's filters w (transposed for dX), then the ReLU
+ * if the forward's p->relu, or masked by `mask` (not NULL: a ReLU's output, with
+ * p->dx_relu_slope) as it is stored. */
 static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed, int batch,
                      const float *x, const float *w, const float *bias, float *y, bool accumulate,
                      const float *mask, float *ws) {
@@ -399,8 +402,9 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
                 .bias = bias ? padded_bias : NULL,
                 .y = y,
                 .accumulate = accumulate,
+                .relu = !transposed && p->relu,
                 .mask = mask,
-                .mask_slope = p->dx_relu_slope};
+                .slope = transposed ? p->dx_relu_slope : p->relu_slope};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   int threads = swk_threads();
   int pixels = k.blocks->pixels;

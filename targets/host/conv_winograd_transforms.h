@@ -36,7 +36,8 @@ WT_INLINE WtVec WT(load)(const float *p) {
 
 WT_INLINE void WT(store)(float *p, WtVec v) { memcpy(p, &v, sizeof v); }
 
-/* t > 0 ? v : slope * v, lane by lane, as the ReLU kernel's backward computes it. */
+/* t > 0 ? v : slope * v, lane by lane, as the ReLU kernel computes it (t = v) and its backward
+ * (t the ReLU's output). */
 typedef int WT(Ints) __attribute__((vector_size(sizeof(WtVec))));
 WT_INLINE WtVec WT(where_positive)(WtVec t, WtVec v, float slope) {
   WT(Ints) up = t > 0;
@@ -204,11 +205,12 @@ static WT_ATTR void WT(input_tile)(int m, int r, const float *x, ptrdiff_t row, 
 }
 
 /* Y = A^T P A (+ bias) of one block's products (p + position * p_pos), its first rows x cols
- * pixels written (or added) to y, rows `row` floats apart; masked by a ReLU's output at the same
- * offsets from `mask` where it is not NULL (mask > 0 ? y : slope * y). */
+ * pixels written (or added) to y, rows `row` floats apart; then the ReLU (relu: y > 0 ? y :
+ * slope * y), or masked by a ReLU's output at the same offsets from `mask` where it is not NULL
+ * (mask > 0 ? y : slope * y). */
 WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias,
                                float *y, ptrdiff_t row, int rows, int cols, bool accumulate,
-                               const float *mask, float slope) {
+                               bool relu, const float *mask, float slope) {
   int alpha = m + r - 1;
   WtVec half[4 * 6];
   for (int j = 0; j < alpha; j++) {
@@ -223,6 +225,7 @@ WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, co
     for (int j = 0; j < cols; j++) {
       float *at = y + i * row + j * 16;
       WtVec v = (accumulate ? WT(load)(at) : b) + o[j];
+      if (relu) v = WT(where_positive)(v, v, slope);
       if (mask) v = WT(where_positive)(WT(load)(mask + i * row + j * 16), v, slope);
       WT(store)(at, v);
     }
@@ -231,10 +234,10 @@ WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, co
 
 static WT_ATTR void WT(output_tile)(int m, int r, const float *p, ptrdiff_t p_pos,
                                     const float *bias, float *y, ptrdiff_t row, int rows, int cols,
-                                    bool accumulate, const float *mask, float slope) {
+                                    bool accumulate, bool relu, const float *mask, float slope) {
   for (int part = 0; part < 16; part += WT_FLOATS)
     WT_CASES(output_body, m, r, p + part, p_pos, bias ? bias + part : NULL, y + part, row, rows,
-             cols, accumulate, mask ? mask + part : NULL, slope);
+             cols, accumulate, relu, mask ? mask + part : NULL, slope);
 }
 
 /* A dY A^T of the m x m output-gradient pixels of one block from (r0, c0), 0 outside the

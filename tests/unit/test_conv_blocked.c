@@ -186,6 +186,28 @@ static void run_free(Run *r) {
 }
 
 /* Forward and both gradients (where legal) against the definition. */
+/* The forward with its ReLU epilogue applied as y is stored (SwkConv.relu, slopes 0 and 0.25):
+ * bit for bit the ReLU kernel's output from the plain forward's y (yb). */
+static void check_relu_forward(const Plan *k, const char *isa, const SwkConv *p, const Run *r,
+                               const float *yb) {
+  float *y = malloc(sizeof(float) * r->nyb);
+  int differ = 0;
+  for (int leaky = 0; leaky < 2; leaky++) {
+    SwkConv q = *p;
+    q.relu = true, q.relu_slope = leaky ? 0.25f : 0;
+    plan_forward(k, &q, r->batch, r->planar ? r->x : r->xb, r->planar, r->w, r->b, y, r->ws);
+    for (size_t i = 0; i < r->nyb; i++) {
+      float activated = yb[i] > 0 ? yb[i] : q.relu_slope * yb[i];
+      differ += memcmp(&y[i], &activated, sizeof activated) != 0;
+    }
+  }
+  if (differ)
+    fprintf(stderr, "FAIL: %s %s forward with its ReLU differs %d times, %dx%dx%d -> %d k%d s%d\n",
+            k->name, isa, differ, p->ci, p->h, p->w, p->co, p->kh, p->sh);
+  CHECK_EQ_INT(differ, 0);
+  free(y);
+}
+
 /* The input gradient masked by a ReLU's output as it is stored (SwkConv.dx_relu), written and
  * added to: bit for bit what that ReLU's backward makes of the unmasked one, pixels no tap
  * reaches included; mask values of 0 and NaN are not above 0, and the slope is 0 or not. */
@@ -230,6 +252,7 @@ static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool
       for (int l = used; l < 16; l++)
         unused += yb[(((size_t)n * bo + bo - 1) * pixels + q) * 16 + l] != 0;
   CHECK_EQ_INT(unused, 0);
+  check_relu_forward(k, isa, &p, &r, yb);
 
   /* weight gradient, written, then folded: keep 0.5 x old + 2 x gradient (bias: 3 x) */
   float *dw = random_array(r.nw), *db = random_array((size_t)p.co);
