@@ -30,6 +30,12 @@ grep -q '^  p3 = pool(.*carries' pools.ir && fail "pools: p3 carries a sigmoid o
 [ $(( $(per_image vgg16.ir) * 10 )) -lt $(( $(per_image vgg16-unfused.ir) * 7 )) ] && pass ||
   fail "vgg16: $(per_image vgg16.ir) words per image fused, $(per_image vgg16-unfused.ir) unfused"
 
+# Convolutions after a batch norm's or a sum's ReLU apply its backward to dX (pass carry-masks),
+# so the losses below compare that too.
+"$swnc" --emit=ir "$root/tests/nets/small_resnet.swn" > small_resnet.ir || fail "small_resnet IR"
+[ "$(grep -c ' = conv(.* masks=relu ' small_resnet.ir)" -ge 3 ] && pass ||
+  fail "small_resnet: $(grep -c ' masks=relu ' small_resnet.ir) convolutions carry a ReLU's backward"
+
 for net in "$root/examples/lenet.swn" "$root/examples/cifar10_quick.swn" "$root/tests/nets/small_resnet.swn" \
   "$root/tests/nets/pools.swn"; do
   name=$(basename "$net" .swn)
