@@ -185,7 +185,25 @@ static void run_free(Run *r) {
   free(r->x), free(r->w), free(r->b), free(r->dy), free(r->xb), free(r->dyb), free(r->ws);
 }
 
-/* Forward and both gradients (where legal) against the definition. */
+/* Elements of `got` that are not t > 0 ? v : slope * v (a ReLU of v where t is v, its backward
+ * on gradient v where t is the ReLU's output), bit for bit. */
+static int unlike_relu(const float *got, const float *t, const float *v, float slope, size_t n) {
+  int differ = 0;
+  for (size_t i = 0; i < n; i++) {
+    float want = t[i] > 0 ? v[i] : slope * v[i];
+    differ += memcmp(&got[i], &want, sizeof want) != 0;
+  }
+  return differ;
+}
+
+static void check_unlike(int differ, const Plan *k, const char *isa, const SwkConv *p,
+                         const char *what) {
+  if (differ)
+    fprintf(stderr, "FAIL: %s %s %s differs %d times, %dx%dx%d -> %d k%d s%d\n", k->name, isa, what,
+            differ, p->ci, p->h, p->w, p->co, p->kh, p->sh);
+  CHECK_EQ_INT(differ, 0);
+}
+
 /* The forward with its ReLU epilogue applied as y is stored (SwkConv.relu, slopes 0 and 0.25):
  * bit for bit the ReLU kernel's output from the plain forward's y (yb). */
 static void check_relu_forward(const Plan *k, const char *isa, const SwkConv *p, const Run *r,
@@ -196,15 +214,9 @@ static void check_relu_forward(const Plan *k, const char *isa, const SwkConv *p,
     SwkConv q = *p;
     q.relu = true, q.relu_slope = leaky ? 0.25f : 0;
     plan_forward(k, &q, r->batch, r->planar ? r->x : r->xb, r->planar, r->w, r->b, y, r->ws);
-    for (size_t i = 0; i < r->nyb; i++) {
-      float activated = yb[i] > 0 ? yb[i] : q.relu_slope * yb[i];
-      differ += memcmp(&y[i], &activated, sizeof activated) != 0;
-    }
+    differ += unlike_relu(y, yb, yb, q.relu_slope, r->nyb);
   }
-  if (differ)
-    fprintf(stderr, "FAIL: %s %s forward with its ReLU differs %d times, %dx%dx%d -> %d k%d s%d\n",
-            k->name, isa, differ, p->ci, p->h, p->w, p->co, p->kh, p->sh);
-  CHECK_EQ_INT(differ, 0);
+  check_unlike(differ, k, isa, p, "forward with its ReLU");
   free(y);
 }
 
@@ -224,18 +236,13 @@ static void check_masked_input_gradient(const Plan *k, const char *isa, const Sw
     plan_input_gradient(k, p, r->batch, r->w, r->dyb, want, add, r->ws);
     memcpy(dx, base, sizeof(float) * r->nxb);
     plan_masked_input_gradient(k, &q, r->batch, r->w, r->dyb, dx, add, mask, r->ws);
-    for (size_t i = 0; i < r->nxb; i++) {
-      float masked = mask[i] > 0 ? want[i] : q.dx_relu_slope * want[i];
-      differ += memcmp(&dx[i], &masked, sizeof masked) != 0;
-    }
+    differ += unlike_relu(dx, mask, want, q.dx_relu_slope, r->nxb);
   }
-  if (differ)
-    fprintf(stderr, "FAIL: %s %s masked input gradient differs %d times, %dx%dx%d -> %d k%d s%d\n",
-            k->name, isa, differ, p->ci, p->h, p->w, p->co, p->kh, p->sh);
-  CHECK_EQ_INT(differ, 0);
+  check_unlike(differ, k, isa, p, "masked input gradient");
   free(mask), free(base), free(want), free(dx);
 }
 
+/* Forward and both gradients (where legal) against the definition. */
 static void test_conv(const Plan *k, const char *isa, SwkConv p, int batch, bool planar) {
   if (!plan_runs(k, &p, planar)) return;
   Run r = run_new(k, p, batch, planar);
@@ -401,10 +408,7 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
        * sums only; the input gradients below must ignore it */
       q.relu = true, q.relu_slope = blocks % 2 ? 0.25f : 0;
       host_conv_direct_forward(&q, batch, x, r.w, r.b, y, r.ws);
-      for (size_t i = 0; i < r.nyb; i++) {
-        float v = want_y[i], activated = v > 0 ? v : q.relu_slope * v;
-        differ += memcmp(&y[i], &activated, sizeof activated) != 0;
-      }
+      differ += unlike_relu(y, want_y, want_y, q.relu_slope, r.nyb);
       if (planar) continue;
       memset(dx, 0xff, sizeof(float) * r.nxb);
       host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, NULL, r.ws);
@@ -419,10 +423,7 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
         const float *want = add ? want_added : want_dx;
         memcpy(dx, base, sizeof(float) * r.nxb);
         host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, add, mask, r.ws);
-        for (size_t i = 0; i < r.nxb; i++) {
-          float masked = mask[i] > 0 ? want[i] : q.dx_relu_slope * want[i];
-          differ += memcmp(&dx[i], &masked, sizeof masked) != 0;
-        }
+        differ += unlike_relu(dx, mask, want, q.dx_relu_slope, r.nxb);
       }
     }
   if (differ)
