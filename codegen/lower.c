@@ -221,9 +221,9 @@ static int64_t conv_tiling(const Op *op, ConvComputation c) {
 }
 
 /* Whether the op's kernels apply its ReLU epilogue, so that it needs no call of its own: a
- * convolution's (SwkConv.relu: as the direct plan stores y, else the dispatcher right after), a
- * batch norm's (SwkBatchNorm.relu) and a residual sum's (swk_add_forward's relu) as they store
- * y, where it saves a pass over the output (runtime/kernels.h). */
+ * convolution's (SwkConv.relu: as the direct and Winograd plans store y, else the dispatcher
+ * right after), a batch norm's (SwkBatchNorm.relu) and a residual sum's (swk_add_forward's relu)
+ * as they store y, where it saves a pass over the output (runtime/kernels.h). */
 static bool kernel_applies_epilogue(const Op *op) {
   int family = op_info[op->kind].family;
   return op->epilogue.on && op->epilogue.kind == OP_RELU &&

@@ -8,11 +8,11 @@
  * backward step is the last to add to v's gradient, the gradient is complete when c stores its
  * part of it, and v is c's input x, which c's step has at hand (its weight gradient reads it):
  * c then carries the mask (Op.dx_carries, `masks=relu` in its line of the IR): its kernels store
- * dX as x > 0 ? dX : slope * dX (SwkConv.dx_relu: the host's direct plan as it stores dX, from
- * registers; the dispatcher after any other plan), and p runs no ReLU backward of its own
- * (Epilogue.backward_in_reader). What the pass saves is the separate pass's reading and
- * writing of the gradient; the values are the same bit for bit (the same expression on the same
- * sum). And v is read last by c's step, not p's: the memory plan lets it go sooner.
+ * dX as x > 0 ? dX : slope * dX (SwkConv.dx_relu: the host's direct plan from its strips'
+ * registers, Winograd in its inverse transforms; the dispatcher after any other plan), and p runs
+ * no ReLU backward of its own (Epilogue.backward_in_reader). What the pass saves is the separate
+ * pass's reading and writing of the gradient; the values are the same bit for bit (the same
+ * expression on the same sum). And v is read last by c's step, not p's: the memory plan lets it go sooner.
  *
  * Not where a max pool already carries p's epilogue, where another activation than ReLU is the
  * epilogue (their backward needs more than a comparison), or where the gradient c writes is

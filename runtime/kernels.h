@@ -67,12 +67,13 @@ bool swk_estimate(SwkEstimate *totals);
                              and weight gradient (the dispatcher converts x for another plan) */ \
   F(BOOL, bool, relu) /* forward: y = y > 0 ? y : relu_slope * y, the op's ReLU epilogue (the   \
                          compiler emits no pass of its own); the dispatcher passes it to the    \
-                         direct plan's kernel, which applies it as it stores y, and applies it \
-                         itself after the others; backward ignores it */                        \
+                         direct and Winograd kernels, which apply it as they store y, and       \
+                         applies it itself after the others; backward ignores it */             \
   F(F32, float, relu_slope)                                                                        \
   F(BOOL, bool, dx_relu) /* backward: dX is stored as x > 0 ? dX : dx_relu_slope * dX, the ReLU \
                             backward of the op whose output x is (pass carry-masks); the direct \
-                            plan applies it as it stores dX, the dispatcher after the others */ \
+                            and Winograd kernels apply it as they store dX, the dispatcher      \
+                            after the others */                                                 \
   F(F32, float, dx_relu_slope)
 
 /* ------------------------------------------------------------- pooling */
