@@ -297,9 +297,41 @@ static void planes_of_image(const SwkConv *p, const float *x, int image, float *
     }
 }
 
-/* Image `image` of x as the kernels read it (host_direct_copies), into dst: its rows widened
- * by pw zero columns at both sides, in planes if few channels. */
+/* Image `image` of blocked x split into its stride phases (host_direct_splits_phases), into
+ * dst: per input block, phase (a, b)'s rows of pixels (sh i + a - ph, sw j + b - pw), zeros
+ * outside the image. */
+static void split_image(const SwkConv *p, const float *x, int image, float *dst) {
+  HostPhaseSplit g = host_direct_phase_split(p);
+  size_t row = (size_t)g.cols * HOST_BLOCK;
+  const float *src = x + (size_t)image * host_direct_image_floats(p, false);
+  for (int cb = 0; cb < host_blocks(p->ci); cb++)
+    for (int a = 0; a < g.phases_h; a++)
+      for (int b = 0; b < g.phases_w; b++)
+        for (int i = 0; i < g.rows; i++, dst += row) {
+          int ih = p->sh * i + a - p->ph;
+          if (ih < 0 || ih >= p->h) {
+            memset(dst, 0, sizeof(float) * row);
+            continue;
+          }
+          const float *in = src + ((size_t)cb * (size_t)p->h + (size_t)ih) * (size_t)p->w * 16;
+          for (int j = 0; j < g.cols; j++) {
+            int iw = p->sw * j + b - p->pw;
+            if (iw < 0 || iw >= p->w)
+              memset(dst + j * 16, 0, sizeof(float) * 16);
+            else
+              memcpy(dst + j * 16, in + (size_t)iw * 16, sizeof(float) * 16);
+          }
+        }
+}
+
+/* Image `image` of x as the kernels read it (host_direct_copies), into dst: split into its
+ * stride phases, or its rows widened by pw zero columns at both sides, in planes if few
+ * channels. */
 static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image, float *dst) {
+  if (host_direct_splits_phases(p, x_planar)) {
+    split_image(p, x, image, dst);
+    return;
+  }
   if (!x_planar && host_direct_few_channels(p)) {
     planes_of_image(p, x, image, dst);
     return;
@@ -324,17 +356,39 @@ static const float *image_view(const SwkConv *p, const float *x, bool x_planar, 
   return mine;
 }
 
-/* Strides of an image as the kernels read it. */
+/* Strides of an image as the kernels read it: between its rows and columns of taps, lanes and
+ * blocks; between the phases of a phase-split image (host_direct_splits_phases: phases_h x
+ * phases_w of them; else one); between the inputs of successive output rows and pixels; and
+ * the rows of padding above, which a padded copy does not hold and a split one does. */
 typedef struct View {
   ptrdiff_t row, col, lane, block;
+  int phases_h, phases_w;
+  ptrdiff_t row_phase, col_phase;
+  ptrdiff_t next_row, next_pixel;
+  int top;
 } View;
 
+/* x as given (pw 0) or padded by pw columns */
 static View view_of(const SwkConv *p, bool given_planar, int pw) {
   bool x_planar = given_planar || host_direct_few_channels(p);
   View v = {.row = (ptrdiff_t)(p->w + 2 * pw) * (x_planar ? 1 : HOST_BLOCK)};
   v.col = x_planar ? 1 : HOST_BLOCK;
   v.lane = x_planar ? (ptrdiff_t)p->h * v.row : 1;
   v.block = (x_planar ? HOST_BLOCK : 1) * (ptrdiff_t)p->h * v.row; /* 16 channels */
+  v.phases_h = v.phases_w = 1;
+  v.next_row = (ptrdiff_t)p->sh * v.row, v.next_pixel = (ptrdiff_t)p->sw * v.col;
+  v.top = p->ph;
+  return v;
+}
+
+/* x split into its stride phases (split_image) */
+static View split_view(const SwkConv *p) {
+  HostPhaseSplit g = host_direct_phase_split(p);
+  View v = {.row = (ptrdiff_t)g.cols * HOST_BLOCK, .col = HOST_BLOCK, .lane = 1};
+  v.phases_h = g.phases_h, v.phases_w = g.phases_w;
+  v.col_phase = (ptrdiff_t)g.rows * v.row, v.row_phase = g.phases_w * v.col_phase;
+  v.block = g.phases_h * v.row_phase;
+  v.next_row = v.row, v.next_pixel = v.col;
   return v;
 }
 
@@ -371,15 +425,19 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   ptrdiff_t y_at = image * at->image + ob * at->block + oh * at->row + ow * at->pixel;
   Strip s = {.x = x,
-             .x_offset =
-                 (ptrdiff_t)ih * v.row + (ptrdiff_t)(ow * p->sw + at->shift) * v.col + c0 * v.block,
+             .x_offset = oh * v.next_row - v.top * v.row + ow * v.next_pixel + at->shift * v.col +
+                         c0 * v.block,
              .x_block = v.block,
              .x_row = v.row,
              .x_col = v.col,
-             .x_pixel = (ptrdiff_t)p->sw * v.col,
+             .x_pixel = v.next_pixel,
              .x_lane = v.lane,
+             .phases_h = v.phases_h,
+             .phases_w = v.phases_w,
+             .x_row_phase = v.row_phase,
+             .x_col_phase = v.col_phase,
              .rows = rows,
-             .x_rows = x_image ? x_image : (ptrdiff_t)p->sh * v.row,
+             .x_rows = x_image ? x_image : v.next_row,
              .blocks_in = c1 - c0,
              .lanes_last = c1 < bi ? 16 : p->ci - (bi - 1) * 16,
              .kh = p->kh,
@@ -473,7 +531,8 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
               .accumulate = accumulate,
               .tiling = host_direct_tiling(tiling, q, batch, x_planar),
               .rows = host_strip_rows(q, k->pixels),
-              .view = view_of(q, x_planar, q->pw),
+              .view = host_direct_splits_phases(q, x_planar) ? split_view(q)
+                                                             : view_of(q, x_planar, q->pw),
               .batch = batch,
               .groups = ceil_div(host_blocks(q->co), k->blocks),
               .strips = ceil_div(q->wo, k->pixels),

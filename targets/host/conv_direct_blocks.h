@@ -23,7 +23,8 @@
 #define STRIP_V (16 / STRIP_VL)
 /* Software prefetches of the input, where the hardware's fall behind: x's lines are read a pixel
  * (one line) at a time, in runs of a few hundred pixels at places a whole block or plane apart,
- * and each run starts cold. A strip asks for the next input block's pixels (each tap row's) while
+ * and each run starts cold. A strip asks for the next input block's pixels (each tap row's, in
+ * each column phase of a phase-split x: host_direct_splits_phases) while
  * it works on this one's (about 16 x 28 FMAs later); a tile for the pixel HOST_TILE_PREFETCH
  * ahead of the one it sums (8: 16 ran slower). bench/conv_plans 2 8 resnet50, means of 2
  * alternated runs: the 3x3 stride-2 weight gradients 180 -> 213 (res4) and 157 -> 201 GFLOP/s
@@ -54,7 +55,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
       for (int kw = 0; kw < s->kw; kw++) {
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
         /* the next block's pixels of this row of taps */
-        if (host_pixel_owns_line(x_pixel) && kw == 0 && cb + 1 < s->blocks_in) {
+        if (host_pixel_owns_line(x_pixel) && kw < s->phases_w && cb + 1 < s->blocks_in) {
           const float *next = xt + s->x_block;
           for (int r = 0; r < rows; r++)
             for (int p = 0; p < np; p++) __builtin_prefetch(next + r * x_rows + p * x_pixel);

@@ -287,6 +287,8 @@ static void multiply(const Pass *s, long i) {
               .kh = 1,
               .kw = 1,
               .kh1 = 1,
+              .phases_h = 1,
+              .phases_w = 1,
               .w = s->o->u + position * u_position + ob * u_block,
               .w_block = u_block,
               .y = tile_of(&s->p, ob, t0) + position * s->p.position,

@@ -151,16 +151,17 @@ static double direct_input_gradient_cost(const ConvShape *s) {
 
 /* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles, whose runs are
  * a visit's pixels (several small images: host_direct_wgrad_images). Beside the arithmetic: the
- * filters packed per call, the input copied with its horizontal padding (by the weight
- * gradient only for few channels: host_direct_wgrad_copies), or by a strided 1x1's weight
- * gradient the pixels it reads (host_direct_subsamples). */
+ * filters packed per call, the input copied with its horizontal padding or split into its
+ * stride phases (by the weight gradient only padded, for few channels:
+ * host_direct_wgrad_copies), or by a strided 1x1's weight gradient the pixels it reads
+ * (host_direct_subsamples). */
 static double direct_cost(const ConvShape *s, ConvComputation c) {
   if (c == CONV_DGRAD) return direct_input_gradient_cost(s);
   SwkConv p = kernel_shape(s);
   bool planar = host_direct_reads_planar(&p);
   double taps = (double)(s->kh * s->kw), pixels = (double)(s->ho * s->wo);
   double packing = 2.0 * 4 * s->co * s->ci * taps / BANDWIDTH;
-  double padding = s->pw ? 2.0 * 4 * s->batch * s->ci * s->h * (s->w + 2 * s->pw) / BANDWIDTH : 0;
+  double padding = 2.0 * 4 * s->batch * host_direct_padded_image_floats(&p, planar) / BANDWIDTH;
   if (c == CONV_WGRAD) {
     double visit = pixels * host_direct_wgrad_images(&p, planar);
     double subsampling =

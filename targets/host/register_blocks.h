@@ -17,6 +17,10 @@ typedef struct Strip {
   ptrdiff_t x_offset; /* the strip's first pixel's tap (0, 0), channel 0 */
   ptrdiff_t x_block, x_row, x_col, x_pixel, x_lane; /* next input block, row, tap column, strip
                                                        pixel, channel in a block */
+  /* taps kh, kw of a phase-split x (host_direct_splits_phases): row kh / phases_h of phase
+   * kh % phases_h (x_row_phase apart), column kw / phases_w of phase kw % phases_w; else 1 */
+  int phases_h, phases_w;
+  ptrdiff_t x_row_phase, x_col_phase;
   int rows; /* output rows; the second's inputs x_rows and outputs y_rows further */
   ptrdiff_t x_rows;
   int blocks_in, lanes_last; /* input blocks; channels in the last */
@@ -43,7 +47,9 @@ static inline int strip_lanes(const Strip *s, int cb) {
   return cb == s->blocks_in - 1 ? s->lanes_last : 16;
 }
 static inline const float *strip_tap_x(const Strip *s, int cb, int kh, int kw) {
-  return s->x + (s->x_offset + cb * s->x_block + kh * s->x_row + kw * s->x_col);
+  ptrdiff_t row = kh / s->phases_h * s->x_row + kh % s->phases_h * s->x_row_phase,
+            col = kw / s->phases_w * s->x_col + kw % s->phases_w * s->x_col_phase;
+  return s->x + (s->x_offset + cb * s->x_block + row + col);
 }
 static inline const float *strip_tap_w(const Strip *s, int cb, int kh, int kw) {
   return s->w + ((size_t)(cb * s->kh + kh) * (size_t)s->kw + (size_t)kw) * 256;

@@ -188,15 +188,45 @@ static inline bool host_direct_reads_planar(const SwkConv *p) {
   return host_direct_few_channels(p);
 }
 
-/* Whether the kernels read x (planar or blocked) through a copy of each image: padded with pw
- * zero columns at both sides of every row, in planes if x has few channels. */
+/* Whether the forward reads a strided blocked x through a copy split into its stride phases:
+ * image (a, b) holds the padded input's pixels (sh i + a, sw j + b), for the phases a tap
+ * reaches (a < kh, b < kw), so that a strip's pixels are adjacent lines (16 floats apart, as
+ * at stride 1) instead of sw lines apart. bench/conv_plans 2 8, forward: ResNet-50's 1x1 stride-2 projections (read in place, 2 lines apart) ran at 42-57%
+ * of the FMA peak, split 51-60% (3 alternated runs); its 3x3 stride-2 layers the same either
+ * way (55-64%), though their stride-1 3x3 layers with as many outputs and channels run at
+ * 74-79%: what costs there is not how far apart a strip's pixels lie. */
+static inline bool host_direct_splits_phases(const SwkConv *p, bool x_planar) {
+  return !x_planar && !host_direct_few_channels(p) && (p->sh > 1 || p->sw > 1);
+}
+
+/* The phase images' extent: the phases a tap reaches, each rows x cols pixels of 16 floats. */
+typedef struct HostPhaseSplit {
+  int phases_h, phases_w, rows, cols;
+} HostPhaseSplit;
+
+static inline HostPhaseSplit host_direct_phase_split(const SwkConv *p) {
+  return (HostPhaseSplit){.phases_h = p->sh < p->kh ? p->sh : p->kh,
+                          .phases_w = p->sw < p->kw ? p->sw : p->kw,
+                          .rows = p->ho + (p->kh - 1) / p->sh,
+                          .cols = p->wo + (p->kw - 1) / p->sw};
+}
+
+/* Whether the kernels read x (planar or blocked) through a copy of each image: split into its
+ * stride phases (above), or padded with pw zero columns at both sides of every row, in planes
+ * if x has few channels. */
 static inline bool host_direct_copies(const SwkConv *p, bool x_planar) {
-  return p->pw || (!x_planar && host_direct_few_channels(p));
+  return p->pw || (!x_planar && host_direct_few_channels(p)) ||
+         host_direct_splits_phases(p, x_planar);
 }
 
 /* One image as a thread reads it, if copied. */
 static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_planar) {
   if (!host_direct_copies(p, x_planar)) return 0;
+  if (host_direct_splits_phases(p, x_planar)) {
+    HostPhaseSplit g = host_direct_phase_split(p);
+    return (size_t)host_blocks(p->ci) * HOST_BLOCK * (size_t)(g.phases_h * g.phases_w) *
+           (size_t)g.rows * (size_t)g.cols;
+  }
   bool planes = x_planar || host_direct_few_channels(p);
   size_t channels = planes ? (size_t)p->ci : (size_t)host_blocks(p->ci) * HOST_BLOCK;
   return channels * (size_t)p->h * (size_t)(p->w + 2 * p->pw);
@@ -205,9 +235,10 @@ static inline size_t host_direct_padded_image_floats(const SwkConv *p, bool x_pl
 /* All of a batch's copied images (blocked x), held when the filters outweigh the images
  * (direct_tiling.h: filters outer), which bounds them by the filters. */
 static inline size_t host_direct_padded_batch_floats(const SwkConv *q) {
-  return host_direct_copies(q, false)
-             ? host_direct_packed_floats(q) / (size_t)q->w * (size_t)(q->w + 2 * q->pw) + 1
-             : 0;
+  if (!host_direct_copies(q, false)) return 0;
+  return host_direct_packed_floats(q) * host_direct_padded_image_floats(q, false) /
+             host_direct_image_floats(q, false) +
+         1;
 }
 
 /* The input gradient of a stride-1 convolution as a forward one: dY in, dX out, flipped taps
