@@ -12,7 +12,8 @@
  * registers, Winograd in its inverse transforms; the dispatcher after any other plan), and p runs
  * no ReLU backward of its own (Epilogue.backward_in_reader). What the pass saves is the separate
  * pass's reading and writing of the gradient; the values are the same bit for bit (the same
- * expression on the same sum). And v is read last by c's step, not p's: the memory plan lets it go sooner.
+ * expression on the same sum). And v is read last by c's step, not p's: the memory plan lets
+ * it go sooner.
  *
  * Not where a max pool already carries p's epilogue, where another activation than ReLU is the
  * epilogue (their backward needs more than a comparison), or where the gradient c writes is

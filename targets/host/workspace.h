@@ -191,10 +191,11 @@ static inline bool host_direct_reads_planar(const SwkConv *p) {
 /* Whether the forward reads a strided blocked x through a copy split into its stride phases:
  * image (a, b) holds the padded input's pixels (sh i + a, sw j + b), for the phases a tap
  * reaches (a < kh, b < kw), so that a strip's pixels are adjacent lines (16 floats apart, as
- * at stride 1) instead of sw lines apart. bench/conv_plans 2 8, forward: ResNet-50's 1x1 stride-2 projections (read in place, 2 lines apart) ran at 42-57%
- * of the FMA peak, split 51-60% (3 alternated runs); its 3x3 stride-2 layers the same either
- * way (55-64%), though their stride-1 3x3 layers with as many outputs and channels run at
- * 74-79%: what costs there is not how far apart a strip's pixels lie. */
+ * at stride 1) instead of sw lines apart. bench/conv_plans 2 8, forward: ResNet-50's 1x1
+ * stride-2 projections (read in place, 2 lines apart) ran at 42-57% of the FMA peak, split
+ * 51-60% (3 alternated runs); its 3x3 stride-2 layers the same either way (55-64%), though its
+ * stride-1 3x3 layers with as many outputs and channels run at 74-79%: what costs there is not
+ * how far apart a strip's pixels lie. */
 static inline bool host_direct_splits_phases(const SwkConv *p, bool x_planar) {
   return !x_planar && !host_direct_few_channels(p) && (p->sh > 1 || p->sw > 1);
 }
