@@ -22,7 +22,7 @@ run() { # NAME OPTIONS...: final test accuracy in percent, and the summary line 
 }
 fp32=$(run fp32 --allreduce topo) fp16=$(run fp16 --allreduce topo --comm-precision fp16)
 sparse=$(run sparse --allreduce topo --sparse 10%)
-echo "test accuracy after 5 epochs on 4 ranks: fp32 $fp32, fp16 $fp16, sparse 10% $sparse"
+echo "test accuracy after 3 epochs on 4 ranks: fp32 $fp32, fp16 $fp16, sparse 10% $sparse"
 /usr/bin/python3 -c "import sys; sys.exit(0 if abs($fp32 - $fp16) <= 0.003 else 1)" && pass ||
   fail "fp16 reaches $fp16, fp32 $fp32: more than 0.3 points apart"
 sent() { sed -n 's/.*; \([0-9.]*\) MB sent per iteration.*/\1/p' "$1.out"; }

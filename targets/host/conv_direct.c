@@ -4,9 +4,10 @@
  * 12), and per input channel and tap the strip's filters are loaded once and each pixel's input
  * is broadcast against them: two loads' worth of filters and one broadcast per pixel feed
  * 2 x 14 FMAs. Rows of taps in the vertical padding are skipped; for the horizontal padding
- * each thread first copies the image it works on with zero columns at both sides (a copy costs
- * what one pass over the input does; strips of edge pixels with their own taps ran at a
- * quarter of the speed), so that every strip has all kw taps (the weight gradient's tiles, one
+ * each thread copies the rows of the image it works on with zero columns at both sides, just
+ * before the strips that read them, into a window of a few rows (a copy costs what one pass
+ * over the input does; strips of edge pixels with their own taps ran at a quarter of the
+ * speed), so that every strip has all kw taps (the weight gradient's tiles, one
  * tap each, skip the columns outside instead: visit_tile). The filters, (No, Ni, K, K) as
  * every plan keeps them, are packed per call into (No/16, Ni/16, K, K, 16 input, 16 output),
  * zero outside the channels. Threads split strips of pixels (forward, input gradient) or tiles
@@ -283,76 +284,189 @@ static void pack_filters(const SwkConv *p, const float *w, const HostPhase *phas
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-/* Image `image` of blocked x with few channels as planes, rows widened as in pad_image. */
-static void planes_of_image(const SwkConv *p, const float *x, int image, float *dst) {
+/* The copies (host_direct_copies) are made row by row as the strips reach them: rows of a
+ * copy are its rows of pixels per block of 16 channels (per channel if it holds planes), and
+ * per phase if split; a thread copies the rows the strips of an output row read just before
+ * running them, and prefetches the source of the rows the next output row will read. Copied
+ * whole up front, ResNet-50's 3x3 stride-2 layers (inputs four times their outputs) spent 11%
+ * of their forward in the copy, its reads from memory overlapping nothing. */
+static int copy_rows(const SwkConv *p, bool x_planar) {
+  return host_direct_splits_phases(p, x_planar) ? host_direct_phase_split(p).rows : p->h;
+}
+
+/* The rows of the copy that output rows [oh, oh + rows) read, as [*r0, *r1). */
+static void copy_rows_read(const SwkConv *p, bool x_planar, int oh, int rows, int *r0, int *r1) {
+  if (host_direct_splits_phases(p, x_planar)) { /* tap kh: phase kh % sh, row oh + kh / sh */
+    *r0 = oh, *r1 = oh + rows + (p->kh - 1) / p->sh;
+  } else { /* tap kh: input row oh sh - ph + kh, the vertical padding skipped */
+    *r0 = oh * p->sh - p->ph, *r1 = (oh + rows - 1) * p->sh - p->ph + p->kh;
+  }
+  int n = copy_rows(p, x_planar);
+  *r0 = *r0 < 0 ? 0 : *r0 > n ? n : *r0;
+  *r1 = *r1 < *r0 ? *r0 : *r1 > n ? n : *r1;
+}
+
+/* Where a copy's rows go: runs (per block, phase or plane) of `held` rows from row lo (a
+ * window over the rows; held = all from 0: the whole image). */
+typedef struct Window {
+  int held, lo;
+} Window;
+
+/* Copy rows [r0, r1) of image `image` of blocked x with few channels, as planes whose rows are
+ * widened as the padded copy's. */
+static void planes_rows(const SwkConv *p, const float *x, int image, int r0, int r1, Window win,
+                        float *dst) {
   size_t row = (size_t)(p->w + 2 * p->pw), plane = (size_t)p->h * (size_t)p->w * HOST_BLOCK;
   const float *src = x + (size_t)image * host_direct_image_floats(p, false);
   for (int c = 0; c < p->ci; c++)
-    for (int r = 0; r < p->h; r++, dst += row) {
+    for (int r = r0; r < r1; r++) {
+      float *d = dst + ((size_t)c * (size_t)win.held + (size_t)(r - win.lo)) * row;
       const float *s = src + (size_t)(c / HOST_BLOCK) * plane +
                        (size_t)r * (size_t)p->w * HOST_BLOCK + (size_t)(c % HOST_BLOCK);
-      memset(dst, 0, sizeof(float) * (size_t)p->pw);
-      for (int col = 0; col < p->w; col++) dst[p->pw + col] = s[(size_t)col * HOST_BLOCK];
-      memset(dst + p->pw + p->w, 0, sizeof(float) * (size_t)p->pw);
+      memset(d, 0, sizeof(float) * (size_t)p->pw);
+      for (int col = 0; col < p->w; col++) d[p->pw + col] = s[(size_t)col * HOST_BLOCK];
+      memset(d + p->pw + p->w, 0, sizeof(float) * (size_t)p->pw);
     }
 }
 
-/* Image `image` of blocked x split into its stride phases (host_direct_splits_phases), into
- * dst: per input block, phase (a, b)'s rows of pixels (sh i + a - ph, sw j + b - pw), zeros
- * outside the image. */
-static void split_image(const SwkConv *p, const float *x, int image, float *dst) {
+/* Copy rows [i0, i1) of image `image` of blocked x split into its stride phases
+ * (host_direct_splits_phases): per input block, phase (a, b)'s rows of pixels
+ * (sh i + a - ph, sw j + b - pw), zeros outside the image. */
+static void split_rows(const SwkConv *p, const float *x, int image, int i0, int i1, Window win,
+                       float *dst) {
   HostPhaseSplit g = host_direct_phase_split(p);
   size_t row = (size_t)g.cols * HOST_BLOCK;
   const float *src = x + (size_t)image * host_direct_image_floats(p, false);
   for (int cb = 0; cb < host_blocks(p->ci); cb++)
     for (int a = 0; a < g.phases_h; a++)
       for (int b = 0; b < g.phases_w; b++)
-        for (int i = 0; i < g.rows; i++, dst += row) {
+        for (int i = i0; i < i1; i++) {
+          size_t run =
+              ((size_t)cb * (size_t)g.phases_h + (size_t)a) * (size_t)g.phases_w + (size_t)b;
+          float *d = dst + (run * (size_t)win.held + (size_t)(i - win.lo)) * row;
           int ih = p->sh * i + a - p->ph;
           if (ih < 0 || ih >= p->h) {
-            memset(dst, 0, sizeof(float) * row);
+            memset(d, 0, sizeof(float) * row);
             continue;
           }
           const float *in = src + ((size_t)cb * (size_t)p->h + (size_t)ih) * (size_t)p->w * 16;
           for (int j = 0; j < g.cols; j++) {
             int iw = p->sw * j + b - p->pw;
             if (iw < 0 || iw >= p->w)
-              memset(dst + j * 16, 0, sizeof(float) * 16);
+              memset(d + j * 16, 0, sizeof(float) * 16);
             else
-              memcpy(dst + j * 16, in + (size_t)iw * 16, sizeof(float) * 16);
+              memcpy(d + j * 16, in + (size_t)iw * 16, sizeof(float) * 16);
           }
         }
 }
 
-/* Image `image` of x as the kernels read it (host_direct_copies), into dst: split into its
- * stride phases, or its rows widened by pw zero columns at both sides, in planes if few
- * channels. */
-static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image, float *dst) {
+/* Copy rows [r0, r1) of image `image` of x as the kernels read it into its copy dst: split
+ * into its stride phases, or its rows widened by pw zero columns at both sides, in planes if
+ * few channels. */
+static void pad_rows(const SwkConv *p, const float *x, bool x_planar, int image, int r0, int r1,
+                     Window win, float *dst) {
   if (host_direct_splits_phases(p, x_planar)) {
-    split_image(p, x, image, dst);
+    split_rows(p, x, image, r0, r1, win, dst);
     return;
   }
   if (!x_planar && host_direct_few_channels(p)) {
-    planes_of_image(p, x, image, dst);
+    planes_rows(p, x, image, r0, r1, win, dst);
     return;
   }
   int pixel = x_planar ? 1 : HOST_BLOCK;
-  size_t rows = (x_planar ? (size_t)p->ci : (size_t)host_blocks(p->ci)) * (size_t)p->h;
+  int planes = x_planar ? p->ci : host_blocks(p->ci);
   size_t row = (size_t)p->w * (size_t)pixel, side = (size_t)p->pw * (size_t)pixel;
-  const float *src = x + (size_t)image * rows * row;
-  for (size_t r = 0; r < rows; r++, src += row, dst += row + 2 * side) {
-    memset(dst, 0, sizeof(float) * side);
-    memcpy(dst + side, src, sizeof(float) * row);
-    memset(dst + side + row, 0, sizeof(float) * side);
+  const float *src = x + (size_t)image * (size_t)planes * (size_t)p->h * row;
+  for (int c = 0; c < planes; c++)
+    for (int r = r0; r < r1; r++) {
+      size_t at = (size_t)c * (size_t)p->h + (size_t)r;
+      float *d = dst + ((size_t)c * (size_t)win.held + (size_t)(r - win.lo)) * (row + 2 * side);
+      memset(d, 0, sizeof(float) * side);
+      memcpy(d + side, src + at * row, sizeof(float) * row);
+      memset(d + side + row, 0, sizeof(float) * side);
+    }
+}
+
+/* The whole of image `image`'s copy. */
+static void pad_image(const SwkConv *p, const float *x, bool x_planar, int image, float *dst) {
+  int n = copy_rows(p, x_planar);
+  pad_rows(p, x, x_planar, image, 0, n, (Window){.held = n}, dst);
+}
+
+/* A copy's runs of rows (per block, phase or plane) and the floats of one of its rows. */
+static void copy_runs(const SwkConv *p, bool x_planar, int *runs, size_t *row) {
+  if (host_direct_splits_phases(p, x_planar)) {
+    HostPhaseSplit g = host_direct_phase_split(p);
+    *runs = host_blocks(p->ci) * g.phases_h * g.phases_w, *row = (size_t)g.cols * HOST_BLOCK;
+    return;
+  }
+  bool planes = x_planar || host_direct_few_channels(p);
+  *runs = planes ? p->ci : host_blocks(p->ci);
+  *row = (size_t)(p->w + 2 * p->pw) * (planes ? 1 : HOST_BLOCK);
+}
+
+/* Moves rows [r0, r1) of every run of a window to its start. */
+static void slide_rows(const SwkConv *p, bool x_planar, Window win, int r0, int r1, float *dst) {
+  int runs;
+  size_t row;
+  copy_runs(p, x_planar, &runs, &row);
+  for (int k = 0; k < runs; k++) {
+    float *run = dst + (size_t)k * (size_t)win.held * row;
+    memmove(run, run + (size_t)(r0 - win.lo) * row, sizeof(float) * (size_t)(r1 - r0) * row);
   }
 }
 
-/* The image a thread reads: x's own, or its copy in `mine` (made when first needed). */
-static const float *image_view(const SwkConv *p, const float *x, bool x_planar, int image,
-                               float *mine, int *have) {
+/* The source of copy rows [r0, r1) of image `image` of a blocked x, as lines for the strips
+ * to prefetch (Strip.ahead): one run of whole rows per input block. */
+static StripAhead source_lines(const SwkConv *p, const float *x, int image, int r0, int r1) {
+  bool split = host_direct_splits_phases(p, false);
+  /* a split copy's row i reads input rows [sh i - ph, sh i - ph + phases_h) */
+  int from = split ? p->sh * r0 - p->ph : r0, to = split ? p->sh * r1 - p->ph : r1;
+  from = from < 0 ? 0 : from, to = to > p->h ? p->h : to;
+  if (to <= from) return (StripAhead){0};
+  size_t row = (size_t)p->w * HOST_BLOCK, plane = (size_t)p->h * row;
+  int run = (to - from) * p->w; /* a pixel is a line */
+  return (StripAhead){.x = x + (size_t)image * host_direct_image_floats(p, false) +
+                           (size_t)from * row,
+                      .block = (ptrdiff_t)plane,
+                      .run = run,
+                      .to = run * host_blocks(p->ci)};
+}
+
+/* The rows [lo, hi) of image `image` (-1: none) a thread's copy holds, in a window of `held`
+ * rows, and the source lines of the rows the next output row will read, for its strips to
+ * prefetch. Prefetching the copy's own lines too, for writing, ran ResNet-50's res3 3x3
+ * stride-2 forward 7% slower. */
+typedef struct Copied {
+  int image, lo, hi, held;
+  StripAhead next;
+} Copied;
+
+/* The image a thread reads for output rows [oh, oh + rows): x's own, or its copy in `mine`,
+ * holding at least the rows those output rows read (a thread's strips come in order: the rows
+ * copied only grow, but when it moves to another image or back to earlier rows). */
+static const float *image_view(const SwkConv *p, const float *x, bool x_planar, int image, int oh,
+                               int rows, float *mine, Copied *have) {
   if (!host_direct_copies(p, x_planar))
     return x + (size_t)image * host_direct_image_floats(p, x_planar);
-  if (*have != image) pad_image(p, x, x_planar, image, mine), *have = image;
+  int r0, r1;
+  copy_rows_read(p, x_planar, oh, rows, &r0, &r1);
+  if (have->image != image || r0 < have->lo || r0 > have->hi)
+    have->image = image, have->lo = have->hi = r0;
+  if (r1 - have->lo > have->held) { /* the window moves on to row r0 */
+    slide_rows(p, x_planar, (Window){.held = have->held, .lo = have->lo}, r0, have->hi, mine);
+    have->lo = r0;
+  }
+  if (r1 > have->hi) {
+    pad_rows(p, x, x_planar, image, have->hi, r1, (Window){.held = have->held, .lo = have->lo},
+             mine);
+    /* the next output row's new rows, as many as these; only where a pixel is a line (a
+     * planar first layer's lines hold many) */
+    int n = copy_rows(p, x_planar), ahead = r1 + (r1 - have->hi) < n ? r1 + (r1 - have->hi) : n;
+    bool lines = !x_planar && !host_direct_few_channels(p) && ahead > r1;
+    have->next = lines ? source_lines(p, x, image, r1, ahead) : (StripAhead){0};
+    have->hi = r1;
+  }
   return mine;
 }
 
@@ -366,27 +480,28 @@ typedef struct View {
   ptrdiff_t row_phase, col_phase;
   ptrdiff_t next_row, next_pixel;
   int top;
+  int first; /* the copy row a window starts at (image_view) */
 } View;
 
-/* x as given (pw 0) or padded by pw columns */
-static View view_of(const SwkConv *p, bool given_planar, int pw) {
+/* x as given (pw 0) or padded by pw columns, `held` rows a plane */
+static View view_of(const SwkConv *p, bool given_planar, int pw, int held) {
   bool x_planar = given_planar || host_direct_few_channels(p);
   View v = {.row = (ptrdiff_t)(p->w + 2 * pw) * (x_planar ? 1 : HOST_BLOCK)};
   v.col = x_planar ? 1 : HOST_BLOCK;
-  v.lane = x_planar ? (ptrdiff_t)p->h * v.row : 1;
-  v.block = (x_planar ? HOST_BLOCK : 1) * (ptrdiff_t)p->h * v.row; /* 16 channels */
+  v.lane = x_planar ? (ptrdiff_t)held * v.row : 1;
+  v.block = (x_planar ? HOST_BLOCK : 1) * (ptrdiff_t)held * v.row; /* 16 channels */
   v.phases_h = v.phases_w = 1;
   v.next_row = (ptrdiff_t)p->sh * v.row, v.next_pixel = (ptrdiff_t)p->sw * v.col;
   v.top = p->ph;
   return v;
 }
 
-/* x split into its stride phases (split_image) */
-static View split_view(const SwkConv *p) {
+/* x split into its stride phases (split_rows), `held` rows a phase */
+static View split_view(const SwkConv *p, int held) {
   HostPhaseSplit g = host_direct_phase_split(p);
   View v = {.row = (ptrdiff_t)g.cols * HOST_BLOCK, .col = HOST_BLOCK, .lane = 1};
   v.phases_h = g.phases_h, v.phases_w = g.phases_w;
-  v.col_phase = (ptrdiff_t)g.rows * v.row, v.row_phase = g.phases_w * v.col_phase;
+  v.col_phase = (ptrdiff_t)held * v.row, v.row_phase = g.phases_w * v.col_phase;
   v.block = g.phases_h * v.row_phase;
   v.next_row = v.row, v.next_pixel = v.col;
   return v;
@@ -421,12 +536,12 @@ static Placement compact(const SwkConv *q, float *y) {
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
                           ptrdiff_t x_image, const float *packed, const float *bias,
                           bool accumulate, const Placement *at, int image, int ob, int nb, int oh,
-                          int rows, int ow, int np, int c0, int c1) {
+                          int rows, int ow, int np, int c0, int c1, StripAhead ahead) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   ptrdiff_t y_at = image * at->image + ob * at->block + oh * at->row + ow * at->pixel;
   Strip s = {.x = x,
-             .x_offset = oh * v.next_row - v.top * v.row + ow * v.next_pixel + at->shift * v.col +
-                         c0 * v.block,
+             .x_offset = oh * v.next_row - (v.top + v.first) * v.row + ow * v.next_pixel +
+                         at->shift * v.col + c0 * v.block,
              .x_block = v.block,
              .x_row = v.row,
              .x_col = v.col,
@@ -456,7 +571,8 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .relu_slope = p->relu_slope,
              .stream = at->stream && c1 == bi,
              .mask = at->mask && c1 == bi ? at->mask + y_at : NULL,
-             .mask_slope = at->mask_slope};
+             .mask_slope = at->mask_slope,
+             .ahead = ahead};
   k->strip(nb, np, &s);
 }
 
@@ -477,13 +593,36 @@ typedef struct Strips {
   int units;       /* images, or pairs of them */
   long items, run; /* all; a run shares each pass over the input blocks */
   size_t padded_image;
+  int held;          /* the rows a thread's copy of an image holds (held_rows) */
   ptrdiff_t x_image; /* not 0: a strip holds one row of two images (host_strip_image_pairs),
                         the second's view this many floats on */
 } Strips;
 
-/* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's padded
- * image (holding image *have). */
-static void run_strips(const Strips *r, long from, long to, float *padded, float *mine, int *have) {
+/* The rows a thread's copy of an image holds: a window four times as deep as the rows one
+ * strip reads, which stays in L2 beside the filters, in one pass over the input blocks (a later
+ * pass comes back to an image's first rows); else all of them. */
+static int held_rows(const Strips *r) {
+  const SwkConv *q = r->q;
+  int all = copy_rows(q, r->x_planar), most = r->rows.rows;
+  if (!host_direct_copies(q, r->x_planar) || r->batch_padded || r->pass < r->blocks_in) return all;
+  int span = host_direct_splits_phases(q, r->x_planar) ? most + (q->kh - 1) / q->sh
+                                                       : (most - 1) * q->sh + q->kh;
+  return 4 * span < all ? 4 * span : all;
+}
+
+/* Share k of `shares` of the lines to prefetch (none in passes but the first over the input
+ * blocks: those rows are copied): a row group's strips split them evenly. */
+static StripAhead ahead_share(const Copied *have, int c0, int shares, int k) {
+  if (c0) return (StripAhead){0};
+  StripAhead a = have->next;
+  a.from = (int)((long)a.to * k / shares), a.to = (int)((long)have->next.to * (k + 1) / shares);
+  return a;
+}
+
+/* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's copy of
+ * an image (holding what *have says). */
+static void run_strips(const Strips *r, long from, long to, float *padded, float *mine,
+                       Copied *have) {
   const SwkConv *q = r->q;
   int bo = host_blocks(q->co), most = r->isa->blocks;
   for (int c0 = 0; c0 < r->blocks_in; c0 += r->pass) {
@@ -496,14 +635,19 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
       int group = (int)(i / r->strips / row_groups / r->units);
       int image = r->x_image ? 2 * unit : unit;
       if (r->x_image) rows = r->batch - image < 2 ? 1 : 2;
-      const float *xi = r->batch_padded ? padded + r->padded_image * (size_t)image
-                                        : image_view(q, r->x, r->x_planar, image, mine, have);
+      const float *xi = r->batch_padded
+                            ? padded + r->padded_image * (size_t)image
+                            : image_view(q, r->x, r->x_planar, image, oh, rows, mine, have);
+      View v = r->view;
+      if (!r->batch_padded && host_direct_copies(q, r->x_planar)) v.first = have->lo;
       int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
-      for (int g = r->tiling.filters_outer ? group : 0;
-           g < (r->tiling.filters_outer ? group + 1 : r->groups); g++) {
+      int g0 = r->tiling.filters_outer ? group : 0,
+          g1 = r->tiling.filters_outer ? group + 1 : r->groups;
+      for (int g = g0; g < g1; g++) {
         int ob = g * most;
-        compute_strip(r->isa, q, xi, r->view, r->x_image, r->packed, r->bias, r->accumulate, r->at,
-                      image, ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1);
+        StripAhead ahead = ahead_share(have, c0, r->strips * (g1 - g0), strip * (g1 - g0) + g - g0);
+        compute_strip(r->isa, q, xi, v, r->x_image, r->packed, r->bias, r->accumulate, r->at, image,
+                      ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1, ahead);
       }
     }
   }
@@ -531,8 +675,6 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
               .accumulate = accumulate,
               .tiling = host_direct_tiling(tiling, q, batch, x_planar),
               .rows = host_strip_rows(q, k->pixels),
-              .view = host_direct_splits_phases(q, x_planar) ? split_view(q)
-                                                             : view_of(q, x_planar, q->pw),
               .batch = batch,
               .groups = ceil_div(host_blocks(q->co), k->blocks),
               .strips = ceil_div(q->wo, k->pixels),
@@ -545,6 +687,9 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   /* filters outer pads the batch up front where the workspace holds it (the rule's case) */
   r.batch_padded = r.tiling.filters_outer && host_direct_copies(q, x_planar) &&
                    (size_t)batch * r.padded_image <= host_direct_padded_batch_floats(q);
+  r.held = held_rows(&r);
+  r.view = host_direct_splits_phases(q, x_planar) ? split_view(q, r.held)
+                                                  : view_of(q, x_planar, q->pw, r.held);
   /* images evenly spaced: padded up front, or read in place */
   ptrdiff_t spacing = r.batch_padded ? (ptrdiff_t)r.padded_image
                       : !host_direct_copies(q, x_planar)
@@ -561,7 +706,7 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   {
     int threads = omp_get_num_threads(), me = omp_get_thread_num();
     float *mine = padded + r.padded_image * (size_t)me;
-    int have = -1; /* the image `mine` holds */
+    Copied have = {.image = -1, .held = r.held};
     if (r.batch_padded) {
 #pragma omp for schedule(static)
       for (int n = 0; n < batch; n++)
@@ -936,7 +1081,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
   WeightGradient g = {.p = p,
                       .source = subsamples ? shape : NULL,
                       .tl = tiling(p),
-                      .v = view_of(p, p->x_planar, copies ? p->pw : 0),
+                      .v = view_of(p, p->x_planar, copies ? p->pw : 0, p->h),
                       .x = x,
                       .dy = dy,
                       .copies = copies,

@@ -49,11 +49,20 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
                                   : s->bias     ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
                                                 : STRIP_ZERO();
   const ptrdiff_t x_rows = s->x_rows;
+  /* Strip.ahead's lines, spread evenly over the taps (its fields in locals, as y's below) */
+  const StripAhead ahead = s->ahead;
+  const int taps = s->blocks_in * (s->kh1 - s->kh0) * s->kw,
+            ahead_per_tap = ahead.x && taps > 0 ? (ahead.to - ahead.from + taps - 1) / taps : 0;
+  int line = ahead.from;
   for (int cb = 0; cb < s->blocks_in; cb++) {
     int lanes = strip_lanes(s, cb);
     for (int kh = s->kh0; kh < s->kh1; kh++)
       for (int kw = 0; kw < s->kw; kw++) {
         const float *xt = strip_tap_x(s, cb, kh, kw), *wt = strip_tap_w(s, cb, kh, kw);
+        for (int end = line + ahead_per_tap < ahead.to ? line + ahead_per_tap : ahead.to;
+             line < end; line++)
+          __builtin_prefetch(ahead.x + line / ahead.run * ahead.block + line % ahead.run * 16, 0,
+                             2);
         /* the next block's pixels of this row of taps */
         if (host_pixel_owns_line(x_pixel) && kw < s->phases_w && cb + 1 < s->blocks_in) {
           const float *next = xt + s->x_block;

@@ -7,6 +7,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Lines a strip prefetches into L2 while it runs, spread over its taps: [from, to) of runs
+ * `run` lines long, `block` floats apart from x (x NULL: none). A copied image's next rows'
+ * source (conv_direct.c), fetched in the shadow of the FMAs instead of by the copy itself. */
+typedef struct StripAhead {
+  const float *x;
+  ptrdiff_t block;
+  int run, from, to;
+} StripAhead;
+
 /* A strip: nb (1 or 2) blocks of 16 output channels for np output pixels of each of `rows` (1
  * or 2) output rows, held in registers while the input channels and taps stream through;
  * y = bias (or y) + the sum. The rows of a strip read the same rows of taps (kh0, kh1).
@@ -38,6 +47,7 @@ typedef struct Strip {
   const float *mask;
   float mask_slope;
   bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
+  StripAhead ahead;
 } Strip;
 
 /* A strip's input channels in block cb, and where its taps (kh, kw) of block cb start: the
