@@ -1,5 +1,5 @@
-/* The direct convolution's register blocks, written once and included by conv_direct.c once
- * per instruction set, with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
+/* The direct convolution's register blocks, written once and included once per instruction
+ * set (register_blocks_avx512.c, register_blocks_avx2.c), with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
  * STRIP_VL (its floats), STRIP_MAXB / STRIP_MAXP (the most blocks and pixels a strip holds:
  * no code for more), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
  * store past the caches, to an aligned address) / STRIP_ZERO /
@@ -161,7 +161,7 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
     break;
 
 static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
-  check_strip(nb, np, s);
+  if (CHECKING_REGIONS) host_check_strip(nb, np, s);
   switch (np) { STRIP_CASES(STRIP_CASE) }
 }
 
@@ -216,7 +216,7 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
     break;
 
 static STRIP_ATTR_OUTER void TILE_NAME(int nb, int nl, const Tile *t) {
-  check_tile(nb, nl, t);
+  if (CHECKING_REGIONS) host_check_tile(nb, nl, t);
   switch (nl) { TILE_CASES(TILE_CASE) }
 }
 

@@ -1,5 +1,5 @@
 /* The direct convolution's register blocks (conv_direct.c, conv_direct_blocks.h), one set per
- * instruction set. The Winograd plan (conv_winograd.c) runs its products on them too: each of
+ * instruction set (register_blocks_<isa>.c; plain C, the reference, in register_blocks.c). The Winograd plan (conv_winograd.c) runs its products on them too: each of
  * its alpha x alpha element-wise products is a 1x1 convolution over the transformed tiles. */
 #ifndef SWNC_HOST_REGISTER_BLOCKS_H
 #define SWNC_HOST_REGISTER_BLOCKS_H
@@ -96,5 +96,11 @@ typedef struct DirectIsa {
 
 /* The blocks of the instruction set the kernels use (isa.h; host_conv_direct_use switches). */
 const DirectIsa *host_register_blocks(void);
+/* Each x86 instruction set's blocks, in host_isas' order (isa.h). */
+extern const DirectIsa host_blocks_avx512, host_blocks_avx2;
+/* Check every float a strip or a tile reads or writes, as the vector blocks (unchecked) access
+ * them: their entry points call these where CHECKING_REGIONS (unchecked.h), under ASan. */
+void host_check_strip(int nb, int np, const Strip *s);
+void host_check_tile(int nb, int nl, const Tile *t);
 
 #endif

@@ -1,5 +1,5 @@
 /* The sw26010 kernel set (on its emulator) against the host's, kernel by kernel, on the same
- * random inputs: the host set is compiled a second time with its kernels renamed ref_*
+ * random inputs: a copy of the host set's archive with its kernels renamed ref_*
  * (tests/CMakeLists.txt). Shapes are larger than the finite-difference tests' so that every
  * CPE kernel's task splitting shows: several bands of a plane, lane chunks, channels beyond
  * 64 CPEs, pieces of one image's plane, and the shapes that fall back to the MPE. Kernels whose

@@ -18,7 +18,7 @@
 #define swk_conv_winograd4_backward mpe_conv_winograd4_backward
 #define swk_to_bnrc16 mpe_to_bnrc16
 #define swk_bnrc16_to_bnrc mpe_bnrc16_to_bnrc
-/* conv_direct.c's own external names, kept apart from a host kernel set linked beside */
+/* conv_direct.c's and register_blocks.c's own external names, kept apart from a host kernel set linked beside */
 #define host_conv_direct_use mpe_host_conv_direct_use
 #define host_register_blocks mpe_host_register_blocks
 #define host_direct_bias_gradient mpe_host_direct_bias_gradient
@@ -27,6 +27,11 @@
 #define host_conv_direct_weight_gradient mpe_host_conv_direct_weight_gradient
 #define host_conv_direct_workspace mpe_host_conv_direct_workspace
 #define host_to_blocked mpe_host_to_blocked
+/* register_blocks*.c's */
+#define host_blocks_avx512 mpe_host_blocks_avx512
+#define host_blocks_avx2 mpe_host_blocks_avx2
+#define host_check_strip mpe_host_check_strip
+#define host_check_tile mpe_host_check_tile
 /* conv_winograd.c's */
 #define host_conv_winograd_workspace mpe_host_conv_winograd_workspace
 #define host_conv_winograd_forward mpe_host_conv_winograd_forward
