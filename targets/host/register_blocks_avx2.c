@@ -29,5 +29,10 @@
 #define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
 #include "conv_direct_blocks.h"
 
-const DirectIsa host_blocks_avx2 = {"avx2", STRIP_MAXB, STRIP_MAXP, 6, avx2_strip, avx2_tile};
+const DirectIsa host_blocks_avx2 = {.name = "avx2",
+                                    .blocks = STRIP_MAXB,
+                                    .pixels = STRIP_MAXP,
+                                    .lanes = 6,
+                                    .strip = avx2_strip,
+                                    .tile = avx2_tile};
 #endif

@@ -31,6 +31,10 @@
 #define TILE_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 #include "conv_direct_blocks.h"
 
-const DirectIsa host_blocks_avx512 = {"avx512", STRIP_MAXB,   STRIP_MAXP,
-                                      8,        avx512_strip, avx512_tile};
+const DirectIsa host_blocks_avx512 = {.name = "avx512",
+                                      .blocks = STRIP_MAXB,
+                                      .pixels = STRIP_MAXP,
+                                      .lanes = 8,
+                                      .strip = avx512_strip,
+                                      .tile = avx512_tile};
 #endif
