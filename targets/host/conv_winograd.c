@@ -61,7 +61,7 @@ static void taps_c(int taps, const float *src, int o_step, int t_step, float *g)
     for (int o = 0; o < 16; o++) g[t * 16 + o] = src[o * o_step + t * t_step];
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
 #include <immintrin.h>
 
 __attribute__((target("avx512f"))) static void taps_avx512(int taps, const float *src, int o_step,
@@ -89,7 +89,7 @@ __attribute__((target("avx2,fma"))) static void taps_avx2(int taps, const float 
 typedef float WtVec8 __attribute__((vector_size(32)));
 typedef float WtVec4 __attribute__((vector_size(16)));
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
 #define WT(name) name##_avx512
 #define WT_ATTR __attribute__((target("avx512f")))
 #define WtVec HostV16
@@ -114,7 +114,7 @@ typedef float WtVec4 __attribute__((vector_size(16)));
 #undef WtVec
 
 static const Transforms transforms[] = {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
     TRANSFORMS(avx512),
     TRANSFORMS(avx2),
 #endif

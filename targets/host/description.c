@@ -40,7 +40,7 @@ typedef struct HostRates {
 
 /* In host_isas' order (isa.h), as the kernels' tables are. */
 static const HostRates host_rates[] = {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
     {0.05, 24},  /* avx512 */
     {0.25, 100}, /* avx2 */
 #endif

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
 #include <immintrin.h>
 #define HOST_GEMM_X86 1
 #endif

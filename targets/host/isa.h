@@ -9,8 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The x86 vector kernels are compiled where GCC targets x86-64, except into a kernel set that
+ * runs these kernels on another processor's scalar core (SWNC_HOST_PLAIN_C: the sw26010 set's
+ * management-core fallbacks, which its plans never choose for a convolution): plain C there,
+ * as on the chip. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SWNC_HOST_PLAIN_C)
+#define HOST_X86_KERNELS 1
+#endif
+
 static const char *const host_isas[] = {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
     "avx512",
     "avx2",
 #endif
@@ -19,7 +27,7 @@ static const char *const host_isas[] = {
 enum { HOST_ISA_COUNT = sizeof host_isas / sizeof host_isas[0] };
 
 static inline bool host_isa_runs(const char *isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
   if (!strcmp(isa, "avx512")) return __builtin_cpu_supports("avx512f");
   if (!strcmp(isa, "avx2")) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif

@@ -108,7 +108,7 @@ void host_check_tile(int nb, int nl, const Tile *t) {
 
 static const DirectIsa c_blocks = {"c", 2, 8, 8, c_strip, c_tile};
 static const DirectIsa *const isas[] = {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
     &host_blocks_avx512,
     &host_blocks_avx2,
 #endif

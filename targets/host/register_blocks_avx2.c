@@ -1,10 +1,11 @@
 /* The direct convolution's AVX2 + FMA register blocks (conv_direct_blocks.h, register_blocks.h):
  * 1 block of 16 output channels (2 vectors) x 6 pixels (12 accumulators), tiles of 1 block x 6
  * input channels; a file of their own as AVX-512's (register_blocks_avx512.c). */
+#include "isa.h"
 #include "register_blocks.h"
 #include "unchecked.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
 #include <immintrin.h>
 
 #define STRIP_ATTR __attribute__((target("avx2,fma"), always_inline)) UNCHECKED_LOOP inline

@@ -2,10 +2,11 @@
  * blocks of 16 output channels x 14 pixels (28 accumulators), tiles of 2 blocks x 8 input
  * channels. Each instruction set's blocks are a file of their own so that the build compiles
  * them side by side: in one file with the direct plan they were its longest compile (90 s). */
+#include "isa.h"
 #include "register_blocks.h"
 #include "unchecked.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HOST_X86_KERNELS
 #include <immintrin.h>
 
 #define STRIP_ATTR __attribute__((target("avx512f"), always_inline)) UNCHECKED_LOOP inline

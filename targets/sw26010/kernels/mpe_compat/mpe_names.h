@@ -1,5 +1,8 @@
 /* Force-included into the host target's portable C sources that this kernel set runs on the
- * MPE: their kernels become mpe_*, which mpe.c wraps to account for their MPE time. */
+ * MPE: their kernels become mpe_*, which mpe.c wraps to account for their MPE time. They are
+ * built in plain C (targets/host/isa.h), as the chip's management core runs them: no x86 vector
+ * kernels in this set, even where the emulator runs on x86. */
+#define SWNC_HOST_PLAIN_C 1
 #define swk_pool_forward mpe_pool_forward
 #define swk_pool_backward mpe_pool_backward
 #define swk_lrn_forward mpe_lrn_forward
@@ -27,9 +30,7 @@
 #define host_conv_direct_weight_gradient mpe_host_conv_direct_weight_gradient
 #define host_conv_direct_workspace mpe_host_conv_direct_workspace
 #define host_to_blocked mpe_host_to_blocked
-/* register_blocks*.c's */
-#define host_blocks_avx512 mpe_host_blocks_avx512
-#define host_blocks_avx2 mpe_host_blocks_avx2
+/* register_blocks.c's */
 #define host_check_strip mpe_host_check_strip
 #define host_check_tile mpe_host_check_tile
 /* conv_winograd.c's */
