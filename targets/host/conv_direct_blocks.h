@@ -21,6 +21,14 @@
  * 5.2, its conv2 the same). */
 
 #define STRIP_V (16 / STRIP_VL)
+/* The loops over a block's accumulators (blocks, rows, pixels, vectors: constants where the body
+ * is inlined) unrolled whole, so the accumulators live in registers. -O3 unrolls them itself
+ * (and, at 4x the code, took 80 s to compile AVX-512's blocks); at -O2 they stayed loops over
+ * arrays on the stack and res3's stride-2 forward ran at under half the rate. Said here, the
+ * blocks compile at -O2 (targets/host/CMakeLists.txt) in 40 s at -O3's speed: bench/conv_plans
+ * 2 8 resnet50, 2 alternated runs, the direct plan's rate 0.95x and 1.02x, Winograd's 0.95x
+ * and 1.10x (geometric means over 51 and 38 rows). */
+#define STRIP_ALL _Pragma("GCC unroll 32")
 /* Software prefetches of the input, where the hardware's fall behind: x's lines are read a pixel
  * (one line) at a time, in runs of a few hundred pixels at places a whole block or plane apart,
  * and each run starts cold. A strip asks for the next input block's pixels (each tap row's, in
@@ -40,10 +48,8 @@
 static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
                                   const ptrdiff_t x_pixel, const Strip *s) {
   STRIP_VEC acc[STRIP_MAXB][STRIP_MAXP][STRIP_V];
-  for (int b = 0; b < nb; b++)
-    for (int r = 0; r < rows; r++)
-      for (int p = 0; p < np; p++)
-        for (int v = 0; v < STRIP_V; v++)
+  STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int r = 0; r < rows; r++)
+      STRIP_ALL for (int p = 0; p < np; p++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
           acc[b][r * np + p][v] = s->accumulate ? STRIP_LOAD(s->y + b * s->y_block + r * s->y_rows +
                                                              p * s->y_pixel + v * STRIP_VL)
                                   : s->bias     ? STRIP_LOAD(s->bias + b * 16 + v * STRIP_VL)
@@ -66,59 +72,49 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
         /* the next block's pixels of this row of taps */
         if (host_pixel_owns_line(x_pixel) && kw < s->phases_w && cb + 1 < s->blocks_in) {
           const float *next = xt + s->x_block;
-          for (int r = 0; r < rows; r++)
-            for (int p = 0; p < np; p++) __builtin_prefetch(next + r * x_rows + p * x_pixel);
+          STRIP_ALL for (int r = 0; r < rows; r++) STRIP_ALL for (int p = 0; p < np; p++)
+              __builtin_prefetch(next + r * x_rows + p * x_pixel);
         }
         STRIP_UNROLL
         for (int l = 0; l < lanes; l++, wt += 16, xt += s->x_lane) {
           STRIP_VEC w[STRIP_MAXB][STRIP_V];
-          for (int b = 0; b < nb; b++)
-            for (int v = 0; v < STRIP_V; v++)
+          STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
               w[b][v] = STRIP_LOAD(wt + b * s->w_block + v * STRIP_VL);
-          for (int r = 0; r < rows; r++)
-            for (int p = 0; p < np; p++) {
-              STRIP_VEC x = STRIP_SET1(xt[r * x_rows + p * x_pixel]);
-              for (int b = 0; b < nb; b++)
-                for (int v = 0; v < STRIP_V; v++)
-                  acc[b][r * np + p][v] = STRIP_FMA(w[b][v], x, acc[b][r * np + p][v]);
-            }
+          STRIP_ALL for (int r = 0; r < rows; r++) STRIP_ALL for (int p = 0; p < np; p++) {
+            STRIP_VEC x = STRIP_SET1(xt[r * x_rows + p * x_pixel]);
+            STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
+                acc[b][r * np + p][v] = STRIP_FMA(w[b][v], x, acc[b][r * np + p][v]);
+          }
         }
       }
   }
   if (s->relu) { /* y > 0 ? y : slope * y, as the ReLU kernel computes it */
     STRIP_VEC slope = STRIP_SET1(s->relu_slope);
-    for (int b = 0; b < nb; b++)
-      for (int p = 0; p < rows * np; p++)
-        for (int v = 0; v < STRIP_V; v++)
-          acc[b][p][v] = STRIP_WHERE_POSITIVE(acc[b][p][v], acc[b][p][v], slope);
+    STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int p = 0; p < rows * np; p++)
+        STRIP_ALL for (int v = 0; v < STRIP_V; v++) acc[b][p][v] =
+            STRIP_WHERE_POSITIVE(acc[b][p][v], acc[b][p][v], slope);
   }
   if (s->mask) { /* mask > 0 ? y : slope * y, as the ReLU kernel's backward computes it */
     STRIP_VEC slope = STRIP_SET1(s->mask_slope);
-    for (int b = 0; b < nb; b++)
-      for (int r = 0; r < rows; r++)
-        for (int p = 0; p < np; p++)
-          for (int v = 0; v < STRIP_V; v++) {
-            const float *m = s->mask + b * s->y_block + r * s->y_rows + p * s->y_pixel;
-            acc[b][r * np + p][v] =
-                STRIP_WHERE_POSITIVE(STRIP_LOAD(m + v * STRIP_VL), acc[b][r * np + p][v], slope);
-          }
+    STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int r = 0; r < rows; r++)
+        STRIP_ALL for (int p = 0; p < np; p++) STRIP_ALL for (int v = 0; v < STRIP_V; v++) {
+      const float *m = s->mask + b * s->y_block + r * s->y_rows + p * s->y_pixel;
+      acc[b][r * np + p][v] =
+          STRIP_WHERE_POSITIVE(STRIP_LOAD(m + v * STRIP_VL), acc[b][r * np + p][v], slope);
+    }
   }
   /* in locals: a vector store may alias anything, so s's fields would be read again per store */
   float *const y = s->y;
   const ptrdiff_t y_block = s->y_block, y_pixel = s->y_pixel, y_rows = s->y_rows;
   if (s->stream) {
-    for (int b = 0; b < nb; b++)
-      for (int r = 0; r < rows; r++)
-        for (int p = 0; p < np; p++)
-          for (int v = 0; v < STRIP_V; v++)
+    STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int r = 0; r < rows; r++)
+        STRIP_ALL for (int p = 0; p < np; p++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
             STRIP_STREAM(y + b * y_block + r * y_rows + p * y_pixel + v * STRIP_VL,
                          acc[b][r * np + p][v]);
     return;
   }
-  for (int b = 0; b < nb; b++)
-    for (int r = 0; r < rows; r++)
-      for (int p = 0; p < np; p++)
-        for (int v = 0; v < STRIP_V; v++)
+  STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int r = 0; r < rows; r++)
+      STRIP_ALL for (int p = 0; p < np; p++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
           STRIP_STORE(y + b * y_block + r * y_rows + p * y_pixel + v * STRIP_VL,
                       acc[b][r * np + p][v]);
 }
@@ -175,11 +171,9 @@ static STRIP_ATTR_OUTER void STRIP_NAME(int nb, int np, const Strip *s) {
  * per pixel the nb dY vectors are loaded and each input channel's x broadcast against them. */
 static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
   STRIP_VEC acc[STRIP_MAXB][TILE_LANES][STRIP_V];
-  for (int b = 0; b < nb; b++)
-    for (int i = 0; i < nl; i++)
-      for (int v = 0; v < STRIP_V; v++)
-        acc[b][i][v] =
-            t->fresh ? STRIP_ZERO() : STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
+  STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int i = 0; i < nl; i++)
+      STRIP_ALL for (int v = 0; v < STRIP_V; v++) acc[b][i][v] =
+          t->fresh ? STRIP_ZERO() : STRIP_LOAD(t->sum + b * t->sum_block + i * 16 + v * STRIP_VL);
   const bool line_per_pixel = host_pixel_owns_line(t->x_pixel);
   for (int n = 0; n < t->images; n++)
     for (int r = 0; r < t->rows; r++) {
@@ -189,22 +183,20 @@ static STRIP_ATTR void TILE_BODY(const int nb, const int nl, const Tile *t) {
       for (int ow = 0; ow < t->wo; ow++, dy += 16, x += t->x_pixel) {
         if (line_per_pixel) __builtin_prefetch(x + HOST_TILE_PREFETCH * t->x_pixel);
         STRIP_VEC d[STRIP_MAXB][STRIP_V];
-        for (int b = 0; b < nb; b++)
-          for (int v = 0; v < STRIP_V; v++)
-            d[b][v] = STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
-        for (int i = 0; i < nl; i++) {
+        STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int v = 0; v < STRIP_V; v++) d[b][v] =
+            STRIP_LOAD(dy + b * t->dy_block + v * STRIP_VL);
+        STRIP_ALL for (int i = 0; i < nl; i++) {
           STRIP_VEC xi = STRIP_SET1(x[i * t->x_lane]);
-          for (int b = 0; b < nb; b++)
-            for (int v = 0; v < STRIP_V; v++) acc[b][i][v] = STRIP_FMA(d[b][v], xi, acc[b][i][v]);
+          STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int v = 0; v < STRIP_V; v++)
+              acc[b][i][v] = STRIP_FMA(d[b][v], xi, acc[b][i][v]);
         }
       }
     }
   float *const sum = t->sum; /* in locals, as the strip's y */
   const ptrdiff_t sum_block = t->sum_block;
-  for (int b = 0; b < nb; b++)
-    for (int i = 0; i < nl; i++)
-      for (int v = 0; v < STRIP_V; v++)
-        STRIP_STORE(sum + b * sum_block + i * 16 + v * STRIP_VL, acc[b][i][v]);
+  STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int i = 0; i < nl; i++)
+      STRIP_ALL for (int v = 0; v < STRIP_V; v++)
+          STRIP_STORE(sum + b * sum_block + i * 16 + v * STRIP_VL, acc[b][i][v]);
 }
 
 #define TILE_CASE(L)                                                                               \
