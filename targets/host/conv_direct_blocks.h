@@ -1,5 +1,6 @@
 /* The direct convolution's register blocks, written once and included once per instruction
- * set (register_blocks_avx512.c, register_blocks_avx2.c), with STRIP_ATTR (the function attributes), STRIP_VEC (the vector type),
+ * set (register_blocks_avx512.c, register_blocks_avx2.c), with STRIP_ATTR (the function
+ * attributes), STRIP_VEC (the vector type),
  * STRIP_VL (its floats), STRIP_MAXB / STRIP_MAXP (the most blocks and pixels a strip holds:
  * no code for more), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
  * store past the caches, to an aligned address) / STRIP_ZERO /
@@ -24,7 +25,7 @@
 /* The loops over a block's accumulators (blocks, rows, pixels, vectors: constants where the body
  * is inlined) unrolled whole, so the accumulators live in registers. -O3 unrolls them itself
  * (and, at 4x the code, took 80 s to compile AVX-512's blocks); at -O2 they stayed loops over
- * arrays on the stack and res3's stride-2 forward ran at under half the rate. Said here, the
+ * arrays on the stack and res3's stride-2 forward ran at under half the rate. With it, the
  * blocks compile at -O2 (targets/host/CMakeLists.txt) in 40 s at -O3's speed: bench/conv_plans
  * 2 8 resnet50, 2 alternated runs, the direct plan's rate 0.95x and 1.02x, Winograd's 0.95x
  * and 1.10x (geometric means over 51 and 38 rows). */

@@ -1,6 +1,7 @@
 /* The direct convolution's register blocks (conv_direct.c, conv_direct_blocks.h), one set per
- * instruction set (register_blocks_<isa>.c; plain C, the reference, in register_blocks.c). The Winograd plan (conv_winograd.c) runs its products on them too: each of
- * its alpha x alpha element-wise products is a 1x1 convolution over the transformed tiles. */
+ * instruction set (register_blocks_<isa>.c; plain C, the reference, in register_blocks.c). The
+ * Winograd plan (conv_winograd.c) runs its products on them too: each of its alpha x alpha
+ * element-wise products is a 1x1 convolution over the transformed tiles. */
 #ifndef SWNC_HOST_REGISTER_BLOCKS_H
 #define SWNC_HOST_REGISTER_BLOCKS_H
 

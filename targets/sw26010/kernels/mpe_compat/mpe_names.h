@@ -21,7 +21,8 @@
 #define swk_conv_winograd4_backward mpe_conv_winograd4_backward
 #define swk_to_bnrc16 mpe_to_bnrc16
 #define swk_bnrc16_to_bnrc mpe_bnrc16_to_bnrc
-/* conv_direct.c's and register_blocks.c's own external names, kept apart from a host kernel set linked beside */
+/* conv_direct.c's and register_blocks.c's own external names, kept apart from a host kernel
+ * set linked beside */
 #define host_conv_direct_use mpe_host_conv_direct_use
 #define host_register_blocks mpe_host_register_blocks
 #define host_direct_bias_gradient mpe_host_direct_bias_gradient
