@@ -55,6 +55,11 @@ expect_error "not IDX" "is not an IDX file" ./lenet --train "$root/README.md,$fm
 expect_error "images vs labels" "holds 10000 labels, but" ./lenet --train $fm/train-images-idx3-ubyte.gz,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
 gzip -dc $fm/t10k-images-idx3-ubyte.gz | head -c 100000 > truncated-images
 expect_error "truncated IDX" "truncated" ./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
+# truncated-images holds 127 whole images: --train-size reads only those it keeps.
+./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz --train-size 100 --test-size 10 \
+  --iterations 1 --quiet >/dev/null 2>&1 && pass || fail "the first 100 images of a truncated IDX file"
+expect_error "truncated IDX within --train-size" "truncated" ./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz \
+  --train-size 200 --iterations 1
 gzip -dc $fm/t10k-labels-idx1-ubyte.gz > labels-raw && printf '\001\002' >> labels-raw
 expect_error "trailing bytes" "has bytes after the data" ./lenet --train $fm/t10k-images-idx3-ubyte.gz,labels-raw --iterations 1
 python3 -c "import sys; sys.stdout.buffer.write(bytes([0,0,8,1,0,0,0,2,3,11]))" > badlabels
