@@ -448,30 +448,59 @@ static void test_first_layer_reads_planar(void) {
 /* The energy the layout pass minimises, for given op labels (layouts), with backward costs
  * zero (so a conv costs its forward plan in its layout): conv costs plus, per 4-D tensor and
  * per other layout some consumer works in, a conversion forward and, if a gradient flows into
- * it (a parameter lies upstream), one of the gradient back. */
-static double layout_energy(Module *m, const Layout *label) {
+ * it (a parameter lies upstream), one of the gradient back. Its terms are tabled once per
+ * module, so that brute force over 3^12 labellings sums lookups only. */
+enum { ENERGY_OPS = 64, ENERGY_EDGES = 128 };
+typedef struct EnergyTable {
+  int ops, edges;
+  double conv[ENERGY_OPS][LAYOUT_COUNT];                  /* 0 for other ops */
+  double convert[ENERGY_OPS][LAYOUT_COUNT][LAYOUT_COUNT]; /* op's output, from -> to */
+  bool four_d[ENERGY_OPS];
+  int producer[ENERGY_EDGES], consumer[ENERGY_EDGES];
+} EnergyTable;
+
+static void table_energy(Module *m, EnergyTable *t) {
   const Graph *g = &m->graph;
   const char *upstream = graph_params_upstream(m);
-  double e = 0;
-  for (int i = 0; i < g->ops.len; i++) {
+  memset(t, 0, sizeof *t);
+  t->ops = g->ops.len;
+  CHECK(t->ops <= ENERGY_OPS);
+  for (int i = 0; i < g->ops.len && i < ENERGY_OPS; i++) {
     const Op *op = &g->ops.data[i];
-    if (op->kind == OP_CONV) { /* the cheapest of the layout's plans */
-      double least = INFINITY;
+    for (int l = 0; op->kind == OP_CONV && l < LAYOUT_COUNT; l++) { /* the layout's cheapest */
+      t->conv[i][l] = INFINITY;
       for (int p = 0; p < PLAN_COUNT; p++)
-        if (conv_plan_layout((ConvPlan)p) == label[i] && op->conv.cost[CONV_FORWARD][p] < least)
-          least = op->conv.cost[CONV_FORWARD][p];
-      e += least;
+        if (conv_plan_layout((ConvPlan)p) == (Layout)l &&
+            op->conv.cost[CONV_FORWARD][p] < t->conv[i][l])
+          t->conv[i][l] = op->conv.cost[CONV_FORWARD][p];
     }
-    if (g->values.data[op->output].shape.rank != 4) continue;
-    bool wanted[LAYOUT_COUNT] = {0};
+    Shape s = g->values.data[op->output].shape;
+    t->four_d[i] = s.rank == 4;
+    for (int from = 0; t->four_d[i] && from < LAYOUT_COUNT; from++)
+      for (int to = 0; to < LAYOUT_COUNT; to++)
+        if (from != to)
+          t->convert[i][from][to] =
+              module_transform_cost(m, s, (Layout)from, (Layout)to) +
+              (upstream[op->output] ? module_transform_cost(m, s, (Layout)to, (Layout)from) : 0);
     for (int j = 0; j < g->ops.len; j++)
       for (int k = 0; k < g->ops.data[j].inputs.len; k++)
-        if (g->ops.data[j].inputs.data[k] == op->output) wanted[label[j]] = true;
-    Shape s = g->values.data[op->output].shape;
-    for (int l = 0; l < LAYOUT_COUNT; l++)
-      if (wanted[l] && l != (int)label[i])
-        e += module_transform_cost(m, s, label[i], (Layout)l) +
-             (upstream[op->output] ? module_transform_cost(m, s, (Layout)l, label[i]) : 0);
+        if (g->ops.data[j].inputs.data[k] == op->output && t->edges < ENERGY_EDGES) {
+          t->producer[t->edges] = i;
+          t->consumer[t->edges++] = j;
+        }
+  }
+}
+
+static double layout_energy(const EnergyTable *t, const Layout *label) {
+  double e = 0;
+  for (int i = 0; i < t->ops; i++) e += t->conv[i][label[i]];
+  bool wanted[ENERGY_OPS][LAYOUT_COUNT] = {{0}}; /* a conversion per tensor and layout, once */
+  for (int k = 0; k < t->edges; k++) {
+    int i = t->producer[k];
+    Layout to = label[t->consumer[k]];
+    if (!t->four_d[i] || to == label[i] || wanted[i][to]) continue;
+    wanted[i][to] = true;
+    e += t->convert[i][label[i]][to];
   }
   return e;
 }
@@ -511,14 +540,17 @@ static double brute_force_layouts(Module *m) {
     free_ops[nfree++] = i;
   }
   Layout label[64] = {0};
+  EnergyTable *table = malloc(sizeof *table);
+  table_energy(m, table);
   double best = INFINITY;
   for (long code = 0; code < labellings; code++) {
     long rest = code;
     for (int k = 0; k < nfree; rest /= choices[k], k++)
       label[free_ops[k]] = takes[k][rest % choices[k]];
-    double e = layout_energy(m, label);
+    double e = layout_energy(table, label);
     if (e < best) best = e;
   }
+  free(table);
   return best;
 }
 
@@ -550,7 +582,10 @@ static bool layout_is_optimal(const char *src, uint64_t *rng) {
   /* energy of the chosen labels on the graph as it was: a fresh copy with the same costs */
   Module *fresh = costed_module(src);
   randomise_conv_costs(fresh, &seed);
-  double got = layout_energy(fresh, chosen);
+  EnergyTable *table = malloc(sizeof *table);
+  table_energy(fresh, table);
+  double got = layout_energy(table, chosen);
+  free(table);
   bool optimal = fabs(got - best) <= 1e-9 * (1 + best);
   if (!optimal) fprintf(stderr, "layout: %.9g, optimum %.9g, of\n%s", got, best, src);
   module_free(fresh);
