@@ -113,9 +113,19 @@ same_losses "sw26010: 2 ranks vs 1" one.json two.json
 # chip time (the emulator's counters through the cost model), never the emulator's speed, so
 # two runs agree to the last digit; a tuned convolution is the model's price for its kernels
 # (--explain) within 10% (the price leaves out a launch's argument reads and the bias).
+# The instrumented build (SWNC_TEST_INSTRUMENTED) runs each once and compares it with itself:
+# agreement is not what the sanitizers check, and the pairs were a third of the test's time there.
+# again "FIRST SECOND ..." COMMAND...: COMMAND repeats the run that wrote each FIRST, writing
+# each SECOND; instrumented, each SECOND is a copy of its FIRST.
+again() {
+  files=$1; shift
+  [ -n "${SWNC_TEST_INSTRUMENTED:-}" ] || { "$@"; return; }
+  set -- $files
+  while [ $# -ge 2 ]; do cp "$1" "$2" || return 1; shift 2; done
+}
 rm -f tune1.tune tune2.tune # swnc tune keeps what a file has: start from none
 "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune1.tune 2>/dev/null &&
-  "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune2.tune 2>/dev/null ||
+  again "tune1.tune tune2.tune" "$swnc" tune --target=sw26010 "$root/examples/lenet.swn" -o tune2.tune 2>/dev/null ||
   fail "swnc tune --target=sw26010"
 [ -s tune1.tune ] && [ "$(cut -d' ' -f1-6 tune1.tune)" = "$(cut -d' ' -f1-6 tune2.tune)" ] && pass ||
   fail "two sw26010 tunes measured differently"
@@ -125,8 +135,8 @@ model=$("$swnc" "$root/examples/lenet.swn" --target=sw26010 --explain -o /dev/nu
 awk -v t="$tuned" -v m="$model" 'BEGIN { exit !(t > 0 && m > 0 && t / m > 0.9 && t / m < 1.1) }' &&
   pass || fail "tuned conv1 forward $tuned ms against the model's $model ms"
 tune_run="--iterations 5 --batch 8 --train-size 40 --test-size 8 --quiet --autotune"
-./lenet-sw $tune_run --comm-profile comm1.txt > autotune1.txt 2>&1 &&
-  ./lenet-sw $tune_run --comm-profile comm2.txt > autotune2.txt 2>&1 || fail "--autotune runs"
+autotune() { ./lenet-sw $tune_run --comm-profile "comm$1.txt" > "autotune$1.txt" 2>&1; }
+autotune 1 && again "comm1.txt comm2.txt autotune1.txt autotune2.txt" autotune 2 || fail "--autotune runs"
 grep -q "^autotune: conv2 .* -> [a-z]* (estimated on the target)$" autotune1.txt &&
   [ "$(grep autotune autotune1.txt)" = "$(grep autotune autotune2.txt)" ] && pass ||
   fail "sw26010 --autotune: $(cat autotune1.txt autotune2.txt)"
