@@ -265,10 +265,25 @@ static int model_choice(const SwkConv *p, int batch, int c, const double rate[PL
   return best;
 }
 
+/* A positive count from argv[i], or the default where absent; 0 for anything else. */
+static int count_argument(int argc, char **argv, int i, int absent) {
+  if (argc <= i) return absent;
+  char *end;
+  long v = strtol(argv[i], &end, 10);
+  return *argv[i] && !*end && v > 0 && v <= 1 << 20 ? (int)v : 0;
+}
+
 int main(int argc, char **argv) {
-  int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs(),
-      batch = argc > 2 ? atoi(argv[2]) : 8;
+  int threads = count_argument(argc, argv, 1, omp_get_num_procs()),
+      batch = count_argument(argc, argv, 2, 8);
   const char *filter = argc > 3 ? argv[3] : NULL;
+  if (!threads || !batch || argc > 4) {
+    fprintf(stderr,
+            "usage: %s [THREADS] [BATCH] [FILTER]   (defaults: all cores, 8, every shape)\n"
+            "FILTER: a network's name (or part of it), or one layer's (\"res2 1x1e\")\n",
+            argv[0]);
+    return 2;
+  }
   swk_set_threads(threads);
   double peak = fma_peak(threads);
   printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
