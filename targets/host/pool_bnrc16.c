@@ -14,9 +14,11 @@ enum { LANES = 16 };
 
 static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES - 1) / LANES); }
 
-/* One output pixel's maximum and where it was, over its window's pixels in order, in native
- * vectors (vec16.h: a 16-lane comparison without AVX-512 is 16 scalar ones). */
-static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
+/* One output pixel's maximum and where it was, over the window's pixels [h0, h1) x [w0, w1) in
+ * order, in native vectors (vec16.h: a 16-lane comparison without AVX-512 is 16 scalar ones).
+ * Inlined where the window's extent is a constant, so that its loops unroll. */
+static inline __attribute__((always_inline)) void
+max_window(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
   HostVec best[HOST_VEC_PARTS];
   HostIVec at[HOST_VEC_PARTS];
@@ -38,6 +40,24 @@ static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int3
     host_vec_store(y + v * HOST_VEC_FLOATS, best[v]);
     memcpy(argmax + v * HOST_VEC_FLOATS, &at[v], sizeof at[v]);
   }
+}
+
+/* A window of kh x kw pixels from (h0, w0), kh and kw constants where inlined. */
+static inline __attribute__((always_inline)) Window full_window(Window s, const int kh,
+                                                                const int kw) {
+  return (Window){s.h0, s.h0 + kh, s.w0, s.w0 + kw, s.area};
+}
+
+/* The common windows inside the input, 2 x 2 and 3 x 3 (LeNet's and AlexNet's), unrolled: the
+ * loops over a window's bounds took more time than its loads and comparisons. */
+static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
+  int kh = s.h1 - s.h0, kw = s.w1 - s.w0;
+  if (kh == 2 && kw == 2)
+    max_window(p, full_window(s, 2, 2), x, y, argmax);
+  else if (kh == 3 && kw == 3)
+    max_window(p, full_window(s, 3, 3), x, y, argmax);
+  else
+    max_window(p, s, x, y, argmax);
 }
 
 /* The sum is in native vectors too: a 16-float one carried across the loop kept half of it on
@@ -109,6 +129,44 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
   }
 }
 
+/* Whether the windows tile the input without overlapping (stride = window, no padding: LeNet's
+ * 2 x 2): then each input pixel lies in one window at most, and the gradient can go window by
+ * window instead of searching each pixel's covering outputs. */
+static bool windows_tile(const SwkPool *p) {
+  return p->sh == p->kh && p->sw == p->kw && !p->ph && !p->pw;
+}
+
+/* One input pixel's gradient from the one window holding it: dy where its maximum was there. */
+static inline void max_backward_pixel(const float *dy, const int32_t *argmax, int32_t here,
+                                      float *d, bool dx_add) {
+  for (int v = 0; v < HOST_VEC_PARTS; v++) {
+    HostIVec at;
+    memcpy(&at, argmax + v * HOST_VEC_FLOATS, sizeof at);
+    HostVec g = (HostVec)((HostIVec)host_vec_load(dy + v * HOST_VEC_FLOATS) & (at == here));
+    if (dx_add) g += host_vec_load(d + v * HOST_VEC_FLOATS);
+    host_vec_store(d + v * HOST_VEC_FLOATS, g);
+  }
+}
+
+/* max_backward_plane where the windows tile the input (windows_tile): output by output, the
+ * pixels of its window; the pixels below or right of the last windows get none. */
+static void max_backward_tiled(const SwkPool *p, const float *dy, const int32_t *argmax, float *dx,
+                               bool dx_add) {
+  for (int ih = 0; ih < p->h; ih++) {
+    int oh = ih / p->sh, iw = 0;
+    if (oh < p->ho)
+      for (int ow = 0; ow < p->wo && iw < p->w; ow++) {
+        size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
+        for (int end = iw + p->kw < p->w ? iw + p->kw : p->w; iw < end; iw++) {
+          int32_t here = ih * p->w + iw;
+          max_backward_pixel(dy + o, argmax + o, here, dx + (size_t)here * LANES, dx_add);
+        }
+      }
+    if (!dx_add) /* outside every window */
+      memset(dx + ((size_t)ih * p->w + iw) * LANES, 0, sizeof(float) * LANES * (size_t)(p->w - iw));
+  }
+}
+
 /* One plane's average-pooling input gradient, written or added: each output's gradient spread
  * over its window. */
 static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, bool dx_add) {
@@ -132,7 +190,10 @@ void swk_pool_bnrc16_backward(const SwkPool *p, int batch, const float *dy, cons
   size_t in = (size_t)p->h * (size_t)p->w * LANES, out = (size_t)p->ho * (size_t)p->wo * LANES;
 #pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int k = 0; k < planes(p, batch); k++)
-    if (p->max)
+    if (p->max && windows_tile(p))
+      max_backward_tiled(p, dy + (size_t)k * out, argmax + (size_t)k * out, dx + (size_t)k * in,
+                         dx_add);
+    else if (p->max)
       max_backward_plane(p, dy + (size_t)k * out, argmax + (size_t)k * out, dx + (size_t)k * in,
                          dx_add);
     else

@@ -320,7 +320,8 @@ static void test_pool_bnrc16(SwkPool p, int batch) {
   c.idx = calloc((size_t)ny, sizeof(int32_t));
   if (p.max)
     for (int64_t i = 0; i < nx; i++) c.in[0][i] = (float)((i * 7919) % nx) * 0.03f - 1.0f;
-  float *dx = zeros(nx), *x = zeros(n), *y = zeros(m), *got = zeros(m), *dy = zeros(m),
+  /* dx starts as garbage: the backward (not adding) writes every float of it */
+  float *dx = random_array(nx), *x = zeros(n), *y = zeros(m), *got = zeros(m), *dy = zeros(m),
         *dxp = zeros(n), *back = zeros(n);
   int32_t *idx = calloc((size_t)m, sizeof(int32_t));
   pool_bnrc16_fwd(&c);
@@ -887,7 +888,8 @@ int main(void) {
     test_batchnorm_bnrc16();
     test_batchnorm_bnrc16_streamed();
     /* overlapping windows over the padding, both modes; ceil mode (the last windows
-     * clipped, as cifar10_quick's); windows with gaps between them */
+     * clipped, as cifar10_quick's); windows with gaps between them; windows that tile the
+     * input (LeNet's 2 x 2), whole, and clipped below with a column outside every window */
     /* clang-format off */
     static const SwkPool pools[] = {
         {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
@@ -895,7 +897,9 @@ int main(void) {
         {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
          .pw = 1, .max = false},
         {.c = 5, .h = 8, .w = 9, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = true},
-        {.c = 17, .h = 7, .w = 8, .ho = 3, .wo = 3, .kh = 2, .kw = 2, .sh = 3, .sw = 3, .max = true}};
+        {.c = 17, .h = 7, .w = 8, .ho = 3, .wo = 3, .kh = 2, .kw = 2, .sh = 3, .sw = 3, .max = true},
+        {.c = 18, .h = 8, .w = 8, .ho = 4, .wo = 4, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = true},
+        {.c = 17, .h = 7, .w = 7, .ho = 4, .wo = 3, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = true}};
     /* clang-format on */
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
       test_pool_bnrc16(pools[i], i == 2 ? 3 : 2);
