@@ -48,8 +48,8 @@ static inline __attribute__((always_inline)) Window full_window(Window s, const 
   return (Window){s.h0, s.h0 + kh, s.w0, s.w0 + kw, s.area};
 }
 
-/* The common windows inside the input, 2 x 2 and 3 x 3 (LeNet's and AlexNet's), unrolled: the
- * loops over a window's bounds took more time than its loads and comparisons. */
+/* Windows of 2 x 2 and 3 x 3 pixels (LeNet's and AlexNet's, and any window clipped to those),
+ * unrolled: the loops over a window's bounds took more time than its loads and comparisons. */
 static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
   int kh = s.h1 - s.h0, kw = s.w1 - s.w0;
   if (kh == 2 && kw == 2)
@@ -98,6 +98,13 @@ static void cover_next(Covering *c, int i, int pad, int k, int stride, int outpu
   while (c->hi < outputs && c->hi * stride - pad <= i) c->hi++;
 }
 
+/* Part v of an output's gradient that reaches input pixel `here`: dy where its maximum was. */
+static inline HostVec max_gradient(const float *dy, const int32_t *argmax, int32_t here, int v) {
+  HostIVec at;
+  memcpy(&at, argmax + v * HOST_VEC_FLOATS, sizeof at);
+  return (HostVec)((HostIVec)host_vec_load(dy + v * HOST_VEC_FLOATS) & (at == here));
+}
+
 /* One plane's max-pooling input gradient, written or added, pixel by pixel of dX: the sum of
  * the gradients of the outputs whose maximum was there, found among the outputs whose windows
  * hold the pixel (a lane at a time would scatter with scalar stores into a zeroed plane). */
@@ -117,12 +124,8 @@ static void max_backward_plane(const SwkPool *p, const float *dy, const int32_t 
       for (int oh = rows.lo; oh < rows.hi; oh++)
         for (int ow = cols.lo; ow < cols.hi; ow++) {
           size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-          for (int v = 0; v < HOST_VEC_PARTS; v++) {
-            HostIVec at;
-            memcpy(&at, argmax + o + v * HOST_VEC_FLOATS, sizeof at);
-            sum[v] +=
-                (HostVec)((HostIVec)host_vec_load(dy + o + v * HOST_VEC_FLOATS) & (at == here));
-          }
+          for (int v = 0; v < HOST_VEC_PARTS; v++)
+            sum[v] += max_gradient(dy + o, argmax + o, here, v);
         }
       for (int v = 0; v < HOST_VEC_PARTS; v++) host_vec_store(d + v * HOST_VEC_FLOATS, sum[v]);
     }
@@ -140,9 +143,7 @@ static bool windows_tile(const SwkPool *p) {
 static inline void max_backward_pixel(const float *dy, const int32_t *argmax, int32_t here,
                                       float *d, bool dx_add) {
   for (int v = 0; v < HOST_VEC_PARTS; v++) {
-    HostIVec at;
-    memcpy(&at, argmax + v * HOST_VEC_FLOATS, sizeof at);
-    HostVec g = (HostVec)((HostIVec)host_vec_load(dy + v * HOST_VEC_FLOATS) & (at == here));
+    HostVec g = max_gradient(dy, argmax, here, v);
     if (dx_add) g += host_vec_load(d + v * HOST_VEC_FLOATS);
     host_vec_store(d + v * HOST_VEC_FLOATS, g);
   }
