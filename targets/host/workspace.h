@@ -286,6 +286,16 @@ static inline HostPhase host_direct_phase(const SwkConv *p, int rh, int rw) {
 
 static inline size_t host_larger(size_t a, size_t b) { return a > b ? a : b; }
 
+/* Whether a phase runs (it has pixels and taps), and its filters' packing where it does. The
+ * input gradient packs every phase's filters in one pass over them, one packing after
+ * another in (rh, rw) order (conv_direct.c). */
+static inline bool host_direct_phase_runs(const HostPhase *f) {
+  return f->q.ho && f->q.wo && f->q.kh && f->q.kw;
+}
+static inline size_t host_direct_phase_packed_floats(const HostPhase *f) {
+  return host_direct_phase_runs(f) ? host_direct_packed_floats(&f->q) : 0;
+}
+
 /* The weight gradient's tile sums (conv_direct.c: tiling), at most a group per output block and
  * tiles of at least 6 lanes: a tile per (group, input block, chunk of its 16 channels, tap),
  * or for a first layer's few channels per (group, channel, row of taps, chunk of the row); then
@@ -374,15 +384,16 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
   size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
                    host_larger(t * host_direct_padded_image_floats(p, false),
                                host_direct_padded_batch_floats(p));
-  size_t input_gradient = 0;
+  size_t packings = 0, images = 0; /* every phase's packing, then the largest phase's copies */
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
-      SwkConv q = host_direct_phase(p, rh, rw).q;
-      input_gradient = host_larger(input_gradient,
-                                   host_direct_packed_floats(&q) +
-                                       host_larger(t * host_direct_padded_image_floats(&q, false),
-                                                   host_direct_padded_batch_floats(&q)));
+      HostPhase f = host_direct_phase(p, rh, rw);
+      if (!host_direct_phase_runs(&f)) continue;
+      packings += host_direct_phase_packed_floats(&f);
+      images = host_larger(images, host_larger(t * host_direct_padded_image_floats(&f.q, false),
+                                               host_direct_padded_batch_floats(&f.q)));
     }
+  size_t input_gradient = packings + images;
   size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
   size_t weight_gradient = sums + t * host_direct_wgrad_copy_floats(p);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
