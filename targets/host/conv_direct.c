@@ -592,14 +592,8 @@ static void untouched_phase(const SwkConv *p, const HostPhase *f, int batch, flo
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, const float *mask, float *ws) {
   ptrdiff_t plane = (ptrdiff_t)p->h * p->w * 16;
-  size_t packings = 0;
-  for (int rh = 0; rh < p->sh; rh++)
-    for (int rw = 0; rw < p->sw; rw++) {
-      HostPhase f = host_direct_phase(p, rh, rw);
-      packings += host_direct_phase_packed_floats(&f);
-    }
   pack_filters(p, w, true, ws);
-  float *packed = ws, *padded = ws + packings;
+  float *packed = ws, *padded = ws + host_direct_phases_packed_floats(p);
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
       HostPhase f = host_direct_phase(p, rh, rw);

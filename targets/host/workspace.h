@@ -296,6 +296,17 @@ static inline size_t host_direct_phase_packed_floats(const HostPhase *f) {
   return host_direct_phase_runs(f) ? host_direct_packed_floats(&f->q) : 0;
 }
 
+/* All the phases' packings together: where the input gradient's copies start. */
+static inline size_t host_direct_phases_packed_floats(const SwkConv *p) {
+  size_t floats = 0;
+  for (int rh = 0; rh < p->sh; rh++)
+    for (int rw = 0; rw < p->sw; rw++) {
+      HostPhase f = host_direct_phase(p, rh, rw);
+      floats += host_direct_phase_packed_floats(&f);
+    }
+  return floats;
+}
+
 /* The weight gradient's tile sums (conv_direct.c: tiling), at most a group per output block and
  * tiles of at least 6 lanes: a tile per (group, input block, chunk of its 16 channels, tap),
  * or for a first layer's few channels per (group, channel, row of taps, chunk of the row); then
@@ -384,16 +395,15 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
   size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
                    host_larger(t * host_direct_padded_image_floats(p, false),
                                host_direct_padded_batch_floats(p));
-  size_t packings = 0, images = 0; /* every phase's packing, then the largest phase's copies */
+  size_t images = 0; /* the largest phase's copies, after every phase's packing */
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
       HostPhase f = host_direct_phase(p, rh, rw);
       if (!host_direct_phase_runs(&f)) continue;
-      packings += host_direct_phase_packed_floats(&f);
       images = host_larger(images, host_larger(t * host_direct_padded_image_floats(&f.q, false),
                                                host_direct_padded_batch_floats(&f.q)));
     }
-  size_t input_gradient = packings + images;
+  size_t input_gradient = host_direct_phases_packed_floats(p) + images;
   size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
   size_t weight_gradient = sums + t * host_direct_wgrad_copy_floats(p);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
