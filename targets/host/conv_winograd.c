@@ -9,7 +9,8 @@
  *      the transformed filters U[position] on the direct plan's register blocks (strips of up
  *      to 14 tiles by 32 output channels), to P[output block][tile][position][16]; the weight
  *      gradient sums V x transformed dY over the tiles into its sums S[position] with the
- *      direct plan's tiles, each thread its own part of S;
+ *      direct plan's tiles, each thread its own part of S (or, its tiles cut into runs, each
+ *      run into a set of S of its own: host_winograd_wgrad_sets);
  *   3. inverse transform of each tile and output block into y (or, after the last pass, of S
  *      into dW).
  * (The layouts: Tiles, pass_at.) The transforms work on a block's 16 channels, a register's
@@ -188,6 +189,7 @@ typedef struct Pass {
   long first;
   int count;
   bool shared;
+  bool fresh; /* the weight gradient's first pass into its sums: sets them */
   int strips, pixels, groups;
   Tiles v, p;
 } Pass;
@@ -474,7 +476,7 @@ static void accumulate_sums(const Pass *s, long i) {
             .sum =
                 s->o->sums + position * s_position + ((ptrdiff_t)ob * s->g.bi + ib) * 256 + l0 * 16,
             .sum_block = (ptrdiff_t)s->g.bi * 256,
-            .fresh = s->first == 0};
+            .fresh = s->fresh};
   b->tile(smaller(most, s->g.bo - ob), nl, &t);
 }
 
@@ -499,22 +501,66 @@ static void store_weights(const SwkConv *p, const HostWinograd *g, Kernels k, co
   }
 }
 
+/* Tiles [from, to) into o's sums, in passes of a chunk (the first sets the sums), each shared
+ * by the team (`shared`, v its buffers) or run by this thread alone (v: its own). */
+static void sum_tiles(const SwkConv *p, const HostWinograd *g, Kernels k, const Operands *o,
+                      long from, long to, bool shared, float *v) {
+  for (long first = from; first < to; first += g->chunk) {
+    Pass s = pass_at(p, g, k, o, first, (int)smaller_long(g->chunk, to - first), shared, v);
+    s.fresh = first == from;
+    run_phase(&s, transform_input, (long)g->bi * s.count);
+    run_phase(&s, transform_gradient, (long)g->bo * s.count);
+    run_phase(&s, accumulate_sums,
+              (long)g->positions * s.groups * g->bi * ceil_div(16, k.blocks->lanes));
+  }
+}
+
+/* The sets of sums (`sets` of n floats, the first at sums, the others from `more`) added
+ * into the first, in order. */
+static void add_sets(float *sums, const float *more, size_t n, int sets) {
+#pragma omp for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    float t = sums[i];
+    for (int s = 1; s < sets; s++) t += more[(size_t)(s - 1) * n + i];
+    sums[i] = t;
+  }
+}
+
+/* The first tile of set s of `sets`: each set whole chunks of tiles, so that only the batch's
+ * last pass is short (sets of a quarter of the tiles each, their last passes short, ran 8%
+ * slower on one thread). */
+static long set_first(const HostWinograd *g, long tiles, int s, int sets) {
+  long chunks = (tiles + g->chunk - 1) / g->chunk, first = chunks * s / sets * g->chunk;
+  return first < tiles ? first : tiles;
+}
+
+/* The batch's tiles in runs summed into sets of their own by one thread each, or in passes
+ * the team shares (host_winograd_wgrad_sets). */
 void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, const float *x,
                                         const float *dy, float *dw, float *db, float scale,
                                         float bias_scale, float keep, float *ws) {
   HostWinograd g = host_winograd(p, m);
   Kernels k = kernels();
+  size_t n = host_winograd_filter_floats(&g);
   float *sums = ws, *v = ws + host_winograd_tiles_offset(&g);
+  float *more = v + (size_t)swk_threads() * host_winograd_pass_floats(&g); /* sets 1.. */
   Operands o = {.x = x, .dy = dy, .sums = sums};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
+  int sets = host_winograd_wgrad_sets(&g, tiles);
 #pragma omp parallel num_threads(swk_threads())
   {
-    for (long first = 0; first < tiles; first += g.chunk) {
-      Pass s = pass_at(p, &g, k, &o, first, (int)smaller_long(g.chunk, tiles - first), true, v);
-      run_phase(&s, transform_input, (long)g.bi * s.count);
-      run_phase(&s, transform_gradient, (long)g.bo * s.count);
-      run_phase(&s, accumulate_sums,
-                (long)g.positions * s.groups * g.bi * ceil_div(16, k.blocks->lanes));
+    if (sets > 1) {
+      float *mine = v + (size_t)omp_get_thread_num() * host_winograd_pass_floats(&g);
+#pragma omp for schedule(static)
+      for (int set = 0; set < sets; set++) {
+        Operands own = o;
+        if (set) own.sums = more + (size_t)(set - 1) * n;
+        sum_tiles(p, &g, k, &own, set_first(&g, tiles, set, sets),
+                  set_first(&g, tiles, set + 1, sets), false, mine);
+      }
+      add_sets(sums, more, n, sets);
+    } else {
+      sum_tiles(p, &g, k, &o, 0, tiles, true, v);
     }
     store_weights(p, &g, k, sums, dw, scale, keep);
   }

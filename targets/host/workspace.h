@@ -473,13 +473,33 @@ static inline size_t host_winograd_pass_floats(const HostWinograd *g) {
   return (size_t)g->chunk * (size_t)g->positions * 16 * (size_t)(g->bi + g->bo);
 }
 
+/* The weight gradient's sets of sums: the batch's tiles cut into this many runs of
+ * consecutive tiles, each summed into a set of its own by one thread in passes of its own (no
+ * barrier), the sets added in order at the end; where a set is small (at most
+ * HOST_WINOGRAD_SET_FLOATS) and the tiles fill a chunk per set, else one run whose passes the
+ * threads share. Shared passes wait at three barriers each: cifar10_quick's conv2 at batch 100
+ * ran 78 a call, and its F(2x2, 5x5) weight gradient took 4.1-15 ms on 2 threads against
+ * 6.2-7 on one. The count depends on the shape and batch alone, so the results do not depend
+ * on the threads (4 runs keep 1, 2 and 4 of them even). */
+enum { HOST_WINOGRAD_SETS = 4, HOST_WINOGRAD_SET_FLOATS = 128 * 1024 }; /* 512 KB a set */
+static inline bool host_winograd_wgrad_may_split(const HostWinograd *g) {
+  return host_winograd_filter_floats(g) <= HOST_WINOGRAD_SET_FLOATS;
+}
+static inline int host_winograd_wgrad_sets(const HostWinograd *g, long tiles) {
+  long sets = tiles / g->chunk;
+  if (!host_winograd_wgrad_may_split(g) || sets < 2) return 1;
+  return sets < HOST_WINOGRAD_SETS ? (int)sets : HOST_WINOGRAD_SETS;
+}
+
 /* Any of the three computations on `threads` threads: the filters or sums, a padded bias and
  * a pass's tiles for each thread (forward and dX give each its own passes where the batch has
- * enough tiles). The input gradient's transposed convolution has the same blocks swapped, so
- * the same sizes. */
+ * enough tiles), then the weight gradient's other sets of sums. The input gradient's
+ * transposed convolution has the same blocks swapped, so the same sizes. */
 static inline size_t host_conv_winograd_workspace_for(const SwkConv *p, int m, int threads) {
   HostWinograd g = host_winograd(p, m);
-  return host_winograd_tiles_offset(&g) + (size_t)threads * host_winograd_pass_floats(&g);
+  size_t sets = host_winograd_wgrad_may_split(&g) ? HOST_WINOGRAD_SETS - 1 : 0;
+  return host_winograd_tiles_offset(&g) + (size_t)threads * host_winograd_pass_floats(&g) +
+         sets * host_winograd_filter_floats(&g);
 }
 
 #endif

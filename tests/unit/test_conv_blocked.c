@@ -345,8 +345,9 @@ static void test_finite_differences(const Plan *k, SwkConv p, int batch) {
 
 /* Winograd's results bit for bit the same on 1, 2 and 3 threads: forward and dX run passes
  * of their own per thread where the batch has tiles enough (chunks as many as a multiple of
- * the threads, so cut differently for each count) and passes shared by the team otherwise;
- * each output is still one sum in one order. */
+ * the threads, so cut differently for each count) and passes shared by the team otherwise,
+ * dW sets of sums over runs of tiles cut by the batch alone (host_winograd_wgrad_sets); each
+ * output is still one sum in one order. */
 static void test_winograd_threads(const Plan *k, SwkConv p, int batch) {
   if (!k->m || !plan_runs(k, &p, false)) return; /* direct's dW splits images by threads */
   swk_set_threads(3);                            /* the workspace for the most threads */
@@ -478,6 +479,7 @@ int main(void) {
       test_conv(k, isa, shape(18, 9, 9, 17, 3, 1, 0), 2, false);   /* no padding */
       test_conv(k, isa, shape(17, 7, 7, 33, 3, 1, 2), 2, false);   /* padding 2 */
       test_conv(k, isa, shape(16, 8, 8, 512, 3, 1, 1), 8, false);  /* Winograd: two passes */
+      test_conv(k, isa, shape(32, 16, 16, 32, 5, 1, 2), 9, false); /* its dW in 2 sets, 3 passes */
       /* strided input gradients, by phases */
       test_conv(k, isa, shape(32, 14, 14, 48, 1, 2, 0), 2, false); /* ResNet's projections */
       test_conv(k, isa, shape(16, 16, 16, 32, 3, 2, 1), 2, false); /* its strided 3x3 */
@@ -513,10 +515,11 @@ int main(void) {
   }
   host_conv_direct_use(host_isa_choice());
   for (const Plan *k = plans; k < plans + PLANS; k++) {
-    test_winograd_threads(k, shape(32, 16, 16, 32, 5, 1, 2), 6); /* own passes */
-    test_winograd_threads(k, shape(20, 13, 11, 36, 3, 1, 1), 5); /* own passes, edge tiles */
-    test_winograd_threads(k, shape(16, 8, 8, 512, 3, 1, 1), 8);  /* shared passes (F(4x4)) */
-    test_winograd_threads(k, shape(64, 4, 4, 256, 3, 1, 1), 3);  /* one shared pass */
+    test_winograd_threads(k, shape(32, 16, 16, 32, 5, 1, 2), 6);  /* own passes */
+    test_winograd_threads(k, shape(32, 16, 16, 32, 5, 1, 2), 17); /* dW in 4 sets, 5 passes */
+    test_winograd_threads(k, shape(20, 13, 11, 36, 3, 1, 1), 5);  /* own passes, edge tiles */
+    test_winograd_threads(k, shape(16, 8, 8, 512, 3, 1, 1), 8);   /* shared passes (F(4x4)) */
+    test_winograd_threads(k, shape(64, 4, 4, 256, 3, 1, 1), 3);   /* one shared pass */
     test_finite_differences(k, shape(5, 6, 7, 18, 3, 1, 1), 2);
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
     test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
