@@ -384,10 +384,13 @@ static long own_passes(const HostWinograd *g, long tiles, int threads, int pixel
              : 0;
 }
 
-/* The first tile of own pass c: at a strip's start, so that only the batch's last strip is
- * short (even tiles per chunk cut AVX2's 6-tile strips of a 247-tile chunk as 41 x 6 + 1). */
-static long own_first(long tiles, long chunks, long c, int pixels) {
-  long first = (tiles + pixels - 1) / pixels * c / chunks * pixels;
+/* The first tile of piece c of `pieces`, at a multiple of `unit` tiles, so that only the
+ * batch's last unit is short: own passes in whole strips (even tiles per chunk cut AVX2's
+ * 6-tile strips of a 247-tile chunk as 41 x 6 + 1), the weight gradient's runs in whole chunks
+ * (runs of a quarter of the tiles each, their last passes short, ran 8% slower on one
+ * thread). */
+static long own_first(long tiles, long pieces, long c, int unit) {
+  long first = (tiles + unit - 1) / unit * c / pieces * unit;
   return first < tiles ? first : tiles;
 }
 
@@ -526,14 +529,6 @@ static void add_sets(float *sums, const float *more, size_t n, int sets) {
   }
 }
 
-/* The first tile of set s of `sets`: each set whole chunks of tiles, so that only the batch's
- * last pass is short (sets of a quarter of the tiles each, their last passes short, ran 8%
- * slower on one thread). */
-static long set_first(const HostWinograd *g, long tiles, int s, int sets) {
-  long chunks = (tiles + g->chunk - 1) / g->chunk, first = chunks * s / sets * g->chunk;
-  return first < tiles ? first : tiles;
-}
-
 /* The batch's tiles in runs summed into sets of their own by one thread each, or in passes
  * the team shares (host_winograd_wgrad_sets). */
 void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, const float *x,
@@ -555,8 +550,8 @@ void host_conv_winograd_weight_gradient(const SwkConv *p, int m, int batch, cons
       for (int set = 0; set < sets; set++) {
         Operands own = o;
         if (set) own.sums = more + (size_t)(set - 1) * n;
-        sum_tiles(p, &g, k, &own, set_first(&g, tiles, set, sets),
-                  set_first(&g, tiles, set + 1, sets), false, mine);
+        sum_tiles(p, &g, k, &own, own_first(tiles, sets, set, g.chunk),
+                  own_first(tiles, sets, set + 1, g.chunk), false, mine);
       }
       add_sets(sums, more, n, sets);
     } else {
