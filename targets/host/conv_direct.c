@@ -15,6 +15,7 @@
  * sum in one order. */
 #include "conv_direct.h"
 
+#include <assert.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -32,21 +33,21 @@ _Static_assert(HOST_TILE_FLOATS == 2 * TILE_LANES * 16, "workspace.h's tile, reg
 /* ------------------------------------------------------------------ packing */
 
 static int smaller_of(int a, int b) { return a < b ? a : b; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-/* The tiles of output block ob and input block ib, [kh][kw][16 in][16 out], from p's filters
- * w: p's own (forward, phase NULL), or those of an input-gradient phase (q's outputs are p's
- * inputs, its taps p's taps of the phase, flipped); `packed` is q's packing. Written in order, a
- * 16-float line of output channels at a time, each read from 16 filters a filter (or, for a
- * phase, a tap run) apart: those 16 x 16 taps are a few KB, read from L1 for the tap after.
- * Writing in the source's order instead scattered every float to its own line of a block of a
- * few hundred KB, beyond L1: 21% of ResNet-50 res5's 3x3 stride-2 forward and 43% of its input
- * gradient went to packing. */
+/* The tiles of output block ob and input block ib, [kh][kw][16 in][16 out], into dst from p's
+ * filters w: p's own (forward, phase NULL), or those of an input-gradient phase (q's outputs
+ * are p's inputs, its taps p's taps of the phase, flipped). Written in order, a 16-float line
+ * of output channels at a time, each read from 16 filters a filter (or, for a phase, a tap run)
+ * apart: those 16 x 16 taps are a few KB, read from L1 for the tap after. Writing in the
+ * source's order instead scattered every float to its own line of a block of a few hundred KB,
+ * beyond L1: 21% of ResNet-50 res5's 3x3 stride-2 forward and 43% of its input gradient went
+ * to packing. */
 static void pack_tiles(const SwkConv *p, const float *w, const HostPhase *phase, int ob, int ib,
-                       float *packed) {
+                       float *dst) {
   const SwkConv *q = phase ? &phase->q : p;
-  int bi = host_blocks(q->ci), taps = q->kh * q->kw, p_taps = p->kh * p->kw;
+  int taps = q->kh * q->kw, p_taps = p->kh * p->kw;
   int no = smaller_of(16, q->co - ob * 16), ni = smaller_of(16, q->ci - ib * 16);
-  float *dst = packed + ((size_t)ob * (size_t)bi + (size_t)ib) * (size_t)taps * 256;
   for (int t = 0; t < taps; t++, dst += 256) {
     if (ni < 16 || no < 16) memset(dst, 0, sizeof(float) * 256);
     const float *src; /* lane 0's output channel 0 */
@@ -66,38 +67,77 @@ static void pack_tiles(const SwkConv *p, const float *w, const HostPhase *phase,
   }
 }
 
+/* The packing of q's filters for direct(): q is p (the forward, phase NULL) or one phase of
+ * p's input gradient, its tiles output block outer (conv_direct.h). Two ways:
+ * - whole: all of them packed up front into `whole`, q's packing in the convolution's
+ *   (host_conv_direct_workspace: for the input gradient every phase's, one after the other,
+ *   packed the first time any phase needs them). Images outer the first image's strips need
+ *   every group. The input gradient's phases, run one after the other, pack so too: by group
+ *   and phase, each phase's packing re-read all of a group's filters (res5's 3x3 stride-2 input
+ *   gradient 4-7% slower);
+ * - by group (the forward, filters outer): each thread packs the group it is about to run into
+ *   a buffer of its own (`own`, a group each), as its strips reach it. The group's tiles (590 KB
+ *   for ResNet-50 res5's 3x3 layers) are written into that core's L2 and read from there by
+ *   its strips, and one thread's packing, bound by memory, overlaps the other's strips. Packed
+ *   whole, both threads waited on memory together, the 9.4 MB went out to L3 or memory and
+ *   came back, and res5's 3x3 stride-2 forward lost 4-5% more to it. A group whose strips both
+ *   threads run (at the end of the queue) is packed by both. */
+typedef struct Packing {
+  const SwkConv *p;
+  const float *w;
+  const HostPhase *phase; /* NULL: the forward */
+  bool input_gradient;
+  float *whole;     /* every phase's packing, or the forward's */
+  float *of_q;      /* q's within it */
+  bool *whole_done; /* whether `whole` holds them (set by the first images-outer phase) */
+  float *own;       /* a group for each thread, host_direct_group_floats(q) apart; NULL: whole */
+} Packing;
+
 /* Output block ob's tiles: p's own (forward), or of every phase of p's input gradient, each
- * phase's packing after the one before it (host_direct_phase_packed_floats). The phases take
- * their turn per input block, while its filters' lines are in L1: packed phase after phase,
- * each re-read all of them, and with 3x3 stride 2 (4 phases) the packing took 23% of ResNet-50
- * res5's input gradient on one thread, against 10% of its forward. */
-static void pack_block(const SwkConv *p, const float *w, bool input_gradient, int ob,
-                       float *packed) {
-  int bi = host_blocks(input_gradient ? p->co : p->ci);
+ * phase's packing after the one before it (host_direct_phase_packed_floats), into `whole`.
+ * The phases take their turn per input block, while its filters' lines are in L1: packed
+ * phase after phase, each re-read all of them, and with 3x3 stride 2 (4 phases) the packing
+ * took 23% of ResNet-50 res5's input gradient on one thread, against 10% of its forward. */
+static void pack_block_whole(const Packing *k, int ob) {
+  const SwkConv *p = k->p;
+  int bi = host_blocks(k->input_gradient ? p->co : p->ci);
   for (int ib = 0; ib < bi; ib++) {
-    if (!input_gradient) {
-      pack_tiles(p, w, NULL, ob, ib, packed);
+    if (!k->input_gradient) {
+      pack_tiles(p, k->w, NULL, ob, ib, k->whole + ((size_t)ob * bi + ib) * p->kh * p->kw * 256);
       continue;
     }
-    float *at = packed;
+    float *at = k->whole;
     for (int rh = 0; rh < p->sh; rh++)
       for (int rw = 0; rw < p->sw; rw++) {
         HostPhase f = host_direct_phase(p, rh, rw);
-        if (host_direct_phase_runs(&f)) pack_tiles(p, w, &f, ob, ib, at);
+        if (host_direct_phase_runs(&f))
+          pack_tiles(p, k->w, &f, ob, ib, at + ((size_t)ob * bi + ib) * f.q.kh * f.q.kw * 256);
         at += host_direct_phase_packed_floats(&f);
       }
   }
 }
 
-static void pack_filters(const SwkConv *p, const float *w, bool input_gradient, float *packed) {
-  int bo = host_blocks(input_gradient ? p->ci : p->co);
-#pragma omp parallel for schedule(static) num_threads(swk_threads())
-  for (int ob = 0; ob < bo; ob++) pack_block(p, w, input_gradient, ob, packed);
+/* `whole` packed, shared by the team of threads calling it (a work-sharing loop: all must). */
+static void pack_whole(const Packing *k) {
+  if (*k->whole_done) return;
+  int bo = host_blocks(k->input_gradient ? k->p->ci : k->p->co);
+#pragma omp for schedule(static)
+  for (int ob = 0; ob < bo; ob++) pack_block_whole(k, ob);
+    /* the loop's barrier orders every thread's reading of the flag before its setting */
+#pragma omp single
+  *k->whole_done = true;
+}
+
+/* The tiles of q's output blocks [ob0, ob1) packed into dst. */
+static void pack_group(const Packing *k, int ob0, int ob1, float *dst) {
+  const SwkConv *q = k->phase ? &k->phase->q : k->p;
+  int bi = host_blocks(q->ci), taps = q->kh * q->kw;
+  for (int ob = ob0; ob < ob1; ob++)
+    for (int ib = 0; ib < bi; ib++, dst += (size_t)taps * 256)
+      pack_tiles(k->p, k->w, k->phase, ob, ib, dst);
 }
 
 /* ------------------------------------------------------------------ images */
-
-static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 /* The copies (host_direct_copies) are made row by row as the strips reach them: rows of a
  * copy are its rows of pixels per block of 16 channels (per channel if it holds planes), and
@@ -353,7 +393,7 @@ static Placement compact(const SwkConv *q, float *y) {
  * output blocks [ob, ob + nb), summing input blocks [c0, c1): the first of them adds the bias
  * (or to y), the others add to y. */
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
-                          ptrdiff_t x_image, const float *packed, const float *bias,
+                          ptrdiff_t x_image, const float *tiles, int tiles_ob, const float *bias,
                           bool accumulate, const Placement *at, int image, int ob, int nb, int oh,
                           int rows, int ow, int np, int c0, int c1, StripAhead ahead) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
@@ -378,7 +418,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .kw = p->kw,
              .kh0 = ih < 0 ? -ih : 0,
              .kh1 = p->h - ih < p->kh ? p->h - ih : p->kh,
-             .w = packed + ((size_t)ob * (size_t)bi + (size_t)c0) * (size_t)taps * 256,
+             .w = tiles + ((size_t)(ob - tiles_ob) * (size_t)bi + (size_t)c0) * (size_t)taps * 256,
              .w_block = (ptrdiff_t)bi * taps * 256,
              .bias = bias && !c0 ? bias + ob * 16 : NULL,
              .y = at->y + y_at,
@@ -403,7 +443,8 @@ typedef struct Strips {
   const DirectIsa *isa;
   const SwkConv *q;
   const Placement *at;
-  const float *x, *packed, *bias;
+  const Packing *pack;
+  const float *x, *bias;
   bool x_planar, accumulate, batch_padded;
   HostDirectTiling tiling;
   HostStripRows rows;
@@ -439,10 +480,11 @@ static StripAhead ahead_share(const Copied *have, int c0, int shares, int k) {
   return a;
 }
 
-/* Items [from, to) of one run, in passes over the input blocks; `mine` is the thread's copy of
- * an image (holding what *have says). */
-static void run_strips(const Strips *r, long from, long to, float *padded, float *mine,
-                       Copied *have) {
+/* Items [from, to) of one run, in passes over the input blocks, with the packed tiles of
+ * output blocks tiles_ob on (those the run reads); `mine` is the thread's copy of an image
+ * (holding what *have says). */
+static void run_strips(const Strips *r, long from, long to, const float *tiles, int tiles_ob,
+                       float *padded, float *mine, Copied *have) {
   const SwkConv *q = r->q;
   int bo = host_blocks(q->co), most = r->isa->blocks;
   for (int c0 = 0; c0 < r->blocks_in; c0 += r->pass) {
@@ -466,8 +508,8 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
       for (int g = g0; g < g1; g++) {
         int ob = g * most;
         StripAhead ahead = ahead_share(have, c0, r->strips * (g1 - g0), strip * (g1 - g0) + g - g0);
-        compute_strip(r->isa, q, xi, v, r->x_image, r->packed, r->bias, r->accumulate, r->at, image,
-                      ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1, ahead);
+        compute_strip(r->isa, q, xi, v, r->x_image, tiles, tiles_ob, r->bias, r->accumulate, r->at,
+                      image, ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1, ahead);
       }
     }
   }
@@ -478,9 +520,10 @@ static void run_strips(const Strips *r, long from, long to, float *padded, float
  * finish (balance.h; even one image keeps every thread busy) and run each piece run by run: a
  * strip's outputs are summed by one thread in one order, whichever thread it is. */
 static void direct(const SwkConv *q, const Placement *at, int batch, const float *x, bool x_planar,
-                   const float *packed, const float *bias, bool accumulate, float *padded,
+                   const Packing *pack, const float *bias, bool accumulate, float *padded,
                    int tiling) {
   const DirectIsa *k = host_register_blocks();
+  assert(k->blocks <= HOST_DIRECT_GROUP_BLOCKS); /* a thread's buffer holds a group */
   /* outputs written (not added to) and too large to stay in cache go past it (stream.h) */
   Placement where = *at;
   where.stream =
@@ -488,8 +531,8 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
   Strips r = {.isa = k,
               .q = q,
               .at = &where,
+              .pack = pack,
               .x = x,
-              .packed = packed,
               .bias = bias,
               .x_planar = x_planar,
               .accumulate = accumulate,
@@ -532,11 +575,24 @@ static void direct(const SwkConv *q, const Placement *at, int batch, const float
       for (int n = 0; n < batch; n++)
         pad_image(q, x, x_planar, n, padded + r.padded_image * (size_t)n);
     }
-    long from, to; /* pieces of at least a sixteenth of an even share */
+    bool by_group = r.tiling.filters_outer && pack->own;
+    if (!by_group) pack_whole(pack);
+    float *own = by_group ? pack->own + host_direct_group_floats(q) * (size_t)me : NULL;
+    int own_group = -1; /* the group `own` holds */
+    long from, to;      /* pieces of at least a sixteenth of an even share */
     while (host_take(&queue, threads, r.items / (threads * 16) + 1, &from, &to))
       for (long i = from; i < to;) {
         long next_run = (i / r.run + 1) * r.run, end = next_run < to ? next_run : to;
-        run_strips(&r, i, end, padded, mine, &have);
+        if (!by_group) {
+          run_strips(&r, i, end, pack->of_q, 0, padded, mine, &have);
+        } else { /* a run is a group's */
+          int group = (int)(i / r.run), ob = group * k->blocks;
+          if (own_group != group) {
+            pack_group(pack, ob, smaller_of(ob + k->blocks, host_blocks(q->co)), own);
+            own_group = group;
+          }
+          run_strips(&r, i, end, own, ob, padded, mine, &have);
+        }
         i = end;
       }
     if (where.stream) host_stream_fence();
@@ -556,12 +612,14 @@ void host_conv_direct_forward(const SwkConv *shape, int batch, const float *x, c
                               const float *bias, float *y, float *ws) {
   SwkConv flat = one_row(shape);
   const SwkConv *p = &flat;
-  float *packed = ws, *padded_bias = ws + host_direct_packed_floats(p);
-  pack_filters(p, w, false, packed);
+  bool whole_done = false;
+  Packing pack = {.p = p, .w = w, .whole = ws, .of_q = ws, .whole_done = &whole_done};
+  pack.own = ws + host_direct_packed_floats(p);
+  float *padded_bias = pack.own + host_direct_group_floats(p) * (size_t)swk_threads();
   for (int o = 0; o < host_blocks(p->co) * 16; o++)
     padded_bias[o] = bias && o < p->co ? bias[o] : 0;
   Placement at = compact(p, y);
-  direct(p, &at, batch, x, p->x_planar, packed, bias ? padded_bias : NULL, false,
+  direct(p, &at, batch, x, p->x_planar, &pack, bias ? padded_bias : NULL, false,
          padded_bias + host_direct_bias_floats(p), p->forward_tiling);
 }
 
@@ -592,8 +650,10 @@ static void untouched_phase(const SwkConv *p, const HostPhase *f, int batch, flo
 void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w, const float *dy,
                                      float *dx, bool dx_add, const float *mask, float *ws) {
   ptrdiff_t plane = (ptrdiff_t)p->h * p->w * 16;
-  pack_filters(p, w, true, ws);
-  float *packed = ws, *padded = ws + host_direct_phases_packed_floats(p);
+  bool whole_done = false;
+  Packing pack = {
+      .p = p, .w = w, .input_gradient = true, .whole = ws, .of_q = ws, .whole_done = &whole_done};
+  float *padded = ws + host_direct_phases_packed_floats(p);
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
       HostPhase f = host_direct_phase(p, rh, rw);
@@ -611,8 +671,9 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
                       .shift = f.shift,
                       .mask = mask ? mask + (dx_phase - dx) : NULL,
                       .mask_slope = p->dx_relu_slope};
-      direct(&f.q, &at, batch, dy, false, packed, NULL, dx_add, padded, p->dgrad_tiling);
-      packed += host_direct_phase_packed_floats(&f);
+      pack.phase = &f;
+      direct(&f.q, &at, batch, dy, false, &pack, NULL, dx_add, padded, p->dgrad_tiling);
+      pack.of_q += host_direct_phase_packed_floats(&f);
     }
 }
 

@@ -151,7 +151,7 @@ static double direct_input_gradient_cost(const ConvShape *s) {
 
 /* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles, whose runs are
  * a visit's pixels (several small images: host_direct_wgrad_images). Beside the arithmetic: the
- * filters packed per call, the input copied with its horizontal padding or split into its
+ * filters packed per call (conv_direct.c: Packing), the input copied with its horizontal padding or split into its
  * stride phases (by the weight gradient only padded, for few channels:
  * host_direct_wgrad_copies), or by a strided 1x1's weight gradient the pixels it reads
  * (host_direct_subsamples). */
@@ -169,6 +169,8 @@ static double direct_cost(const ConvShape *s, ConvComputation c) {
     return flops(s) / (PEAK * tile_eff(s->co, visit, taps)) +
            (host_direct_wgrad_copies(&p, planar) ? padding : 0) + subsampling;
   }
+  /* filters outer, each thread packs a group into a buffer in its L2: read, not written */
+  if (host_direct_filters_outweigh(&p, (int)s->batch, planar)) packing /= 2;
   return flops(s) / (PEAK * strip_eff(DIRECT_EFF, s->co, taps)) + packing + padding;
 }
 

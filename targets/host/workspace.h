@@ -168,6 +168,16 @@ static inline size_t host_direct_packed_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * (size_t)host_blocks(p->ci) * (size_t)(p->kh * p->kw) * 256;
 }
 
+/* The output blocks of a group as the direct plan runs them (register_blocks.h: a register
+ * block's, DirectIsa.blocks, at most this), and the packed tiles of one group of q's: a
+ * buffer of each thread's (conv_direct.c: Packing). */
+enum { HOST_DIRECT_GROUP_BLOCKS = 2 };
+static inline size_t host_direct_group_floats(const SwkConv *q) {
+  int blocks = host_blocks(q->co);
+  if (blocks > HOST_DIRECT_GROUP_BLOCKS) blocks = HOST_DIRECT_GROUP_BLOCKS;
+  return (size_t)blocks * (size_t)host_blocks(q->ci) * (size_t)(q->kh * q->kw) * 256;
+}
+
 static inline size_t host_direct_bias_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * HOST_BLOCK;
 }
@@ -392,7 +402,8 @@ static inline size_t host_direct_wgrad_copy_floats(const SwkConv *p) {
  * if the batch is split); padded images. */
 static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int threads) {
   size_t t = (size_t)threads;
-  size_t forward = host_direct_packed_floats(p) + host_direct_bias_floats(p) +
+  size_t forward = host_direct_packed_floats(p) + t * host_direct_group_floats(p) +
+                   host_direct_bias_floats(p) +
                    host_larger(t * host_direct_padded_image_floats(p, false),
                                host_direct_padded_batch_floats(p));
   size_t images = 0; /* the largest phase's copies, after every phase's packing */
