@@ -6,7 +6,8 @@
 # estimates per convolution and plan for vgg16 at batch 128 and 512 (from shapes, as the
 # strategy pass sees them), with the plan chosen, what double buffering buys the implicit
 # kernel (bench/sw26010_overlap), and whole networks on one chip from the model
-# alone (swnc --estimate) against the rates swCaffe published for them (Li, Fang et al., 2018).
+# alone (swnc --estimate) against the rates swCaffe published for them (Li, Fang et al., 2018),
+# and scaling to 1024 nodes with swCaffe's schedule (swnc-sim) against its published speedups.
 # Usage: bench/sw26010.sh BUILD_DIR
 build=${1:-build}
 swnc=$build/driver/swnc root=$(dirname "$0")/..
@@ -81,3 +82,26 @@ calibrate resnet50 256 "conv1/conv 1.084 0.467" "res2a/a/conv 0.157 0.204" "res2
   "res5b/c/conv 0.094 0.247"
 echo "(alexnet_bn conv1's backward is its weight gradient only; conv3 runs implicit, its"
 echo " transforms in rows of their own; ResNet-50 all explicit, as swCaffe ran it)"
+
+# Scaling to 1024 nodes with swCaffe's schedule (all gradients packed into one allreduce after
+# backward: swnc-sim --no-overlap), from each network's published single-node rate and gradient
+# size (a profile of one iteration: sub-batch / rate seconds of compute, one bucket), on both
+# TaihuLight presets, against the speedups swCaffe published (Li, Fang et al.): AlexNet 715.45x /
+# 561.58x / 409.50x at sub-batches 256 / 128 / 64 with 30.13 / 45.15 / 60.01% communication;
+# ResNet-50's best 928.15x (its sub-batch is not in the material here).
+scale() { # network sub-batch img/s MB preset
+  awk -v n="$1" -v b="$2" -v r="$3" -v mb="$4" 'BEGIN { t = b / r
+    printf "swnc-profile 1\nnetwork %s\nbatch %d\nforward %.6f\nbackward %.6f\nupdate 0\n", n, b, t / 3, 2 * t / 3
+    printf "buckets 1\nbucket 0 bytes %.0f ready %.6f\n", mb * 1e6, 2 * t / 3 }' > "$work/$1.prof"
+  "$build/tools/swnc-sim" --profile "$work/$1.prof" --no-overlap --nodes 1024..1024 --machine "$5" |
+    awk '!/^#/ { printf "%9.1fx %6.1f%%", $6, $5 }'
+}
+echo "== 1024 nodes, swCaffe's schedule (swnc-sim --no-overlap): predicted speedup and communication"
+printf "%-10s %9s %-21s %-21s %s\n" network sub-batch "taihulight" "taihulight-links" "swCaffe measured"
+for row in "alexnet 256 94.17 244 715.45x 30.13%" "alexnet 128 94.17 244 561.58x 45.15%" \
+  "alexnet 64 94.17 244 409.50x 60.01%" "resnet50 32 5.56 97.7 928.15x(best)" "resnet50 64 5.56 97.7 928.15x(best)"; do
+  set -- $row
+  printf "%-10s %9s %s  %s  %s %s\n" "$1" "$2" "$(scale $1 $2 $3 $4 taihulight)" \
+    "$(scale $1 $2 $3 $4 taihulight-links)" "$5" "${6:-}"
+done
+echo "(taihulight: 0.43 GB/s inside a supernode, fitted to AlexNet's sub-batch 256; taihulight-links: 12 GB/s)"

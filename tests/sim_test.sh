@@ -87,6 +87,26 @@ echo "$po $oe" | awk '{ exit !($1 == $2 && $3 < $2 && $3 > 0) }' && grep -q "pac
 expect_error "no-overlap of a message" "--no-overlap models training iterations" "$sim" --bytes 4 --no-overlap
 expect_error "no-overlap with sync" "--no-overlap is the allreduce's schedule" "$sim" --profile three.prof --no-overlap --sync sc-b
 
+# The default machine (taihulight: its bandwidth under load, fitted to swCaffe's AlexNet run)
+# against that run at 1024 nodes with swCaffe's schedule: 715.45x / 561.58x / 409.50x at
+# sub-batches 256 / 128 / 64 from one node's 94.17 img/s, 244 MB of gradients; within 20%.
+for row in "256 715.45" "128 561.58" "64 409.50"; do
+  set -- $row
+  awk -v b="$1" 'BEGIN { t = b / 94.17; printf "swnc-profile 1\nnetwork alexnet\nbatch %d\n", b
+    printf "forward %f\nbackward %f\nupdate 0\nbuckets 1\nbucket 0 bytes 244000000 ready %f\n", t / 3, 2 * t / 3, 2 * t / 3 }' > "alexnet$1.prof"
+  got=$("$sim" --profile "alexnet$1.prof" --no-overlap --nodes 1024..1024 | awk '!/^#/ { print $6 }')
+  awk -v s="$got" -v m="$2" 'BEGIN { exit !(s > 0.8 * m && s < 1.2 * m) }' && pass ||
+    fail "alexnet at sub-batch $1 on 1024 nodes: ${got}x against swCaffe's ${2}x"
+done
+# The links' preset: 12 GB/s (28x), the allreduce of those 244 MB 15-30x faster (the sums cost both the same).
+"$sim" --bytes 244e6 --nodes 1024..1024 > loaded.txt && "$sim" --bytes 244e6 --nodes 1024..1024 --machine taihulight-links > links.txt &&
+  grep -q "; taihulight-links: alpha 1e-06 s, 1.2e+10 B/s inside" links.txt && pass || fail "links preset: $(cat links.txt)"
+l=$(awk '!/^#/ { print $2 }' loaded.txt) k=$(awk '!/^#/ { print $2 }' links.txt)
+awk -v l="$l" -v k="$k" 'BEGIN { exit !(l > 15 * k && l < 30 * k) }' && pass || fail "allreduce us: default $l, links $k"
+"$sim" --bytes 4 --nodes 2..2 --machine taihulight-links --bandwidth 1e9 | grep -q "taihulight-links as given: alpha 1e-06 s, 1e+09 B/s" &&
+  pass || fail "a figure given over the preset"
+expect_error "bad machine" "--machine must be taihulight or taihulight-links, not 'k'" "$sim" --bytes 4 --machine k
+
 printf 'swnc-profile 1\nnetwork x\nbatch 0\n' > bad.prof
 expect_error "bad profile" "bad.prof:3: not a swnc profile line" "$sim" --profile bad.prof
 expect_error "missing profile" "cannot open the profile" "$sim" --profile missing.prof
