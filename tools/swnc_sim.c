@@ -28,20 +28,13 @@ typedef struct Machine {
   SwnMachine figures;
 } Machine;
 
-static const Machine machines[] = {
-    {"taihulight",
-     {.per_supernode = 256,
-      .alpha = 1e-6,
-      .beta = 1 / 0.43e9,
-      .oversubscription = 4,
-      .gamma = 1 / 9.33e9}},
-    {"taihulight-links",
-     {.per_supernode = 256,
-      .alpha = 1e-6,
-      .beta = 1 / 12e9,
-      .oversubscription = 4,
-      .gamma = 1 / 9.33e9}},
-};
+#define TAIHULIGHT(bandwidth)                                                                      \
+  {                                                                                                \
+    .per_supernode = 256, .alpha = 1e-6, .beta = 1 / (bandwidth), .oversubscription = 4,           \
+    .gamma = 1 / 9.33e9                                                                            \
+  }
+static const Machine machines[] = {{"taihulight", TAIHULIGHT(0.43e9)},
+                                   {"taihulight-links", TAIHULIGHT(12e9)}};
 enum { MACHINES = sizeof machines / sizeof machines[0] };
 
 typedef struct Options {
