@@ -72,10 +72,11 @@ static void pack_tiles(const SwkConv *p, const float *w, const HostPhase *phase,
  * - whole: all of them packed up front into `whole`, q's packing in the convolution's
  *   (host_conv_direct_workspace: for the input gradient every phase's, one after the other,
  *   packed the first time any phase needs them). Images outer the first image's strips need
- *   every group. The input gradient's phases, run one after the other, pack so too: by group
- *   and phase, each phase's packing re-read all of a group's filters (res5's 3x3 stride-2 input
- *   gradient 4-7% slower);
- * - by group (the forward, filters outer): each thread packs the group it is about to run into
+ *   every group. An input gradient of several phases, run one after the other, packs so too:
+ *   by group and phase, each phase's packing re-read all of a group's filters (res5's 3x3
+ *   stride-2 input gradient 4-7% slower);
+ * - by group (filters outer, the forward or an input gradient of one phase that runs:
+ *   host_direct_single_phase): each thread packs the group it is about to run into
  *   a buffer of its own (`own`, a group each), as its strips reach it. The group's tiles (590 KB
  *   for ResNet-50 res5's 3x3 layers) are written into that core's L2 and read from there by
  *   its strips, and one thread's packing, bound by memory, overlaps the other's strips. Packed
@@ -654,6 +655,11 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
   Packing pack = {
       .p = p, .w = w, .input_gradient = true, .whole = ws, .of_q = ws, .whole_done = &whole_done};
   float *padded = ws + host_direct_phases_packed_floats(p);
+  HostPhase only;
+  if (host_direct_single_phase(p, &only)) { /* by group, as the forward */
+    pack.own = padded;
+    padded += host_direct_group_floats(&only.q) * (size_t)swk_threads();
+  }
   for (int rh = 0; rh < p->sh; rh++)
     for (int rw = 0; rw < p->sw; rw++) {
       HostPhase f = host_direct_phase(p, rh, rw);

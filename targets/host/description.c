@@ -135,6 +135,10 @@ static double tile_eff(double co, double pixels, double taps) {
 static double direct_input_gradient_cost(const ConvShape *s) {
   SwkConv p = kernel_shape(s);
   double t = 2.0 * 4 * s->co * s->ci * s->kh * s->kw / BANDWIDTH; /* packing */
+  HostPhase only; /* one phase, filters outer: packed by group into L2, read, not written */
+  if (host_direct_single_phase(&p, &only) &&
+      host_direct_filters_outweigh(&only.q, (int)s->batch, false))
+    t /= 2;
   for (int rh = 0; rh < p.sh; rh++)
     for (int rw = 0; rw < p.sw; rw++) {
       SwkConv q = host_direct_phase(&p, rh, rw).q;

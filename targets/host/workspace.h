@@ -306,6 +306,19 @@ static inline size_t host_direct_phase_packed_floats(const HostPhase *f) {
   return host_direct_phase_runs(f) ? host_direct_packed_floats(&f->q) : 0;
 }
 
+/* Whether just one phase of p's input gradient runs (stride 1, or a strided 1x1 projection's
+ * dX, whose other pixels no tap reaches), and that phase: its filters are then packed by group
+ * as the forward's are (conv_direct.c: Packing). */
+static inline bool host_direct_single_phase(const SwkConv *p, HostPhase *only) {
+  int running = 0;
+  for (int rh = 0; rh < p->sh; rh++)
+    for (int rw = 0; rw < p->sw; rw++) {
+      HostPhase f = host_direct_phase(p, rh, rw);
+      if (host_direct_phase_runs(&f)) *only = f, running++;
+    }
+  return running == 1;
+}
+
 /* All the phases' packings together: where the input gradient's copies start. */
 static inline size_t host_direct_phases_packed_floats(const SwkConv *p) {
   size_t floats = 0;
@@ -414,7 +427,9 @@ static inline size_t host_conv_direct_workspace_for(const SwkConv *p, int thread
       images = host_larger(images, host_larger(t * host_direct_padded_image_floats(&f.q, false),
                                                host_direct_padded_batch_floats(&f.q)));
     }
-  size_t input_gradient = host_direct_phases_packed_floats(p) + images;
+  HostPhase only;
+  size_t by_group = host_direct_single_phase(p, &only) ? t * host_direct_group_floats(&only.q) : 0;
+  size_t input_gradient = host_direct_phases_packed_floats(p) + by_group + images;
   size_t sums = host_direct_tile_floats(p) * (host_direct_wgrad_splits_images(p, threads) ? t : 1);
   size_t weight_gradient = sums + t * host_direct_wgrad_copy_floats(p);
   return host_larger(host_larger(forward, input_gradient), weight_gradient);
