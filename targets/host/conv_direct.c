@@ -25,6 +25,7 @@
 #include "register_blocks.h"
 #include "vec16.h"
 #include "stream.h"
+#include "transpose8.h"
 #include "unchecked.h"
 #include "workspace.h"
 
@@ -60,11 +61,33 @@ static void prefetch_ahead(const SwkConv *p, const float *w, int ob, int ib) {
   }
 }
 
+/* A forward's whole tile (16 x 16 channels): filter o's 16 input channels' taps [16 in][taps]
+ * at src + o out_step, by 8 x 8 transposes of 8 filters' consecutive floats, a tap's 8 output
+ * channels coming out as one vector. A float at a time, 1x1 layers' packing (a float's worth of
+ * work per float moved) held them back: res5's 2048 -> 512 and its projection forward 6%
+ * faster, res4's 1x1 2.5% (stand-alone, filters out of cache, 8-10 alternated pairs), 3x3
+ * unchanged. */
+static void pack_tiles_transposed(const float *src, ptrdiff_t out_step, int taps, float *dst) {
+  for (int o0 = 0; o0 < 16; o0 += 8)
+    for (int j0 = 0, i = 0, t = 0; j0 < 16 * taps; j0 += 8) { /* float j: input i, tap t */
+      HostV8 column[8];
+      host_transpose8(src + o0 * out_step + j0, (size_t)out_step, column);
+      for (int j = 0; j < 8; j++) {
+        memcpy(dst + t * 256 + i * 16 + o0, &column[j], sizeof column[j]);
+        if (++t == taps) t = 0, i++;
+      }
+    }
+}
 static void pack_tiles(const SwkConv *p, const float *w, const HostPhase *phase, int ob, int ib,
                        float *dst) {
   const SwkConv *q = phase ? &phase->q : p;
   int taps = q->kh * q->kw, p_taps = p->kh * p->kw;
   int no = smaller_of(16, q->co - ob * 16), ni = smaller_of(16, q->ci - ib * 16);
+  if (!phase && ni == 16 && no == 16) {
+    pack_tiles_transposed(w + ((size_t)ob * 16 * (size_t)p->ci + (size_t)ib * 16) * (size_t)taps,
+                          (ptrdiff_t)p->ci * taps, taps, dst);
+    return;
+  }
   for (int t = 0; t < taps; t++, dst += 256) {
     if (ni < 16 || no < 16) memset(dst, 0, sizeof(float) * 256);
     const float *src; /* lane 0's output channel 0 */
