@@ -20,7 +20,7 @@
  *   exchanging at once, fitted to its AlexNet run (sub-batch 256: 715.45x one node's 94.17
  *   img/s, 244 MB packed after backward; this preset with --no-overlap: 715.9x). The same fit
  *   gives its sub-batches 128 and 64 within 2% and 8% and ResNet-50 within 2% of its published
- *   928x (docs/runtime.md, bench/taihulight_scaling.sh): nothing published explains the 28x
+ *   928x (docs/runtime.md, bench/sw26010.sh): nothing published explains the 28x
  *   between the links and this, so it is a measurement of the machine under load, not a
  *   model of its parts, and holds at 1024 nodes (fewer, the load and so the loss are less). */
 typedef struct Machine {

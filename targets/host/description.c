@@ -155,8 +155,8 @@ static double direct_input_gradient_cost(const ConvShape *s) {
 
 /* The direct plan (conv_direct.c): strips and, for the weight gradient, tiles, whose runs are
  * a visit's pixels (several small images: host_direct_wgrad_images). Beside the arithmetic: the
- * filters packed per call (conv_direct.c: Packing), the input copied with its horizontal padding or split into its
- * stride phases (by the weight gradient only padded, for few channels:
+ * filters packed per call (conv_direct.c: Packing), the input copied with its horizontal
+ * padding or split into its stride phases (by the weight gradient only padded, for few channels:
  * host_direct_wgrad_copies), or by a strided 1x1's weight gradient the pixels it reads
  * (host_direct_subsamples). */
 static double direct_cost(const ConvShape *s, ConvComputation c) {
