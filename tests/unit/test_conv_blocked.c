@@ -18,6 +18,7 @@
 #include "direct_tiling.h"
 #include "isa.h"
 #include "rng.h"
+#include "stream.h"
 #include "workspace.h"
 
 static uint64_t rng_state = 777;
@@ -380,6 +381,41 @@ static void test_threads(const Plan *k, SwkConv p, int batch) {
   swk_set_threads(2);
 }
 
+/* ------------------------------------------------------------------ streamed dW */
+
+/* A direct weight gradient whose dW is too large for the caches (stream.h) is stored a unit of
+ * tiles at a time with streaming stores (store_unit in conv_direct.c): against the definition,
+ * and bit for bit alike, on 1, 2 and 3 threads (3 cut units between threads), written (dW on a
+ * 64-byte boundary, as a program's pools are) and folded (kept: tile by tile). */
+static void test_streamed_weight_gradient(const char *isa, SwkConv p, int batch) {
+  swk_set_threads(3); /* the workspace for the most threads */
+  Run r = run_new(&plans[0], p, batch, false);
+  CHECK(sizeof(float) * r.nw >= HOST_STREAM_BYTES); /* the shape streams its dW */
+  float *want_y = malloc(sizeof(float) * r.ny), *want_dx = malloc(sizeof(float) * r.nx),
+        *want_dw = malloc(sizeof(float) * r.nw), *want_db = malloc(sizeof(float) * (size_t)p.co);
+  reference(&p, batch, r.x, r.w, r.b, r.dy, want_y, want_dx, want_dw, want_db);
+  size_t bytes = (sizeof(float) * r.nw + 63) / 64 * 64;
+  float *dw[3], *db = malloc(sizeof(float) * (size_t)p.co);
+  for (int threads = 1; threads <= 3; threads++) {
+    swk_set_threads(threads);
+    float *d = dw[threads - 1] = aligned_alloc(64, bytes);
+    memset(d, 0xff, bytes);
+    memset(r.ws, 0xff, sizeof(float) * workspace_floats(&p)); /* no sums left from before */
+    host_conv_direct_weight_gradient(&p, batch, r.xb, r.dyb, d, db, 1, 1, 0, r.ws);
+    check_close(&plans[0], "streamed weight gradient", isa, &p, d, want_dw, r.nw);
+    check_close(&plans[0], "its bias gradient", isa, &p, db, want_db, (size_t)p.co);
+  }
+  CHECK(!memcmp(dw[0], dw[1], sizeof(float) * r.nw) && !memcmp(dw[2], dw[1], sizeof(float) * r.nw));
+  for (size_t i = 0; i < r.nw; i++) dw[0][i] = (float)(i % 100) * 0.01f;
+  host_conv_direct_weight_gradient(&p, batch, r.xb, r.dyb, dw[0], NULL, 2, 3, 0.5f, r.ws);
+  for (size_t i = 0; i < r.nw; i++) want_dw[i] = 0.5f * (float)(i % 100) * 0.01f + 2 * want_dw[i];
+  check_close(&plans[0], "folded streamed weight gradient", isa, &p, dw[0], want_dw, r.nw);
+  for (int t = 0; t < 3; t++) free(dw[t]);
+  free(want_y), free(want_dx), free(want_dw), free(want_db), free(db);
+  run_free(&r);
+  swk_set_threads(2);
+}
+
 /* ------------------------------------------------------------------ tilings */
 
 /* Every tiling of the direct plan's forward and input gradient (both orders, passes of 1 to 3
@@ -508,6 +544,9 @@ int main(void) {
       /* strips of one row of two images (images read in place), the last image alone */
       test_conv(k, isa, shape(20, 7, 7, 24, 1, 2, 0), 3, false);
     }
+    /* dW of 4.3 MB (3x3, partial last blocks both ways) and 4.4 MB (5x5) */
+    test_streamed_weight_gradient(isa, shape(350, 5, 5, 340, 3, 2, 1), 2);
+    test_streamed_weight_gradient(isa, shape(200, 5, 5, 220, 5, 1, 2), 1);
     test_tilings(isa, shape(40, 9, 9, 48, 3, 1, 1), 2, false);   /* padded copies, 3 blocks */
     test_tilings(isa, shape(48, 7, 7, 40, 1, 1, 0), 3, false);   /* 1x1 as one row */
     test_tilings(isa, shape(40, 11, 11, 36, 3, 2, 1), 2, false); /* phases of dX */
