@@ -16,6 +16,8 @@ entries() { grep -vc '^#' "$1"; }
 "$swnc" tune --repeat=1 --limit=5 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune --limit"; cat err.txt; }
 [ "$(entries t.tune)" -eq 5 ] && pass || fail "--limit=5 wrote $(entries t.tune) entries"
 grep -q "stopped after 5" err.txt && pass || fail "no word of stopping"
+# timed on every core, as the program runs by default (not on the kernels' default of one)
+grep -q "timing on $(nproc) thread" err.txt && pass || { fail "tune does not time on $(nproc) threads"; cat err.txt; }
 "$swnc" tune --repeat=1 "$lenet" -o t.tune 2>err.txt && pass || { fail "tune, continued"; cat err.txt; }
 [ "$(entries t.tune)" -eq 56 ] && pass || fail "the continued tune left $(entries t.tune) entries, not 56"
 grep -q "51 measured, 5 already" err.txt && pass || { fail "the continued tune re-measured"; cat err.txt; }
