@@ -182,6 +182,13 @@ static Run run_new(const Plan *k, SwkConv p, int batch, bool planar) {
   return r;
 }
 
+/* The workspace, filled with NaN: a kernel must not depend on what an earlier call left there
+ * (filters it skipped packing, sums it did not set). */
+static float *fresh_ws(const Run *r) {
+  memset(r->ws, 0xff, sizeof(float) * workspace_floats(&r->p));
+  return r->ws;
+}
+
 static void run_free(Run *r) {
   free(r->x), free(r->w), free(r->b), free(r->dy), free(r->xb), free(r->dyb), free(r->ws);
 }
@@ -362,9 +369,9 @@ static void test_threads(const Plan *k, SwkConv p, int batch) {
     swk_set_threads(threads);
     float **o = outs[threads - 1];
     for (int c = 0; c < 3; c++) o[c] = malloc(sizeof(float) * sizes[c]);
-    plan_forward(k, &p, batch, r.xb, false, r.w, r.b, o[0], r.ws);
-    plan_weight_gradient(k, &p, batch, r.xb, false, r.dyb, o[1], NULL, 1, 1, 0, r.ws);
-    plan_input_gradient(k, &p, batch, r.w, r.dyb, o[2], false, r.ws);
+    plan_forward(k, &p, batch, r.xb, false, r.w, r.b, o[0], fresh_ws(&r));
+    plan_weight_gradient(k, &p, batch, r.xb, false, r.dyb, o[1], NULL, 1, 1, 0, fresh_ws(&r));
+    plan_input_gradient(k, &p, batch, r.w, r.dyb, o[2], false, fresh_ws(&r));
   }
   for (int threads = 1; threads <= 3; threads += 2)
     for (int c = 0; c < 3; c++) {
@@ -400,8 +407,7 @@ static void test_streamed_weight_gradient(const char *isa, SwkConv p, int batch)
     swk_set_threads(threads);
     float *d = dw[threads - 1] = aligned_alloc(64, bytes);
     memset(d, 0xff, bytes);
-    memset(r.ws, 0xff, sizeof(float) * workspace_floats(&p)); /* no sums left from before */
-    host_conv_direct_weight_gradient(&p, batch, r.xb, r.dyb, d, db, 1, 1, 0, r.ws);
+    host_conv_direct_weight_gradient(&p, batch, r.xb, r.dyb, d, db, 1, 1, 0, fresh_ws(&r));
     check_close(&plans[0], "streamed weight gradient", isa, &p, d, want_dw, r.nw);
     check_close(&plans[0], "its bias gradient", isa, &p, db, want_db, (size_t)p.co);
   }
@@ -443,7 +449,7 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       q.forward_tiling = q.dgrad_tiling =
           host_direct_tiling_word((HostDirectTiling){.filters_outer = order, .blocks = blocks});
       memset(y, 0xff, sizeof(float) * r.nyb);
-      host_conv_direct_forward(&q, batch, x, r.w, r.b, y, r.ws);
+      host_conv_direct_forward(&q, batch, x, r.w, r.b, y, fresh_ws(&r));
       differ += memcmp(y, want_y, sizeof(float) * r.nyb) != 0;
       /* the ReLU epilogue (SwkConv.relu) as the ReLU kernel computes it, on the last pass's
        * sums only; the input gradients below must ignore it */
@@ -452,10 +458,10 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       differ += unlike_relu(y, want_y, want_y, q.relu_slope, r.nyb);
       if (planar) continue;
       memset(dx, 0xff, sizeof(float) * r.nxb);
-      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, NULL, r.ws);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, false, NULL, fresh_ws(&r));
       differ += memcmp(dx, want_dx, sizeof(float) * r.nxb) != 0;
       memcpy(dx, base, sizeof(float) * r.nxb);
-      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, true, NULL, r.ws);
+      host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, true, NULL, fresh_ws(&r));
       differ += memcmp(dx, want_added, sizeof(float) * r.nxb) != 0;
       /* masked by a ReLU's output (SwkConv.dx_relu) as its backward computes it, written and
        * added to, pixels no tap reaches (a strided 1x1's) included */
@@ -463,7 +469,7 @@ static void test_tilings(const char *isa, SwkConv p, int batch, bool planar) {
       for (int add = 0; add < 2; add++) {
         const float *want = add ? want_added : want_dx;
         memcpy(dx, base, sizeof(float) * r.nxb);
-        host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, add, mask, r.ws);
+        host_conv_direct_input_gradient(&q, batch, r.w, r.dyb, dx, add, mask, fresh_ws(&r));
         differ += unlike_relu(dx, mask, want, q.dx_relu_slope, r.nxb);
       }
     }
@@ -566,6 +572,10 @@ int main(void) {
                                                             outer, groups shared */
     test_threads(k, shape(24, 7, 7, 80, 3, 2, 1), 2);    /* direct: filters outer, a group of
                                                             one output block */
+    SwkConv phases = shape(40, 11, 11, 36, 3, 2, 1);     /* direct: dX's 4 phases filters outer, */
+    phases.dgrad_tiling = /* packed block by block as the first reaches them, 3 blocks */
+        host_direct_tiling_word((HostDirectTiling){.filters_outer = true});
+    test_threads(k, phases, 3);
     test_finite_differences(k, shape(5, 6, 7, 18, 3, 1, 1), 2);
     test_finite_differences(k, shape(17, 5, 5, 4, 5, 1, 2), 1);
     test_finite_differences(k, shape(6, 7, 7, 18, 3, 2, 1), 2);
