@@ -957,10 +957,10 @@ static void store_done(const WeightGradient *g, long k, const float *sums) {
  * tiles' sums by 8 x 8 transposes (a tile's [lane][output] into [output][lane]) and streamed
  * whole (stream.h), for a dW too large for the caches. Stored tile by tile, each store went to
  * a line a tap's float wide and waited on memory for it (read for ownership): 11% of res5's 3x3
- * stride-2 weight gradient (9.4 MB of dW), now 4-8% faster (batch 8). Where dW fits in cache,
- * or a tile's few pixels take long enough to hide its stores, storing tile by tile is as fast
- * or faster (res3's 3x3 stride-2: 1-9% slower by units; 1x1 layers' tiles already store whole
- * lines). */
+ * stride-2 weight gradient (9.4 MB of dW), now 1.085-1.099x as fast (batch 8, stand-alone).
+ * Where dW fits in cache, storing tile by tile is as fast or faster (res3's 3x3 stride-2 by
+ * units, not streamed: 1-9% slower); 1x1 layers' tiles already store whole lines (by units 2%
+ * slower). */
 enum { UNIT_TAPS_MAX = 25 }; /* the most taps stored so (5 x 5): a filter's run on the stack */
 static void store_unit(const WeightGradient *g, long first, const float *sums) {
   const SwkConv *p = g->p;
@@ -993,8 +993,7 @@ static void store_unit(const WeightGradient *g, long first, const float *sums) {
 /* Tile k's dW, stored now that its sums are final (tiles [from, to) are the caller's): where dW
  * streams, with the rest of its unit when it is the unit's last and the caller holds the whole
  * unit of several taps; else on its own. */
-static void store_finished(const WeightGradient *g, long k, long from, long to,
-                           const float *sums) {
+static void store_finished(const WeightGradient *g, long k, long from, long to, const float *sums) {
   const Tiling *tl = &g->tl;
   long per_unit = (long)tl->chunks * tl->steps, first = k - k % per_unit;
   int taps = g->p->kh * g->p->kw;
@@ -1097,7 +1096,7 @@ void host_conv_direct_weight_gradient(const SwkConv *shape, int batch, const flo
   int sets = by_images ? planned : 1;
   g.store_when_done = !by_images;
   g.stream = grad_keep == 0 && host_streams(dw, sizeof(float) * (size_t)shape->co *
-                                                   (size_t)shape->ci * (size_t)(p->kh * p->kw));
+                                                    (size_t)shape->ci * (size_t)(p->kh * p->kw));
   float *padded = ws + g.sums_floats * (size_t)sets;
   size_t tile_sums = (size_t)g.tl.count * HOST_TILE_FLOATS; /* set on their first visits */
   for (int s = 0; s < sets; s++)
