@@ -70,11 +70,12 @@ static void pack_tiles_transposed(const float *src, ptrdiff_t out_step, int taps
       }
     }
 }
+
 /* The tiles of output block ob and input block ib, [kh][kw][16 in][16 out], into dst from p's
  * filters w: p's own (forward, phase NULL), or those of an input-gradient phase (q's outputs
  * are p's inputs, its taps p's taps of the phase, flipped). Written in order (a forward's whole
- * tiles by pack_tiles_transposed), a 16-float line of output channels at a time, each read from 16 filters a filter (or, for a phase, a tap run)
- * apart: those 16 x 16 taps are a few KB, read from L1 for the tap after. Writing in the
+ * tiles by pack_tiles_transposed), a 16-float line of output channels at a time, each read
+ * from 16 filters a filter (or, for a phase, a tap run) apart: those 16 x 16 taps are a few KB, read from L1 for the tap after. Writing in the
  * source's order instead scattered every float to its own line of a block of a few hundred KB,
  * beyond L1: 21% of ResNet-50 res5's 3x3 stride-2 forward and 43% of its input gradient went
  * to packing. */
@@ -940,16 +941,21 @@ static void subsample_images(const SwkConv *p, const float *x, int n0, int n1, f
   }
 }
 
-/* Tile k's dW from its sums (sums: the first set), and with a group's first tile the group's
- * db. */
-static void store_done(const WeightGradient *g, long k, const float *sums) {
+/* With a group's first tile k, the group's db from its bias sums (after the set's tiles). */
+static void store_group_bias(const WeightGradient *g, long k, const float *sums) {
   const Tiling *tl = &g->tl;
-  store_tile(g->p, tl, k, sums, g->dw, g->scale, g->keep);
   if (!g->db || k % (tl->count / tl->groups)) return;
   TileAt at = tile_at(g->p, tl, k);
   const float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
   for (int b = at.ob; b < at.ob + at.nb; b++)
     store_bias(g->p, b, bias_sums + b * HOST_BLOCK, g->db, g->bias_scale, g->keep);
+}
+
+/* Tile k's dW from its sums (sums: the first set), and with a group's first tile the group's
+ * db. */
+static void store_done(const WeightGradient *g, long k, const float *sums) {
+  store_tile(g->p, &g->tl, k, sums, g->dw, g->scale, g->keep);
+  store_group_bias(g, k, sums);
 }
 
 /* The tiles of a unit (an output group's one block of input channels: every chunk and tap,
@@ -1005,12 +1011,7 @@ static void store_finished(const WeightGradient *g, long k, long from, long to, 
   }
   if (k != first + per_unit - 1) return;
   store_unit(g, first, sums);
-  if (g->db && !(first % (tl->count / tl->groups))) {
-    TileAt at = tile_at(g->p, tl, first);
-    const float *bias_sums = sums + (size_t)tl->count * HOST_TILE_FLOATS;
-    for (int b = at.ob; b < at.ob + at.nb; b++)
-      store_bias(g->p, b, bias_sums + b * HOST_BLOCK, g->db, g->bias_scale, g->keep);
-  }
+  store_group_bias(g, first, sums);
 }
 
 /* Adds images [n0, n1) to tiles [from, to)'s sums (`sums`, the bias's after the tiles'), visit
