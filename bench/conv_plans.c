@@ -4,15 +4,17 @@
  * distinct convolution shapes of LeNet, cifar10_quick, VGG-16 and ResNet-50, as GFLOP/s and as a
  * fraction of the FP32 peak measured here by an FMA loop with the same thread count: forward,
  * weight gradient and input gradient. Rates count the definition's arithmetic (Winograd's is an
- * effective rate: it does less). Median of 3 runs per plan. The direct plan runs its rule's tiling;
- * the column `tiled` has its best other tiling (direct_tiling.h, the ones swnc tune times) for the
- * forward and input gradient, timed again in turn with the rule, and named at the end of the line
- * where it beat the rule in that second timing. The last columns name the plan the host target's
+ * effective rate: it does less). A round times every plan of every row, each by the median of 3
+ * runs; the table is timed in ROUNDS rounds one after another and each figure is the median of
+ * its rounds'. The direct plan runs its rule's tiling; the column `tiled` has its best other
+ * tiling (direct_tiling.h, the ones swnc tune times) for the forward and input gradient, chosen
+ * in the first round, timed again in turn with the rule in every round, and named at the end of
+ * the line where it beat the rule in those timings. The last columns name the plan the host target's
  * cost model (targets/host/description.c) prices cheapest for the computation alone and its
  * measured rate as a fraction of the fastest's; the last line, their geometric mean: how much the
  * model's choices would cost against the measurements.
- *   bench/conv_plans [THREADS] [BATCH] [FILTER]      (defaults: all cores, 8, every shape)
- * FILTER: a network's name (or part of it), or one layer's ("res2 1x1e"). */
+ *   bench/conv_plans [THREADS] [BATCH] [FILTER] [ROUNDS]   (defaults: all cores, 8, "", 3)
+ * FILTER: a network's name (or part of it; "" for every shape), or one layer's ("res2 1x1e"). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -219,35 +221,30 @@ static double time_tiling(SwkConv *p, int word, int batch, int c, const Buffers 
   return t;
 }
 
-/* The direct plan's fastest tiling for computation c (0 forward, 2 input gradient), printed as
- * a column, if it beats the rule: the fastest of several noisy medians would flatter it, so the
- * winner and the rule are timed again in turn and those figures compared (*rule_rate is raised
- * to the tiling's). Else 0. */
-static int best_tiling(SwkConv *p, int batch, int c, const Buffers *m, double flops, double peak,
-                       double *rule_rate) {
+/* The direct plan's fastest tiling for computation c (0 forward, 2 input gradient) but the
+ * rule's, by one median each; 0 where there are none (the weight gradient has one). */
+static int fastest_tiling(SwkConv *p, int batch, int c, const Buffers *m) {
   int words[HOST_TILINGS_MAX], n = 0, best = 0;
   if (c != 1) {
     SwkConv q = c == 2 ? host_direct_transposed(p) : *p;
     n = host_direct_tiling_candidates(&q, batch, words);
-  }
-  if (!n) {
-    printf(" %10s %7s", "-", "");
-    return 0;
   }
   double least = INFINITY;
   for (int i = 0; i < n; i++) {
     double t = time_tiling(p, words[i], batch, c, m);
     if (t < least) least = t, best = words[i];
   }
-  double tiled[3], rule[3];
-  for (int rep = 0; rep < 3; rep++)
-    tiled[rep] = time_tiling(p, best, batch, c, m), rule[rep] = time_tiling(p, 0, batch, c, m);
-  double rate = flops / median3(tiled[0], tiled[1], tiled[2]) / 1e9,
-         again = flops / median3(rule[0], rule[1], rule[2]) / 1e9;
-  printf(" %10.1f %6.0f%%", rate, 100 * rate / peak);
-  if (rate <= again) return 0;
-  *rule_rate = rate;
   return best;
+}
+
+/* The fastest of several noisy medians would flatter it, so a round times that tiling and the
+ * rule again in turn, 3 times each, and keeps their medians. */
+static void time_tiling_against_rule(SwkConv *p, int word, int batch, int c, const Buffers *m,
+                                     double *tiled, double *rule) {
+  double t[3], r[3];
+  for (int rep = 0; rep < 3; rep++)
+    t[rep] = time_tiling(p, word, batch, c, m), r[rep] = time_tiling(p, 0, batch, c, m);
+  *tiled = median3(t[0], t[1], t[2]), *rule = median3(r[0], r[1], r[2]);
 }
 
 /* The plan among those timed (rate > 0) that the host target's model prices cheapest. */
@@ -273,101 +270,192 @@ static int count_argument(int argc, char **argv, int i, int absent) {
   return *argv[i] && !*end && v > 0 && v <= 1 << 20 ? (int)v : 0;
 }
 
+/* q's convolution for a layer shape, its first layer reading its input as swnc has it read. */
+static SwkConv conv_of(const Layer *s) {
+  SwkConv p = {.ci = s->ci,
+               .h = s->h,
+               .w = s->w,
+               .co = s->co,
+               .ho = (s->h + 2 * s->p - s->k) / s->s + 1,
+               .wo = (s->w + 2 * s->p - s->k) / s->s + 1,
+               .kh = s->k,
+               .kw = s->k,
+               .sh = s->s,
+               .sw = s->s,
+               .ph = s->p,
+               .pw = s->p,
+               .groups = 1,
+               .bias = true};
+  p.x_planar = host_direct_reads_planar(&p);
+  return p;
+}
+
+static double flops_of(const SwkConv *p, int batch) {
+  return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
+}
+
+static Buffers buffers_for(const SwkConv *p, int batch) {
+  size_t nx = host_blocked_floats(batch, p->ci, p->h, p->w),
+         ny = host_blocked_floats(batch, p->co, p->ho, p->wo); /* enough for every layout */
+  size_t nw = (size_t)p->co * p->ci * p->kh * p->kw;
+  Buffers m = {zeroed(nx),
+               zeroed(ny),
+               zeroed(nw),
+               zeroed((size_t)p->co),
+               zeroed(nx),
+               zeroed(nw),
+               zeroed((size_t)p->co),
+               zeroed(swk_conv_workspace(p) + 16),
+               zeroed(swk_conv_implicit_workspace(p, batch)),
+               zeroed(host_conv_direct_workspace(p)),
+               NULL};
+  if (host_winograd_legal(p, 2)) {
+    size_t two = host_conv_winograd_workspace(p, 2);
+    size_t four = host_winograd_legal(p, 4) ? host_conv_winograd_workspace(p, 4) : 0;
+    m.winograd_ws = zeroed(two > four ? two : four);
+  }
+  for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
+  return m;
+}
+
+static void free_buffers(Buffers *m) {
+  free(m->x), free(m->y), free(m->w), free(m->b), free(m->dx), free(m->dw), free(m->db),
+      free(m->ws), free(m->implicit_ws), free(m->direct_ws), free(m->winograd_ws);
+}
+
+/* The whole table is timed in rounds, one after another, and every figure is the median of
+ * its rounds': a state of the shared machine that lasts seconds (here, memory-bound layers
+ * 10-20% slower for a while) then moves one round's figure, not the row. */
+enum { ROUNDS_MAX = 9, COMPUTATIONS = 3 };
+
+/* A computation's figures in a round, in seconds: each plan's (0: the plan has no such
+ * computation), then the direct plan's tiling and rule timed in turn. */
+enum { TILED = PLANS, RULE, FIGURES };
+typedef struct Round {
+  double seconds[FIGURES];
+} Round;
+
+typedef struct Row {
+  const Layer *layer;
+  int computation;
+  int tiling; /* the fastest tiling but the rule, chosen in the first round; 0: none */
+  Round round[ROUNDS_MAX];
+} Row;
+
+/* One round of a layer's three rows. */
+static void time_layer(Row rows[COMPUTATIONS], int batch, int round) {
+  SwkConv p = conv_of(rows[0].layer);
+  Buffers m = buffers_for(&p, batch);
+  for (int c = 0; c < COMPUTATIONS; c++) {
+    Row *row = &rows[c];
+    Round *t = &row->round[round];
+    for (int plan = 0; plan < PLANS; plan++)
+      t->seconds[plan] = plan_has(&p, plan) ? median_seconds(&p, batch, plan, c, &m) : 0;
+    if (!round) row->tiling = fastest_tiling(&p, batch, c, &m);
+    if (row->tiling)
+      time_tiling_against_rule(&p, row->tiling, batch, c, &m, &t->seconds[TILED],
+                               &t->seconds[RULE]);
+  }
+  free_buffers(&m);
+}
+
+/* The median of n figures (of two middle ones, their mean). */
+static double median_of(const double *v, int n) {
+  double s[ROUNDS_MAX] = {0};
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+    s[j] = v[i];
+  }
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* GFLOP/s of one of a row's figures, its rounds' median. */
+static double rate_of(const Row *row, int rounds, double flops, int figure) {
+  double seconds[ROUNDS_MAX] = {0};
+  for (int r = 0; r < rounds; r++) seconds[r] = row->round[r].seconds[figure];
+  return flops / median_of(seconds, rounds) / 1e9;
+}
+
+/* A row of the table; returns the model's choice's share of the fastest. */
+static double print_row(const Row *row, int rounds, int batch, double peak) {
+  static const char *const computations[] = {"forward", "wgrad", "dgrad"};
+  const Layer *s = row->layer;
+  SwkConv p = conv_of(s);
+  double flops = flops_of(&p, batch);
+  printf("%-14s %-10s %-8s", s->net, s->name, computations[row->computation]);
+  int best = EXPLICIT;
+  double rate[PLANS] = {0};
+  for (int plan = 0; plan < PLANS; plan++) {
+    if (!row->round[0].seconds[plan]) {
+      printf(" %10s %7s", "-", "");
+      continue;
+    }
+    rate[plan] = rate_of(row, rounds, flops, plan);
+    if (rate[plan] > rate[best]) best = plan;
+    printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
+  }
+  double rule[PLANS];
+  memcpy(rule, rate, sizeof rule);
+  int tiling = 0;
+  if (!row->tiling) {
+    printf(" %10s %7s", "-", "");
+  } else {
+    double tiled = rate_of(row, rounds, flops, TILED), again = rate_of(row, rounds, flops, RULE);
+    printf(" %10.1f %6.0f%%", tiled, 100 * tiled / peak);
+    if (tiled > again) {
+      tiling = row->tiling, rate[DIRECT] = tiled;
+      if (rate[DIRECT] > rate[best]) best = DIRECT;
+    }
+  }
+  char name[HOST_TILING_NAME_MAX], fastest[64];
+  snprintf(fastest, sizeof fastest, "%s%s%s", plan_names[best], tiling && best == DIRECT ? ":" : "",
+           tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");
+  int model = model_choice(&p, batch, row->computation, rule);
+  double share = rule[model] / rate[best];
+  printf("  %-22s %-10s %6.0f%%\n", fastest, plan_names[model], 100 * share);
+  return share;
+}
+
 int main(int argc, char **argv) {
   int threads = count_argument(argc, argv, 1, omp_get_num_procs()),
-      batch = count_argument(argc, argv, 2, 8);
-  const char *filter = argc > 3 ? argv[3] : NULL;
-  if (!threads || !batch || argc > 4) {
+      batch = count_argument(argc, argv, 2, 8), rounds = count_argument(argc, argv, 4, 3);
+  const char *filter = argc > 3 ? argv[3] : "";
+  if (!threads || !batch || !rounds || rounds > ROUNDS_MAX || argc > 5) {
     fprintf(stderr,
-            "usage: %s [THREADS] [BATCH] [FILTER]   (defaults: all cores, 8, every shape)\n"
-            "FILTER: a network's name (or part of it), or one layer's (\"res2 1x1e\")\n",
-            argv[0]);
+            "usage: %s [THREADS] [BATCH] [FILTER] [ROUNDS]   (defaults: all cores, 8, \"\", 3)\n"
+            "FILTER: a network's name (or part of it; \"\": every shape), or one layer's "
+            "(\"res2 1x1e\")\n"
+            "ROUNDS: times the table is timed, 1-%d; each figure is the median of its rounds'\n",
+            argv[0], ROUNDS_MAX);
     return 2;
   }
   swk_set_threads(threads);
   double peak = fma_peak(threads);
-  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s\n",
+  static Row rows[sizeof shapes / sizeof shapes[0] * COMPUTATIONS];
+  int count = 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    if (strstr(shapes[i].net, filter) || !strcmp(shapes[i].name, filter))
+      for (int c = 0; c < COMPUTATIONS; c++)
+        rows[count++] = (Row){.layer = &shapes[i], .computation = c};
+  for (int r = 0; r < rounds; r++) {
+    double start = now();
+    for (int i = 0; i < count; i += COMPUTATIONS) time_layer(&rows[i], batch, r);
+    fprintf(stderr, "conv_plans: round %d of %d timed in %.0f s\n", r + 1, rounds, now() - start);
+  }
+  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s; "
+         "the median of %d rounds\n",
          batch, threads, peak,
-         getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
+         getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)", rounds);
   printf("%-14s %-10s %-8s", "network", "layer", "compute");
   for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
   printf(" %10s %7s", "tiled", "of peak");
   printf("  %-22s %-10s %s\n", "fastest", "model", "of fastest");
   double log_model_share = 0;
-  int computed = 0;
-  static const char *const computations[] = {"forward", "wgrad", "dgrad"};
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    const Layer *s = &shapes[i];
-    if (filter && !strstr(s->net, filter) && strcmp(s->name, filter)) continue;
-    int ho = (s->h + 2 * s->p - s->k) / s->s + 1, wo = (s->w + 2 * s->p - s->k) / s->s + 1;
-    SwkConv p = {.ci = s->ci,
-                 .h = s->h,
-                 .w = s->w,
-                 .co = s->co,
-                 .ho = ho,
-                 .wo = wo,
-                 .kh = s->k,
-                 .kw = s->k,
-                 .sh = s->s,
-                 .sw = s->s,
-                 .ph = s->p,
-                 .pw = s->p,
-                 .groups = 1,
-                 .bias = true};
-    p.x_planar = host_direct_reads_planar(&p); /* as swnc has a first layer read its input */
-    size_t nx = host_blocked_floats(batch, s->ci, s->h, s->w),
-           ny = host_blocked_floats(batch, s->co, ho, wo); /* enough for every layout */
-    size_t nw = (size_t)s->co * s->ci * s->k * s->k;
-    Buffers m = {zeroed(nx),
-                 zeroed(ny),
-                 zeroed(nw),
-                 zeroed((size_t)s->co),
-                 zeroed(nx),
-                 zeroed(nw),
-                 zeroed((size_t)s->co),
-                 zeroed(swk_conv_workspace(&p) + 16),
-                 zeroed(swk_conv_implicit_workspace(&p, batch)),
-                 zeroed(host_conv_direct_workspace(&p)),
-                 NULL};
-    if (host_winograd_legal(&p, 2)) {
-      size_t two = host_conv_winograd_workspace(&p, 2);
-      size_t four = host_winograd_legal(&p, 4) ? host_conv_winograd_workspace(&p, 4) : 0;
-      m.winograd_ws = zeroed(two > four ? two : four);
-    }
-    for (size_t k = 0; k < nx; k++) m.x[k] = (float)(k % 17) * 0.01f;
-    double flops = 2.0 * batch * s->co * ho * wo * s->ci * s->k * s->k;
-    for (int c = 0; c < 3; c++) {
-      printf("%-14s %-10s %-8s", s->net, s->name, computations[c]);
-      int best = EXPLICIT;
-      double rate[PLANS] = {0};
-      for (int plan = 0; plan < PLANS; plan++) {
-        if (!plan_has(&p, plan)) {
-          printf(" %10s %7s", "-", "");
-          continue;
-        }
-        rate[plan] = flops / median_seconds(&p, batch, plan, c, &m) / 1e9;
-        if (rate[plan] > rate[best]) best = plan;
-        printf(" %10.1f %6.0f%%", rate[plan], 100 * rate[plan] / peak);
-      }
-      char name[HOST_TILING_NAME_MAX], fastest[64];
-      double rule[PLANS];
-      memcpy(rule, rate, sizeof rule);
-      int tiling = best_tiling(&p, batch, c, &m, flops, peak, &rate[DIRECT]);
-      if (tiling && rate[DIRECT] > rate[best]) best = DIRECT;
-      snprintf(fastest, sizeof fastest, "%s%s%s", plan_names[best],
-               tiling && best == DIRECT ? ":" : "",
-               tiling && best == DIRECT ? host_direct_tiling_name(tiling, name) : "");
-      int model = model_choice(&p, batch, c, rule);
-      double share = rule[model] / rate[best];
-      log_model_share += log(share), computed++;
-      printf("  %-22s %-10s %6.0f%%\n", fastest, plan_names[model], 100 * share);
-    }
-    free(m.x), free(m.y), free(m.w), free(m.b), free(m.dx), free(m.dw), free(m.db), free(m.ws),
-        free(m.implicit_ws), free(m.direct_ws), free(m.winograd_ws);
-  }
-  if (computed)
+  for (int i = 0; i < count; i++) log_model_share += log(print_row(&rows[i], rounds, batch, peak));
+  if (count)
     printf("# the model's choices (kernels: %s) at %.1f%% of the fastest, geometric mean of %d\n",
-           host_isa_choice(), 100 * exp(log_model_share / computed), computed);
+           host_isa_choice(), 100 * exp(log_model_share / count), count);
   printf("# FMA-loop peak at the end %.1f GFLOP/s (the rows: %.1f)\n", fma_peak(threads), peak);
   return 0;
 }
