@@ -444,7 +444,8 @@ static Placement compact(const SwkConv *q, float *y) {
 static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, View v,
                           ptrdiff_t x_image, const float *tiles, int tiles_ob, const float *bias,
                           bool accumulate, const Placement *at, int image, int ob, int nb, int oh,
-                          int rows, int ow, int np, int c0, int c1, StripAhead ahead) {
+                          int rows, int ow, int np, int c0, int c1, StripAhead ahead,
+                          const float *y_next) {
   int bi = host_blocks(p->ci), taps = p->kh * p->kw, ih = oh * p->sh - p->ph;
   ptrdiff_t y_at = image * at->image + ob * at->block + oh * at->row + ow * at->pixel;
   Strip s = {.x = x,
@@ -480,7 +481,8 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .stream = at->stream && c1 == bi,
              .mask = at->mask && c1 == bi ? at->mask + y_at : NULL,
              .mask_slope = at->mask_slope,
-             .ahead = ahead};
+             .ahead = ahead,
+             .y_next = y_next};
   k->strip(nb, np, &s);
 }
 
@@ -529,6 +531,31 @@ static StripAhead ahead_share(const Copied *have, int c0, int shares, int k) {
   return a;
 }
 
+/* Where item i's strips are: image, output rows [oh, oh + rows), pixels [ow, ow + np) of
+ * them, strip index; and the group of output blocks it is for, filters outer (else 0). */
+typedef struct StripPlace {
+  int image, oh, rows, ow, np, strip, group;
+} StripPlace;
+
+static StripPlace strip_place(const Strips *r, long i) {
+  StripPlace at = {.strip = (int)(i % r->strips)};
+  int row_groups = r->rows.groups;
+  at.oh = host_strip_row_group(&r->rows, (int)(i / r->strips % row_groups), &at.rows);
+  int unit = (int)(i / r->strips / row_groups % r->units);
+  at.group = (int)(i / r->strips / row_groups / r->units);
+  at.image = r->x_image ? 2 * unit : unit;
+  if (r->x_image) at.rows = r->batch - at.image < 2 ? 1 : 2;
+  at.ow = at.strip * r->pixels;
+  at.np = r->q->wo - at.ow < r->pixels ? r->q->wo - at.ow : r->pixels;
+  return at;
+}
+
+/* The first output of output block ob at a strip's place. */
+static const float *strip_y(const Strips *r, const StripPlace *at, int ob) {
+  const Placement *p = r->at;
+  return p->y + at->image * p->image + ob * p->block + at->oh * p->row + at->ow * p->pixel;
+}
+
 /* Items [from, to) of one run, in passes over the input blocks, with the packed tiles of
  * output blocks tiles_ob on (those the run reads); `mine` is the thread's copy of an image
  * (holding what *have says). */
@@ -538,28 +565,31 @@ static void run_strips(const Strips *r, long from, long to, const float *tiles, 
   int bo = host_blocks(q->co), most = r->isa->blocks;
   for (int c0 = 0; c0 < r->blocks_in; c0 += r->pass) {
     int c1 = c0 + r->pass < r->blocks_in ? c0 + r->pass : r->blocks_in;
+    bool accumulate = r->accumulate || c0;
+    StripPlace at = strip_place(r, from);
     for (long i = from; i < to; i++) {
-      int row_groups = r->rows.groups, rows;
-      int strip = (int)(i % r->strips);
-      int oh = host_strip_row_group(&r->rows, (int)(i / r->strips % row_groups), &rows);
-      int unit = (int)(i / r->strips / row_groups % r->units);
-      int group = (int)(i / r->strips / row_groups / r->units);
-      int image = r->x_image ? 2 * unit : unit;
-      if (r->x_image) rows = r->batch - image < 2 ? 1 : 2;
-      const float *xi = r->batch_padded
-                            ? padded + r->padded_image * (size_t)image
-                            : image_view(q, r->x, r->x_planar, image, oh, rows, mine, have);
+      StripPlace next = i + 1 < to ? strip_place(r, i + 1) : (StripPlace){.image = -1};
+      const float *xi =
+          r->batch_padded ? padded + r->padded_image * (size_t)at.image
+                          : image_view(q, r->x, r->x_planar, at.image, at.oh, at.rows, mine, have);
       View v = r->view;
       if (!r->batch_padded && host_direct_copies(q, r->x_planar)) v.first = have->win.lo;
-      int ow = strip * r->pixels, np = q->wo - ow < r->pixels ? q->wo - ow : r->pixels;
-      int g0 = r->tiling.filters_outer ? group : 0,
-          g1 = r->tiling.filters_outer ? group + 1 : r->groups;
+      int g0 = r->tiling.filters_outer ? at.group : 0,
+          g1 = r->tiling.filters_outer ? at.group + 1 : r->groups;
       for (int g = g0; g < g1; g++) {
         int ob = g * most;
-        StripAhead ahead = ahead_share(have, c0, r->strips * (g1 - g0), strip * (g1 - g0) + g - g0);
-        compute_strip(r->isa, q, xi, v, r->x_image, tiles, tiles_ob, r->bias, r->accumulate, r->at,
-                      image, ob, bo - ob < most ? bo - ob : most, oh, rows, ow, np, c0, c1, ahead);
+        StripAhead ahead =
+            ahead_share(have, c0, r->strips * (g1 - g0), at.strip * (g1 - g0) + g - g0);
+        /* the sums the next strip starts from, where it adds to y */
+        const float *y_next = !accumulate       ? NULL
+                              : g + 1 < g1      ? strip_y(r, &at, ob + most)
+                              : next.image >= 0 ? strip_y(r, &next, next.group * most)
+                                                : NULL;
+        compute_strip(r->isa, q, xi, v, r->x_image, tiles, tiles_ob, r->bias, accumulate, r->at,
+                      at.image, ob, bo - ob < most ? bo - ob : most, at.oh, at.rows, at.ow, at.np,
+                      c0, c1, ahead, y_next);
       }
+      at = next;
     }
   }
 }

@@ -49,6 +49,7 @@ typedef struct Strip {
   float mask_slope;
   bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
   StripAhead ahead;
+  const float *y_next; /* not NULL: the y the next strip adds to, laid out as this one's */
 } Strip;
 
 /* A strip's input channels in block cb, and where its taps (kh, kw) of block cb start: the
