@@ -328,8 +328,8 @@ static void free_buffers(Buffers *m) {
  * 10-20% slower for a while) then moves one round's figure, not the row. */
 enum { ROUNDS_MAX = 9, COMPUTATIONS = 3 };
 
-/* A computation's figures in a round, in seconds: each plan's (0: the plan has no such
- * computation), then the direct plan's tiling and rule timed in turn. */
+/* A computation's figures in a round, in seconds: each plan's (0 where it has none), then the
+ * direct plan's tiling and rule timed in turn. */
 enum { TILED = PLANS, RULE, FIGURES };
 typedef struct Round {
   double seconds[FIGURES];
@@ -387,7 +387,7 @@ static double print_row(const Row *row, int rounds, int batch, double peak) {
   int best = EXPLICIT;
   double rate[PLANS] = {0};
   for (int plan = 0; plan < PLANS; plan++) {
-    if (!row->round[0].seconds[plan]) {
+    if (!plan_has(&p, plan)) {
       printf(" %10s %7s", "-", "");
       continue;
     }

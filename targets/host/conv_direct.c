@@ -75,10 +75,10 @@ static void pack_tiles_transposed(const float *src, ptrdiff_t out_step, int taps
  * filters w: p's own (forward, phase NULL), or those of an input-gradient phase (q's outputs
  * are p's inputs, its taps p's taps of the phase, flipped). Written in order (a forward's whole
  * tiles by pack_tiles_transposed), a 16-float line of output channels at a time, each read
- * from 16 filters a filter (or, for a phase, a tap run) apart: those 16 x 16 taps are a few KB, read from L1 for the tap after. Writing in the
- * source's order instead scattered every float to its own line of a block of a few hundred KB,
- * beyond L1: 21% of ResNet-50 res5's 3x3 stride-2 forward and 43% of its input gradient went
- * to packing. */
+ * from 16 filters a filter (or, for a phase, a tap run) apart: those 16 x 16 taps are a few
+ * KB, read from L1 for the tap after. Writing in the source's order instead scattered every
+ * float to its own line of a block of a few hundred KB, beyond L1: 21% of ResNet-50 res5's 3x3
+ * stride-2 forward and 43% of its input gradient went to packing. */
 static void pack_tiles(const SwkConv *p, const float *w, const HostPhase *phase, int ob, int ib,
                        float *dst) {
   const SwkConv *q = phase ? &phase->q : p;
