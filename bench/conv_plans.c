@@ -163,9 +163,17 @@ typedef struct Buffers {
   float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws, *winograd_ws;
 } Buffers;
 
-enum { EXPLICIT, IMPLICIT, DIRECT, WINOGRAD2, WINOGRAD4, PLANS };
-static const char *const plan_names[] = {"explicit", "implicit", "direct", "winograd2",
-                                         "winograd4"};
+/* The plans' rows (runtime/conv_plans.h); run() calls the host's kernels of each directly, to
+ * time one computation at a time. */
+enum {
+#define PLAN_ID(id, ...) id,
+  SWN_CONV_PLANS(PLAN_ID)
+#undef PLAN_ID
+      PLANS
+};
+#define PLAN_NAME(id, name, ...) name,
+static const char *const plan_names[] = {SWN_CONV_PLANS(PLAN_NAME)};
+#undef PLAN_NAME
 
 /* Whether the plan has this shape's computations. */
 static bool plan_has(const SwkConv *p, int plan) {
@@ -255,8 +263,8 @@ static int model_choice(const SwkConv *p, int batch, int c, const double rate[PL
   int best = -1;
   double least = INFINITY;
   for (int plan = 0; plan < PLANS; plan++) {
-    double t =
-        rate[plan] > 0 ? host->conv_cost(&s, (ConvPlan)plan, (ConvComputation)c, 0) : INFINITY;
+    double t = rate[plan] > 0 ? target_conv_cost(host, &s, (ConvPlan)plan, (ConvComputation)c, 0)
+                              : INFINITY;
     if (t < least) least = t, best = plan;
   }
   return best;

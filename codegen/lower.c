@@ -35,8 +35,21 @@ int arg_step_field(ArgKind k) {
   case ARG_MOMENTUM: return SwnStep_momentum_coef;
   case ARG_FOLD_SCALE: return SwnStep_fold_scale;
   case ARG_FOLD_KEEP: return SwnStep_fold_keep;
-  default: return -1;
+  case ARG_BATCH:
+  case ARG_STRUCT:
+  case ARG_PTR:
+  case ARG_INPUTS:
+  case ARG_OUTPUTS:
+  case ARG_BOOLS:
+  case ARG_SIZES:
+  case ARG_BOOL:
+  case ARG_INT:
+  case ARG_INT64:
+  case ARG_LR:
+  case ARG_FLOAT:
+  case ARG_STEP: return -1;
   }
+  return -1;
 }
 
 /* How an argument crosses the boundary (checked against the callee's parameter). */
@@ -55,8 +68,16 @@ static AbiCode arg_code(ArgKind k) {
   case ARG_FLOAT:
   case ARG_FOLD_SCALE:
   case ARG_FOLD_KEEP: return ABI_F32;
-  default: return ABI_PTR;
+  case ARG_WORKSPACE:
+  case ARG_STRUCT:
+  case ARG_PTR:
+  case ARG_INPUTS:
+  case ARG_OUTPUTS:
+  case ARG_BOOLS:
+  case ARG_SIZES:
+  case ARG_STEP: return ABI_PTR;
   }
+  return ABI_PTR;
 }
 
 /* ------------------------------------------------------------------ pointers */
@@ -335,8 +356,12 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkSoftmaxLoss_classes] = d_int(x.dim[1]),
     s.items[SwkSoftmaxLoss_loss_weight] = d_float(a->loss_weight);
     return s;
-  default: return s;
+  case FAMILY_NONE: /* the runtime fills it */
+  case FAMILY_JOIN: /* sizes as arguments */
+  case FAMILY_ACCURACY:
+  case FAMILY_TRANSFORM: return s;
   }
+  return s;
 }
 
 static void lower_structs(Ctx *c) {
@@ -584,7 +609,8 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     return;
   case FAMILY_ACTIVATION:
     k = kernel(c, f, arena_printf(c->a, "swk_%s_backward", op_info[op->kind].name), i);
-    arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
+    arg_ptr(c, k, op_info[op->kind].bwd_reads & BWD_IN ? input(c, op, 0) : output(c, op));
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_BATCHNORM:
     k = kernel(c, f, kernel_name(c, op, "backward"), i);
@@ -665,8 +691,8 @@ static void lower_workspace(Ctx *c, int i) {
   if (family == FAMILY_FC)
     arg_kind(c, begin(c, &c->out->workspace, "swk_fc_workspace", i), ARG_STRUCT);
   if (family != FAMILY_CONV) return;
-  for (int plan = 0; plan < PLAN_COUNT; plan++) /* the dispatcher holds implicit's itself */
-    if (plan != PLAN_IMPLICIT &&
+  for (int plan = 0; plan < PLAN_COUNT; plan++) /* the dispatcher holds batched ones itself */
+    if (!conv_plan_batched_workspace((ConvPlan)plan) &&
         (conv_uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
       arg_kind(c,
                begin(c, &c->out->workspace,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "../codegen/c/emit_c.h"
-#include "caffe.h"
+#include "caffe_commands.h"
 #include "../frontend/frontend.h"
 #include "../ir/target.h"
 #include "../ir/tuning.h"
@@ -106,13 +106,16 @@ static void usage(FILE *f) {
       "  --target=NAME        the kernel set to build for: host (default), or sw26010 (runs\n"
       "                       on its CPE-cluster emulator, 4 core groups; --profile\n"
       "                       estimates chip time)\n"
-      "  --conv=MODE          convolution plans: auto (default: by cost, see --explain),\n"
-      "                       explicit (im2col + GEMM), implicit (implicit GEMM), direct\n"
-      "                       (channel-blocked) or winograd2 / winograd4 (Winograd\n"
-      "                       F(2x2,3x3 or 5x5) / F(4x4,3x3), channel-blocked) for all:\n"
-      "                       explicit for a computation the plan cannot do; or swcaffe\n"
-      "                       (--target=sw26010: swCaffe's choices, implicit where its\n"
-      "                       swDNN kernel runs, else explicit)\n"
+      "  --conv=MODE          convolution plans: auto (default: by cost, see --explain); or\n"
+      "                       swcaffe (--target=sw26010: swCaffe's choices, implicit where\n"
+      "                       its swDNN kernel runs, else explicit); or one plan for all\n"
+      "                       (explicit for a computation the plan cannot do):\n",
+      f);
+#define PLAN_HELP(id, name, kernels, layout, computations, workspace, relu, about)                 \
+  fprintf(f, "%23s%-10s %s\n", "", name, about);
+  SWN_CONV_PLANS(PLAN_HELP)
+#undef PLAN_HELP
+  fputs(
       "  --tune=FILE          use the measurements of a tuning file instead of the cost model\n"
       "  --explain            print each convolution's candidate plans, costs and choice\n"
       "  --estimate           print a training iteration's time per layer on the target from\n"
@@ -334,11 +337,12 @@ static int parse_options(int argc, char **argv, Options *o) {
         o->compile.conv = CONV_REFERENCE, o->reference_plans = optarg;
       for (int p = 0; p < PLAN_COUNT; p++)
         if (!strcmp(optarg, conv_plan_name((ConvPlan)p))) o->compile.conv = CONV_FORCE_EXPLICIT + p;
-      if (o->compile.conv < 0)
-        return usage_error(
-            "--conv takes auto, explicit, implicit, direct, winograd2, winograd4 or swcaffe, "
-            "not '%s'",
-            optarg);
+      if (o->compile.conv < 0) {
+        char message[256];
+        snprintf(message, sizeof message, "--conv takes auto, swcaffe or a plan (%s), not '%%s'",
+                 conv_plan_list());
+        return usage_error(message, optarg);
+      }
       break;
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;

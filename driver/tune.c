@@ -121,14 +121,12 @@ static void list_jobs(const Module *m, Arena *a, JobList *jobs) {
     conv_shape_key(&s, key);
     if (listed(jobs, key)) continue;
     for (int p = 0; p < PLAN_COUNT; p++) {
-      if (t->conv_illegal(&s, (ConvPlan)p)) continue;
+      if (target_conv_illegal(t, &s, (ConvPlan)p)) continue;
       for (int c = 0; c <= CONV_BACKWARD; c++) {
         /* a computation the plan cannot do (Winograd's on 7x7 filters) is priced infinite */
-        if (isinf(t->conv_cost(&s, (ConvPlan)p, (ConvComputation)c, 0))) continue;
+        if (isinf(target_conv_cost(t, &s, (ConvPlan)p, (ConvComputation)c, 0))) continue;
         int words[TILINGS_MAX + 1] = {0}; /* the rule, then the plan's other tilings */
-        int n =
-            1 +
-            (t->conv_tilings ? t->conv_tilings(&s, (ConvPlan)p, (ConvComputation)c, words + 1) : 0);
+        int n = 1 + target_conv_tilings(t, &s, (ConvPlan)p, (ConvComputation)c, words + 1);
         for (int k = 0; k < n; k++) {
           char name[PLAN_NAME_MAX];
           Job j = {.kind = "conv",
@@ -184,12 +182,10 @@ typedef struct PlanKernels {
 } PlanKernels;
 
 static PlanKernels plan_kernels(const Kernels *k, ConvPlan plan) {
-  PlanKernels all[] = {{k->swk_conv_forward, k->swk_conv_backward},
-                       {k->swk_conv_implicit_forward, k->swk_conv_implicit_backward},
-                       {k->swk_conv_direct_forward, k->swk_conv_direct_backward},
-                       {k->swk_conv_winograd2_forward, k->swk_conv_winograd2_backward},
-                       {k->swk_conv_winograd4_forward, k->swk_conv_winograd4_backward}};
-  _Static_assert(sizeof all / sizeof all[0] == PLAN_COUNT, "kernels per plan");
+#define PLAN_KERNELS(id, name, kernels, ...)                                                       \
+  [PLAN_##id] = {k->swk_##kernels##_forward, k->swk_##kernels##_backward},
+  const PlanKernels all[PLAN_COUNT] = {SWN_CONV_PLANS(PLAN_KERNELS)};
+#undef PLAN_KERNELS
   return all[plan];
 }
 

@@ -5,10 +5,12 @@
  * docs/language.md), or reported at its location: a field Caffe does not know as unknown (as
  * Caffe does), one swnc cannot honour as unsupported. Never a silent drop. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "caffe.h"
+#include "caffe_types.h"
 #include "prototxt.h"
 #include "symtab.h"
 
@@ -65,6 +67,7 @@ typedef struct Importer {
   Arena *a;
   CaffeNet *net;
   const char *what; /* "layer 'conv1' (Convolution)" while a layer is read */
+  int phases;       /* and the phases it is in (PHASE_*) */
   SymTab blobs;     /* Caffe blob name -> index into blob_stmt */
   VEC(int) blob_stmt;
   SymTab names;         /* statement names taken */
@@ -526,8 +529,9 @@ static void add_learning(Importer *im, const PbMessage *layer, const PbMessage *
   if (bias) add_filler(im, s, get_msg(im, p, "bias_filler"), loc, true);
 }
 
-static void import_conv(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "convolution_param");
+static void import_conv(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                        const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "conv", 1, 1);
   if (s < 0 || !add_outputs(im, p, s, loc, "convolution_param")) return;
   if (!add_pair(im, s, p, "kernel", "kernel_size", -1, 1))
@@ -548,8 +552,9 @@ static void import_conv(Importer *im, const PbMessage *layer, const char *name, 
   record_blobs(im, name, "Convolution", s, CAFFE_WEIGHTS);
 }
 
-static void import_fc(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "inner_product_param");
+static void import_fc(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                      const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "fc", 1, 1);
   if (s < 0 || !add_outputs(im, p, s, loc, "inner_product_param")) return;
   only_default(im, p, "transpose", "false", 0);
@@ -559,8 +564,9 @@ static void import_fc(Importer *im, const PbMessage *layer, const char *name, Sr
   record_blobs(im, name, "InnerProduct", s, CAFFE_WEIGHTS);
 }
 
-static void import_pool(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "pooling_param");
+static void import_pool(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                        const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "pool", 1, 1);
   if (s < 0) return;
   static const char *const methods[] = {"MAX", "AVE", "STOCHASTIC", NULL};
@@ -587,37 +593,53 @@ static void import_pool(Importer *im, const PbMessage *layer, const char *name, 
   bind_layer_top(im, layer, s);
 }
 
-/* ReLU, Sigmoid, TanH, ELU, Dropout: one input, at most one number. */
-static void import_activation(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
-                              const char *type) {
-  static const struct {
-    const char *type, *callee, *message, *caffe_key, *key, *fields;
-    double def;
-  } kinds[] = {
-      {"ReLU", "relu", "relu_param", "negative_slope", "slope", " negative_slope engine ", 0},
-      {"Sigmoid", "sigmoid", "sigmoid_param", NULL, NULL, " engine ", 0},
-      {"TanH", "tanh", "tanh_param", NULL, NULL, " engine ", 0},
-      {"ELU", "elu", "elu_param", "alpha", "alpha", " alpha ", 1},
-      {"Dropout", "dropout", "dropout_param", "dropout_ratio", "ratio", " dropout_ratio ", 0.5},
-  };
-  size_t k = 0;
-  while (strcmp(kinds[k].type, type)) k++;
-  const PbMessage *p = get_msg(im, layer, kinds[k].message);
-  int s = layer_stmt(im, layer, name, loc, kinds[k].callee, 1, 1);
+/* ReLU, Sigmoid, TanH, ELU, Swish, Dropout: one input, at most one number (the row's key). A
+ * value is written where it differs from Caffe's default or where the IR always shows it. */
+static void import_simple(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                          const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
+  const OpInfo *op = &op_info[row->op];
+  int s = layer_stmt(im, layer, name, loc, op->name, 1, 1);
   if (s < 0) return;
-  if (kinds[k].caffe_key) {
-    const PbField *f = field(p, kinds[k].caffe_key);
-    double v = f && is_number(im, f, false) ? f->f : kinds[k].def;
-    if (v != kinds[k].def || !strcmp(type, "Dropout"))
-      add_arg(im, s, kinds[k].key, ex_float(im, v, f ? f->loc : loc));
+  const char *fields = " engine ";
+  if (row->caffe_key) {
+    fields = arena_printf(im->a, " %s engine ", row->caffe_key);
+    const PbField *f = field(p, row->caffe_key);
+    double v = f && is_number(im, f, false) ? f->f : row->def;
+    const FieldSpec *spec = row->swnc_key ? field_find(op->fields, row->swnc_key) : NULL;
+    if (!row->swnc_key && v != row->def)
+      diag_error(f->loc, "%s: swnc's %s has %s %g only, not %g", im->what, op->name, row->caffe_key,
+                 row->def, v);
+    else if (spec && (v != row->def || spec->shown))
+      add_arg(im, s, row->swnc_key, ex_float(im, v, f ? f->loc : loc));
   }
   ignore(p, "engine");
-  finish(im, p, kinds[k].fields, kinds[k].message);
+  finish(im, p, fields, row->message);
   bind_layer_top(im, layer, s);
 }
 
-static void import_lrn(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "lrn_param");
+/* Clip: swnc's relu6 where min is 0 and max 6, refused otherwise. */
+static void import_clip(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                        const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
+  if (s < 0) return;
+  const PbField *lo = field(p, "min"), *hi = field(p, "max");
+  double min = lo && is_number(im, lo, false) ? lo->f : NAN,
+         max = hi && is_number(im, hi, false) ? hi->f : NAN;
+  if (!lo || !hi)
+    diag_error(p ? p->loc : loc,
+               "%s: clip_param needs min and max (swnc reads Clip as ReLU6: 0 and 6)", im->what);
+  else if (min != 0 || max != 6)
+    diag_error(p->loc, "%s: swnc reads Clip only as ReLU6 (min 0, max 6), not min %g, max %g",
+               im->what, min, max);
+  finish(im, p, " min max ", row->message);
+  bind_layer_top(im, layer, s);
+}
+
+static void import_lrn(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                       const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "lrn", 1, 1);
   if (s < 0) return;
   static const char *const regions[] = {"ACROSS_CHANNELS", "WITHIN_CHANNEL", NULL};
@@ -642,8 +664,9 @@ static void import_lrn(Importer *im, const PbMessage *layer, const char *name, S
   bind_layer_top(im, layer, s);
 }
 
-static void import_concat(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "concat_param");
+static void import_concat(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                          const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "concat", 1, 1 << 16);
   if (s < 0) return;
   only_default(im, p, "axis", NULL, 1);
@@ -652,8 +675,9 @@ static void import_concat(Importer *im, const PbMessage *layer, const char *name
   bind_layer_top(im, layer, s);
 }
 
-static void import_eltwise(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "eltwise_param");
+static void import_eltwise(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                           const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "add", 2, 1 << 16);
   if (s < 0) return;
   static const char *const ops[] = {"PROD", "SUM", "MAX", NULL};
@@ -684,8 +708,9 @@ static void check_frozen_params(Importer *im, const PbMessage *layer) {
   }
 }
 
-static void import_batchnorm(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "batch_norm_param");
+static void import_batchnorm(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                             const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "batchnorm", 1, 1);
   if (s < 0) return;
   const PbField *g = field(p, "use_global_stats");
@@ -708,8 +733,9 @@ static void import_batchnorm(Importer *im, const PbMessage *layer, const char *n
 }
 
 /* A Scale with a bias right after a BatchNorm is that batch norm's affine part. */
-static void import_scale(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "scale_param");
+static void import_scale(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                         const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   if (!check_arity(im, layer, loc, 1, 1, 1)) return;
   const PbField *bottom = nth(layer, "bottom", 0);
   int bn = blob(im, bottom);
@@ -762,8 +788,9 @@ static int labels(Importer *im, SrcLoc loc) {
   return im->labels;
 }
 
-static void import_loss(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "loss_param");
+static void import_loss(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                        const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "softmax_loss", 2, 2);
   if (s < 0) return;
   const PbField *ignore_label = field(p, "ignore_label");
@@ -787,8 +814,9 @@ static void import_loss(Importer *im, const PbMessage *layer, const char *name, 
 }
 
 /* A deployed network's final Softmax: trained as softmax_loss against the labels. */
-static void import_softmax(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "softmax_param");
+static void import_softmax(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                           const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   if (!check_arity(im, layer, loc, 1, 1, 1)) return;
   int lab = labels(im, loc);
   int s = add_stmt(im, name, loc, "softmax_loss");
@@ -805,8 +833,9 @@ static void import_softmax(Importer *im, const PbMessage *layer, const char *nam
   bind_layer_top(im, layer, s);
 }
 
-static void import_accuracy(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "accuracy_param");
+static void import_accuracy(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                            const CaffeType *row) {
+  const PbMessage *p = get_msg(im, layer, row->message);
   int s = layer_stmt(im, layer, name, loc, "accuracy", 2, 2);
   if (s < 0) return;
   const PbField *k = field(p, "top_k");
@@ -898,10 +927,12 @@ static void read_transform(Importer *im, const PbMessage *layer, SrcLoc loc) {
   finish(im, t, TRANSFORM_FIELDS, "TransformationParameter");
 }
 
-static void import_data(Importer *im, const PbMessage *layer, SrcLoc loc, const char *type,
-                        int phases) {
-  bool image_data = !strcmp(type, "ImageData");
-  const char *message = image_data ? "image_data_param" : "data_param";
+static void import_data(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                        const CaffeType *row) {
+  (void)name;
+  int phases = im->phases;
+  bool image_data = !strcmp(row->type, "ImageData");
+  const char *message = row->message;
   const PbMessage *p = get_msg(im, layer, message);
   DataLayer d = {.batch = get_int(im, p, "batch_size", 0, 1),
                  .source = get_str(im, p, "source", ""),
@@ -944,8 +975,10 @@ static void import_data(Importer *im, const PbMessage *layer, SrcLoc loc, const 
   bind_data_tops(im, layer, loc, 1);
 }
 
-static void import_input(Importer *im, const PbMessage *layer, SrcLoc loc) {
-  const PbMessage *p = get_msg(im, layer, "input_param");
+static void import_input(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                         const CaffeType *row) {
+  (void)name;
+  const PbMessage *p = get_msg(im, layer, row->message);
   const PbField *first = nth(p, "shape", 0), *second = nth(p, "shape", 1);
   const PbMessage *shape = first && first->kind == PB_MESSAGE ? first->msg : NULL;
   int n = count(shape, "dim");
@@ -1021,10 +1054,31 @@ static bool check_name(Importer *im, const char *name, SrcLoc loc, int phases) {
   return true;
 }
 
+/* ------------------------------------------------------------------ the table */
+
+typedef void (*Import)(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
+                       const CaffeType *row);
+
+static const CaffeType caffe_types[] = {SWNC_CAFFE_TYPES(SWNC_CAFFE_TYPE_ROW)};
+
+/* Each row's handler, in the table's order. */
+static Import row_importer(const CaffeType *row) {
+#define IMPORTER(type, op, import, ...) import_##import,
+  static const Import importers[] = {SWNC_CAFFE_TYPES(IMPORTER)};
+#undef IMPORTER
+  return importers[row - caffe_types];
+}
+
+static const CaffeType *caffe_type(const char *type) {
+  for (size_t i = 0; i < sizeof caffe_types / sizeof caffe_types[0]; i++)
+    if (!strcmp(caffe_types[i].type, type)) return &caffe_types[i];
+  return NULL;
+}
+
 /* The statement(s) of one layer, by its type. */
 static void import_layer_as(Importer *im, const PbMessage *layer, const char *name,
                             const char *type, SrcLoc loc) {
-  int phases = layer_phases(im, layer);
+  int phases = im->phases = layer_phases(im, layer);
   if (!check_name(im, name, loc, phases)) return;
   bool data = !strcmp(type, "Data") || !strcmp(type, "ImageData");
   if (phases != PHASE_BOTH && !data && strcmp(type, "Accuracy")) {
@@ -1047,42 +1101,15 @@ static void import_layer_as(Importer *im, const PbMessage *layer, const char *na
                "%s: blobs in a prototxt are not supported by swnc "
                "(give weights with --weights MODEL.caffemodel)",
                im->what);
-  if (data)
-    import_data(im, layer, loc, type, phases);
-  else if (!strcmp(type, "Input"))
-    import_input(im, layer, loc);
-  else if (!strcmp(type, "Convolution"))
-    import_conv(im, layer, name, loc);
-  else if (!strcmp(type, "InnerProduct"))
-    import_fc(im, layer, name, loc);
-  else if (!strcmp(type, "Pooling"))
-    import_pool(im, layer, name, loc);
-  else if (!strcmp(type, "ReLU") || !strcmp(type, "Sigmoid") || !strcmp(type, "TanH") ||
-           !strcmp(type, "ELU") || !strcmp(type, "Dropout"))
-    import_activation(im, layer, name, loc, type);
-  else if (!strcmp(type, "LRN"))
-    import_lrn(im, layer, name, loc);
-  else if (!strcmp(type, "Concat"))
-    import_concat(im, layer, name, loc);
-  else if (!strcmp(type, "Eltwise"))
-    import_eltwise(im, layer, name, loc);
-  else if (!strcmp(type, "BatchNorm"))
-    import_batchnorm(im, layer, name, loc);
-  else if (!strcmp(type, "Scale"))
-    import_scale(im, layer, name, loc);
-  else if (!strcmp(type, "SoftmaxWithLoss"))
-    import_loss(im, layer, name, loc);
-  else if (!strcmp(type, "Softmax"))
-    import_softmax(im, layer, name, loc);
-  else if (!strcmp(type, "Accuracy"))
-    import_accuracy(im, layer, name, loc);
-  else {
+  const CaffeType *row = caffe_type(type);
+  if (!row) {
     diag_error(field(layer, "type")->loc,
                "layer '%s': type '%s' is not supported by swnc "
                "(docs/language.md lists the Caffe layers it reads)",
                name, type);
     return;
   }
+  row_importer(row)(im, layer, name, loc, row);
   ignore(layer, "name"), ignore(layer, "type"), ignore(layer, "bottom"), ignore(layer, "top");
   ignore(layer, "param"), ignore(layer, "include"), ignore(layer, "exclude");
   finish(im, layer, LAYER_FIELDS, "LayerParameter");

@@ -11,8 +11,16 @@ static const char *node_color(OpKind k) {
   case FAMILY_FC: return "lightskyblue";
   case FAMILY_POOL: return "palegreen";
   case FAMILY_JOIN: return "khaki";
-  default: return "white";
+  case FAMILY_NONE:
+  case FAMILY_ACTIVATION:
+  case FAMILY_BATCHNORM:
+  case FAMILY_LRN:
+  case FAMILY_DROPOUT:
+  case FAMILY_LOSS:
+  case FAMILY_ACCURACY:
+  case FAMILY_TRANSFORM: return "white";
   }
+  return "white";
 }
 
 void ir_print_dot(FILE *f, const Module *m) {

@@ -11,6 +11,7 @@
 #include "arena.h"
 #include "diag.h"
 #include "ops.h"
+#include "../runtime/conv_plans.h"
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -219,15 +220,12 @@ typedef struct Param {
 
 /* ---------------------------------------------------------------- convolution plans */
 
-/* Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B), direct and Winograd
- * F(2x2, 3x3) and F(4x4, 3x3) on (B,N/16,R,C,16). */
+/* The plans, one row each in runtime/conv_plans.h (names, kernels, layouts, what they compute). */
 typedef enum {
-  PLAN_EXPLICIT,
-  PLAN_IMPLICIT,
-  PLAN_DIRECT,
-  PLAN_WINOGRAD2,
-  PLAN_WINOGRAD4,
-  PLAN_COUNT
+#define X(id, ...) PLAN_##id,
+  SWN_CONV_PLANS(X)
+#undef X
+      PLAN_COUNT
 } ConvPlan;
 /* The three computations of a convolution, each with its own plan; CONV_BACKWARD names the
  * weight and input gradients computed by one call of one plan (cheaper than apart: they share
@@ -241,14 +239,19 @@ typedef enum {
 } ConvComputation;
 
 const char *conv_plan_name(ConvPlan p);
+/* "explicit, implicit, ...": every plan's name, for messages */
+const char *conv_plan_list(void);
 /* The plan's kernels' common prefix: "swk_conv_direct" for swk_conv_direct_forward, ... */
 const char *conv_plan_kernels(ConvPlan p);
 const char *conv_computation_name(ConvComputation c);
 Layout conv_plan_layout(ConvPlan p);
+/* The plan's workspace depends on the batch, so the runtime's dispatcher holds it rather than
+ * the step's shared workspace (runtime/conv_plans.h's workspace column). */
+bool conv_plan_batched_workspace(ConvPlan p);
 
-/* What the conv-strategy pass found for one convolution and what the layout pass chose. */
+/* What the price-conv-plans pass found for one convolution and what the layout pass chose. */
 typedef struct ConvChoice {
-  bool costed;                                /* conv-strategy ran on it */
+  bool costed;                                /* price-conv-plans ran on it */
   double cost[CONV_COMPUTATIONS][PLAN_COUNT]; /* seconds; INFINITY: not a candidate
                                                     (illegal, or excluded by --conv) */
   bool tuned[CONV_COMPUTATIONS][PLAN_COUNT];  /* the cost is a measurement from --tune */

@@ -1,6 +1,7 @@
 /* Module and graph construction, the op table, and per-op error reporting. */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op_impl.h"
 
@@ -44,16 +45,36 @@ Op *graph_add_op(Module *m, OpKind kind, const char *name, SrcLoc loc) {
   return &m->graph.ops.data[m->graph.ops.len - 1];
 }
 
+#define PLAN_NAME(id, name, ...) name,
+#define PLAN_KERNELS(id, name, kernels, ...) "swk_" #kernels,
+#define PLAN_LAYOUT(id, name, kernels, layout, ...) LAYOUT_##layout,
 const char *conv_plan_name(ConvPlan p) {
-  static const char *const names[] = {"explicit", "implicit", "direct", "winograd2", "winograd4"};
-  _Static_assert(sizeof names / sizeof names[0] == PLAN_COUNT, "a name per plan");
+  static const char *const names[] = {SWN_CONV_PLANS(PLAN_NAME)};
   return names[p];
 }
 const char *conv_plan_kernels(ConvPlan p) {
-  static const char *const prefixes[] = {"swk_conv", "swk_conv_implicit", "swk_conv_direct",
-                                         "swk_conv_winograd2", "swk_conv_winograd4"};
-  _Static_assert(sizeof prefixes / sizeof prefixes[0] == PLAN_COUNT, "kernels per plan");
+  static const char *const prefixes[] = {SWN_CONV_PLANS(PLAN_KERNELS)};
   return prefixes[p];
+}
+bool conv_plan_batched_workspace(ConvPlan p) {
+#define PLAN_BATCHED(id, name, kernels, layout, computations, workspace, ...)                      \
+  PLAN_WORKSPACE_##workspace,
+  enum { PLAN_WORKSPACE_SHARED, PLAN_WORKSPACE_BATCHED };
+  static const bool batched[] = {SWN_CONV_PLANS(PLAN_BATCHED)};
+#undef PLAN_BATCHED
+  return batched[p];
+}
+Layout conv_plan_layout(ConvPlan p) {
+  static const Layout layouts[] = {SWN_CONV_PLANS(PLAN_LAYOUT)};
+  return layouts[p];
+}
+const char *conv_plan_list(void) {
+  static char list[PLAN_COUNT * 16];
+  if (!list[0])
+    for (int p = 0; p < PLAN_COUNT; p++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p ? ", " : "",
+               conv_plan_name((ConvPlan)p));
+  return list;
 }
 const char *conv_computation_name(ConvComputation c) {
   static const char *const names[] = {"forward", "wgrad", "dgrad", "backward"};
@@ -63,13 +84,6 @@ bool conv_uses_plan(const Op *op, ConvPlan plan) {
   for (int k = 0; k < CONV_COMPUTATIONS; k++)
     if (op->conv.plan[k] == plan) return true;
   return false;
-}
-
-Layout conv_plan_layout(ConvPlan p) {
-  static const Layout layouts[] = {LAYOUT_BNRC, LAYOUT_RCNB, LAYOUT_BNRC16, LAYOUT_BNRC16,
-                                   LAYOUT_BNRC16};
-  _Static_assert(sizeof layouts / sizeof layouts[0] == PLAN_COUNT, "a layout per plan");
-  return layouts[p];
 }
 
 const char *param_role_name(ParamRole r) {

@@ -4,7 +4,7 @@
  * alive until then), and the columns the back end reads:
  *   role     what the runtime does with it (ROLE_*)
  *   family   which kernels run it (FAMILY_*; an activation's are swk_<name>_forward/_backward
- *            on SwkAct, declared in runtime/kernels.h's SWK_ACTIVATIONS)
+ *            on SwkAct, one per row of runtime/activations.h)
  *   layouts  the layouts the kernel interface takes it in besides (B,N,R,C): ALSO_RCNB,
  *            ALSO_BNRC16 (concat: where every input's channels fill whole blocks)
  *   saved    what it keeps from forward for backward beyond its inputs and output (SAVE_*)
@@ -61,6 +61,9 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(SIGMOID,      "sigmoid",      1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(TANH,         "tanh",         1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(ELU,          "elu",          1, 1, elu_fields,       infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(RELU6,        "relu6",        1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(SWISH,        "swish",        1, 1, no_fields,        infer_same,         flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(HARDSWISH,    "hardswish",    1, 1, no_fields,        infer_same,         flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(BATCHNORM,    "batchnorm",    1, 1, batchnorm_fields, infer_batchnorm,    flops_batchnorm,   BWD_IN,          ROLE_LAYER,  FAMILY_BATCHNORM,  ALSO_BNRC16, SAVE_CHANNEL_STATS, STATE_RUNNING_STATS) \
   X(LRN,          "lrn",          1, 1, lrn_fields,       infer_lrn,          flops_lrn,         BWD_IN | BWD_OUT, ROLE_LAYER, FAMILY_LRN,        0,           SAVE_OUT_SIZED,     STATE_NONE) \
   X(DROPOUT,      "dropout",      1, 1, dropout_fields,   infer_same,         flops_elementwise, 0,               ROLE_LAYER,  FAMILY_DROPOUT,    0,           SAVE_NONE,          STATE_NONE) \

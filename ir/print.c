@@ -79,7 +79,7 @@ static const char *grad_mode_text(GradMode g) { return g == GRAD_WRITE ? "=" : "
 static void print_schedule(FILE *f, const Module *m) {
   const Graph *g = &m->graph;
   const Schedule *s = &m->schedule;
-  fputs("schedule {\n  forward", f);
+  fputs("steps {\n  forward", f);
   for (int i = 0; i < s->forward.len; i++) fprintf(f, " %s", g->ops.data[s->forward.data[i]].name);
   fputc('\n', f);
   for (int i = 0; i < s->backward.len; i++) {
@@ -144,7 +144,7 @@ static void print_plan(FILE *f, const Module *m) {
 
 static void print_fusion(FILE *f, const Module *m) {
   const Fusion *fu = &m->fusion;
-  fputs("fusion {\n  threshold ", f);
+  fputs("buckets {\n  threshold ", f);
   if (fu->threshold == INT64_MAX)
     fputs("inf", f);
   else

@@ -24,27 +24,26 @@ static void computation_slots(const Module *m, const Op *op, ConvComputation c, 
     if (c != CONV_DGRAD) slot[SLOT_X] = larger(slot[SLOT_X], x);
     if (c == CONV_DGRAD) slot[SLOT_DX] = larger(slot[SLOT_DX], x);
   }
-  if (plan == PLAN_IMPLICIT) /* explicit and direct use the step's shared workspace */
-    slot[SLOT_WS] = larger(slot[SLOT_WS], t->kernel_workspace(&s, plan, input_gradient));
+  if (conv_plan_batched_workspace(plan)) /* the others use the step's shared workspace */
+    slot[SLOT_WS] = larger(slot[SLOT_WS], target_conv_workspace(t, &s, plan, input_gradient));
 }
 
 ScratchWords run_scratch(const Module *m, int64_t test_batch) {
   const Target *t = m->options.target;
   const Graph *g = &m->graph;
   int64_t batch = m->train.batch, forward_batch = batch > test_batch ? batch : test_batch;
-  ScratchWords w = {.known = t->kernel_workspace != NULL};
+  ScratchWords w = {.known = t->fc_workspace != NULL};
   double slot[SLOTS] = {0};
   for (int i = 0; i < g->ops.len && w.known; i++) {
     const Op *op = &g->ops.data[i];
     bool dx = schedule_needs_input_gradient(m, i);
-    if (op_info[op->kind].family == FAMILY_FC)
-      w.kernels = larger(w.kernels, t->kernel_workspace(NULL, PLAN_EXPLICIT, dx));
+    if (op_info[op->kind].family == FAMILY_FC) w.kernels = larger(w.kernels, t->fc_workspace());
     if (op_info[op->kind].family != FAMILY_CONV) continue;
     ConvShape s = conv_shape(g, op, batch);
     for (int plan = PLAN_EXPLICIT; plan < PLAN_COUNT; plan++) /* as lowering sizes it */
-      if (plan != PLAN_IMPLICIT &&
+      if (!conv_plan_batched_workspace((ConvPlan)plan) &&
           (conv_uses_plan(op, (ConvPlan)plan) || (plan == PLAN_EXPLICIT && !op->conv.costed)))
-        w.kernels = larger(w.kernels, t->kernel_workspace(&s, (ConvPlan)plan, dx));
+        w.kernels = larger(w.kernels, target_conv_workspace(t, &s, (ConvPlan)plan, dx));
     const ConvPlan *plan = op->conv.plan;
     computation_slots(m, op, CONV_FORWARD, plan[CONV_FORWARD], forward_batch, dx, slot);
     computation_slots(m, op, CONV_WGRAD, plan[CONV_WGRAD], batch, dx, slot);

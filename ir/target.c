@@ -40,6 +40,30 @@ static const TuningEntry *measured(const Module *m, const char *kind, const char
   return tuning_find(t, kind, m->options.target->name, key, what, plan, m->options.machine);
 }
 
+const char *target_conv_illegal(const Target *t, const ConvShape *s, ConvPlan plan) {
+  const TargetPlan *p = &t->plans[plan];
+  if (!p->cost) return p->absent ? p->absent : "the target has no kernels for this plan";
+  return p->illegal ? p->illegal(s) : NULL;
+}
+
+double target_conv_cost(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        int tiling) {
+  const TargetPlan *p = &t->plans[plan];
+  return p->cost ? p->cost(s, c, tiling) : INFINITY;
+}
+
+int target_conv_tilings(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        int words[TILINGS_MAX]) {
+  const TargetPlan *p = &t->plans[plan];
+  return p->tilings ? p->tilings(s, c, words) : 0;
+}
+
+double target_conv_workspace(const Target *t, const ConvShape *s, ConvPlan plan,
+                             bool input_gradient) {
+  const TargetPlan *p = &t->plans[plan];
+  return p->workspace ? p->workspace(s, input_gradient) : 0;
+}
+
 const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
                                   char name[PLAN_NAME_MAX]) {
   char word[TILING_NAME_MAX];
@@ -67,10 +91,10 @@ double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, Conv
   const char *what = conv_computation_name(c);
   const TuningEntry *e =
       measured(m, "conv", key, what, conv_plan_tiling_name(t, plan, tiling, base));
-  double cost = e ? e->seconds : t->conv_cost(s, plan, c, tiling);
+  double cost = e ? e->seconds : target_conv_cost(t, s, plan, c, tiling);
   *source = (ConvCostSource){.tuned = e != NULL, .tiling = tiling, .rule = cost};
   int words[TILINGS_MAX];
-  int n = !tiling && t->conv_tilings && m->options.tuning ? t->conv_tilings(s, plan, c, words) : 0;
+  int n = !tiling && m->options.tuning ? target_conv_tilings(t, s, plan, c, words) : 0;
   for (int i = 0; i < n; i++) {
     char name[PLAN_NAME_MAX];
     const TuningEntry *tiled =

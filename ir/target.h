@@ -16,6 +16,13 @@ typedef struct ConvShape {
 
 ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch);
 
+/* A shape's window geometry as designated initialisers of a struct whose int fields have the
+ * same names (the kernels' SwkConv, sw26010's SwImplicitArgs). */
+#define CONV_SHAPE_GEOMETRY(s)                                                                     \
+  .ci = (int)(s)->ci, .h = (int)(s)->h, .w = (int)(s)->w, .co = (int)(s)->co, .ho = (int)(s)->ho,  \
+  .wo = (int)(s)->wo, .kh = (int)(s)->kh, .kw = (int)(s)->kw, .sh = (int)(s)->sh,                  \
+  .sw = (int)(s)->sw, .ph = (int)(s)->ph, .pw = (int)(s)->pw
+
 /* Keys of shapes in tuning files: "b64:c3x32x32:o32x32x32:k5x5:s1x1:p2x2:g1" for a
  * convolution, "b64:c32x16x16" for a transform. */
 enum { KEY_MAX = 192 };
@@ -26,17 +33,35 @@ void transform_key(int64_t batch, Shape s, char key[KEY_MAX]);
  * ("direct:filters.k16"). */
 enum { TILINGS_MAX = 16, TILING_NAME_MAX = 32, PLAN_NAME_MAX = TILING_NAME_MAX + 16 };
 
+/* A target's columns for one convolution plan (Target.plans, one per row of
+ * runtime/conv_plans.h). A row the target leaves without a cost is a plan it has no kernels
+ * for: illegal everywhere, for the reason `absent` gives. */
+typedef struct TargetPlan {
+  /* NULL if the plan can compute this convolution, else why not (a phrase: "it has groups,
+   * and the host's implicit kernels have none"); NULL column: every shape */
+  const char *(*illegal)(const ConvShape *s);
+  /* estimated seconds of one computation (operands already in the plan's layout) with one of
+   * its tilings (0: the kernel's rule; else a word of the target's, see tilings and
+   * reference_plan) on s->batch images as the target runs them (sw26010: 4 core groups at once,
+   * a quarter each); CONV_BACKWARD: both gradients by one call; INFINITY: the plan lacks this
+   * computation for this shape */
+  double (*cost)(const ConvShape *s, ConvComputation c, int tiling);
+  /* Floats of workspace the plan's kernel asks for (its swk_*_workspace, runtime/kernels.h)
+   * with the threads a program started on this machine uses by default, on s->batch images
+   * (input_gradient: backward computes dX). NULL if not known. For --stats. */
+  double (*workspace)(const ConvShape *s, bool input_gradient);
+  /* How the plan's kernel may block its loops for computation c (forward or dgrad): the
+   * tiling words it reads in SwkConv.forward_tiling and dgrad_tiling (runtime/kernels.h) that
+   * swnc tune measures beside the kernel's own rule (word 0, which `cost` prices); their count.
+   * NULL: none to tune. */
+  int (*tilings)(const ConvShape *s, ConvComputation c, int words[TILINGS_MAX]);
+  const char *absent; /* without a cost: why the target has no such kernels */
+} TargetPlan;
+
 struct Target {
   const char *name;
   const char *summary;
-  /* NULL if `plan` can compute this convolution, else why not (a phrase: "it has 2 groups
-   * and the implicit kernels have none") */
-  const char *(*conv_illegal)(const ConvShape *s, ConvPlan plan);
-  /* estimated seconds of one computation in one plan (operands already in the plan's layout)
-   * with one of its tilings (0: the kernel's rule; else a word of the target's, see
-   * conv_tilings and reference_plan) on s->batch images as the target runs them (sw26010: 4
-   * core groups at once, a quarter each); CONV_BACKWARD: both gradients by one call */
-  double (*conv_cost)(const ConvShape *s, ConvPlan plan, ConvComputation c, int tiling);
+  TargetPlan plans[PLAN_COUNT];
   /* estimated seconds to convert a batch of (c, h, w) images from layout `from` into `to`;
    * INFINITY where the target has no such conversion */
   double (*transform_cost)(int64_t batch, int64_t c, int64_t h, int64_t w, Layout from, Layout to);
@@ -60,11 +85,10 @@ struct Target {
   /* Peak memory of one of the target's programs before it allocates its network or data (MPI,
    * OpenMP threads, libraries), in MiB, for --stats; 0 if not known. */
   double process_mib;
-  /* Floats of workspace the target's kernel asks for (its swk_*_workspace, runtime/kernels.h)
-   * with the threads a program started on this machine uses by default: a convolution's in
-   * `plan` on s->batch images (input_gradient: backward computes dX), or with s NULL a fully
-   * connected layer's. NULL if not known. For --stats. */
-  double (*kernel_workspace)(const ConvShape *s, ConvPlan plan, bool input_gradient);
+  /* Floats of workspace a fully connected layer's kernel asks for (swk_fc_workspace) with the
+   * threads a program started on this machine uses by default. NULL if not known: then
+   * neither are the plans' (TargetPlan.workspace). For --stats. */
+  double (*fc_workspace)(void);
   /* Its backward kernels honour grad_scale and grad_keep (runtime/kernels.h), so pass
    * fold-gradients may have them write into SGD's momentum. */
   bool folds_gradients;
@@ -85,15 +109,20 @@ struct Target {
    * kernel work as that framework's did (0: the rule). NULL: none. */
   const char *reference_plans;
   ConvPlan (*reference_plan)(const ConvShape *s, ConvComputation c, int *tiling);
-  /* How a plan's kernel may block its loops for computation c (forward or dgrad): the tiling
-   * words it reads in SwkConv.forward_tiling and dgrad_tiling (runtime/kernels.h) that swnc
-   * tune measures beside the kernel's own rule (word 0, which conv_cost prices); their count.
-   * And a word's name, written after the plan's in tuning files and the IR
-   * ("direct:filters.k16"). NULL: the target's kernels have no tilings to tune (tiling_name may
-   * still name the reference plan set's). */
-  int (*conv_tilings)(const ConvShape *s, ConvPlan plan, ConvComputation c, int words[TILINGS_MAX]);
+  /* A tiling word's name (TargetPlan.tilings, reference_plan), written after the plan's in
+   * tuning files and the IR ("direct:filters.k16"). NULL: the target has no tilings. */
   const char *(*tiling_name)(int word, char name[TILING_NAME_MAX]);
 };
+
+/* The target's columns for a plan, asked through these: the reason it cannot run the shape
+ * (NULL: it can), its cost, its tilings (0 without), its workspace (floats). */
+const char *target_conv_illegal(const Target *t, const ConvShape *s, ConvPlan plan);
+double target_conv_cost(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        int tiling);
+int target_conv_tilings(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,
+                        int words[TILINGS_MAX]);
+double target_conv_workspace(const Target *t, const ConvShape *s, ConvPlan plan,
+                             bool input_gradient);
 
 /* The images one of the target's workers runs of a step's batch (batch_parts), the largest
  * share: what its costs price and swnc tune measures. */

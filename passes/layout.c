@@ -4,7 +4,7 @@
  * Each op gets a label, the layout it works in (its 4-D inputs and output): the target says
  * which layouts an op's kernel accepts; a convolution's forward plan follows its label, and its
  * cost in a label is the least over its backward plans, each priced with the conversions of its
- * operands if its plan's layout is not the label (conv-strategy gave the plan costs). A tensor
+ * operands if its plan's layout is not the label (price-conv-plans gave the plan costs). A tensor
  * gets one transform into each layout that some consumer needs and its producer does not give,
  * shared by all consumers there; it costs a conversion forward plus one of the gradient back (if
  * a gradient flows). The labels minimising the sum of op costs and transform costs are found by

@@ -29,13 +29,13 @@ bool pass_elaborate(Module *m);
 bool pass_infer_shapes(Module *m);
 bool pass_verify(Module *m);
 bool pass_fuse_elementwise(Module *m);
-bool pass_conv_strategy(Module *m);
+bool pass_price_conv_plans(Module *m);
 bool pass_layout(Module *m);
-bool pass_schedule(Module *m);
+bool pass_training_steps(Module *m);
 bool pass_carry_masks(Module *m);
 bool pass_recompute(Module *m);
 bool pass_fold_gradients(Module *m);
 bool pass_memplan(Module *m);
-bool pass_fusion(Module *m);
+bool pass_bucket_gradients(Module *m);
 
 #endif

@@ -14,12 +14,12 @@ static const Pass passes[] = {
      STAGE_VERIFIED},
     {"fuse-elementwise", "fold each activation into the op before it, as its epilogue",
      pass_fuse_elementwise, GRAPH, STAGE_FUSED},
-    {"conv-strategy", "cost each convolution's computations in each plan (model or tuning file)",
-     pass_conv_strategy, GRAPH | STAGE_FUSED, STAGE_COSTED},
+    {"price-conv-plans", "cost each convolution's computations in each plan (model or tuning file)",
+     pass_price_conv_plans, GRAPH | STAGE_FUSED, STAGE_COSTED},
     {"layout", "lay tensors out, fix convolution plans, insert the fewest costly transforms",
      pass_layout, GRAPH | STAGE_COSTED, STAGE_LAID_OUT},
-    {"schedule", "lower training into forward, backward and update steps", pass_schedule,
-     GRAPH | STAGE_LAID_OUT, STAGE_SCHEDULED},
+    {"training-steps", "lower training into forward, backward and update steps",
+     pass_training_steps, GRAPH | STAGE_LAID_OUT, STAGE_SCHEDULED},
     {"carry-masks",
      "let a convolution apply its input's ReLU backward as it stores the input gradient",
      pass_carry_masks, GRAPH | STAGE_SCHEDULED, STAGE_CARRIED},
@@ -32,8 +32,9 @@ static const Pass passes[] = {
     {"memplan", "place every tensor of a training step in one arena, reusing dead memory",
      pass_memplan, GRAPH | STAGE_SCHEDULED | STAGE_CARRIED | STAGE_RECOMPUTED | STAGE_FOLDED,
      STAGE_PLANNED},
-    {"fusion", "cut the gradient pool into buckets and mark where backward completes each",
-     pass_fusion, GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
+    {"bucket-gradients",
+     "cut the gradient pool into buckets and mark where backward completes each",
+     pass_bucket_gradients, GRAPH | STAGE_SCHEDULED | STAGE_PLANNED, STAGE_CUT},
 };
 
 const Pass *pipeline_passes(int *count) {

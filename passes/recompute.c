@@ -71,8 +71,15 @@ static bool recomputable(const Module *m, int i, const Facts *f, int step) {
   case FAMILY_JOIN:
   case FAMILY_TRANSFORM:
   case FAMILY_ACTIVATION: return true;
-  default: return false;
+  case FAMILY_NONE: /* written by the runtime */
+  case FAMILY_POOL: /* its backward needs its argmax, saved by forward */
+  case FAMILY_FC:
+  case FAMILY_LRN:
+  case FAMILY_DROPOUT:
+  case FAMILY_LOSS:
+  case FAMILY_ACCURACY: return false;
   }
+  return false;
 }
 
 /* Whether backward step `s` reads op v's output (an input of its op, or the op's own output

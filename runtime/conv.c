@@ -71,28 +71,37 @@ static float *scratch(SwnConvState *c, int slot, size_t floats) {
 
 /* ------------------------------------------------------------------ running one plan */
 
-/* Each plan's layout and kernels (runtime/kernels.h); implicit's workspace depends on the
- * batch. */
+/* Each plan's row (runtime/conv_plans.h): its layout, kernels, workspace rule and ReLU
+ * epilogue. */
+enum { WORKSPACE_IS_SHARED = 0, WORKSPACE_IS_BATCHED = 1 };
 typedef struct PlanKernels {
   const char *name;
   int layout;
-  size_t (*workspace)(const SwkConv *p);
+  bool batched_workspace; /* the dispatcher holds it: it depends on the batch */
+  bool applies_relu;
   __typeof__(swk_conv_forward) *forward;
   __typeof__(swk_conv_backward) *backward;
 } PlanKernels;
 
-static const PlanKernels plans[SWN_PLANS] = {
-    [SWN_PLAN_EXPLICIT] = {"explicit", SWN_LAYOUT_BNRC, swk_conv_workspace, swk_conv_forward,
-                           swk_conv_backward},
-    [SWN_PLAN_IMPLICIT] = {"implicit", SWN_LAYOUT_RCNB, NULL, swk_conv_implicit_forward,
-                           swk_conv_implicit_backward},
-    [SWN_PLAN_DIRECT] = {"direct", SWN_LAYOUT_BNRC16, swk_conv_direct_workspace,
-                         swk_conv_direct_forward, swk_conv_direct_backward},
-    [SWN_PLAN_WINOGRAD2] = {"winograd2", SWN_LAYOUT_BNRC16, swk_conv_winograd2_workspace,
-                            swk_conv_winograd2_forward, swk_conv_winograd2_backward},
-    [SWN_PLAN_WINOGRAD4] = {"winograd4", SWN_LAYOUT_BNRC16, swk_conv_winograd4_workspace,
-                            swk_conv_winograd4_forward, swk_conv_winograd4_backward},
-};
+#define PLAN_ROW(id, name, kernels, layout, computations, workspace, relu, ...)                    \
+  [SWN_PLAN_##id] = {name, SWN_LAYOUT_##layout,     WORKSPACE_IS_##workspace,                      \
+                     relu, swk_##kernels##_forward, swk_##kernels##_backward},
+static const PlanKernels plans[SWN_PLANS] = {SWN_CONV_PLANS(PLAN_ROW)};
+#undef PLAN_ROW
+
+/* The floats of workspace a plan asks for: a SHARED plan's from its shape, a BATCHED plan's
+ * also from the batch. */
+#define WORKSPACE_SHARED(fn, p, batch) fn(p)
+#define WORKSPACE_BATCHED(fn, p, batch) fn(p, batch)
+static size_t plan_workspace_floats(int plan, const SwkConv *p, int batch) {
+  switch (plan) {
+#define PLAN_CASE(id, name, kernels, layout, computations, workspace, relu, ...)                   \
+  case SWN_PLAN_##id: return WORKSPACE_##workspace(swk_##kernels##_workspace, p, batch);
+    SWN_CONV_PLANS(PLAN_CASE)
+#undef PLAN_CASE
+  }
+  swn_fatal("internal: convolution plan %d", plan);
+}
 
 static int plan_layout(int plan) { return plans[plan].layout; }
 
@@ -121,9 +130,8 @@ static void convert(int from, int to, int c, int h, int w, int batch, const floa
  * ask for (all but implicit's), or the dispatcher's own (implicit, and a plan --autotune tries
  * that needs more). */
 static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int plan, float *ws) {
-  if (plan == SWN_PLAN_IMPLICIT) return scratch(c, SLOT_WS, swk_conv_implicit_workspace(p, batch));
-  size_t need = plans[plan].workspace(p);
-  return need <= c->ws_floats ? ws : scratch(c, SLOT_WS, need);
+  size_t need = plan_workspace_floats(plan, p, batch);
+  return need <= c->ws_floats && !plans[plan].batched_workspace ? ws : scratch(c, SLOT_WS, need);
 }
 
 /* x as `plan` reads it, its struct in q: x converted from its layout (the op's, or (B,N,R,C)
@@ -141,20 +149,12 @@ static const float *x_for_plan(SwnConvState *c, const SwkConv *p, SwkConv *q, in
   return xt;
 }
 
-/* Whether the plan's kernels apply SwkConv.relu as they store y and SwkConv.dx_relu as they
- * store dX (the direct plan's strips, while the sums are in registers, and Winograd's inverse
- * transforms: a pass over memory saved); the others leave them to run_forward and
- * run_backward. */
-static bool applies_relu(int plan) {
-  return plan == SWN_PLAN_DIRECT || plan == SWN_PLAN_WINOGRAD2 || plan == SWN_PLAN_WINOGRAD4;
-}
-
 static void run_forward(SwnConvState *c, const SwkConv *p, int batch, float *ws, int plan,
                         int layout, const float *x, const float *w, const float *b, float *y) {
   int own = plan_layout(plan);
   SwkConv q;
   const float *xp = x_for_plan(c, p, &q, batch, plan, layout, x);
-  q.relu = p->relu && applies_relu(plan);
+  q.relu = p->relu && plans[plan].applies_relu;
   float *yp =
       own == layout ? y : scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));
   plans[plan].forward(&q, batch, xp, w, b, yp, plan_workspace(c, &q, batch, plan, ws));
@@ -180,7 +180,7 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   SwkConv q = *p;
   const float *xp = dw ? x_for_plan(c, p, &q, batch, plan, layout, x) : x, *dyp = dy;
   q.relu = false; /* the epilogue's backward ran before this call */
-  q.dx_relu = dx && p->dx_relu && native && applies_relu(plan);
+  q.dx_relu = dx && p->dx_relu && native && plans[plan].applies_relu;
   float *dxp = dx;
   if (!native) {
     float *dyt = scratch(c, SLOT_Y, layout_floats(own, p->co, p->ho, p->wo, batch));

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "activations.h"
 #include "contract.h"
 
 void swk_set_threads(int threads);
@@ -170,11 +171,14 @@ SWK_STRUCTS(SWN_C_STRUCT)
                  P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),                  \
                  P(F32, float, grad_scale), P(F32, float, bias_grad_scale),                        \
                  P(F32, float, grad_keep), P(PTR, float *, ws)))
-#define SWK_ACT(FN, P, name, fwd, bwd)                                                             \
-  FN(VOID, fwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, x),          \
-                 P(PTR, float *, y)))                                                              \
-  FN(VOID, bwd, (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, y),          \
-                 P(PTR, const float *, dy), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
+/* An activation's kernels (runtime/activations.h's rows); backward reads v, the output or the
+ * input as the row says. */
+#define SWK_ACT(FN, P, name, reads)                                                                \
+  FN(VOID, swk_##name##_forward, (P(PTR, const SwkAct *, p), P(I32, int, batch),                   \
+                                  P(PTR, const float *, x), P(PTR, float *, y)))                   \
+  FN(VOID, swk_##name##_backward,                                                                  \
+     (P(PTR, const SwkAct *, p), P(I32, int, batch), P(PTR, const float *, v),                     \
+      P(PTR, const float *, dy), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
 #define SWK_POOL(FN, P, fwd, bwd)                                                                  \
   FN(VOID, fwd, (P(PTR, const SwkPool *, p), P(I32, int, batch), P(PTR, const float *, x),         \
                  P(PTR, float *, y), P(PTR, int32_t *, argmax)))                                   \
@@ -225,7 +229,7 @@ SWK_STRUCTS(SWN_C_STRUCT)
                              P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),      \
                              P(F32, float, grad_scale), P(F32, float, bias_grad_scale),            \
                              P(F32, float, grad_keep), P(PTR, float *, ws)))                                                 \
-  SWK_ACTIVATIONS(SWK_ACT, FN, P)                                                                  \
+  SWN_ACTIVATIONS(SWK_ACT, FN, P)                                                                  \
   SWK_BATCHNORM(FN, P, swk_batchnorm_forward, swk_batchnorm_recompute, swk_batchnorm_backward)      \
   SWK_BATCHNORM(FN, P, swk_batchnorm_bnrc16_forward, swk_batchnorm_bnrc16_recompute,              \
                 swk_batchnorm_bnrc16_backward)                                                     \
@@ -275,14 +279,6 @@ SWK_STRUCTS(SWN_C_STRUCT)
   FN(VOID, swk_lars_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),          \
                              P(F32, float, momentum), P(F32, float, trust), P(PTR, float *, w),    \
                              P(PTR, const float *, g), P(PTR, float *, v)))
-
-/* The element-wise activations: one row each, SwkAct and the same two kernels (x -> y forward;
- * y, dy -> dx backward). The op table (ir/ops.h) names the same rows. */
-#define SWK_ACTIVATIONS(ROW, FN, P)                                                                \
-  ROW(FN, P, relu, swk_relu_forward, swk_relu_backward)                                            \
-  ROW(FN, P, sigmoid, swk_sigmoid_forward, swk_sigmoid_backward)                                   \
-  ROW(FN, P, tanh, swk_tanh_forward, swk_tanh_backward)                                            \
-  ROW(FN, P, elu, swk_elu_forward, swk_elu_backward)
 
 /* clang-format on */
 SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)

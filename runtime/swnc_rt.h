@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv_plans.h"
 #include "kernels.h"
 
 /* SWN_TEST_BATCH_MAX: the most images an automatic evaluation batch (train.test_batch 0) has. */
@@ -106,12 +107,10 @@ enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
  * (a mask of 1 << plan: those that can compute it, with conversions the runtime has). */
 enum { SWN_LAYOUT_BNRC, SWN_LAYOUT_RCNB, SWN_LAYOUT_BNRC16 };
 enum {
-  SWN_PLAN_EXPLICIT,
-  SWN_PLAN_IMPLICIT,
-  SWN_PLAN_DIRECT,
-  SWN_PLAN_WINOGRAD2,
-  SWN_PLAN_WINOGRAD4,
-  SWN_PLANS
+#define SWN_PLAN_ID_(id, ...) SWN_PLAN_##id,
+  SWN_CONV_PLANS(SWN_PLAN_ID_)
+#undef SWN_PLAN_ID_
+      SWN_PLANS
 };
 /* bits 0-1 the layout, 2-10 a plan per computation (3 bits), 11-25 the masks (5 bits) */
 #define SWN_CONV_WORD_LAYOUT(layout) (layout)

@@ -68,6 +68,18 @@ project() {
       [ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "$net exported and imported: '$a' became '$b'"
     done
   done
+  # swish and relu6 go out as Swish and Clip(0, 6) and come back; hardswish has no Caffe type.
+  "$swnc" export-caffe "$caffe/activations.swn" -o activations.prototxt &&
+    grep -q 'type: "Swish"' activations.prototxt && grep -q 'type: "Clip"' activations.prototxt &&
+    grep -q 'min: 0' activations.prototxt && grep -q 'max: 6' activations.prototxt && pass ||
+    fail "export of swish and relu6: $(cat activations.prototxt)"
+  "$swnc" activations.prototxt --no-fuse --emit=ir >back.ir 2>err.txt && grep -q "s1 = swish(c1" back.ir &&
+    grep -q "r1 = relu6(s1)" back.ir && pass || fail "import of Swish and Clip: $(cat err.txt)"
+  sed 's/relu6(s1)/hardswish(s1)/' "$caffe/activations.swn" >hardswish.swn
+  "$swnc" export-caffe hardswish.swn -o hardswish.prototxt 2>err.txt
+  same "export of hardswish: exit status" $? 1
+  grep -q "layer 'r1' (hardswish) has no Caffe equivalent" err.txt && pass ||
+    fail "export of hardswish: $(cat err.txt)"
   [ "$proto" = "$caffe/caffe_subset.proto" ] ||
     { /usr/bin/python3 "$models" parse "$proto" *.prototxt && pass || fail "protobuf cannot parse the exports"; }
 

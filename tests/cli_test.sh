@@ -22,7 +22,7 @@ contains "$tmp/out" "usage: swnc [options] FILE.swn" "--help"
 expect_status 0 "--version" "$swnc" --version
 contains "$tmp/out" "swnc 0." "--version"
 expect_status 0 "--passes" "$swnc" --passes
-for p in elaborate infer-shapes verify schedule memplan fusion; do contains "$tmp/out" "$p" "--passes"; done
+for p in elaborate infer-shapes verify training-steps memplan bucket-gradients; do contains "$tmp/out" "$p" "--passes"; done
 
 expect_status 2 "no input" "$swnc"
 contains "$tmp/err" "no input file" "no input"
@@ -62,7 +62,7 @@ passes=$("$swnc" --passes | wc -l)
 expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
 contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"
 contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> f32 64x20x24x24 bnrc" "--print-after"
-if grep -q "^schedule" "$tmp/err"; then fail "schedule before its pass"; else pass; fi
+if grep -q "^steps" "$tmp/err"; then fail "steps before their pass"; else pass; fi
 expect_status 0 "--print-after=elaborate" "$swnc" --print-after=elaborate "$lenet"
 contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> ?" "shapes unknown after elaborate"
 

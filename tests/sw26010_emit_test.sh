@@ -2,8 +2,8 @@
 # --emit=c for sw26010: a directory with the network's C, the runtime's and kernel set's sources
 # and a Makefile for the Sunway toolchain. It cannot run here, so: the Makefile's chip build
 # (make -n) compiles MPE code with sw5cc -host, CPE code with sw5cc -slave -msimd and links with
-# mpicc -hybrid; the CPE sources include only the toolchain's CPE headers (and runtime/lanes.h, rng.h, lrn_power.h) and call only the
-# athread interface and libc/libm; `make emulate` builds the same sources against the emulator,
+# mpicc -hybrid; the CPE sources include only the toolchain's CPE headers (and the arithmetic
+# headers runtime/ shares with every target) and call only the athread interface and libc/libm; `make emulate` builds the same sources against the emulator,
 # and the program trains with the losses of the one swnc builds. Bad -o is refused.
 # Usage: sw26010_emit_test.sh SWNC PROJECT_DIR WORKDIR
 swnc=$1 root=$2 work=$3
@@ -25,15 +25,19 @@ cpe_count=$(ls $kernels/*_cpe.c | wc -l)
 grep -q "^#.*bsub " out/Makefile && pass || fail "no job launch line in the Makefile"
 
 # CPE sources: the toolchain's CPE headers, the kernel set's own CPE headers, standard C, and
-# the arithmetic all targets share (runtime/lanes.h, which includes nothing, and runtime/rng.h
-# and runtime/lrn_power.h, which include standard C only).
+# the arithmetic all targets share (runtime/lanes.h and pool_window.h, which include nothing,
+# and runtime/rng.h, lrn_power.h and activations.h, which include standard C only).
 bad=$(cat $kernels/*_cpe.[ch] $kernels/cpe.h $kernels/args.h | grep '^#include' |
-  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes|rng|lrn_power)\.h"')
-grep -q '^#include' "$root/runtime/lanes.h" && fail "runtime/lanes.h includes a header" || pass
+  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes|rng|lrn_power|activations|pool_window)\.h"')
+for header in lanes pool_window; do
+  grep -q '^#include' "$root/runtime/$header.h" && fail "runtime/$header.h includes a header" || pass
+done
 grep '^#include' "$root/runtime/rng.h" | grep -Evq '<(stdbool|stdint)\.h>' &&
   fail "runtime/rng.h includes more than standard C" || pass
-grep '^#include' "$root/runtime/lrn_power.h" | grep -Evq '<math\.h>' &&
-  fail "runtime/lrn_power.h includes more than standard C" || pass
+for header in lrn_power activations; do
+  grep '^#include' "$root/runtime/$header.h" | grep -Evq '<math\.h>' &&
+    fail "runtime/$header.h includes more than standard C" || pass
+done
 [ -z "$bad" ] && pass || fail "CPE sources include more than the athread interface: $bad"
 
 make -s -C out emulate > make.txt 2>&1 && [ -x out/lenet-emu ] && pass || fail "make emulate: $(tail -5 make.txt)"

@@ -86,7 +86,11 @@ static void print_scalar(Out *o, AbiCode code, const Datum *d) {
   case ABI_PTR:
     if (d->kind == DATUM_STRING) return print_c_string(o, d->s);
     return put(o, d->kind == DATUM_SYMBOL ? d->s : "NULL");
-  default:
+  case ABI_I32:
+  case ABI_I64:
+  case ABI_SIZE:
+  case ABI_VOID: /* no scalar is void or a struct */
+  case ABI_STRUCT:
     putf(o, "%" PRId64, d->i);
     if (d->s) putf(o, " /* %s */", d->s);
   }
@@ -179,7 +183,12 @@ static void print_arg(Out *o, const Call *c, const CallArg *a) {
       put(o, a->bools.data[i] ? "true" : "false");
     }
     return put(o, "}");
-  default: return; /* a SwnStep field, printed above */
+  case ARG_SEED: /* a SwnStep field, printed above */
+  case ARG_ITERATION:
+  case ARG_FIRST_IMAGE:
+  case ARG_WORKSPACE:
+  case ARG_MOMENTUM:
+  case ARG_FOLD_KEEP: return;
   }
 }
 

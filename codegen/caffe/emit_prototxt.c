@@ -4,6 +4,9 @@
  * that `swnc import-caffe` reads back the same network. */
 #include "emit_prototxt.h"
 
+#include "caffe_types.h"
+
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,25 +81,25 @@ static void learned_end(FILE *f, const Op *op) {
   fputs("  }\n}\n", f);
 }
 
-static void conv(FILE *f, const Module *m, const Op *op) {
+static void export_conv(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
   const OpAttrs *a = &op->attr;
-  head(f, m, op, op->name, "Convolution"), top(f, m, op);
-  learned(f, op, "convolution_param");
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  learned(f, op, row->message);
   window(f, a);
   if (a->groups != 1) fprintf(f, "    group: %lld\n", (long long)a->groups);
   learned_end(f, op);
 }
 
-static void fc(FILE *f, const Module *m, const Op *op) {
-  head(f, m, op, op->name, "InnerProduct"), top(f, m, op);
-  learned(f, op, "inner_product_param");
+static void export_fc(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  learned(f, op, row->message);
   learned_end(f, op);
 }
 
-static void pool(FILE *f, const Module *m, const Op *op) {
+static void export_pool(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
   const OpAttrs *a = &op->attr;
-  head(f, m, op, op->name, "Pooling"), top(f, m, op);
-  fprintf(f, "  pooling_param {\n    pool: %s\n", a->pool == POOL_MAX ? "MAX" : "AVE");
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  fprintf(f, "  %s {\n    pool: %s\n", row->message, a->pool == POOL_MAX ? "MAX" : "AVE");
   if (a->global) {
     fputs("    global_pooling: true\n", f);
     pair(f, "stride", a->stride, 1);
@@ -108,10 +111,10 @@ static void pool(FILE *f, const Module *m, const Op *op) {
   fputs("  }\n}\n", f);
 }
 
-static void batchnorm(FILE *f, const Module *m, const Op *op) {
+static void export_batchnorm(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
   const OpAttrs *a = &op->attr;
-  head(f, m, op, op->name, "BatchNorm"), top(f, m, op);
-  fputs("  batch_norm_param {\n", f);
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  fprintf(f, "  %s {\n", row->message);
   num(f, 4, "moving_average_fraction", a->momentum);
   num(f, 4, "eps", a->eps);
   fputs("  }\n}\n", f);
@@ -123,17 +126,38 @@ static void batchnorm(FILE *f, const Module *m, const Op *op) {
   fputs("  scale_param {\n    bias_term: true\n  }\n}\n", f);
 }
 
-static void simple(FILE *f, const Module *m, const Op *op, const char *type, const char *message,
-                   const char *key, double v, double def) {
-  head(f, m, op, op->name, type), top(f, m, op);
-  if (message && v != def) fprintf(f, "  %s {\n", message), num(f, 4, key, v), fputs("  }\n", f);
+/* One input, at most one number (the row's key), written where it is not Caffe's default. */
+static void export_simple(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  const FieldSpec *spec =
+      row->swnc_key ? field_find(op_info[op->kind].fields, row->swnc_key) : NULL;
+  double v = spec ? *(const double *)((const char *)&op->attr + spec->offset) : row->def;
+  if (v != row->def)
+    fprintf(f, "  %s {\n", row->message), num(f, 4, row->caffe_key, v), fputs("  }\n", f);
   fputs("}\n", f);
 }
 
-static void lrn(FILE *f, const Module *m, const Op *op) {
+/* ReLU6 as Clip (min 0, max 6). */
+static void export_clip(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  fprintf(f, "  %s {\n    min: 0\n    max: 6\n  }\n}\n", row->message);
+}
+
+static void export_loss(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  if (op->attr.loss_weight != 1) num(f, 2, "loss_weight", op->attr.loss_weight);
+  fputs("}\n", f);
+}
+
+static void export_accuracy(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  fprintf(f, "  %s {\n    top_k: %lld\n  }\n}\n", row->message, (long long)op->attr.top);
+}
+
+static void export_lrn(FILE *f, const Module *m, const Op *op, const CaffeType *row) {
   const OpAttrs *a = &op->attr;
-  head(f, m, op, op->name, "LRN"), top(f, m, op);
-  fprintf(f, "  lrn_param {\n    local_size: %lld\n", (long long)a->local_size);
+  head(f, m, op, op->name, row->type), top(f, m, op);
+  fprintf(f, "  %s {\n    local_size: %lld\n", row->message, (long long)a->local_size);
   num(f, 4, "alpha", a->alpha), num(f, 4, "beta", a->beta), num(f, 4, "k", a->k);
   fputs("  }\n}\n", f);
 }
@@ -158,43 +182,34 @@ static void inputs(FILE *f, const Module *m) {
   fputs("  }\n}\n", f);
 }
 
+/* Each op kind's row of ir/caffe_types.h that writes it, and its handler (NULL: none). */
+typedef void (*Export)(FILE *f, const Module *m, const Op *op, const CaffeType *row);
+#define export_none NULL
+#define EXPORTER(type, op, import, export, ...) export_##export,
+static const Export exporters[] = {SWNC_CAFFE_TYPES(EXPORTER)};
+#undef EXPORTER
+#undef export_none
+static const CaffeType caffe_types[] = {SWNC_CAFFE_TYPES(SWNC_CAFFE_TYPE_ROW)};
+
+static const CaffeType *row_of(OpKind kind) {
+  for (size_t i = 0; i < sizeof caffe_types / sizeof caffe_types[0]; i++)
+    if (caffe_types[i].op == (int)kind && exporters[i]) return &caffe_types[i];
+  return NULL;
+}
+
 bool emit_prototxt(const Module *m, const char *source, FILE *f) {
   fprintf(f, "# %s from %s by swnc export-caffe\nname: \"%s\"\n", m->name, source, m->name);
   inputs(f, m);
   for (int i = 0; i < m->graph.ops.len; i++) {
     const Op *op = &m->graph.ops.data[i];
-    const OpAttrs *a = &op->attr;
-    switch (op->kind) {
-    case OP_INPUT:
-    case OP_LABEL: break;
-    case OP_CONV: conv(f, m, op); break;
-    case OP_FC: fc(f, m, op); break;
-    case OP_POOL: pool(f, m, op); break;
-    case OP_RELU: simple(f, m, op, "ReLU", "relu_param", "negative_slope", a->slope, 0); break;
-    case OP_ELU: simple(f, m, op, "ELU", "elu_param", "alpha", a->slope, 1); break;
-    case OP_SIGMOID: simple(f, m, op, "Sigmoid", NULL, NULL, 0, 0); break;
-    case OP_TANH: simple(f, m, op, "TanH", NULL, NULL, 0, 0); break;
-    case OP_DROPOUT:
-      simple(f, m, op, "Dropout", "dropout_param", "dropout_ratio", a->ratio, 0.5);
-      break;
-    case OP_BATCHNORM: batchnorm(f, m, op); break;
-    case OP_LRN: lrn(f, m, op); break;
-    case OP_CONCAT: simple(f, m, op, "Concat", NULL, NULL, 0, 0); break;
-    case OP_ADD: simple(f, m, op, "Eltwise", NULL, NULL, 0, 0); break;
-    case OP_SOFTMAX_LOSS:
-      head(f, m, op, op->name, "SoftmaxWithLoss"), top(f, m, op);
-      if (a->loss_weight != 1) num(f, 2, "loss_weight", a->loss_weight);
-      fputs("}\n", f);
-      break;
-    case OP_ACCURACY:
-      head(f, m, op, op->name, "Accuracy"), top(f, m, op);
-      fprintf(f, "  accuracy_param {\n    top_k: %lld\n  }\n}\n", (long long)a->top);
-      break;
-    default:
+    if (op->kind == OP_INPUT || op->kind == OP_LABEL) continue; /* inputs() */
+    const CaffeType *row = row_of(op->kind);
+    if (!row) {
       diag_error(op->loc, "layer '%s' (%s) has no Caffe equivalent", op->name,
                  op_info[op->kind].name);
       return false;
     }
+    exporters[row - caffe_types](f, m, op, row);
   }
   return true;
 }

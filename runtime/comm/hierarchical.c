@@ -115,16 +115,15 @@ SwnUpperLevel swn_upper_rooted_choice(const SwnTopology *t, int64_t count) {
 /* Step (2) for the head of chain `i` of `c`. */
 static void upper_level(const SwnTopology *t, const Chains *c, int i, int64_t count, int64_t chunk,
                         SwnSchedule *s) {
-  switch (swn_upper_choice(t, count)) {
-  case SWN_UPPER_BINOMIAL:
+  SwnUpperLevel upper = swn_upper_choice(t, count);
+  if (upper == SWN_UPPER_BINOMIAL) {
     binomial_reduce(c->heads, c->nchains, i, count, s);
     binomial_broadcast(c->heads, c->nchains, i, count, s);
-    return;
-  case SWN_UPPER_CHAIN:
+  } else if (upper == SWN_UPPER_CHAIN) {
     chain_steps(c->heads, i, c->nchains, count, chunk, true, s);
     chain_steps(c->heads, i, c->nchains, count, chunk, false, s);
-    return;
-  default: swn_schedule_ring(c->heads, c->nchains, c->heads[i], 0, count, s); return;
+  } else {
+    swn_schedule_ring(c->heads, c->nchains, c->heads[i], 0, count, s);
   }
 }
 

@@ -103,19 +103,7 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
 
 /* The kernels' view of a shape (workspace.h sizes from it). */
 static SwkConv kernel_shape(const ConvShape *s) {
-  return (SwkConv){.ci = (int)s->ci,
-                   .h = (int)s->h,
-                   .w = (int)s->w,
-                   .co = (int)s->co,
-                   .ho = (int)s->ho,
-                   .wo = (int)s->wo,
-                   .kh = (int)s->kh,
-                   .kw = (int)s->kw,
-                   .sh = (int)s->sh,
-                   .sw = (int)s->sw,
-                   .ph = (int)s->ph,
-                   .pw = (int)s->pw,
-                   .groups = (int)s->groups};
+  return (SwkConv){CONV_SHAPE_GEOMETRY(s), .groups = (int)s->groups};
 }
 
 /* The direct strips' efficiency (`eff` at full blocks): the output's channels fill the blocks
@@ -200,28 +188,6 @@ static double winograd_cost(const ConvShape *s, int m, ConvComputation c) {
   return products / (PEAK * eff) + (transformed + images + filters) / BANDWIDTH;
 }
 
-/* Both gradients in one call: explicit gathers dY once for both GEMMs. */
-static double joint_cost(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT) return implicit_cost(s, CONV_WGRAD) + implicit_cost(s, CONV_DGRAD);
-  if (plan == PLAN_DIRECT) return direct_cost(s, CONV_WGRAD) + direct_cost(s, CONV_DGRAD);
-  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4) {
-    int m = plan == PLAN_WINOGRAD2 ? 2 : 4;
-    return winograd_cost(s, m, CONV_WGRAD) + winograd_cost(s, m, CONV_DGRAD);
-  }
-  double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
-  return explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather;
-}
-
-static const char *host_conv_illegal(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT && s->groups != 1)
-    return "it has groups, and the host's implicit kernels have none";
-  if (plan == PLAN_DIRECT && s->groups != 1)
-    return "it has groups, and the host's direct kernels have none";
-  if ((plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4) && s->groups != 1)
-    return "it has groups, and the host's Winograd kernels have none";
-  return NULL;
-}
-
 /* Asked once: sysconf reads /sys on every call, and the layout search prices thousands of
  * candidates. */
 static double cpus(void) {
@@ -233,16 +199,43 @@ static double cpus(void) {
   return n;
 }
 
-/* The model prices each plan's rule; its tilings are only ever measured (swnc tune). */
-static double host_conv_cost(const ConvShape *s, ConvPlan plan, ConvComputation c, int tiling) {
+/* Each plan's column of costs (TargetPlan.cost): the model prices each plan's rule; its
+ * tilings are only ever measured (swnc tune). CONV_BACKWARD: both gradients by one call;
+ * explicit's gathers dY once for both GEMMs, the others' cost what their two computations do. */
+static double explicit_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {
   (void)tiling;
-  if (c == CONV_BACKWARD) return joint_cost(s, plan) / cpus();
-  double t = plan == PLAN_IMPLICIT    ? implicit_cost(s, c)
-             : plan == PLAN_DIRECT    ? direct_cost(s, c)
-             : plan == PLAN_WINOGRAD2 ? winograd_cost(s, 2, c)
-             : plan == PLAN_WINOGRAD4 ? winograd_cost(s, 4, c)
-                                      : explicit_cost(s, c);
-  return t / cpus();
+  if (c != CONV_BACKWARD) return explicit_cost(s, c) / cpus();
+  double gather = 2.0 * 4 * s->batch * s->co * s->ho * s->wo / BANDWIDTH;
+  return (explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather) / cpus();
+}
+
+static double winograd2_cost(const ConvShape *s, ConvComputation c) {
+  return winograd_cost(s, 2, c);
+}
+static double winograd4_cost(const ConvShape *s, ConvComputation c) {
+  return winograd_cost(s, 4, c);
+}
+/* A plan whose two gradients by one call cost what they cost apart. */
+#define PLAN_COST(plan, cost)                                                                      \
+  static double plan##_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {              \
+    (void)tiling;                                                                                  \
+    return (c == CONV_BACKWARD ? cost(s, CONV_WGRAD) + cost(s, CONV_DGRAD) : cost(s, c)) / cpus(); \
+  }
+PLAN_COST(implicit, implicit_cost)
+PLAN_COST(direct, direct_cost)
+PLAN_COST(winograd2, winograd2_cost)
+PLAN_COST(winograd4, winograd4_cost)
+#undef PLAN_COST
+
+/* The kernels but explicit's have no groups. */
+static const char *implicit_illegal(const ConvShape *s) {
+  return s->groups != 1 ? "it has groups, and the host's implicit kernels have none" : NULL;
+}
+static const char *direct_illegal(const ConvShape *s) {
+  return s->groups != 1 ? "it has groups, and the host's direct kernels have none" : NULL;
+}
+static const char *winograd_illegal(const ConvShape *s) {
+  return s->groups != 1 ? "it has groups, and the host's Winograd kernels have none" : NULL;
 }
 
 /* Every element read and written, one side strided (the pairs of layouts with a transform:
@@ -255,9 +248,8 @@ static double host_transform_cost(int64_t batch, int64_t c, int64_t h, int64_t w
 
 /* The direct plan's forward and input gradient have tilings (direct_tiling.h); the model
  * prices their rule. */
-static int host_conv_tilings(const ConvShape *s, ConvPlan plan, ConvComputation c,
-                             int words[TILINGS_MAX]) {
-  if (plan != PLAN_DIRECT || (c != CONV_FORWARD && c != CONV_DGRAD)) return 0;
+static int direct_tilings(const ConvShape *s, ConvComputation c, int words[TILINGS_MAX]) {
+  if (c != CONV_FORWARD && c != CONV_DGRAD) return 0;
   _Static_assert((int)HOST_TILINGS_MAX <= (int)TILINGS_MAX, "ir/target.h holds the host's tilings");
   SwkConv p = kernel_shape(s);
   SwkConv q = c == CONV_DGRAD ? host_direct_transposed(&p) : p;
@@ -276,17 +268,24 @@ static bool host_conv_reads_planar(const ConvShape *s) {
   return host_direct_reads_planar(&p);
 }
 
-static double host_kernel_workspace(const ConvShape *s, ConvPlan plan, bool input_gradient) {
-  int threads = (int)cpus();
-  if (!s) return (double)host_fc_workspace(threads);
+/* Each plan's workspace (TargetPlan.workspace) with the threads a program takes by default. */
+static SwkConv workspace_shape(const ConvShape *s, bool input_gradient) {
   SwkConv p = kernel_shape(s);
   p.no_input_gradient = !input_gradient;
-  if (plan == PLAN_DIRECT) return (double)host_conv_direct_workspace_for(&p, threads);
-  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4)
-    return (double)host_conv_winograd_workspace_for(&p, plan == PLAN_WINOGRAD2 ? 2 : 4, threads);
-  return (double)(plan == PLAN_IMPLICIT ? host_conv_implicit_workspace(&p, (int)s->batch, threads)
-                                        : host_conv_workspace(&p, threads));
+  return p;
 }
+#define PLAN_WORKSPACE(plan, floats)                                                               \
+  static double plan##_workspace(const ConvShape *s, bool input_gradient) {                        \
+    SwkConv p = workspace_shape(s, input_gradient);                                                \
+    return (double)(floats);                                                                       \
+  }
+PLAN_WORKSPACE(explicit, host_conv_workspace(&p, (int)cpus()))
+PLAN_WORKSPACE(implicit, host_conv_implicit_workspace(&p, (int)s->batch, (int)cpus()))
+PLAN_WORKSPACE(direct, host_conv_direct_workspace_for(&p, (int)cpus()))
+PLAN_WORKSPACE(winograd2, host_conv_winograd_workspace_for(&p, 2, (int)cpus()))
+PLAN_WORKSPACE(winograd4, host_conv_winograd_workspace_for(&p, 4, (int)cpus()))
+#undef PLAN_WORKSPACE
+static double fc_workspace(void) { return (double)host_fc_workspace((int)cpus()); }
 
 const Target host_target = {
     .name = "host",
@@ -296,11 +295,16 @@ const Target host_target = {
      * peak holds beyond its plan and data sets measured 20 MiB for cifar10_quick at batch 1
      * (2 threads, an 8-image test set) and 21 MiB for lenet beside its data */
     .process_mib = 20,
-    .kernel_workspace = host_kernel_workspace,
+    .fc_workspace = fc_workspace,
     .folds_gradients = true,
-    .conv_illegal = host_conv_illegal,
-    .conv_cost = host_conv_cost,
-    .conv_tilings = host_conv_tilings,
+    .plans =
+        {
+            [PLAN_EXPLICIT] = {.cost = explicit_plan_cost, .workspace = explicit_workspace},
+            [PLAN_IMPLICIT] = {implicit_illegal, implicit_plan_cost, implicit_workspace},
+            [PLAN_DIRECT] = {direct_illegal, direct_plan_cost, direct_workspace, direct_tilings},
+            [PLAN_WINOGRAD2] = {winograd_illegal, winograd2_plan_cost, winograd2_workspace},
+            [PLAN_WINOGRAD4] = {winograd_illegal, winograd4_plan_cost, winograd4_workspace},
+        },
     .tiling_name = host_tiling_name,
     .transform_cost = host_transform_cost,
     .accepts = kernel_interface_accepts,

@@ -3,6 +3,7 @@
  * index of the maximum within the input plane for backward. Planes are spread over threads. */
 #include <string.h>
 
+#include "kernels.h"
 #include "pool_window.h"
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -99,7 +100,7 @@ static void max_plane(const SwkPool *p, const float *x, float *y, int32_t *argma
 static void avg_plane(const SwkPool *p, const float *x, float *y) {
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
-      Window win = pool_window(p, oh, ow);
+      SwnWindow win = SWN_POOL_WINDOW(p, oh, ow);
       float s = 0;
       for (int ih = win.h0; ih < win.h1; ih++)
         for (int iw = win.w0; iw < win.w1; iw++) s += x[ih * p->w + iw];
@@ -110,7 +111,7 @@ static void avg_plane(const SwkPool *p, const float *x, float *y) {
 static void avg_plane_backward(const SwkPool *p, const float *dy, float *dx) {
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
-      Window win = pool_window(p, oh, ow);
+      SwnWindow win = SWN_POOL_WINDOW(p, oh, ow);
       float g = dy[oh * p->wo + ow] / win.area;
       for (int ih = win.h0; ih < win.h1; ih++)
         for (int iw = win.w0; iw < win.w1; iw++) dx[ih * p->w + iw] += g;

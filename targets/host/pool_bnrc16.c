@@ -7,6 +7,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "pool_window.h"
 #include "vec16.h"
 
@@ -18,7 +19,7 @@ static int planes(const SwkPool *p, int batch) { return batch * ((p->c + LANES -
  * order, in native vectors (vec16.h: a 16-lane comparison without AVX-512 is 16 scalar ones).
  * Inlined where the window's extent is a constant, so that its loops unroll. */
 static inline __attribute__((always_inline)) void
-max_window(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
+max_window(const SwkPool *p, SwnWindow s, const float *x, float *y, int32_t *argmax) {
   int32_t first = s.h0 * p->w + s.w0;
   HostVec best[HOST_VEC_PARTS];
   HostIVec at[HOST_VEC_PARTS];
@@ -43,14 +44,14 @@ max_window(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax
 }
 
 /* A window of kh x kw pixels from (h0, w0), kh and kw constants where inlined. */
-static inline __attribute__((always_inline)) Window full_window(Window s, const int kh,
-                                                                const int kw) {
-  return (Window){s.h0, s.h0 + kh, s.w0, s.w0 + kw, s.area};
+static inline __attribute__((always_inline)) SwnWindow full_window(SwnWindow s, const int kh,
+                                                                   const int kw) {
+  return (SwnWindow){s.h0, s.h0 + kh, s.w0, s.w0 + kw, s.area};
 }
 
 /* Windows of 2 x 2 and 3 x 3 pixels (LeNet's and AlexNet's, and any window clipped to those),
  * unrolled: the loops over a window's bounds took more time than its loads and comparisons. */
-static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int32_t *argmax) {
+static void max_pixel(const SwkPool *p, SwnWindow s, const float *x, float *y, int32_t *argmax) {
   int kh = s.h1 - s.h0, kw = s.w1 - s.w0;
   if (kh == 2 && kw == 2)
     max_window(p, full_window(s, 2, 2), x, y, argmax);
@@ -62,7 +63,7 @@ static void max_pixel(const SwkPool *p, Window s, const float *x, float *y, int3
 
 /* The sum is in native vectors too: a 16-float one carried across the loop kept half of it on
  * the stack without AVX-512, stored and reloaded per pixel. */
-static void avg_pixel(const SwkPool *p, Window s, const float *x, float *y) {
+static void avg_pixel(const SwkPool *p, SwnWindow s, const float *x, float *y) {
   HostVec sum[HOST_VEC_PARTS] = {{0}};
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++)
@@ -79,7 +80,7 @@ void swk_pool_bnrc16_forward(const SwkPool *p, int batch, const float *x, float 
     for (int oh = 0; oh < p->ho; oh++)
       for (int ow = 0; ow < p->wo; ow++) {
         size_t o = (size_t)k * out + ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-        Window s = pool_window(p, oh, ow);
+        SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
         if (p->max)
           max_pixel(p, s, x + (size_t)k * in, y + o, argmax + o);
         else
@@ -175,7 +176,7 @@ static void avg_backward_plane(const SwkPool *p, const float *dy, float *dx, boo
   for (int oh = 0; oh < p->ho; oh++)
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * (size_t)p->wo + (size_t)ow) * LANES;
-      Window s = pool_window(p, oh, ow);
+      SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
       HostV16 share = host_v16_load(dy + o) / s.area;
       for (int ih = s.h0; ih < s.h1; ih++)
         for (int iw = s.w0; iw < s.w1; iw++) {

@@ -7,9 +7,10 @@
 #include <omp.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "pool_window.h"
 
-static void max_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y,
+static void max_pixel(const SwkPool *p, SwnWindow s, size_t lanes, const float *x, float *y,
                       int32_t *am) {
   int32_t first = s.h0 * p->w + s.w0;
   memcpy(y, x + (size_t)first * lanes, sizeof(float) * lanes);
@@ -26,7 +27,7 @@ static void max_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, 
     }
 }
 
-static void avg_pixel(const SwkPool *p, Window s, size_t lanes, const float *x, float *y) {
+static void avg_pixel(const SwkPool *p, SwnWindow s, size_t lanes, const float *x, float *y) {
   memset(y, 0, sizeof(float) * lanes);
   for (int ih = s.h0; ih < s.h1; ih++)
     for (int iw = s.w0; iw < s.w1; iw++) {
@@ -43,9 +44,9 @@ void swk_pool_rcnb_forward(const SwkPool *p, int batch, const float *x, float *y
     for (int ow = 0; ow < p->wo; ow++) {
       size_t o = ((size_t)oh * p->wo + ow) * lanes;
       if (p->max)
-        max_pixel(p, pool_window(p, oh, ow), lanes, x, y + o, argmax + o);
+        max_pixel(p, SWN_POOL_WINDOW(p, oh, ow), lanes, x, y + o, argmax + o);
       else
-        avg_pixel(p, pool_window(p, oh, ow), lanes, x, y + o);
+        avg_pixel(p, SWN_POOL_WINDOW(p, oh, ow), lanes, x, y + o);
     }
 }
 
@@ -62,7 +63,7 @@ static void backward_lanes(const SwkPool *p, size_t lanes, size_t from, size_t t
         for (size_t j = from; j < to; j++) dx[(size_t)argmax[o + j] * lanes + j] += dy[o + j];
         continue;
       }
-      Window s = pool_window(p, oh, ow);
+      SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
       for (int ih = s.h0; ih < s.h1; ih++)
         for (int iw = s.w0; iw < s.w1; iw++) {
           float *d = dx + ((size_t)ih * p->w + iw) * lanes;

@@ -53,19 +53,7 @@ static double explicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
 }
 
 static double implicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
-  SwImplicitArgs a = {.ci = (int)s->ci,
-                      .h = (int)s->h,
-                      .w = (int)s->w,
-                      .co = (int)s->co,
-                      .ho = (int)s->ho,
-                      .wo = (int)s->wo,
-                      .kh = (int)s->kh,
-                      .kw = (int)s->kw,
-                      .sh = (int)s->sh,
-                      .sw = (int)s->sw,
-                      .ph = (int)s->ph,
-                      .pw = (int)s->pw,
-                      .batch = (int)s->batch};
+  SwImplicitArgs a = {CONV_SHAPE_GEOMETRY(s), .batch = (int)s->batch};
   int64_t filters = s->co * s->ci, taps = s->kh * s->kw;
   double seconds;
   if (c == CONV_WGRAD) {
@@ -82,16 +70,8 @@ static double implicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
   return seconds + sw_cpe_seconds(sw_implicit_work(&a));
 }
 
-static const char *sw_conv_illegal(const ConvShape *s, ConvPlan plan) {
-  if (plan == PLAN_IMPLICIT && s->groups != 1)
-    return "it has groups, and the implicit kernels have none";
-  if (plan == PLAN_DIRECT)
-    return "the sw26010 kernels have no direct convolution on the CPEs (the host's runs on the "
-           "MPE only)";
-  if (plan == PLAN_WINOGRAD2 || plan == PLAN_WINOGRAD4)
-    return "the sw26010 kernels have no Winograd convolution on the CPEs (the host's runs on the "
-           "MPE only)";
-  return NULL;
+static const char *implicit_illegal(const ConvShape *s) {
+  return s->groups != 1 ? "it has groups, and the implicit kernels have none" : NULL;
 }
 
 /* One core group's share of a batch: the largest, which the others wait for. */
@@ -113,14 +93,19 @@ static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c, int *tili
   return common && swdnn ? PLAN_IMPLICIT : PLAN_EXPLICIT;
 }
 
-static double sw_conv_cost(const ConvShape *whole, ConvPlan plan, ConvComputation c, int tiling) {
-  if (conv_plan_layout(plan) == LAYOUT_BNRC16) return INFINITY; /* direct, Winograd: illegal */
-  double (*cost)(const ConvShape *, ConvComputation, int) =
-      plan == PLAN_IMPLICIT ? implicit_cost : explicit_cost;
+/* A plan's cost (TargetPlan.cost) on one core group's share of the batch. */
+static double group_cost(double (*cost)(const ConvShape *, ConvComputation, int),
+                         const ConvShape *whole, ConvComputation c, int tiling) {
   ConvShape s = *whole;
   s.batch = group_share(whole->batch);
   if (c == CONV_BACKWARD) return cost(&s, CONV_WGRAD, tiling) + cost(&s, CONV_DGRAD, tiling);
   return cost(&s, c, tiling);
+}
+static double explicit_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {
+  return group_cost(explicit_cost, s, c, tiling);
+}
+static double implicit_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {
+  return group_cost(implicit_cost, s, c, tiling);
 }
 
 static const char *sw_tiling_name(int word, char name[TILING_NAME_MAX]) {
@@ -146,11 +131,20 @@ static bool sw_accepts(const Graph *g, const Op *op, Layout l) {
   return l != LAYOUT_BNRC16 && kernel_interface_accepts(g, op, l);
 }
 
+#define NO_WINOGRAD                                                                                \
+  "the sw26010 kernels have no Winograd convolution on the CPEs (the host's runs on the MPE only)"
 const Target sw26010_target = {
     .name = "sw26010",
     .summary = "Sunway SW26010 (4 core groups of 8x8 CPEs), run here on the CPE-cluster emulator",
-    .conv_illegal = sw_conv_illegal,
-    .conv_cost = sw_conv_cost,
+    .plans =
+        {
+            [PLAN_EXPLICIT] = {.cost = explicit_plan_cost},
+            [PLAN_IMPLICIT] = {.illegal = implicit_illegal, .cost = implicit_plan_cost},
+            [PLAN_DIRECT] = {.absent = "the sw26010 kernels have no direct convolution on the "
+                                       "CPEs (the host's runs on the MPE only)"},
+            [PLAN_WINOGRAD2] = {.absent = NO_WINOGRAD},
+            [PLAN_WINOGRAD4] = {.absent = NO_WINOGRAD},
+        },
     .transform_cost = sw_transform_cost,
     .accepts = sw_accepts,
     .plan_margin = 0.1,

@@ -169,8 +169,11 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
     if (classes <= SW_SOFTMAX_CLASSES) return sw_cpe_seconds(sw_accuracy_work(classes, b));
     return sw_mpe_time(4.0 * classes * b, (double)classes * b);
   }
-  default: return 0; /* the data's ops; convolutions and transforms are priced elsewhere */
+  case FAMILY_NONE: return 0; /* the data's ops, written by the runtime */
+  case FAMILY_CONV:           /* priced elsewhere: Target.plans, transform_cost */
+  case FAMILY_TRANSFORM: return 0;
   }
+  return 0;
 }
 
 /* SGD's step (gradient, weights and momentum in, weights and momentum out) and, with several

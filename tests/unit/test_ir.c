@@ -557,7 +557,7 @@ static double brute_force_layouts(Module *m) {
 static Module *costed_module(const char *src) {
   Module *m = frontend_parse_text("t.swn", src, strlen(src), NULL, 0);
   m->options = options;
-  bool ok = pass_elaborate(m) && pass_infer_shapes(m) && pass_conv_strategy(m);
+  bool ok = pass_elaborate(m) && pass_infer_shapes(m) && pass_price_conv_plans(m);
   CHECK(ok);
   if (!ok) fprintf(stderr, "%s\n%s", src, diag_text);
   return m;
@@ -668,13 +668,21 @@ static void test_layout_beam(void) {
  * forcing the implicit plan) lowers to calls that all match their declarations in the contract,
  * and every kind with a kernel family gets calls. */
 static void test_every_op_lowers_to_declared_calls(void) {
-  static const char *const src =
-      "data { source = synthetic\n classes = 4 }\n"
-      "network t {\n image = input(shape=[3, 8, 8])\n label = label()\n"
-      " c = conv(image, outputs=4, kernel=3, pad=1)\n r = relu(c)\n s = sigmoid(r)\n h = tanh(s)\n"
-      " e = elu(h, alpha=0.5)\n b = batchnorm(e)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
-      " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n f = fc(a, outputs=4)\n"
-      " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n";
+  /* every activation of the op table in a chain after the convolution */
+  char src[4096] = "data { source = synthetic\n classes = 4 }\n"
+                   "network t {\n image = input(shape=[3, 8, 8])\n label = label()\n"
+                   " a0 = conv(image, outputs=4, kernel=3, pad=1)\n";
+  int chain = 0;
+  for (int k = 0; k < OP_COUNT; k++)
+    if (op_info[k].family == FAMILY_ACTIVATION)
+      snprintf(src + strlen(src), sizeof src - strlen(src), " a%d = %s(a%d)\n", chain + 1,
+               op_info[k].name, chain),
+          chain++;
+  snprintf(src + strlen(src), sizeof src - strlen(src),
+           " b = batchnorm(a%d)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
+           " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n f = fc(a, outputs=4)\n"
+           " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n",
+           chain);
   const int implicit = CONV_FORCE_EXPLICIT + PLAN_IMPLICIT;
   for (int force = CONV_AUTO; force <= implicit; force += implicit - CONV_AUTO) {
     options.conv = force;

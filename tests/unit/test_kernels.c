@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "../lib/shapes.h"
 #include "kernels.h"
 #include "rng.h"
 
@@ -414,23 +415,43 @@ typedef void (*ActBwd)(const SwkAct *, int, const float *, const float *, float 
 static ActFwd act_forward;
 static void act_fwd(Case *c) { act_forward(c->p, c->batch, c->in[0], c->y); }
 
-static void test_activation(const char *name, ActFwd fwd, ActBwd bwd, float slope) {
+/* One activation at parameter `slope`, on inputs over [-8, 8] (every piece of relu6's and
+ * hardswish's) kept 0.1 away from the integers, where every kink of the table's rows lies
+ * (0, 6, -3, 3): finite differences (h = 1e-2) straddle none. Backward reads x or y as its row
+ * says (runtime/activations.h). */
+static void test_activation(const char *name, bool reads_input, ActFwd fwd, ActBwd bwd,
+                            float slope) {
   SwkAct p = {.n = 30, .slope = slope};
   int batch = 3;
   act_forward = fwd;
   Case c = {.forward = act_fwd, .p = &p, .batch = batch, .ny = 90};
   c.in[0] = random_array(90), c.y = zeros(90), c.r = random_array(90);
-  for (int i = 0; i < 90; i++)
-    if (fabsf(c.in[0][i]) < 0.05f) c.in[0][i] = 0.3f; /* keep clear of relu's kink */
+  for (int i = 0; i < 90; i++) {
+    float x = 8 * c.in[0][i];
+    c.in[0][i] = fabsf(x - roundf(x)) < 0.1f ? x + 0.25f : x;
+  }
   float *dx = zeros(90);
   act_fwd(&c);
-  bwd(&p, batch, c.y, c.r, dx, false);
+  const float *v = reads_input ? c.in[0] : c.y;
+  bwd(&p, batch, v, c.r, dx, false);
   check_gradient(name, &c, c.in[0], 90, dx);
   float *before = random_array(90), acc[90];
   memcpy(acc, before, sizeof acc);
-  bwd(&p, batch, c.y, c.r, acc, true);
+  bwd(&p, batch, v, c.r, acc, true);
   check_adds(name, dx, acc, before, 90);
   free(before), free(dx), free(c.in[0]), free(c.y), free(c.r);
+}
+
+/* Every row of runtime/activations.h, at parameters 0, 0.3 and 1 (relu's leaky slope, elu's
+ * alpha; the others have none). */
+static void test_activations(void) {
+  static const float slopes[] = {0, 0.3f, 1};
+  for (int k = 0; k < 3; k++) {
+#define TEST_ACTIVATION(unused_a, unused_b, name, reads)                                           \
+  test_activation(#name, SWN_READS_##reads, swk_##name##_forward, swk_##name##_backward, slopes[k]);
+    SWN_ACTIVATIONS(TEST_ACTIVATION, , )
+#undef TEST_ACTIVATION
+  }
 }
 
 static void bn_fwd(Case *c) {
@@ -890,332 +911,52 @@ int main(void) {
     /* overlapping windows over the padding, both modes; ceil mode (the last windows
      * clipped, as cifar10_quick's); windows with gaps between them; windows that tile the
      * input (LeNet's 2 x 2), whole, and clipped below with a column outside every window */
-    /* clang-format off */
-    static const SwkPool pools[] = {
-        {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
-         .pw = 1, .max = true},
-        {.c = 18, .h = 7, .w = 7, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
-         .pw = 1, .max = false},
-        {.c = 5, .h = 8, .w = 9, .ho = 4, .wo = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .max = true},
-        {.c = 17, .h = 7, .w = 8, .ho = 3, .wo = 3, .kh = 2, .kw = 2, .sh = 3, .sw = 3, .max = true},
-        {.c = 18, .h = 8, .w = 8, .ho = 4, .wo = 4, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = true},
-        {.c = 17, .h = 7, .w = 7, .ho = 4, .wo = 3, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .max = true}};
-    /* clang-format on */
+    SwkPool pools[] = {
+        pool_row(18, 7, 7, 3, 3, 2, 2, 1, 1, true), pool_row(18, 7, 7, 3, 3, 2, 2, 1, 1, false),
+        pool_row(5, 8, 9, 3, 3, 2, 2, 0, 0, true),  pool_row(17, 7, 8, 2, 2, 3, 3, 0, 0, true),
+        pool_row(18, 8, 8, 2, 2, 2, 2, 0, 0, true), pool_row(17, 7, 7, 2, 2, 2, 2, 0, 0, true)};
+    pools[5].wo = 3; /* a column outside every window */
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
       test_pool_bnrc16(pools[i], i == 2 ? 3 : 2);
-    test_conv_direct((SwkConv){.ci = 18,
-                               .h = 9,
-                               .w = 10,
-                               .co = 20,
-                               .ho = 9,
-                               .wo = 10,
-                               .kh = 3,
-                               .kw = 3,
-                               .sh = 1,
-                               .sw = 1,
-                               .ph = 1,
-                               .pw = 1,
-                               .groups = 1,
-                               .bias = true},
-                     2);
-    test_conv_direct((SwkConv){.ci = 5,
-                               .h = 9,
-                               .w = 9,
-                               .co = 33,
-                               .ho = 5,
-                               .wo = 5,
-                               .kh = 3,
-                               .kw = 3,
-                               .sh = 2,
-                               .sw = 2,
-                               .ph = 1,
-                               .pw = 1,
-                               .groups = 1,
-                               .bias = false},
-                     3);
-    test_conv((SwkConv){.ci = 4,
-                        .h = 7,
-                        .w = 6,
-                        .co = 6,
-                        .ho = 4,
-                        .wo = 5,
-                        .kh = 3,
-                        .kw = 2,
-                        .sh = 2,
-                        .sw = 1,
-                        .ph = 1,
-                        .pw = 0,
-                        .groups = 2,
-                        .bias = true},
-              3);
-    test_conv((SwkConv){.ci = 3,
-                        .h = 5,
-                        .w = 5,
-                        .co = 4,
-                        .ho = 5,
-                        .wo = 5,
-                        .kh = 1,
-                        .kw = 1,
-                        .sh = 1,
-                        .sw = 1,
-                        .groups = 1,
-                        .bias = true},
-              2); /* 1x1: no im2col */
-    test_conv((SwkConv){.ci = 2,
-                        .h = 6,
-                        .w = 7,
-                        .co = 3,
-                        .ho = 3,
-                        .wo = 3,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 2,
-                        .sw = 3,
-                        .ph = 1,
-                        .pw = 2,
-                        .groups = 1,
-                        .bias = false},
-              3); /* wide stride and pad */
-    test_conv((SwkConv){.ci = 4,
-                        .h = 6,
-                        .w = 5,
-                        .co = 6,
-                        .ho = 6,
-                        .wo = 6,
-                        .kh = 3,
-                        .kw = 2,
-                        .sh = 1,
-                        .sw = 1,
-                        .ph = 1,
-                        .pw = 1,
-                        .groups = 2,
-                        .bias = true},
+    test_conv_direct(conv_row(18, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, true), 2);
+    test_conv_direct(conv_row(5, 9, 9, 33, 3, 3, 2, 2, 1, 1, 1, false), 3);
+    test_conv(conv_row(4, 7, 6, 6, 3, 2, 2, 1, 1, 0, 2, true), 3);
+    test_conv(conv_row(3, 5, 5, 4, 1, 1, 1, 1, 0, 0, 1, true), 2);  /* 1x1: no im2col */
+    test_conv(conv_row(2, 6, 7, 3, 3, 3, 2, 3, 1, 2, 1, false), 3); /* wide stride and pad */
+    test_conv(conv_row(4, 6, 5, 6, 3, 2, 1, 1, 1, 1, 2, true),
               3); /* stride 1: dX by flipped filters */
-    test_conv((SwkConv){.ci = 2,
-                        .h = 7,
-                        .w = 6,
-                        .co = 3,
-                        .ho = 5,
-                        .wo = 4,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 1,
-                        .sw = 1,
-                        .groups = 1,
-                        .bias = true},
+    test_conv(conv_row(2, 7, 6, 3, 3, 3, 1, 1, 0, 0, 1, true),
               3); /* stride 1, "valid": dX by col2im */
-    test_conv_large((SwkConv){.ci = 24,
-                              .h = 16,
-                              .w = 16,
-                              .co = 20,
-                              .ho = 16,
-                              .wo = 16,
-                              .kh = 3,
-                              .kw = 3,
-                              .sh = 1,
-                              .sw = 1,
-                              .ph = 1,
-                              .pw = 1,
-                              .groups = 1,
-                              .bias = true},
+    test_conv_large(conv_row(24, 16, 16, 20, 3, 3, 1, 1, 1, 1, 1, true),
                     3); /* K = 216: crosses a cache block inside a channel; dX flipped */
-    test_conv_large((SwkConv){.ci = 200,
-                              .h = 16,
-                              .w = 17,
-                              .co = 8,
-                              .ho = 16,
-                              .wo = 17,
-                              .kh = 1,
-                              .kw = 1,
-                              .sh = 1,
-                              .sw = 1,
-                              .groups = 1,
-                              .bias = false},
+    test_conv_large(conv_row(200, 16, 17, 8, 1, 1, 1, 1, 0, 0, 1, false),
                     2); /* 1x1 read in place */
-    test_conv_large((SwkConv){.ci = 6,
-                              .h = 33,
-                              .w = 31,
-                              .co = 100,
-                              .ho = 17,
-                              .wo = 16,
-                              .kh = 5,
-                              .kw = 5,
-                              .sh = 2,
-                              .sw = 2,
-                              .ph = 2,
-                              .pw = 2,
-                              .groups = 2,
-                              .bias = true},
+    test_conv_large(conv_row(6, 33, 31, 100, 5, 5, 2, 2, 2, 2, 2, true),
                     2); /* 50 rows per group; dX by col2im */
-    test_conv_large((SwkConv){.ci = 8,
-                              .h = 7,
-                              .w = 7,
-                              .co = 100,
-                              .ho = 7,
-                              .wo = 7,
-                              .kh = 3,
-                              .kw = 3,
-                              .sh = 1,
-                              .sw = 1,
-                              .ph = 1,
-                              .pw = 1,
-                              .groups = 1,
-                              .bias = true},
+    test_conv_large(conv_row(8, 7, 7, 100, 3, 3, 1, 1, 1, 1, 1, true),
                     7); /* images side by side; more than one block of rows; dW^T split by
                            columns (co 100 > K 72) */
-    test_conv_large((SwkConv){.ci = 20,
-                              .h = 16,
-                              .w = 17,
-                              .co = 72,
-                              .ho = 16,
-                              .wo = 17,
-                              .kh = 1,
-                              .kw = 1,
-                              .sh = 1,
-                              .sw = 1,
-                              .groups = 1,
-                              .bias = true},
+    test_conv_large(conv_row(20, 16, 17, 72, 1, 1, 1, 1, 0, 0, 1, true),
                     3); /* 1x1 expanding (ResNet's): dW^T split by columns, dY's transposed
                            eight by eight as the GEMM packs it, with edges */
-    test_pool((SwkPool){.c = 2,
-                        .h = 7,
-                        .w = 7,
-                        .ho = 4,
-                        .wo = 4,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 2,
-                        .sw = 2,
-                        .ph = 1,
-                        .pw = 1,
-                        .max = true},
-              2);
+    test_pool(pool_row(2, 7, 7, 3, 3, 2, 2, 1, 1, true), 2);
     /* rows wide enough for eight outputs at a time, the last eight overlapping: stride 1, 2
      * (two vectors' even elements) and 3 (gathered), with padding */
-    test_pool((SwkPool){.c = 2,
-                        .h = 5,
-                        .w = 20,
-                        .ho = 5,
-                        .wo = 20,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 1,
-                        .sw = 1,
-                        .ph = 1,
-                        .pw = 1,
-                        .max = true},
-              2);
-    test_pool((SwkPool){.c = 2,
-                        .h = 9,
-                        .w = 33,
-                        .ho = 5,
-                        .wo = 17,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 2,
-                        .sw = 2,
-                        .ph = 1,
-                        .pw = 1,
-                        .max = true},
-              2);
-    test_pool((SwkPool){.c = 1,
-                        .h = 6,
-                        .w = 39,
-                        .ho = 2,
-                        .wo = 13,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 3,
-                        .sw = 3,
-                        .ph = 0,
-                        .pw = 0,
-                        .max = true},
-              3);
-    test_pool_rcnb((SwkPool){.c = 2,
-                             .h = 7,
-                             .w = 7,
-                             .ho = 4,
-                             .wo = 4,
-                             .kh = 3,
-                             .kw = 3,
-                             .sh = 2,
-                             .sw = 2,
-                             .ph = 1,
-                             .pw = 1,
-                             .max = true},
-                   3);
-    test_pool((SwkPool){.c = 2,
-                        .h = 7,
-                        .w = 7,
-                        .ho = 4,
-                        .wo = 4,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 2,
-                        .sw = 2,
-                        .ph = 1,
-                        .pw = 1,
-                        .max = false},
-              2);
-    test_pool_rcnb((SwkPool){.c = 2,
-                             .h = 7,
-                             .w = 7,
-                             .ho = 4,
-                             .wo = 4,
-                             .kh = 3,
-                             .kw = 3,
-                             .sh = 2,
-                             .sw = 2,
-                             .ph = 1,
-                             .pw = 1,
-                             .max = false},
-                   3);
+    test_pool(pool_row(2, 5, 20, 3, 3, 1, 1, 1, 1, true), 2);
+    test_pool(pool_row(2, 9, 33, 3, 3, 2, 2, 1, 1, true), 2);
+    test_pool(pool_row(1, 6, 39, 3, 3, 3, 3, 0, 0, true), 3);
+    test_pool_rcnb(pool_row(2, 7, 7, 3, 3, 2, 2, 1, 1, true), 3);
+    test_pool(pool_row(2, 7, 7, 3, 3, 2, 2, 1, 1, false), 2);
+    test_pool_rcnb(pool_row(2, 7, 7, 3, 3, 2, 2, 1, 1, false), 3);
     /* stride 1 (GoogLeNet's 3x3 max pools) and 3: interior columns vectorised by stride */
     for (int stride = 1; stride <= 3; stride += 2)
-      test_pool((SwkPool){.c = 2,
-                          .h = 9,
-                          .w = 9,
-                          .ho = stride == 1 ? 9 : 4,
-                          .wo = stride == 1 ? 9 : 4,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = stride,
-                          .sw = stride,
-                          .ph = 1,
-                          .pw = 1,
-                          .max = true},
-                2);
-    test_pool((SwkPool){.c = 3,
-                        .h = 6,
-                        .w = 5,
-                        .ho = 3,
-                        .wo = 2,
-                        .kh = 3,
-                        .kw = 3,
-                        .sh = 2,
-                        .sw = 2,
-                        .max = false},
-              2);
-    test_pool_rcnb((SwkPool){.c = 3,
-                             .h = 6,
-                             .w = 5,
-                             .ho = 3,
-                             .wo = 2,
-                             .kh = 3,
-                             .kw = 3,
-                             .sh = 2,
-                             .sw = 2,
-                             .max = false},
-                   3);
+      test_pool(pool_row(2, 9, 9, 3, 3, stride, stride, 1, 1, true), 2);
+    test_pool(pool_row(3, 6, 5, 3, 3, 2, 2, 0, 0, false), 2);
+    test_pool_rcnb(pool_row(3, 6, 5, 3, 3, 2, 2, 0, 0, false), 3);
     test_fc((SwkFc){.in = 12, .out = 5, .bias = true}, 4);
     test_fc((SwkFc){.in = 600, .out = 150, .bias = true},
             70); /* sw26010: several GEMM tiles and slices */
-    test_activation("relu", swk_relu_forward, swk_relu_backward, 0);
-    test_activation("leaky relu", swk_relu_forward, swk_relu_backward, 0.1f);
-    test_activation("sigmoid", swk_sigmoid_forward, swk_sigmoid_backward, 0);
-    test_activation("elu", swk_elu_forward, swk_elu_backward, 1.0f);
-    test_activation("elu alpha 0.3", swk_elu_forward, swk_elu_backward, 0.3f);
-    test_activation("tanh", swk_tanh_forward, swk_tanh_backward, 0);
+    test_activations();
     test_batchnorm();
     test_lrn(0.75f, 4);
     test_lrn(0.75f, 70);
@@ -1226,79 +967,12 @@ int main(void) {
     test_relu_epilogues(0);
     test_relu_epilogues(0.1f);
     test_softmax_loss();
-    test_conv_implicit((SwkConv){.ci = 5,
-                                 .h = 6,
-                                 .w = 7,
-                                 .co = 6,
-                                 .ho = 6,
-                                 .wo = 7,
-                                 .kh = 3,
-                                 .kw = 3,
-                                 .sh = 1,
-                                 .sw = 1,
-                                 .ph = 1,
-                                 .pw = 1,
-                                 .groups = 1,
-                                 .bias = true},
-                       19, true); /* tails */
-    test_conv_implicit((SwkConv){.ci = 5,
-                                 .h = 6,
-                                 .w = 7,
-                                 .co = 6,
-                                 .ho = 6,
-                                 .wo = 7,
-                                 .kh = 3,
-                                 .kw = 3,
-                                 .sh = 1,
-                                 .sw = 1,
-                                 .ph = 1,
-                                 .pw = 1,
-                                 .groups = 1,
-                                 .bias = true},
-                       17, false);
-    test_conv_implicit((SwkConv){.ci = 4,
-                                 .h = 7,
-                                 .w = 6,
-                                 .co = 8,
-                                 .ho = 4,
-                                 .wo = 5,
-                                 .kh = 3,
-                                 .kw = 2,
-                                 .sh = 2,
-                                 .sw = 1,
-                                 .ph = 1,
-                                 .pw = 0,
-                                 .groups = 1,
-                                 .bias = false},
-                       16, true);
-    test_conv_implicit((SwkConv){.ci = 4,
-                                 .h = 7,
-                                 .w = 6,
-                                 .co = 8,
-                                 .ho = 4,
-                                 .wo = 5,
-                                 .kh = 3,
-                                 .kw = 2,
-                                 .sh = 2,
-                                 .sw = 1,
-                                 .ph = 1,
-                                 .pw = 0,
-                                 .groups = 1,
-                                 .bias = true},
-                       16, false);
-    test_conv_implicit((SwkConv){.ci = 3,
-                                 .h = 4,
-                                 .w = 4,
-                                 .co = 4,
-                                 .ho = 4,
-                                 .wo = 4,
-                                 .kh = 1,
-                                 .kw = 1,
-                                 .sh = 1,
-                                 .sw = 1,
-                                 .groups = 1,
-                                 .bias = true},
-                       3, false); /* 1x1, all scalar */
+    test_conv_implicit(conv_row(5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, true), 19, true); /* tails */
+    test_conv_implicit(conv_row(5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, true), 17, false);
+    test_conv_implicit(conv_row(4, 7, 6, 8, 3, 2, 2, 1, 1, 0, 1, false), 16, true);
+    test_conv_implicit(conv_row(4, 7, 6, 8, 3, 2, 2, 1, 1, 0, 1, true), 16, false);
+    test_conv_implicit(conv_row(3, 4, 4, 4, 1, 1, 1, 1, 0, 0, 1, true), 3,
+                       false); /* 1x1, all scalar */
   }
   test_accuracy_and_sgd();
   return check_report();

@@ -8,6 +8,7 @@
 
 #include "../cost/counted.h"
 #include "../cost/predict.h"
+#include "../lib/shapes.h"
 #include "check.h"
 #include "mpe.h"
 
@@ -93,7 +94,8 @@ static void gemm(int m, int n, int k, int ta, int tb, int count, int c_shared, i
 
 /* All three passes, double- and single-buffered; the forward with a bias, the data gradient
  * adding when `add`. */
-static void implicit(SwImplicitArgs a, int add) {
+static void implicit(SwkConv shape, int batch, int add) {
+  SwImplicitArgs a = {CONV_GEOMETRY(shape), .batch = batch};
   static const char *names[] = {"implicit forward", "implicit data", "implicit weights"};
   float *x = buffer((int64_t)a.h * a.w * a.ci * a.batch),
         *y = buffer((int64_t)a.ho * a.wo * a.co * a.batch);
@@ -131,12 +133,12 @@ static void im2col(SwIm2colArgs a, int back) {
   free(a.x), free(a.col);
 }
 
-static void stream(SwStreamOp op, int64_t n, int operands) {
+static void stream(SwStreamOp op, SwnActivation act, int64_t n, int operands) {
   float *a = buffer(n), *b = buffer(n), *y = buffer(n), *z = buffer(n);
-  SwStreamArgs s = {.op = op, .n = n, .a = a, .b = b, .y = y, .z = z, .per_image = 700};
+  SwStreamArgs s = {.op = op, .act = act, .n = n, .a = a, .b = b, .y = y, .z = z, .per_image = 700};
   sw_stream_run(&s);
   compare("stream",
-          sw_stream_work((double)n, operands, sw_stream_puts(op), sw_stream_vectorised(op)));
+          sw_stream_work((double)n, operands, sw_stream_puts(op), sw_stream_vectorised(op, act)));
   free(a), free(b), free(y), free(z);
 }
 
@@ -156,7 +158,8 @@ static void row_sums(int64_t rows, int64_t cols, int64_t images, int add) {
 }
 
 /* Both passes, adding into dx; blocks as pool.c sets them up for (B,N,R,C). */
-static void pool(SwPoolArgs a) {
+static void pool(SwkPool shape, int batch, int rcnb) {
+  SwPoolArgs a = {POOL_GEOMETRY(shape), .batch = batch, .rcnb = rcnb};
   int64_t planes = (int64_t)a.batch * a.c;
   float *x = buffer(planes * a.h * a.w), *y = buffer(planes * a.ho * a.wo);
   int32_t *am = calloc((size_t)(planes * a.ho * a.wo), sizeof(int32_t));
@@ -280,76 +283,13 @@ int main(void) {
     gemm(50, 70, 90, 1, 0, 2, 0, single);
     gemm(3, 200, 7, 1, 1, 1, 0, single);
   }
-  implicit((SwImplicitArgs){.ci = 64,
-                            .h = 10,
-                            .w = 10,
-                            .co = 64,
-                            .ho = 10,
-                            .wo = 10,
-                            .kh = 3,
-                            .kw = 3,
-                            .sh = 1,
-                            .sw = 1,
-                            .ph = 1,
-                            .pw = 1,
-                            .batch = 32},
-           0);
-  implicit((SwImplicitArgs){.ci = 30,
-                            .h = 11,
-                            .w = 23,
-                            .co = 70,
-                            .ho = 5,
-                            .wo = 11,
-                            .kh = 3,
-                            .kw = 3,
-                            .sh = 2,
-                            .sw = 2,
-                            .ph = 0,
-                            .pw = 0,
-                            .batch = 9},
-           1);
-  implicit((SwImplicitArgs){.ci = 32,
-                            .h = 3,
-                            .w = 40,
-                            .co = 32,
-                            .ho = 3,
-                            .wo = 14,
-                            .kh = 1,
-                            .kw = 19,
-                            .sh = 1,
-                            .sw = 2,
-                            .ph = 0,
-                            .pw = 3,
-                            .batch = 4},
-           0);
+  implicit(conv_row(64, 10, 10, 64, 3, 3, 1, 1, 1, 1, 1, false), 32, 0);
+  implicit(conv_row(30, 11, 23, 70, 3, 3, 2, 2, 0, 0, 1, false), 9, 1);
+  implicit(conv_row(32, 3, 40, 32, 1, 19, 1, 2, 0, 3, 1, false), 4, 0);
   /* 1x1 stride 2: input pixels no output reads (the data pass writes them apart) */
-  implicit((SwImplicitArgs){.ci = 16,
-                            .h = 9,
-                            .w = 9,
-                            .co = 24,
-                            .ho = 5,
-                            .wo = 5,
-                            .kh = 1,
-                            .kw = 1,
-                            .sh = 2,
-                            .sw = 2,
-                            .batch = 8},
-           1);
+  implicit(conv_row(16, 9, 9, 24, 1, 1, 2, 2, 0, 0, 1, false), 8, 1);
   /* a filter row no pixel reaches (dW 0) */
-  implicit((SwImplicitArgs){.ci = 8,
-                            .h = 3,
-                            .w = 3,
-                            .co = 8,
-                            .ho = 2,
-                            .wo = 2,
-                            .kh = 3,
-                            .kw = 3,
-                            .sh = 4,
-                            .sw = 4,
-                            .ph = 2,
-                            .pw = 2,
-                            .batch = 4},
-           0);
+  implicit(conv_row(8, 3, 3, 8, 3, 3, 4, 4, 2, 2, 1, false), 4, 0);
   transpose(32, 64, 100, 0);
   transpose(100, 3, 32, 1);
   transpose(5000, 1, 3, 0);
@@ -380,78 +320,22 @@ int main(void) {
                        .sw = 1,
                        .images = 2};
   im2col(wide, 0);
-  stream(SW_RELU, 100000, 2);
-  stream(SW_RELU_GRAD, 4101, 3); /* in vectors, a scalar tail of 1 */
-  stream(SW_SGD, 5000, 5);
-  stream(SW_SUM_INTO, 4099, 3); /* a last chunk of 3 floats: its scalar tail */
+  stream(SW_ACTIVATION, SWN_ACT_relu, 100000, 2);
+  stream(SW_ACTIVATION_GRAD, SWN_ACT_relu, 4101, 3);  /* in vectors, a scalar tail of 1 */
+  stream(SW_ACTIVATION_GRAD, SWN_ACT_swish, 3000, 3); /* scalar */
+  stream(SW_SGD, 0, 5000, 5);
+  stream(SW_SUM_INTO, 0, 4099, 3); /* a last chunk of 3 floats: its scalar tail */
   row_sums(70, 3000, 3, 0);
   row_sums(10, 40, 7, 1);
-  stream(SW_DROPOUT_GRAD, 3000, 2);
+  stream(SW_DROPOUT_GRAD, 0, 3000, 2);
   /* (B,N,R,C) bands of rows, blocks of columns of wide planes (with padding at their edges),
    * a stride wider than the window (rows no window reaches); (R,C,N,B) lane chunks */
   for (int max = 0; max <= 1; max++) {
-    pool((SwPoolArgs){.c = 3,
-                      .h = 100,
-                      .w = 100,
-                      .ho = 50,
-                      .wo = 50,
-                      .kh = 3,
-                      .kw = 3,
-                      .sh = 2,
-                      .sw = 2,
-                      .ph = 1,
-                      .pw = 1,
-                      .max = max,
-                      .batch = 2});
-    pool((SwPoolArgs){.c = 2,
-                      .h = 5,
-                      .w = 4000,
-                      .ho = 5,
-                      .wo = 4000,
-                      .kh = 3,
-                      .kw = 3,
-                      .sh = 1,
-                      .sw = 1,
-                      .ph = 1,
-                      .pw = 1,
-                      .max = max,
-                      .batch = 1});
-    pool((SwPoolArgs){.c = 1,
-                      .h = 3,
-                      .w = 7000,
-                      .ho = 2,
-                      .wo = 3500,
-                      .kh = 2,
-                      .kw = 2,
-                      .sh = 2,
-                      .sw = 2,
-                      .max = max,
-                      .batch = 1});
-    pool((SwPoolArgs){.c = 4,
-                      .h = 9,
-                      .w = 9,
-                      .ho = 3,
-                      .wo = 3,
-                      .kh = 1,
-                      .kw = 1,
-                      .sh = 3,
-                      .sw = 3,
-                      .max = max,
-                      .batch = 2});
-    pool((SwPoolArgs){.c = 40,
-                      .h = 9,
-                      .w = 9,
-                      .ho = 5,
-                      .wo = 5,
-                      .kh = 3,
-                      .kw = 3,
-                      .sh = 2,
-                      .sw = 2,
-                      .ph = 1,
-                      .pw = 1,
-                      .max = max,
-                      .batch = 30,
-                      .rcnb = 1});
+    pool(pool_floor_row(3, 100, 100, 3, 3, 2, 2, 1, 1, max), 2, 0);
+    pool(pool_row(2, 5, 4000, 3, 3, 1, 1, 1, 1, max), 1, 0);
+    pool(pool_row(1, 3, 7000, 2, 2, 2, 2, 0, 0, max), 1, 0);
+    pool(pool_row(4, 9, 9, 1, 1, 3, 3, 0, 0, max), 2, 0);
+    pool(pool_row(40, 9, 9, 3, 3, 2, 2, 1, 1, max), 30, 1);
   }
   lrn((SwLrnArgs){
       .c = 96, .hw = 301, .size = 5, .batch = 2, .alpha = 1e-4f, .beta = 0.75f, .k = 1});

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "../lib/shapes.h"
 #include "kernels.h"
 #include "rng.h"
 
@@ -19,15 +20,15 @@
 REF(conv_workspace) REF(conv_forward) REF(conv_backward) REF(conv_implicit_forward)
 REF(conv_implicit_backward) REF(conv_implicit_workspace) REF(to_rcnb) REF(to_bnrc)
 REF(pool_forward) REF(pool_backward) REF(pool_rcnb_forward) REF(pool_rcnb_backward)
-REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(relu_forward) REF(relu_backward)
-REF(sigmoid_forward) REF(sigmoid_backward) REF(elu_forward) REF(elu_backward) REF(tanh_forward)
-REF(tanh_backward) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
+REF(fc_forward) REF(fc_backward) REF(fc_workspace) REF(batchnorm_forward) REF(batchnorm_recompute) REF(batchnorm_backward) REF(softmax_loss_forward)
 REF(softmax_loss_backward) REF(lrn_forward) REF(lrn_backward) REF(dropout_forward)
 REF(dropout_backward) REF(concat_forward) REF(concat_backward) REF(add_forward) REF(add_backward)
 REF(accuracy_forward) REF(sgd_update) REF(sgd_apply) REF(lars_update) REF(easgd_elastic) REF(sum_into) REF(scale)
-    /* clang-format on */
+/* clang-format on */
+#define REF_ACTIVATION(unused_a, unused_b, name, reads) REF(name##_forward) REF(name##_backward)
+                                    SWN_ACTIVATIONS(REF_ACTIVATION, , )
 
-    static uint64_t rng_state = 777;
+                                        static uint64_t rng_state = 777;
 
 static float *random_array(int64_t n) {
   float *a = malloc(sizeof(float) * (size_t)(n ? n : 1));
@@ -179,8 +180,9 @@ static void fc(SwkFc p, int batch) {
 typedef void (*ActFwd)(const SwkAct *, int, const float *, float *);
 typedef void (*ActBwd)(const SwkAct *, int, const float *, const float *, float *, bool);
 
-static void activation(const char *name, double tolerance, ActFwd fwd, ActFwd ref_fwd, ActBwd bwd,
-                       ActBwd ref_bwd) {
+/* Backward reads x or y as the row says (runtime/activations.h). */
+static void activation(const char *name, bool reads_input, double tolerance, ActFwd fwd,
+                       ActFwd ref_fwd, ActBwd bwd, ActBwd ref_bwd) {
   SwkAct p = {.n = 2500, .slope = 0.1f};
   int batch = 3;
   int64_t n = p.n * batch;
@@ -189,8 +191,9 @@ static void activation(const char *name, double tolerance, ActFwd fwd, ActFwd re
   fwd(&p, batch, x, y[0]);
   ref_fwd(&p, batch, x, y[1]);
   agree(name, y[0], y[1], n, tolerance);
-  bwd(&p, batch, y[1], dy, dx[0], true);
-  ref_bwd(&p, batch, y[1], dy, dx[1], true);
+  const float *v = reads_input ? x : y[1];
+  bwd(&p, batch, v, dy, dx[0], true);
+  ref_bwd(&p, batch, v, dy, dx[1], true);
   agree(name, dx[0], dx[1], n, tolerance);
   free(x), free(dy), free(dx0), free(y[0]), free(y[1]), free(dx[0]), free(dx[1]);
 }
@@ -376,215 +379,33 @@ static void optimizer_and_collectives(void) {
 }
 
 int main(void) {
-  conv_explicit((SwkConv){.ci = 16,
-                          .h = 12,
-                          .w = 12,
-                          .co = 24,
-                          .ho = 12,
-                          .wo = 12,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 1,
-                          .sw = 1,
-                          .ph = 1,
-                          .pw = 1,
-                          .groups = 1,
-                          .bias = true},
-                5);
-  conv_explicit((SwkConv){.ci = 8,
-                          .h = 11,
-                          .w = 9,
-                          .co = 12,
-                          .ho = 5,
-                          .wo = 4,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 2,
-                          .sw = 2,
-                          .groups = 2,
-                          .bias = true},
-                3);
+  conv_explicit(conv_row(16, 12, 12, 24, 3, 3, 1, 1, 1, 1, 1, true), 5);
+  conv_explicit(conv_row(8, 11, 9, 12, 3, 3, 2, 2, 0, 0, 2, true), 3);
   /* pointwise, grouped: the GEMMs on x and dx in place (dx added), the whole batch at once */
-  conv_explicit((SwkConv){.ci = 64,
-                          .h = 7,
-                          .w = 9,
-                          .co = 48,
-                          .ho = 7,
-                          .wo = 9,
-                          .kh = 1,
-                          .kw = 1,
-                          .sh = 1,
-                          .sw = 1,
-                          .groups = 2,
-                          .bias = true},
-                5);
+  conv_explicit(conv_row(64, 7, 9, 48, 1, 1, 1, 1, 0, 0, 2, true), 5);
   /* a row's kw runs of columns (3 x 3000 floats) larger than im2col's buffer */
-  conv_explicit((SwkConv){.ci = 2,
-                          .h = 3,
-                          .w = 3000,
-                          .co = 3,
-                          .ho = 3,
-                          .wo = 3000,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 1,
-                          .sw = 1,
-                          .ph = 1,
-                          .pw = 1,
-                          .groups = 1,
-                          .bias = true},
-                2);
-  conv_implicit((SwkConv){.ci = 20,
-                          .h = 9,
-                          .w = 9,
-                          .co = 36,
-                          .ho = 9,
-                          .wo = 9,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 1,
-                          .sw = 1,
-                          .ph = 1,
-                          .pw = 1,
-                          .groups = 1,
-                          .bias = true},
-                24);
-  conv_implicit((SwkConv){.ci = 3,
-                          .h = 10,
-                          .w = 11,
-                          .co = 8,
-                          .ho = 4,
-                          .wo = 5,
-                          .kh = 5,
-                          .kw = 3,
-                          .sh = 2,
-                          .sw = 2,
-                          .ph = 1,
-                          .pw = 0,
-                          .groups = 1,
-                          .bias = false},
-                7);
+  conv_explicit(conv_row(2, 3, 3000, 3, 3, 3, 1, 1, 1, 1, 1, true), 2);
+  conv_implicit(conv_row(20, 9, 9, 36, 3, 3, 1, 1, 1, 1, 1, true), 24);
+  conv_implicit(conv_row(3, 10, 11, 8, 5, 3, 2, 2, 1, 0, 1, false), 7);
   /* transforms in 4x4 blocks of vectors: 8 images of 16 pixels each way (to_bnrc adding) */
-  conv_implicit((SwkConv){.ci = 8,
-                          .h = 4,
-                          .w = 4,
-                          .co = 12,
-                          .ho = 4,
-                          .wo = 4,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 1,
-                          .sw = 1,
-                          .ph = 1,
-                          .pw = 1,
-                          .groups = 1,
-                          .bias = true},
-                8);
+  conv_implicit(conv_row(8, 4, 4, 12, 3, 3, 1, 1, 1, 1, 1, true), 8);
   /* rows longer than a run (SW_IMPLICIT_RUN_MAX pixels), and a filter row longer than one (taps) */
-  conv_implicit((SwkConv){.ci = 12,
-                          .h = 6,
-                          .w = 21,
-                          .co = 20,
-                          .ho = 6,
-                          .wo = 21,
-                          .kh = 3,
-                          .kw = 3,
-                          .sh = 1,
-                          .sw = 1,
-                          .ph = 1,
-                          .pw = 1,
-                          .groups = 1,
-                          .bias = true},
-                9);
-  conv_implicit((SwkConv){.ci = 8,
-                          .h = 3,
-                          .w = 40,
-                          .co = 8,
-                          .ho = 3,
-                          .wo = 14,
-                          .kh = 1,
-                          .kw = 19,
-                          .sh = 1,
-                          .sw = 2,
-                          .ph = 0,
-                          .pw = 3,
-                          .groups = 1,
-                          .bias = true},
-                5);
+  conv_implicit(conv_row(12, 6, 21, 20, 3, 3, 1, 1, 1, 1, 1, true), 9);
+  conv_implicit(conv_row(8, 3, 40, 8, 1, 19, 1, 2, 0, 3, 1, true), 5);
   for (int max = 0; max <= 1; max++) {
     /* 100x100: two bands of rows each way; 7000 and 4000 wide: blocks of columns (overlapping
      * windows and padding at the blocks' edges in the second); 1200 lanes: two chunks */
-    pool((SwkPool){.c = 3,
-                   .h = 100,
-                   .w = 100,
-                   .ho = 50,
-                   .wo = 50,
-                   .kh = 3,
-                   .kw = 3,
-                   .sh = 2,
-                   .sw = 2,
-                   .ph = 1,
-                   .pw = 1,
-                   .max = max},
-         2, false);
-    pool((SwkPool){.c = 1,
-                   .h = 3,
-                   .w = 7000,
-                   .ho = 2,
-                   .wo = 3500,
-                   .kh = 2,
-                   .kw = 2,
-                   .sh = 2,
-                   .sw = 2,
-                   .max = max},
-         1, false);
-    pool((SwkPool){.c = 2,
-                   .h = 5,
-                   .w = 4000,
-                   .ho = 5,
-                   .wo = 4000,
-                   .kh = 3,
-                   .kw = 3,
-                   .sh = 1,
-                   .sw = 1,
-                   .ph = 1,
-                   .pw = 1,
-                   .max = max},
-         2, false);
-    pool((SwkPool){.c = 40,
-                   .h = 9,
-                   .w = 9,
-                   .ho = 5,
-                   .wo = 5,
-                   .kh = 3,
-                   .kw = 3,
-                   .sh = 2,
-                   .sw = 2,
-                   .ph = 1,
-                   .pw = 1,
-                   .max = max},
-         30, true);
-    pool((SwkPool){.c = 5,
-                   .h = 8,
-                   .w = 8,
-                   .ho = 4,
-                   .wo = 4,
-                   .kh = 2,
-                   .kw = 2,
-                   .sh = 2,
-                   .sw = 2,
-                   .max = max},
-         4, true);
+    pool(pool_floor_row(3, 100, 100, 3, 3, 2, 2, 1, 1, max), 2, false);
+    pool(pool_row(1, 3, 7000, 2, 2, 2, 2, 0, 0, max), 1, false);
+    pool(pool_row(2, 5, 4000, 3, 3, 1, 1, 1, 1, max), 2, false);
+    pool(pool_row(40, 9, 9, 3, 3, 2, 2, 1, 1, max), 30, true);
+    pool(pool_row(5, 8, 8, 2, 2, 2, 2, 0, 0, max), 4, true);
   }
   fc((SwkFc){.in = 300, .out = 70, .bias = true}, 40);
-  activation("relu", LAST_PLACE, swk_relu_forward, ref_relu_forward, swk_relu_backward,
-             ref_relu_backward);
-  activation("sigmoid", LAST_PLACE, swk_sigmoid_forward, ref_sigmoid_forward, swk_sigmoid_backward,
-             ref_sigmoid_backward);
-  activation("elu", LAST_PLACE, swk_elu_forward, ref_elu_forward, swk_elu_backward,
-             ref_elu_backward);
-  activation("tanh", LAST_PLACE, swk_tanh_forward, ref_tanh_forward, swk_tanh_backward,
-             ref_tanh_backward);
+#define TEST_ACTIVATION(unused_a, unused_b, name, reads)                                           \
+  activation(#name, SWN_READS_##reads, LAST_PLACE, swk_##name##_forward, ref_##name##_forward,     \
+             swk_##name##_backward, ref_##name##_backward);
+  SWN_ACTIVATIONS(TEST_ACTIVATION, , )
   /* a plane in several pieces; many images per strided piece, more channels than CPEs */
   batchnorm((SwkBatchNorm){.c = 5, .hw = 1500, .eps = 1e-5f, .momentum = 0.9f, .affine = true}, 3);
   batchnorm((SwkBatchNorm){.c = 70, .hw = 10, .eps = 1e-5f, .momentum = 0.9f, .affine = false},

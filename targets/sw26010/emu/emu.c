@@ -158,7 +158,8 @@ static _Noreturn void cpe_error(const char *fmt, ...) {
   exit(1);
 }
 
-void swemu_check_cpe_fault(void *address, void *block, size_t bytes) {
+/* memcheck.c's report of a fault in a checked block (SwemuCpeFault). */
+static void cpe_fault(void *address, void *block, size_t bytes) {
   if (!self) return;
   swemu_check_release();
   cpe_error("direct access to main memory at %p (%zu bytes into a block of %zu): CPE code reaches "
@@ -222,7 +223,7 @@ static void resume(Cpe *c, size_t ldm_bytes) {
 static void run_cpes(void) {
   size_t ldm_bytes = static_ldm();
   if (ldm_bytes) pthread_mutex_lock(&ldm_section_lock);
-  swemu_check_begin();
+  swemu_check_begin(cpe_fault);
   for (int done = 0; done < ATHREAD_CPES;) {
     bool progressed = false;
     for (int i = 0; i < ATHREAD_CPES; i++) {

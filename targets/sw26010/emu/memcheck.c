@@ -31,8 +31,9 @@ typedef struct Block {
 static Block blocks[MAX_BLOCKS];
 static atomic_int nblocks;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int running; /* core groups running CPEs now */
-static bool enabled;       /* SWEMU_CHECK_MEMORY, read once */
+static atomic_int running;               /* core groups running CPEs now */
+static _Atomic(SwemuCpeFault) cpe_fault; /* what a fault in a checked block reports to */
+static bool enabled;                     /* SWEMU_CHECK_MEMORY, read once */
 static pthread_once_t read_environment = PTHREAD_ONCE_INIT;
 
 void *__real_aligned_alloc(size_t alignment, size_t bytes);
@@ -123,7 +124,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   (void)context;
   Block *b = find(info->si_addr);
   if (b && atomic_load(&running) > 0) {
-    swemu_check_cpe_fault(info->si_addr, b->user, b->bytes); /* returns if no CPE runs here */
+    atomic_load (&cpe_fault)(info->si_addr, b->user, b->bytes); /* returns if no CPE runs here */
     while (atomic_load(&running) > 0) sched_yield(); /* an MPE thread: retry once CPEs are done */
     return;
   }
@@ -139,8 +140,9 @@ static void install_handler(void) {
   sigaction(SIGSEGV, &sa, NULL);
 }
 
-void swemu_check_begin(void) {
+void swemu_check_begin(SwemuCpeFault on_cpe_fault) {
   if (!swemu_check_enabled()) return;
+  atomic_store(&cpe_fault, on_cpe_fault);
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, install_handler);
   pthread_mutex_lock(&lock);

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "activations.h"
+
 /* Core groups per chip: workers per process (threads.c) and the cost model's batch share. */
 enum { SW_CORE_GROUPS = 4 };
 
@@ -117,6 +119,12 @@ enum { SW_IM2COL_OUT_FLOATS = 8192, SW_STREAM_CHUNK = 1024 };
 /* im2col of `images` images (x: image stride in_image floats) into col (k rows of ld floats;
  * image i's P = ho*wo columns start at column i*P), and col2im, its adjoint, which writes (or
  * adds to) x. Channels are those of one group: channel 0 is x's channel `first_channel`. */
+/* A sliding window's geometry (SwkConv's, SwkPool's fields of these names) as designated
+ * initialisers of the argument structs below that hold it. */
+#define SW_WINDOW_OF(p)                                                                            \
+  .h = (p)->h, .w = (p)->w, .ho = (p)->ho, .wo = (p)->wo, .kh = (p)->kh, .kw = (p)->kw,            \
+  .sh = (p)->sh, .sw = (p)->sw, .ph = (p)->ph, .pw = (p)->pw
+
 typedef struct SwIm2colArgs {
   int channels, h, w, ho, wo, kh, kw, sh, sw, ph, pw;
   int images, first_channel, add;
@@ -126,14 +134,8 @@ typedef struct SwIm2colArgs {
 
 /* Element-wise kernels over n floats: y = f(a, b, c), with op-specific scalars. */
 typedef enum {
-  SW_RELU,
-  SW_RELU_GRAD,
-  SW_SIGMOID,
-  SW_SIGMOID_GRAD,
-  SW_TANH,
-  SW_TANH_GRAD,
-  SW_ELU,
-  SW_ELU_GRAD,
+  SW_ACTIVATION,      /* y = the activation `act` of a (runtime/activations.h), s0 its parameter */
+  SW_ACTIVATION_GRAD, /* y (+)= its gradient from b (dy) and a (what its backward reads) */
   SW_SUM_INTO,
   SW_SCALE,
   SW_SGD,
@@ -144,10 +146,12 @@ typedef enum {
   SW_ROW_BIAS_GRAD
 } SwStreamOp;
 
-/* The element-wise ops stream_cpe.c runs in 4-wide vectors (whole vectors of each chunk). */
-static inline int sw_stream_vectorised(SwStreamOp op) {
+/* The element-wise ops stream_cpe.c runs in 4-wide vectors (whole vectors of each chunk):
+ * the sums, scalings and optimizer steps, and of the activations ReLU (`act`). */
+static inline int sw_stream_vectorised(SwStreamOp op, int act) {
   return op == SW_SUM_INTO || op == SW_SCALE || op == SW_SGD || op == SW_SGD_APPLY ||
-         op == SW_EASGD || op == SW_RELU || op == SW_RELU_GRAD;
+         op == SW_EASGD ||
+         ((op == SW_ACTIVATION || op == SW_ACTIVATION_GRAD) && act == SWN_ACT_relu);
 }
 
 /* The arrays an element-wise op writes: y, and z for SGD's momentum or EASGD's center. */
@@ -157,6 +161,7 @@ static inline int sw_stream_puts(SwStreamOp op) {
 
 typedef struct SwStreamArgs {
   SwStreamOp op;
+  int act; /* SW_ACTIVATION, SW_ACTIVATION_GRAD: which (SwnActivation) */
   int add; /* gradients: add to y instead of writing it */
   int64_t n;
   const float *a, *b;

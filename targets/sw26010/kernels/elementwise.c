@@ -14,34 +14,22 @@ static void map(SwStreamOp op, int64_t n, const float *a, const float *b, float 
   sw_stream_run(&s);
 }
 
-void swk_relu_forward(const SwkAct *p, int batch, const float *x, float *y) {
-  map(SW_RELU, p->n * batch, x, NULL, y, false, p->slope);
+/* The activations (runtime/activations.h), each row's two kernels. */
+static void activation(SwStreamOp op, SwnActivation act, int64_t n, const float *a, const float *b,
+                       float *y, bool add, float s0) {
+  SwStreamArgs s = {.op = op, .act = act, .add = add, .n = n, .a = a, .b = b, .y = y, .s0 = s0};
+  sw_stream_run(&s);
 }
-void swk_relu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
-                       bool dx_add) {
-  map(SW_RELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
-}
-void swk_sigmoid_forward(const SwkAct *p, int batch, const float *x, float *y) {
-  map(SW_SIGMOID, p->n * batch, x, NULL, y, false, 0);
-}
-void swk_sigmoid_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
-                          bool dx_add) {
-  map(SW_SIGMOID_GRAD, p->n * batch, y, dy, dx, dx_add, 0);
-}
-void swk_tanh_forward(const SwkAct *p, int batch, const float *x, float *y) {
-  map(SW_TANH, p->n * batch, x, NULL, y, false, 0);
-}
-void swk_tanh_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
-                       bool dx_add) {
-  map(SW_TANH_GRAD, p->n * batch, y, dy, dx, dx_add, 0);
-}
-void swk_elu_forward(const SwkAct *p, int batch, const float *x, float *y) {
-  map(SW_ELU, p->n * batch, x, NULL, y, false, p->slope);
-}
-void swk_elu_backward(const SwkAct *p, int batch, const float *y, const float *dy, float *dx,
-                      bool dx_add) {
-  map(SW_ELU_GRAD, p->n * batch, y, dy, dx, dx_add, p->slope);
-}
+#define SW_ACTIVATION_KERNELS(unused_a, unused_b, name, reads)                                     \
+  void swk_##name##_forward(const SwkAct *p, int batch, const float *x, float *y) {                \
+    activation(SW_ACTIVATION, SWN_ACT_##name, p->n *batch, x, NULL, y, false, p->slope);           \
+  }                                                                                                \
+  void swk_##name##_backward(const SwkAct *p, int batch, const float *v, const float *dy,          \
+                             float *dx, bool dx_add) {                                             \
+    activation(SW_ACTIVATION_GRAD, SWN_ACT_##name, p->n *batch, v, dy, dx, dx_add, p->slope);      \
+  }
+SWN_ACTIVATIONS(SW_ACTIVATION_KERNELS, , )
+
 /* Dropout: the mask recomputed per element on the CPEs (runtime/rng.h). */
 static SwStreamArgs dropout_args(const SwkDropout *p, int batch, uint64_t seed, uint64_t iteration,
                                  uint64_t first_image) {

@@ -4,20 +4,7 @@
 #include "mpe.h"
 
 static SwPoolArgs pool_args(const SwkPool *p, int batch, bool rcnb) {
-  return (SwPoolArgs){.c = p->c,
-                      .h = p->h,
-                      .w = p->w,
-                      .ho = p->ho,
-                      .wo = p->wo,
-                      .kh = p->kh,
-                      .kw = p->kw,
-                      .sh = p->sh,
-                      .sw = p->sw,
-                      .ph = p->ph,
-                      .pw = p->pw,
-                      .max = p->max,
-                      .batch = batch,
-                      .rcnb = rcnb};
+  return (SwPoolArgs){.c = p->c, SW_WINDOW_OF(p), .max = p->max, .batch = batch, .rcnb = rcnb};
 }
 
 void swk_pool_forward(const SwkPool *p, int batch, const float *x, float *y, int32_t *argmax) {

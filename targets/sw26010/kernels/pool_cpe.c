@@ -1,27 +1,12 @@
 /* Max and average pooling on the CPEs, both layouts (args.h), with the host target's semantics:
- * Caffe's windows (an average divides by the window's extent in the padded input; the first
- * maximum in window order wins), and backward adds each output's share in output order, so
- * results match the host's exactly. Backward is a gather: a task owns its input elements. */
+ * Caffe's windows (runtime/pool_window.h: an average divides by the window's extent in the
+ * padded input; the first maximum in window order wins), and backward adds each output's share
+ * in output order, so results match the host's exactly. Backward is a gather: a task owns its input elements. */
 #include <string.h>
 
 #include "args.h"
 #include "cpe.h"
-
-/* The window of output (oh, ow) clipped to the input, and the divisor of an average: the
- * definition of targets/host/pool_window.h, which CPE code (athread interface only) cannot include. */
-typedef struct Window {
-  int h0, h1, w0, w1;
-  float area;
-} Window;
-
-static Window window(const SwPoolArgs *p, int oh, int ow) {
-  int h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
-  int h1 = h0 + p->kh < p->h + p->ph ? h0 + p->kh : p->h + p->ph;
-  int w1 = w0 + p->kw < p->w + p->pw ? w0 + p->kw : p->w + p->pw;
-  Window win = {h0 < 0 ? 0 : h0, h1 > p->h ? p->h : h1, w0 < 0 ? 0 : w0, w1 > p->w ? p->w : w1,
-                (float)((h1 - h0) * (w1 - w0))};
-  return win;
-}
+#include "pool_window.h"
 
 /* The output rows [*o0, *o1) whose windows can cover input rows [i0, i1) (likewise columns). */
 static void covering(int i0, int i1, int k, int s, int pad, int out, int *o0, int *o1) {
@@ -84,7 +69,7 @@ static void bnrc_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
   if (r1 > r0) get_region(b.in, p->x + (k.plane * p->h + r0) * p->w + c0, r1 - r0, span, p->w);
   for (int oh = k.r0; oh < k.r0 + k.n; oh++)
     for (int ow = k.c0; ow < k.c0 + k.m; ow++) {
-      Window s = window(p, oh, ow);
+      SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
       int o = (oh - k.r0) * k.m + ow - k.c0, at = s.h0 * p->w + s.w0;
       float acc = p->max ? b.in[(s.h0 - r0) * span + s.w0 - c0] : 0.0f;
       for (int ih = s.h0; ih < s.h1; ih++)
@@ -129,7 +114,7 @@ static void bnrc_backward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
         if (ih >= 0 && ih < k.n && iw >= 0 && iw < k.m) dx[ih * k.m + iw] += dy[o];
         continue;
       }
-      Window s = window(p, oh, ow);
+      SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
       float g = dy[o] / s.area;
       for (int ih = s.h0 > k.r0 ? s.h0 : k.r0; ih < min_int(s.h1, k.r0 + k.n); ih++)
         for (int iw = s.w0 > k.c0 ? s.w0 : k.c0; iw < min_int(s.w1, k.c0 + k.m); iw++)
@@ -147,7 +132,7 @@ static void rcnb_forward_task(const SwPoolArgs *p, int64_t task, Buffers b) {
           chunks = (lanes + SW_STREAM_CHUNK - 1) / SW_STREAM_CHUNK;
   int64_t pixel = task / chunks, l0 = task % chunks * SW_STREAM_CHUNK;
   int n = (int)(lanes - l0 < SW_STREAM_CHUNK ? lanes - l0 : SW_STREAM_CHUNK);
-  Window s = window(p, (int)(pixel / p->wo), (int)(pixel % p->wo));
+  SwnWindow s = SWN_POOL_WINDOW(p, (int)(pixel / p->wo), (int)(pixel % p->wo));
   int first = s.h0 * p->w + s.w0;
   for (int j = 0; j < n; j++) b.out[j] = 0, b.am[j] = first;
   for (int ih = s.h0; ih < s.h1; ih++)
@@ -182,7 +167,7 @@ static void rcnb_backward_task(const SwPoolArgs *p, int64_t task, Buffers b, flo
   covering(iw, iw + 1, p->kw, p->sw, p->pw, p->wo, &ow0, &ow1);
   for (int oh = oh0; oh < oh1; oh++)
     for (int ow = ow0; ow < ow1; ow++) {
-      Window s = window(p, oh, ow);
+      SwnWindow s = SWN_POOL_WINDOW(p, oh, ow);
       if (ih < s.h0 || ih >= s.h1 || iw < s.w0 || iw >= s.w1) continue;
       int64_t o = ((int64_t)oh * p->wo + ow) * lanes + l0;
       cpe_get(b.out, p->dy + o, 4 * n);

@@ -19,20 +19,30 @@ static bool reads_y(const SwStreamArgs *p) {
   return (p->add && p->op != SW_DROPOUT) || p->op == SW_SUM_INTO || p->op == SW_SCALE ||
          p->op == SW_SGD || p->op == SW_SGD_APPLY || p->op == SW_EASGD;
 }
-static bool has_b(SwStreamOp op) {
-  return op == SW_RELU_GRAD || op == SW_SIGMOID_GRAD || op == SW_TANH_GRAD || op == SW_ELU_GRAD ||
-         op == SW_EASGD;
-}
+static bool has_b(SwStreamOp op) { return op == SW_ACTIVATION_GRAD || op == SW_EASGD; }
 static bool has_a(SwStreamOp op) { return op != SW_SCALE && op != SW_SGD_APPLY; }
 static bool has_z(SwStreamOp op) { return sw_stream_puts(op) == 2; }
 
-static float gradient(const SwStreamArgs *p, float y, float dy) {
-  switch (p->op) {
-  case SW_RELU_GRAD: return y > 0 ? dy : p->s0 * dy;
-  case SW_SIGMOID_GRAD: return dy * y * (1.0f - y);
-  case SW_ELU_GRAD: return y > 0 ? dy : dy * (y + p->s0);
-  default: return dy * (1.0f - y * y); /* SW_TANH_GRAD */
+/* The activation's forward and gradient (runtime/activations.h's rows). */
+static float activation(const SwStreamArgs *p, float x) {
+  switch ((SwnActivation)p->act) {
+#define FORWARD(unused_a, unused_b, name, reads)                                                   \
+  case SWN_ACT_##name: return swn_##name(x, p->s0);
+    SWN_ACTIVATIONS(FORWARD, , )
+#undef FORWARD
+  case SWN_ACTIVATION_COUNT: break;
   }
+  return 0;
+}
+static float gradient(const SwStreamArgs *p, float v, float dy) {
+  switch ((SwnActivation)p->act) {
+#define GRADIENT(unused_a, unused_b, name, reads)                                                  \
+  case SWN_ACT_##name: return swn_##name##_grad(v, dy, p->s0);
+    SWN_ACTIVATIONS(GRADIENT, , )
+#undef GRADIENT
+  case SWN_ACTIVATION_COUNT: break;
+  }
+  return 0;
 }
 
 /* Dropout's mask for element `at` of the whole array (images of per_image elements). */
@@ -44,9 +54,9 @@ static bool kept(const SwStreamArgs *p, int64_t at) {
 /* The sums, scalings, optimizer steps and ReLU in 4-wide vectors over the chunk's whole
  * vectors, with the scalar code's expressions (the same results; ReLU's by selects on the
  * sign: a leaky slope's product where the input is below 0, or the output at or below 0 for
- * the gradient); the count of elements done. */
+ * the gradient); the count of elements done. The other stream ops run in compute(). */
 static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
-  if (!sw_stream_vectorised(p->op)) return 0;
+  if (!sw_stream_vectorised(p->op, p->act)) return 0;
   int n = c->n / 4 * 4;
   floatv4 s0 = {p->s0, p->s0, p->s0, p->s0}, s1 = {p->s1, p->s1, p->s1, p->s1},
           s2 = {p->s2, p->s2, p->s2, p->s2};
@@ -57,8 +67,8 @@ static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
     if (has_b(p->op)) simd_load(b, c->b + i);
     if (has_z(p->op)) simd_load(z, c->z + i);
     switch (p->op) {
-    case SW_RELU: y = simd_vsellt(a, s0 * a, a); break;
-    case SW_RELU_GRAD: { /* a: the output, b: its gradient */
+    case SW_ACTIVATION: y = simd_vsellt(a, s0 * a, a); break; /* ReLU */
+    case SW_ACTIVATION_GRAD: { /* ReLU's; a: the output, b: its gradient */
       floatv4 g = simd_vselle(a, s0 * b, b);
       y = p->add ? y + g : g;
       break;
@@ -67,11 +77,15 @@ static int vector_arithmetic(const SwStreamArgs *p, Chunk *c) {
     case SW_SCALE: y *= s0; break;
     case SW_SGD: z = s2 * z + s0 * (a + s1 * y), y -= z; break;
     case SW_SGD_APPLY: z += s0 * s1 * y, y -= z; break;
-    default: { /* SW_EASGD */
+    case SW_EASGD: {
       floatv4 center = z;
       y += s1 * (a - center);
       z = center + s0 * s1 * (b - s2 * center);
+      break;
     }
+    case SW_DROPOUT: /* not vectorised */
+    case SW_DROPOUT_GRAD:
+    case SW_ROW_BIAS_GRAD: break;
     }
     simd_store(y, c->y + i);
     if (has_z(p->op)) simd_store(z, c->z + i);
@@ -86,10 +100,12 @@ static void compute(const SwStreamArgs *p, Chunk *c, int64_t first) {
   int done = vector_arithmetic(p, c);
   for (int i = done; i < c->n; i++) {
     switch (p->op) {
-    case SW_RELU: y[i] = a[i] > 0 ? a[i] : p->s0 * a[i]; break;
-    case SW_SIGMOID: y[i] = 1.0f / (1.0f + expf(-a[i])); break;
-    case SW_TANH: y[i] = tanhf(a[i]); break;
-    case SW_ELU: y[i] = a[i] > 0 ? a[i] : p->s0 * (expf(a[i]) - 1.0f); break;
+    case SW_ACTIVATION: y[i] = activation(p, a[i]); break;
+    case SW_ACTIVATION_GRAD: { /* a: what backward reads, b: dy */
+      float g = gradient(p, a[i], b[i]);
+      y[i] = p->add ? y[i] + g : g;
+      break;
+    }
     case SW_SUM_INTO: y[i] += a[i]; break;
     case SW_SCALE: y[i] *= p->s0; break;
     case SW_SGD: /* y: w, a: g, z: v; s0 lr, s1 decay, s2 momentum */
@@ -112,10 +128,7 @@ static void compute(const SwStreamArgs *p, Chunk *c, int64_t first) {
       z[i] = center + p->s0 * p->s1 * (b[i] - p->s2 * center);
       break;
     }
-    default: {
-      float g = gradient(p, a[i], b[i]);
-      y[i] = p->add ? y[i] + g : g;
-    }
+    case SW_ROW_BIAS_GRAD: break; /* row_sums() */
     }
   }
   cpe_count_flops(4LL * (c->n - done));

@@ -1,4 +1,4 @@
-/* Pass `conv-strategy`: for every convolution and each of its three computations (forward,
+/* Pass `price-conv-plans`: for every convolution and each of its three computations (forward,
  * weight gradient, input gradient), the cost of each plan: explicit GEMM, implicit GEMM,
  * direct, Winograd F(2x2, 3x3), F(2x2, 5x5) (both winograd2) or F(4x4, 3x3) (winograd4).
  *
@@ -56,7 +56,7 @@ static bool cost_conv(Module *m, Op *op) {
   *ch = (ConvChoice){.costed = true};
   ConvShape s = conv_shape(&m->graph, op, m->train.batch);
   for (int plan = 0; plan < PLAN_COUNT; plan++) {
-    ch->illegal[plan] = m->options.target->conv_illegal(&s, (ConvPlan)plan);
+    ch->illegal[plan] = target_conv_illegal(m->options.target, &s, (ConvPlan)plan);
     bool candidate = !ch->illegal[plan];
     ch->joint[plan] = INFINITY;
     if (!candidate) {
@@ -144,7 +144,7 @@ static void check_tuning(const Module *m) {
                  first_machine->machine, m->options.machine);
 }
 
-bool pass_conv_strategy(Module *m) {
+bool pass_price_conv_plans(Module *m) {
   if (!m->options.target) {
     diag_error((SrcLoc){0}, "internal: no target to choose convolution plans for");
     return false;

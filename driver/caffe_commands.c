@@ -1,5 +1,5 @@
 /* swnc's Caffe commands (docs/language.md, "Caffe models"). */
-#include "caffe.h"
+#include "caffe_commands.h"
 
 #include <errno.h>
 #include <stdlib.h>

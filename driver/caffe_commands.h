@@ -1,7 +1,7 @@
 /* swnc's Caffe commands: import-caffe (prototxts and weights in), export-caffe (a prototxt out),
  * and reading a .prototxt wherever a .swn file is read. */
-#ifndef SWNC_DRIVER_CAFFE_H
-#define SWNC_DRIVER_CAFFE_H
+#ifndef SWNC_CAFFE_COMMANDS_H
+#define SWNC_CAFFE_COMMANDS_H
 
 #include "../frontend/caffe.h"
 #include "../passes/passes.h"

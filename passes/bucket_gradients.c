@@ -1,4 +1,4 @@
-/* Pass `fusion`: gradient buckets (GradientFlow's lazy allreduce over a memory pool).
+/* Pass `bucket-gradients`: gradient buckets (GradientFlow's lazy allreduce over a memory pool).
  *
  * The memory plan already lays the gradients out as one pool in the order backward produces
  * them, the last layer's first. This pass cuts the pool into buckets, each a contiguous span of
@@ -10,7 +10,7 @@
 
 #include "passes.h"
 
-bool pass_fusion(Module *m) {
+bool pass_bucket_gradients(Module *m) {
   Fusion *f = &m->fusion;
   *f = (Fusion){.threshold = m->options.fusion_threshold};
   const Graph *g = &m->graph;

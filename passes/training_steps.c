@@ -1,4 +1,4 @@
-/* Pass `schedule`: lowers training into the steps a backend emits.
+/* Pass `training-steps`: lowers training into the steps a backend emits.
  * forward:  every op in topological order;
  * backward: reverse topological order, only ops on a path from a parameter to a loss;
  *           for each input, whether its gradient is needed and, where a value fans out to
@@ -20,7 +20,7 @@ static char *mark_loss_paths(Module *m) {
   return to_loss;
 }
 
-bool pass_schedule(Module *m) {
+bool pass_training_steps(Module *m) {
   Graph *g = &m->graph;
   Schedule *s = &m->schedule;
   *s = (Schedule){0};
