@@ -15,6 +15,6 @@ BUILD_DIR="$root/build" "$root/scripts/build.sh"
 echo "== build and test under ASan + UBSan"
 BUILD_DIR="$root/build-sanitize" BUILD_TYPE=Debug "$root/scripts/build.sh" -DSWNC_SANITIZE=ON
 # The long end-to-end training run (label "slow") is left to the normal build.
-# MPI keeps memory until exit: tests/lsan.supp says which (slow unwinding reaches its frames).
-export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0"
+# MPI keeps memory until exit: tests/lib/lsan.supp says which (slow unwinding reaches its frames).
+export LSAN_OPTIONS="suppressions=$root/tests/lib/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0"
 (cd "$root/build-sanitize" && ASAN_OPTIONS=detect_leaks=1 ctest -j"$jobs" -LE slow --output-on-failure --timeout 900)

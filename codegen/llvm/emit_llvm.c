@@ -2,7 +2,7 @@
  * its constants as private globals, workspace/forward/backward/update functions whose bodies
  * are the same calls the C backend prints, and main. Struct types and function types come
  * from the contract's tables (codegen/contract.h): a C bool is i8 (zero-extended at calls),
- * every pointer is i8*, which has the same ABI; tests/unit/test_llvm_layout.c checks every
+ * every pointer is i8*, which has the same ABI; tests/codegen/test_llvm_layout.c checks every
  * struct's offsets against the C compiler's. */
 #include "emit_llvm.h"
 

@@ -59,7 +59,7 @@ void swn_comm_open(SwnComm *c, MPI_Comm comm, SwnAllreduceAlgorithm algorithm, i
 }
 
 /* A test-only slow link: each call also takes this long, as on a network of that speed
- * (tests/distributed_test.sh checks that overlap hides it). */
+ * (tests/runtime/distributed_test.sh checks that overlap hides it). */
 static void slow_link(const SwnComm *c, int64_t count) {
   long long ns = (long long)(c->test_link_ns_per_byte * 4 * (double)count);
   if (ns > 0) nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);

@@ -277,7 +277,7 @@ typedef struct Block {
 
 /* dst[k] = swk_gradient_store(dst[k], g[k], scale, keep) for k < n, its test hoisted. Every
  * element rounds as swk_gradient_store's expression does, whichever path stores it (folded SGD
- * is compared with the update's own rounding: tests/fold_test.sh). */
+ * is compared with the update's own rounding: tests/passes/fold_test.sh). */
 static inline __attribute__((always_inline)) void
 store_gradient_row(float *dst, const float *g, int n, float scale, float keep) {
   if (keep == 0)

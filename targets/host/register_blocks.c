@@ -13,7 +13,7 @@
  * Its products are added with fmaf, as the vector strips' FMAs add them: written a * b + c,
  * GCC contracted some inlined copies into FMAs and not others (-ffp-contract=fast, the GNU
  * dialect's default) where the CPU has FMA, and a tiling's passes then differed from one pass
- * in the last bit (tests/unit/test_conv_blocked.c, on an AVX-512 Xeon). */
+ * in the last bit (tests/targets/test_conv_blocked.c, on an AVX-512 Xeon). */
 
 static void c_strip(int nb, int np, const Strip *s) {
   for (int b = 0; b < nb; b++)

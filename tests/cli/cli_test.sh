@@ -1,0 +1,122 @@
+#!/bin/sh
+# The command line: help, version, pass listing, IR dumps, overrides, output files, usage
+# errors. Usage: cli_test.sh SWNC PROJECT_DIR
+swnc=$1 root=$2
+lenet=$root/examples/lenet.swn
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect_status() { # want, description, command...
+  want=$1 what=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  if [ "$got" -eq "$want" ]; then pass; else fail "$what: exit $got, expected $want"; cat "$tmp/err"; fi
+}
+contains() { # file, text, description
+  if grep -qF -- "$2" "$1"; then pass; else fail "$3: '$2' not in output"; fi
+}
+
+expect_status 0 "--help" "$swnc" --help
+contains "$tmp/out" "usage: swnc [options] FILE.swn" "--help"
+expect_status 0 "--version" "$swnc" --version
+contains "$tmp/out" "swnc 0." "--version"
+expect_status 0 "--passes" "$swnc" --passes
+for p in elaborate infer-shapes verify training-steps memplan bucket-gradients; do contains "$tmp/out" "$p" "--passes"; done
+
+expect_status 2 "no input" "$swnc"
+contains "$tmp/err" "no input file" "no input"
+expect_status 2 "unknown option" "$swnc" --frobnicate "$lenet"
+contains "$tmp/err" "unknown option '--frobnicate'" "unknown option"
+expect_status 2 "bad --emit" "$swnc" --emit=pdf "$lenet"
+expect_status 2 "bad --print-after" "$swnc" --print-after=nosuch "$lenet"
+expect_status 1 "missing file" "$swnc" "$tmp/none.swn"
+contains "$tmp/err" "cannot open" "missing file"
+
+# The golden IR of LeNet after all passes (AVX2's model, as golden() below says why).
+expect_status 0 "--emit=ir" env SWN_ISA=avx2 "$swnc" --emit=ir "$lenet"
+if diff -u "$root/tests/cli/golden/lenet.ir" "$tmp/out" >"$tmp/diff"; then pass; else fail "golden lenet.ir"; cat "$tmp/diff"; fi
+
+# Golden IR of vgg16 (16 MB buckets) and resnet50 (default), with the cost model's plans and
+# with every convolution implicit: plans, transforms, schedule, memory plan, buckets. The host
+# model's rates depend on the kernels' instruction set: the goldens are AVX2's (every x86-64
+# machine CI runs on has it; plain C's rates are the same).
+golden() { # NAME OPTIONS...
+  name=$1; shift
+  SWN_ISA=avx2 "$swnc" --emit=ir "$@" >"$tmp/$name.ir" &&
+    diff -u "$root/tests/cli/golden/$name.ir" "$tmp/$name.ir" >"$tmp/diff" && pass || { fail "golden $name.ir"; head -20 "$tmp/diff"; }
+}
+golden vgg16 --fusion-threshold=16M "$root/examples/vgg16.swn"
+golden vgg16_implicit --conv=implicit --fusion-threshold=16M "$root/examples/vgg16.swn"
+golden resnet50 "$root/examples/resnet50.swn"
+golden resnet50_implicit --conv=implicit "$root/examples/resnet50.swn"
+expect_status 2 "bad --fusion-threshold" "$swnc" --fusion-threshold=lots "$lenet"
+contains "$tmp/err" "--fusion-threshold takes bytes" "bad --fusion-threshold"
+
+# --print-after-all: one dump per pass, on stderr; stdout stays clean.
+expect_status 0 "--print-after-all" "$swnc" --print-after-all "$lenet"
+n=$(grep -c "^; IR after pass" "$tmp/err")
+passes=$("$swnc" --passes | wc -l)
+[ "$n" -eq "$passes" ] && [ "$n" -ge 12 ] && pass || fail "--print-after-all printed $n dumps for $passes passes"
+[ -s "$tmp/out" ] && fail "--print-after-all wrote to stdout" || pass
+expect_status 0 "--print-after=infer-shapes" "$swnc" --print-after=infer-shapes "$lenet"
+contains "$tmp/err" "; IR after pass 'infer-shapes'" "--print-after"
+contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> f32 64x20x24x24 bnrc" "--print-after"
+if grep -q "^steps" "$tmp/err"; then fail "steps before their pass"; else pass; fi
+expect_status 0 "--print-after=elaborate" "$swnc" --print-after=elaborate "$lenet"
+contains "$tmp/err" "conv1 = conv(data) outputs=20 kernel=5 stride=1 pad=0 bias_lr_mult=2 -> ?" "shapes unknown after elaborate"
+
+# -D overrides reach shapes and settings; the documented lookup order.
+expect_status 0 "-D batch" "$swnc" -D batch=128 -D train.lr=0.05 --emit=ir "$lenet"
+contains "$tmp/out" "-> f32 128x20x24x24 bnrc" "-D batch=128"
+contains "$tmp/out" "lr=0.05" "-D train.lr"
+expect_status 1 "-D unknown" "$swnc" -D nosuch=1 "$lenet"
+contains "$tmp/err" "<command line>:1:1: error: -D nosuch: no constant or setting named 'nosuch'" "-D unknown"
+expect_status 1 "-D bad value" "$swnc" -D batch=0 "$lenet"
+contains "$tmp/err" "'batch' must be at least 1, but is 0" "-D batch=0"
+
+# Outputs: -o writes a file; dot output; --stats.
+expect_status 0 "-o" "$swnc" --emit=dot -o "$tmp/l.dot" "$lenet"
+contains "$tmp/l.dot" "digraph \"lenet\"" "--emit=dot -o"
+contains "$tmp/l.dot" "n2 -> n3 [label=\"64x20x24x24\"" "--emit=dot edges"
+expect_status 1 "unwritable -o" "$swnc" --emit=ir -o "$tmp/no/such/dir/x.ir" "$lenet"
+contains "$tmp/err" "cannot write" "unwritable -o"
+expect_status 0 "--stats" "$swnc" --stats "$lenet"
+contains "$tmp/out" "conv2                        conv          64x50x8x8                  25,050        205,004,800      1,048,576" "--stats row" # 50 channels in 4 blocks
+contains "$tmp/out" "forward FLOPs        295,455,360 per batch" "--stats total"
+# The data sets a run holds, from the files' sizes (a gzip file's trailer), a size limit, or
+# nothing to count with.
+contains "$tmp/out" "data sets            52.60 MiB" "--stats: Fashion-MNIST's 70000 images"
+expect_status 0 "--stats, train_size" "$swnc" --stats -D data.train_size=1000 "$lenet"
+contains "$tmp/out" "data sets            8.27 MiB" "--stats: 1000 + 10000 images"
+{ printf '\000\000\010\003\000\000\007\320\000\000\000\034\000\000\000\034'; head -c 1568000 /dev/zero; } >"$tmp/images.idx"
+expect_status 0 "--stats, plain IDX" "$swnc" --stats -D "data.train=[\"$tmp/images.idx\", \"x\"]" \
+  -D "data.test=[\"$tmp/images.idx\", \"x\"]" "$lenet"
+contains "$tmp/out" "data sets            3.01 MiB" "--stats: 2 x 2000 images of an uncompressed file"
+expect_status 0 "--stats, no files" "$swnc" --stats -D 'data.train=["/no/such.gz", "x"]' "$lenet"
+contains "$tmp/out" "data sets            not counted: their files cannot be read from here" "--stats: missing files"
+# A test set smaller than the test batch: evaluation's plan holds only its images (as the
+# program's arena does).
+expect_status 0 "--stats, small test set" "$swnc" --stats -D data.test_size=8 "$lenet"
+contains "$tmp/out" "(test batch 8: the test set's images)" "--stats: a test set of 8"
+contains "$tmp/out" "for 8 images" "--stats: the evaluation plan of 8 images"
+
+# Building programs: C output, a missing runtime, a failing C compiler.
+expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
+contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
+# the plan word: blocked layout, direct for all three, explicit, direct or winograd2 may be
+# timed (no conversion between (R,C,N,B) and the blocked layout)
+contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 28142154, ACT(" "--emit=c kernel calls"
+expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
+expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "cannot run the C compiler '/nonexistent/cc'" "no such compiler"
+contains "$tmp/err" "the generated C is kept in" "C kept for inspection"
+expect_status 1 "compiler fails" env CC=false "$swnc" -o "$tmp/x" "$lenet"
+contains "$tmp/err" "the C compiler 'false' failed (exit status 1)" "compiler fails"
+expect_status 2 "unknown target" "$swnc" --target=cray "$lenet"
+expect_status 0 "build" "$swnc" -o "$tmp/lenet" "$lenet"
+[ -x "$tmp/lenet" ] && pass || fail "no executable"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

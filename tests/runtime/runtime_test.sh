@@ -1,0 +1,92 @@
+#!/bin/sh
+# A generated program's behaviour: determinism, exact resume, checkpoint checks, data-file
+# validation and option errors. Usage: runtime_test.sh SWNC PROJECT_DIR WORKDIR
+swnc=$1 root=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+. "$root/tests/lib/lib.sh"
+
+"$swnc" "$root/examples/lenet.swn" -o lenet || { echo "FAIL: cannot build lenet"; exit 1; }
+"$swnc" "$root/examples/cifar10_quick.swn" -o cifar || { echo "FAIL: cannot build cifar10_quick"; exit 1; }
+small="--train-size 1024 --test-size 200 --threads 1 --display 1 --quiet"
+
+# Determinism: one thread and a seed give identical losses.
+./lenet $small --iterations 20 --log a.json >/dev/null && ./lenet $small --iterations 20 --log b.json >/dev/null
+if [ -n "$(losses a.json)" ] && [ "$(losses a.json)" = "$(losses b.json)" ]; then pass; else fail "two runs differ"; fi
+./lenet $small --iterations 20 --seed 2 --log c.json >/dev/null
+[ "$(losses a.json)" != "$(losses c.json)" ] && pass || fail "the seed changes nothing"
+
+# Resume in the middle of the second epoch (16 iterations per epoch) continues exactly.
+./lenet $small --iterations 40 --log full.json >/dev/null
+./lenet $small --iterations 24 --checkpoint mid.ckpt >/dev/null
+./lenet $small --iterations 40 --resume mid.ckpt --log resumed.json >/dev/null
+if [ "$(losses full.json | tail -16)" = "$(losses resumed.json)" ] && [ "$(losses resumed.json | wc -l)" -eq 16 ]; then
+  pass
+else
+  fail "resumed losses differ from the uninterrupted run"
+  paste full.json resumed.json | tail -3
+fi
+
+# Checkpoints of another network, damaged ones, and --init-weights.
+expect_error "foreign checkpoint" "is a checkpoint of network 'lenet'" ./cifar --resume mid.ckpt --iterations 1
+cp mid.ckpt bad.ckpt && printf '\377' | dd of=bad.ckpt bs=1 seek=4000 conv=notrunc 2>/dev/null
+expect_error "damaged checkpoint" "is damaged" ./lenet $small --resume bad.ckpt
+head -c 100 mid.ckpt > short.ckpt
+expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ckpt
+expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
+./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
+
+# Evaluation runs forward alone on its own memory plan: batch norm's running statistics,
+# dropout off, residual adds; its result is the same whatever the evaluation batch, and the
+# automatic batch (test_batch 0) is the largest that fits in a training batch's memory.
+"$swnc" "$root/tests/lib/nets/small_resnet.swn" -o resnet || fail "cannot build small_resnet"
+./resnet --iterations 8 --threads 1 --quiet --checkpoint resnet.ckpt >/dev/null
+for tb in 1 7 64 auto; do
+  ./resnet --eval-only --init-weights resnet.ckpt --threads 1 $([ $tb = auto ] || echo --test-batch $tb) | grep "^test:"
+done > evals.txt
+[ "$(wc -l < evals.txt)" -eq 4 ] && [ "$(uniq evals.txt | wc -l)" -eq 1 ] && pass || fail "evaluation depends on the test batch: $(cat evals.txt)"
+auto=$("$swnc" --stats "$root/tests/lib/nets/small_resnet.swn" | sed -n 's/.*(test batch \([0-9]*\): as many images as fit.*/\1/p')
+./resnet --help | grep -q -- "--test-batch N .*(default $auto: as many as fit in a training batch's memory)" && [ "$auto" -gt 16 ] &&
+  pass || fail "the automatic test batch: --stats says '$auto', --help says '$(./resnet --help | grep -- --test-batch)'"
+
+# Data files are validated with messages that name the file and the problem.
+fm=/usr/share/datasets/fashion-mnist
+expect_error "missing file" "cannot open" ./lenet --train nosuch.gz,$fm/train-labels-idx1-ubyte.gz --iterations 1
+expect_error "not IDX" "is not an IDX file" ./lenet --train "$root/README.md,$fm/train-labels-idx1-ubyte.gz" --iterations 1
+expect_error "images vs labels" "holds 10000 labels, but" ./lenet --train $fm/train-images-idx3-ubyte.gz,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
+gzip -dc $fm/t10k-images-idx3-ubyte.gz | head -c 100000 > truncated-images
+expect_error "truncated IDX" "truncated" ./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz --iterations 1
+# truncated-images holds 127 whole images: --train-size reads only those it keeps.
+./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz --train-size 100 --test-size 10 \
+  --iterations 1 --quiet >/dev/null 2>&1 && pass || fail "the first 100 images of a truncated IDX file"
+expect_error "truncated IDX within --train-size" "truncated" ./lenet --train truncated-images,$fm/t10k-labels-idx1-ubyte.gz \
+  --train-size 200 --iterations 1
+gzip -dc $fm/t10k-labels-idx1-ubyte.gz > labels-raw && printf '\001\002' >> labels-raw
+expect_error "trailing bytes" "has bytes after the data" ./lenet --train $fm/t10k-images-idx3-ubyte.gz,labels-raw --iterations 1
+python3 -c "import sys; sys.stdout.buffer.write(bytes([0,0,8,1,0,0,0,2,3,11]))" > badlabels
+python3 -c "import sys; sys.stdout.buffer.write(bytes([0,0,8,3,0,0,0,2,0,0,0,28,0,0,0,28]) + bytes(2*784))" > twoimages
+expect_error "label range" "label 11 of image 1 is out of range: the network has 10 classes" ./lenet --train twoimages,badlabels --iterations 1
+head -c 3073 /dev/zero > one.bin
+expect_error "one file for idx" "are two files, images and labels" ./lenet --train one.bin --iterations 1
+"$swnc" -D data.source=cifar "$root/examples/lenet.swn" -o lenet_cifar 2>/dev/null
+expect_error "cifar images into lenet" "the image is 32x32 with 3 channels, but the network's input is 1x28x28" ./lenet_cifar --train one.bin --test one.bin --iterations 1
+head -c 3000 /dev/zero > partial.bin
+expect_error "files for synthetic data" "was compiled for synthetic data" ./cifar --train partial.bin --iterations 1
+"$swnc" -D data.source=cifar "$root/examples/cifar10_quick.swn" -o cifar_files
+expect_error "partial cifar record" "not a whole number of 3073-byte CIFAR-10 records" ./cifar_files --train partial.bin --test one.bin --iterations 1
+
+# Options.
+expect_error "bad number" "--epochs needs an integer of at least 0, but got 'many'" ./lenet --epochs many
+expect_error "unknown option" "unknown option '--frobnicate'" ./lenet --frobnicate
+expect_error "resume and init" "exclude each other" ./lenet --resume a --init-weights b
+./lenet --help | grep -q "usage: lenet" && pass || fail "--help"
+
+# Synthetic data trains: the loss of cifar10_quick falls (means of the first and last 10 of 60
+# iterations). At the example's rate, 0.001 with momentum 0.9, a run on 2000 synthetic images
+# sometimes jumps and stays near chance whatever the arithmetic: a fifth of it trains calmly.
+"$swnc" -D train.lr=0.0002 "$root/examples/cifar10_quick.swn" -o cifar_calm
+./cifar_calm --iterations 60 --threads 2 --display 1 --train-size 2000 --log syn.json >/dev/null
+means=$(losses syn.json | awk '{ l[NR] = $1 } END { for (i = 1; i <= 10; i++) { f += l[i]; e += l[NR - 10 + i] }; print f / 10, e / 10 }')
+awk -v m="$means" 'BEGIN { split(m, x, " "); exit !(x[2] < x[1] - 0.05) }' && pass ||
+  fail "synthetic loss did not fall (means of the first and last 10 iterations: $means)"
+
+finish

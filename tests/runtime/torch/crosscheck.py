@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Cross-check of swnc against PyTorch: the network every_layer.swn, compiled by swnc, trains
+3 SGD steps from its own initial weights on a CIFAR-format file of random images; PyTorch (in
+float64) repeats them from the same weights (read through the checkpoint format) on the same
+batches, with the same dropout masks (the counter hash, replicated in numpy). Every loss, the
+last step's gradients, and every updated parameter, momentum and running statistic must agree
+to a relative 1e-4 (max-norm per tensor). The same network with optimizer = lars repeats the 3
+steps against LARS's update computed here (each tensor's rate scaled by its trust ratio).
+
+usage: crosscheck.py SWNC WORKDIR"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
+import swnc_checkpoint as ck  # noqa: E402
+
+M64 = 0xFFFFFFFFFFFFFFFF
+ITERATIONS, BATCH, IMAGES, SEED = 3, 8, 16, 7
+TOLERANCE = 1e-4
+
+
+def mix64(z):
+    z = (z + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(M64)
+    z = ((z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & np.uint64(M64)
+    z = ((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & np.uint64(M64)
+    return z ^ (z >> np.uint64(31))
+
+
+def hash3(a, b, c):
+    return mix64(mix64(mix64(a) ^ b) ^ c)
+
+
+def fnv1a(text):
+    h = 14695981039346656037
+    for ch in text.encode():
+        h = ((h ^ ch) * 1099511628211) & M64
+    return h
+
+
+def dropout_keep(layer_name, ratio, iteration, images, elements):
+    """runtime/kernels.h: keep if uniform(hash(seed ^ layer, iteration, image, element)) >= ratio."""
+    with np.errstate(over="ignore"):
+        layer = np.uint64(fnv1a(layer_name) >> 11)
+        img = np.arange(images, dtype=np.uint64)[:, None]
+        el = np.arange(elements, dtype=np.uint64)[None, :]
+        h = mix64(hash3(mix64(np.uint64(SEED)) ^ layer, np.uint64(iteration), img) ^ el)
+    u = (h >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+    return torch.from_numpy(u >= np.float32(ratio))
+
+
+def write_cifar(path, rng):
+    labels = rng.integers(0, 5, IMAGES)
+    pixels = rng.integers(0, 256, (IMAGES, 3 * 32 * 32))
+    with open(path, "wb") as f:
+        for l, p in zip(labels, pixels):
+            f.write(bytes([l]) + bytes(p.astype(np.uint8)))
+    return pixels.reshape(IMAGES, 3, 32, 32), labels
+
+
+def forward(P, S, x, labels, iteration):
+    """every_layer.swn in PyTorch; returns the loss, updating the running statistics in S."""
+    c1 = F.conv2d(x, P["c1.weight"], P["c1.bias"], stride=2, padding=1)
+    bn = F.batch_norm(c1, S["bn.running_mean"], S["bn.running_var"], P["bn.scale"], P["bn.shift"],
+                      training=True, momentum=1 - 0.8, eps=1e-5)
+    r1 = F.relu(bn)
+    p1 = F.max_pool2d(r1, 3, 2, ceil_mode=True)
+    c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(1, 0), groups=2)
+    n1 = F.local_response_norm(c2, 3, alpha=0.5, beta=0.75, k=2)
+    a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1)
+    cat = torch.cat([a1, p1], 1)
+    p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
+    keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel()).reshape(p2.shape)
+    d1 = p2 * keep.to(p2.dtype) * float(np.float32(1) / (np.float32(1) - np.float32(0.3)))
+    f1 = F.linear(d1.flatten(1), P["f1.weight"], P["f1.bias"])
+    f2 = F.linear(F.relu6(F.hardswish(F.leaky_relu(f1, 0.1))), P["f2.weight"], P["f2.bias"])
+    return 1.5 * F.cross_entropy(f2, labels)
+
+
+# per-parameter (lr_mult, decay_mult), as every_layer.swn sets them
+MULTS = {"c1.bias": (2, 0), "f2.weight": (0.5, 2)}
+
+
+def lars_ratio(p, g, decay, trust):
+    """runtime/kernels.h, swk_lars_ratio: trust |w| / (|g| + decay |w|), 1 where a norm is 0."""
+    w_norm, g_norm = p.norm().item(), g.norm().item()
+    return trust * w_norm / (g_norm + decay * w_norm) if w_norm > 0 and g_norm > 0 else 1.0
+
+
+def reference(init, pixels, labels, trust=None):
+    P = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in init.params.items()}
+    V = {k: torch.zeros_like(p) for k, p in P.items()}
+    S = {k: torch.tensor(v, dtype=torch.float64) for k, v in init.state.items()}
+    mean = torch.tensor([120.0, 110.0, 100.0], dtype=torch.float64).reshape(1, 3, 1, 1)
+    losses, grads = [], {}
+    for it in range(ITERATIONS):
+        first = (it * BATCH) % IMAGES  # no shuffling: batches in file order
+        x = (torch.tensor(pixels[first:first + BATCH], dtype=torch.float64) - mean) * (1 / 128)
+        y = torch.tensor(labels[first:first + BATCH], dtype=torch.long)
+        loss = forward(P, S, x, y, it)
+        for p in P.values():
+            p.grad = None
+        loss.backward()
+        losses.append(loss.item())
+        with torch.no_grad():
+            for k, p in P.items():
+                lr_mult, decay_mult = MULTS.get(k, (1, 1))
+                grads[k] = p.grad.clone()
+                local = 1.0 if trust is None else lars_ratio(p, p.grad, 0.01 * decay_mult, trust)
+                V[k] = 0.9 * V[k] + 0.05 * lr_mult * local * (p.grad + 0.01 * decay_mult * p)
+                p -= V[k]
+    return losses, grads, P, V, S
+
+
+def compare(what, ours, theirs, failures, scale=None):
+    """Max-norm relative error; `scale` replaces the reference's own magnitude for tensors that
+    are mathematically zero (a bias followed by batch norm has no gradient)."""
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    scale = max(np.abs(theirs).max(), scale or 0, 1e-30)
+    err = np.abs(ours - theirs).max() / scale
+    status = "ok" if err <= TOLERANCE else "FAIL"
+    print(f"  {status:4s} {what:32s} relative error {err:.2e}")
+    if err > TOLERANCE:
+        failures.append(what)
+
+
+def main():
+    swnc, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    run = lambda *args: subprocess.run(args, check=True, cwd=work, stdout=subprocess.DEVNULL)
+    exe = os.path.join(work, "every_layer")
+    data = os.path.join(work, "random.bin")
+    pixels, labels = write_cifar(data, np.random.default_rng(3))
+    run(swnc, os.path.join(HERE, "every_layer.swn"), "-o", exe)
+    # the default build adds gradients into the momentum (pass fold-gradients): it trains; one
+    # with a gradient pool of its own saves the last iteration's gradients
+    run(swnc, os.path.join(HERE, "every_layer.swn"), "--no-fold-gradients", "-o", exe + "_pool")
+    common = ["--train", data, "--test", data, "--threads", "1", "--no-shuffle"]
+    run(exe, *common, "--epochs", "0", "--checkpoint", "init.ckpt")
+    run(exe, *common, "--iterations", str(ITERATIONS), "--log", "log.json", "--checkpoint", "after.ckpt")
+    run(exe + "_pool", *common, "--iterations", str(ITERATIONS), "--save-gradients", "grads.ckpt")
+    with open(os.path.join(work, "log.json")) as f:
+        ours_losses = [e["loss"] for e in map(json.loads, f) if e["event"] == "train"]
+    init, after, grads = (ck.load(os.path.join(work, n)) for n in ("init.ckpt", "after.ckpt", "grads.ckpt"))
+    losses, ref_grads, P, V, S = reference(init, pixels, labels)
+    failures = []
+    print("losses: swnc", ["%.7f" % l for l in ours_losses], "pytorch", ["%.7f" % l for l in losses])
+    compare("losses", ours_losses, losses, failures)
+    for k in P:
+        layer_scale = max(np.abs(g.numpy()).max() for n, g in ref_grads.items() if n.split(".")[0] == k.split(".")[0])
+        compare(f"gradient {k}", grads.params[k], ref_grads[k].numpy(), failures, layer_scale)
+        compare(f"parameter {k}", after.params[k], P[k].detach().numpy(), failures)
+        compare(f"momentum {k}", after.momentum[k], V[k].numpy(), failures, 0.05 * layer_scale)
+    for k in S:
+        compare(f"state {k}", after.state[k], S[k].numpy(), failures)
+    # LARS, from the same initial weights
+    run(swnc, os.path.join(HERE, "every_layer.swn"), "-D", "train.optimizer=lars", "-D",
+        "train.trust=0.02", "-o", exe + "_lars")
+    run(exe + "_lars", *common, "--iterations", str(ITERATIONS), "--init-weights", "init.ckpt",
+        "--log", "lars.json", "--checkpoint", "lars.ckpt")
+    with open(os.path.join(work, "lars.json")) as f:
+        lars_losses = [e["loss"] for e in map(json.loads, f) if e["event"] == "train"]
+    lars = ck.load(os.path.join(work, "lars.ckpt"))
+    losses, _, P, V, _ = reference(init, pixels, labels, trust=0.02)
+    print("lars losses: swnc", ["%.7f" % l for l in lars_losses], "pytorch", ["%.7f" % l for l in losses])
+    compare("lars losses", lars_losses, losses, failures)
+    # a tensor whose gradient is mathematically zero (c1's bias, before batch norm) is left out:
+    # LARS divides by the gradient's norm, so its step is the direction of rounding noise
+    lars_checked = [k for k in P if np.abs(ref_grads[k].numpy()).max() > 1e-9]
+    for k in lars_checked:
+        compare(f"lars parameter {k}", lars.params[k], P[k].detach().numpy(), failures)
+        compare(f"lars momentum {k}", lars.momentum[k], V[k].numpy(), failures)
+    checked = 2 + 3 * len(P) + 2 * len(lars_checked) + len(S)
+    print(f"{checked - len(failures)} passed, {len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
