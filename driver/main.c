@@ -441,7 +441,7 @@ static int parse_options(int argc, char **argv, Options *o) {
 static void list_passes(void) {
   int n;
   const Pass *p = pipeline_passes(&n);
-  for (int i = 0; i < n; i++) printf("%-14s %s\n", p[i].name, p[i].summary);
+  for (int i = 0; i < n; i++) printf("%-16s  %s\n", p[i].name, p[i].summary);
 }
 
 static bool write_llvm(const Options *o, const Module *m) {
