@@ -245,6 +245,8 @@ const char *conv_plan_list(void);
 const char *conv_plan_kernels(ConvPlan p);
 const char *conv_computation_name(ConvComputation c);
 Layout conv_plan_layout(ConvPlan p);
+/* Whether the plan has kernels for computation c (CONV_BACKWARD: both gradients). */
+bool conv_plan_computes(ConvPlan p, ConvComputation c);
 /* The plan's workspace depends on the batch, so the runtime's dispatcher holds it rather than
  * the step's shared workspace (runtime/conv_plans.h's workspace column). */
 bool conv_plan_batched_workspace(ConvPlan p);

@@ -56,6 +56,16 @@ const char *conv_plan_kernels(ConvPlan p) {
   static const char *const prefixes[] = {SWN_CONV_PLANS(PLAN_KERNELS)};
   return prefixes[p];
 }
+bool conv_plan_computes(ConvPlan p, ConvComputation c) {
+#define PLAN_COMPUTES(id, name, kernels, layout, computations, ...) computations,
+  static const unsigned computes[] = {SWN_CONV_PLANS(PLAN_COMPUTES)};
+#undef PLAN_COMPUTES
+  unsigned need = c == CONV_FORWARD ? SWN_COMPUTES_FORWARD
+                  : c == CONV_WGRAD ? SWN_COMPUTES_WGRAD
+                  : c == CONV_DGRAD ? SWN_COMPUTES_DGRAD
+                                    : SWN_COMPUTES_WGRAD | SWN_COMPUTES_DGRAD;
+  return (computes[p] & need) == need;
+}
 bool conv_plan_batched_workspace(ConvPlan p) {
 #define PLAN_BATCHED(id, name, kernels, layout, computations, workspace, ...)                      \
   PLAN_WORKSPACE_##workspace,

@@ -49,7 +49,7 @@ const char *target_conv_illegal(const Target *t, const ConvShape *s, ConvPlan pl
 double target_conv_cost(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,
                         int tiling) {
   const TargetPlan *p = &t->plans[plan];
-  return p->cost ? p->cost(s, c, tiling) : INFINITY;
+  return p->cost && conv_plan_computes(plan, c) ? p->cost(s, c, tiling) : INFINITY;
 }
 
 int target_conv_tilings(const Target *t, const ConvShape *s, ConvPlan plan, ConvComputation c,

@@ -139,7 +139,8 @@ typedef struct ConvCostSource {
 } ConvCostSource;
 double module_conv_cost(const Module *m, const ConvShape *s, ConvPlan plan, ConvComputation c,
                         int tiling, ConvCostSource *source);
-/* The plan as tuning files and the IR name it with a tiling: "direct", "direct:filters.k16". */
+/* The plan as tuning files and the IR name it: its name, and a tiling's after a colon
+ * ("direct:filters.k16"). */
 const char *conv_plan_tiling_name(const Target *t, ConvPlan plan, int tiling,
                                   char name[PLAN_NAME_MAX]);
 /* Computation c's plan of convolution op, with its tiling, as the IR and --explain show it. */

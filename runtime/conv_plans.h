@@ -10,7 +10,8 @@
  *   kernels      its kernels are swk_<kernels>_forward, _backward and _workspace
  *   layout       the layout its kernels work in: BNRC, RCNB or BNRC16 (LAYOUT_<layout> in the
  *                compiler, SWN_LAYOUT_<layout> in the runtime)
- *   computations what it computes: SWN_COMPUTES_* (forward, weight gradient, input gradient)
+ *   computations what it computes: SWN_COMPUTES_* (forward, weight gradient, input gradient);
+ *                the compiler prices what it lacks as infinite (conv_plan_computes)
  *   workspace    SHARED: swk_<kernels>_workspace(p) floats, from the step's shared workspace;
  *                BATCHED: swk_<kernels>_workspace(p, batch), held by the dispatcher
  *   relu         whether its kernels apply SwkConv.relu and dx_relu as they store (a pass over
