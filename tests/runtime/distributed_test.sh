@@ -46,7 +46,7 @@ check lenet 3 16 --allreduce shm
 check lenet 2 16 --allreduce shm --no-overlap
 # cifar10_quick on several ranks drifts past 1e-4 after a dozen iterations (max-pool near-ties
 # amplify rounding ~3x per iteration; on 2 ranks of 25 it reached 1.7e-4 by the 20th on an EPYC
-# with AVX-512), so there the first iteration's gradients are compared: every parameter's to a
+# with AVX2 only), so there the first iteration's gradients are compared: every parameter's to a
 # relative 1e-5 (float rounding is ~1e-6).
 same_gradients() { # NET N PER_RANK_BATCH OPTIONS...
   net=$1 n=$2 b=$3; shift 3
