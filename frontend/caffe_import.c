@@ -532,8 +532,8 @@ static void add_learning(Importer *im, const PbMessage *layer, const PbMessage *
 static void import_conv(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                         const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "conv", 1, 1);
-  if (s < 0 || !add_outputs(im, p, s, loc, "convolution_param")) return;
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
+  if (s < 0 || !add_outputs(im, p, s, loc, row->message)) return;
   if (!add_pair(im, s, p, "kernel", "kernel_size", -1, 1))
     diag_error(loc, "%s: convolution_param needs kernel_size (or kernel_h and kernel_w)", im->what);
   add_pair(im, s, p, "stride", "stride", 1, 1);
@@ -549,25 +549,25 @@ static void import_conv(Importer *im, const PbMessage *layer, const char *name, 
   add_learning(im, layer, p, s, loc);
   finish(im, p, CONV_FIELDS, "ConvolutionParameter");
   bind_layer_top(im, layer, s);
-  record_blobs(im, name, "Convolution", s, CAFFE_WEIGHTS);
+  record_blobs(im, name, row->type, s, CAFFE_WEIGHTS);
 }
 
 static void import_fc(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                       const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "fc", 1, 1);
-  if (s < 0 || !add_outputs(im, p, s, loc, "inner_product_param")) return;
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
+  if (s < 0 || !add_outputs(im, p, s, loc, row->message)) return;
   only_default(im, p, "transpose", "false", 0);
   add_learning(im, layer, p, s, loc);
   finish(im, p, FC_FIELDS, "InnerProductParameter");
   bind_layer_top(im, layer, s);
-  record_blobs(im, name, "InnerProduct", s, CAFFE_WEIGHTS);
+  record_blobs(im, name, row->type, s, CAFFE_WEIGHTS);
 }
 
 static void import_pool(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                         const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "pool", 1, 1);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
   if (s < 0) return;
   static const char *const methods[] = {"MAX", "AVE", "STOCHASTIC", NULL};
   const PbField *mf = field(p, "pool");
@@ -640,7 +640,7 @@ static void import_clip(Importer *im, const PbMessage *layer, const char *name, 
 static void import_lrn(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                        const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "lrn", 1, 1);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
   if (s < 0) return;
   static const char *const regions[] = {"ACROSS_CHANNELS", "WITHIN_CHANNEL", NULL};
   const PbField *rf = field(p, "norm_region");
@@ -667,7 +667,7 @@ static void import_lrn(Importer *im, const PbMessage *layer, const char *name, S
 static void import_concat(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                           const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "concat", 1, 1 << 16);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1 << 16);
   if (s < 0) return;
   only_default(im, p, "axis", NULL, 1);
   only_default(im, p, "concat_dim", NULL, 1);
@@ -678,7 +678,7 @@ static void import_concat(Importer *im, const PbMessage *layer, const char *name
 static void import_eltwise(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                            const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "add", 2, 1 << 16);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 2, 1 << 16);
   if (s < 0) return;
   static const char *const ops[] = {"PROD", "SUM", "MAX", NULL};
   const PbField *of = field(p, "operation");
@@ -711,7 +711,7 @@ static void check_frozen_params(Importer *im, const PbMessage *layer) {
 static void import_batchnorm(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                              const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "batchnorm", 1, 1);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
   if (s < 0) return;
   const PbField *g = field(p, "use_global_stats");
   if (g && get_bool(im, p, "use_global_stats", false))
@@ -729,7 +729,7 @@ static void import_batchnorm(Importer *im, const PbMessage *layer, const char *n
   check_frozen_params(im, layer);
   finish(im, p, " use_global_stats moving_average_fraction eps ", "BatchNormParameter");
   bind_layer_top(im, layer, s);
-  record_blobs(im, name, "BatchNorm", s, CAFFE_BN_STATS);
+  record_blobs(im, name, row->type, s, CAFFE_BN_STATS);
 }
 
 /* A Scale with a bias right after a BatchNorm is that batch norm's affine part. */
@@ -776,7 +776,7 @@ static void import_scale(Importer *im, const PbMessage *layer, const char *name,
                           im->caffe_names.data[bn], name);
   finish(im, p, " axis num_axes filler bias_term bias_filler ", "ScaleParameter");
   bind_layer_top(im, layer, bn);
-  record_blobs(im, name, "Scale", bn, CAFFE_BN_AFFINE);
+  record_blobs(im, name, row->type, bn, CAFFE_BN_AFFINE);
 }
 
 /* The label statement, made on first need (a deployed network has none). */
@@ -791,7 +791,7 @@ static int labels(Importer *im, SrcLoc loc) {
 static void import_loss(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                         const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "softmax_loss", 2, 2);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 2, 2);
   if (s < 0) return;
   const PbField *ignore_label = field(p, "ignore_label");
   if (ignore_label)
@@ -819,7 +819,7 @@ static void import_softmax(Importer *im, const PbMessage *layer, const char *nam
   const PbMessage *p = get_msg(im, layer, row->message);
   if (!check_arity(im, layer, loc, 1, 1, 1)) return;
   int lab = labels(im, loc);
-  int s = add_stmt(im, name, loc, "softmax_loss");
+  int s = add_stmt(im, name, loc, op_info[row->op].name);
   if (!add_inputs(im, layer, s)) return;
   add_arg(im, s, NULL, ex_word(im, stmt_at(im, lab)->name, loc));
   im->reads.data[lab]++;
@@ -836,7 +836,7 @@ static void import_softmax(Importer *im, const PbMessage *layer, const char *nam
 static void import_accuracy(Importer *im, const PbMessage *layer, const char *name, SrcLoc loc,
                             const CaffeType *row) {
   const PbMessage *p = get_msg(im, layer, row->message);
-  int s = layer_stmt(im, layer, name, loc, "accuracy", 2, 2);
+  int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 2, 2);
   if (s < 0) return;
   const PbField *k = field(p, "top_k");
   add_arg(im, s, "top", ex_int(im, k ? int_of(im, k, 1) : 1, k ? k->loc : loc));

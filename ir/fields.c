@@ -191,6 +191,8 @@ bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_lo
   return false;
 }
 
+double field_float(const FieldSpec *s, const void *obj) { return *CFIELD(double, obj, s); }
+
 bool field_is_default(const FieldSpec *s, const void *obj) {
   switch (s->type) {
   case F_INT: return *CFIELD(int64_t, obj, s) == (int64_t)s->def;

@@ -100,6 +100,7 @@ bool field_set(const FieldSpec *specs, void *dst, const char *key, SrcLoc key_lo
                const Const *value, const char *what, const char *noun);
 const FieldSpec *field_find(const FieldSpec *specs, const char *key);
 bool field_is_default(const FieldSpec *spec, const void *obj);
+double field_float(const FieldSpec *spec, const void *obj); /* an F_FLOAT field's value */
 void field_print(FILE *f, const FieldSpec *spec, const void *obj);
 
 /* ---------------------------------------------------------------- op attributes */

@@ -60,10 +60,10 @@ bool conv_plan_computes(ConvPlan p, ConvComputation c) {
 #define PLAN_COMPUTES(id, name, kernels, layout, computations, ...) computations,
   static const unsigned computes[] = {SWN_CONV_PLANS(PLAN_COMPUTES)};
 #undef PLAN_COMPUTES
-  unsigned need = c == CONV_FORWARD ? SWN_COMPUTES_FORWARD
-                  : c == CONV_WGRAD ? SWN_COMPUTES_WGRAD
-                  : c == CONV_DGRAD ? SWN_COMPUTES_DGRAD
-                                    : SWN_COMPUTES_WGRAD | SWN_COMPUTES_DGRAD;
+  _Static_assert(SWN_COMPUTES_FORWARD == 1 << CONV_FORWARD &&
+                     SWN_COMPUTES_WGRAD == 1 << CONV_WGRAD && SWN_COMPUTES_DGRAD == 1 << CONV_DGRAD,
+                 "SWN_COMPUTES_* are bits by ConvComputation");
+  unsigned need = c == CONV_BACKWARD ? SWN_COMPUTES_WGRAD | SWN_COMPUTES_DGRAD : 1u << c;
   return (computes[p] & need) == need;
 }
 bool conv_plan_batched_workspace(ConvPlan p) {

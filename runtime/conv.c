@@ -71,37 +71,34 @@ static float *scratch(SwnConvState *c, int slot, size_t floats) {
 
 /* ------------------------------------------------------------------ running one plan */
 
-/* Each plan's row (runtime/conv_plans.h): its layout, kernels, workspace rule and ReLU
- * epilogue. */
+/* Each plan's row (runtime/conv_plans.h): its layout, kernels, workspace and ReLU epilogue. A
+ * SHARED plan's workspace depends on its shape alone (the step's shared workspace holds it); a
+ * BATCHED plan's also on the batch (the dispatcher holds it). */
+#define WORKSPACE_SHARED(fn, p, batch) ((void)(batch), fn(p))
+#define WORKSPACE_BATCHED(fn, p, batch) fn(p, batch)
+#define PLAN_WORKSPACE(id, name, kernels, layout, computations, workspace, ...)                    \
+  static size_t workspace_##id(const SwkConv *p, int batch) {                                      \
+    return WORKSPACE_##workspace(swk_##kernels##_workspace, p, batch);                             \
+  }
+SWN_CONV_PLANS(PLAN_WORKSPACE)
+#undef PLAN_WORKSPACE
+
 enum { WORKSPACE_IS_SHARED = 0, WORKSPACE_IS_BATCHED = 1 };
 typedef struct PlanKernels {
   const char *name;
   int layout;
-  bool batched_workspace; /* the dispatcher holds it: it depends on the batch */
+  bool batched_workspace;
   bool applies_relu;
+  size_t (*workspace)(const SwkConv *p, int batch);
   __typeof__(swk_conv_forward) *forward;
   __typeof__(swk_conv_backward) *backward;
 } PlanKernels;
 
 #define PLAN_ROW(id, name, kernels, layout, computations, workspace, relu, ...)                    \
-  [SWN_PLAN_##id] = {name, SWN_LAYOUT_##layout,     WORKSPACE_IS_##workspace,                      \
-                     relu, swk_##kernels##_forward, swk_##kernels##_backward},
+  [SWN_PLAN_##id] = {name,           SWN_LAYOUT_##layout,     WORKSPACE_IS_##workspace, relu,      \
+                     workspace_##id, swk_##kernels##_forward, swk_##kernels##_backward},
 static const PlanKernels plans[SWN_PLANS] = {SWN_CONV_PLANS(PLAN_ROW)};
 #undef PLAN_ROW
-
-/* The floats of workspace a plan asks for: a SHARED plan's from its shape, a BATCHED plan's
- * also from the batch. */
-#define WORKSPACE_SHARED(fn, p, batch) fn(p)
-#define WORKSPACE_BATCHED(fn, p, batch) fn(p, batch)
-static size_t plan_workspace_floats(int plan, const SwkConv *p, int batch) {
-  switch (plan) {
-#define PLAN_CASE(id, name, kernels, layout, computations, workspace, relu, ...)                   \
-  case SWN_PLAN_##id: return WORKSPACE_##workspace(swk_##kernels##_workspace, p, batch);
-    SWN_CONV_PLANS(PLAN_CASE)
-#undef PLAN_CASE
-  }
-  swn_fatal("internal: convolution plan %d", plan);
-}
 
 static int plan_layout(int plan) { return plans[plan].layout; }
 
@@ -130,7 +127,7 @@ static void convert(int from, int to, int c, int h, int w, int batch, const floa
  * ask for (all but implicit's), or the dispatcher's own (implicit, and a plan --autotune tries
  * that needs more). */
 static float *plan_workspace(SwnConvState *c, const SwkConv *p, int batch, int plan, float *ws) {
-  size_t need = plan_workspace_floats(plan, p, batch);
+  size_t need = plans[plan].workspace(p, batch);
   return need <= c->ws_floats && !plans[plan].batched_workspace ? ws : scratch(c, SLOT_WS, need);
 }
 

@@ -4,11 +4,11 @@
  * that `swnc import-caffe` reads back the same network. */
 #include "emit_prototxt.h"
 
-#include "caffe_types.h"
-
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "caffe_types.h"
 
 static void num(FILE *f, int indent, const char *key, double v) {
   fprintf(f, "%*s%s: ", indent, "", key);
@@ -131,7 +131,7 @@ static void export_simple(FILE *f, const Module *m, const Op *op, const CaffeTyp
   head(f, m, op, op->name, row->type), top(f, m, op);
   const FieldSpec *spec =
       row->swnc_key ? field_find(op_info[op->kind].fields, row->swnc_key) : NULL;
-  double v = spec ? *(const double *)((const char *)&op->attr + spec->offset) : row->def;
+  double v = spec ? field_float(spec, &op->attr) : row->def;
   if (v != row->def)
     fprintf(f, "  %s {\n", row->message), num(f, 4, row->caffe_key, v), fputs("  }\n", f);
   fputs("}\n", f);

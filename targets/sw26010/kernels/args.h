@@ -116,15 +116,15 @@ static inline SwGemmArgs sw_conv_columns_gemm(int cog, int k, int pixels, int n,
  * buffer, and the element-wise kernels' chunk (4 KB transfers). */
 enum { SW_IM2COL_OUT_FLOATS = 8192, SW_STREAM_CHUNK = 1024 };
 
-/* im2col of `images` images (x: image stride in_image floats) into col (k rows of ld floats;
- * image i's P = ho*wo columns start at column i*P), and col2im, its adjoint, which writes (or
- * adds to) x. Channels are those of one group: channel 0 is x's channel `first_channel`. */
 /* A sliding window's geometry (SwkConv's, SwkPool's fields of these names) as designated
  * initialisers of the argument structs below that hold it. */
 #define SW_WINDOW_OF(p)                                                                            \
   .h = (p)->h, .w = (p)->w, .ho = (p)->ho, .wo = (p)->wo, .kh = (p)->kh, .kw = (p)->kw,            \
   .sh = (p)->sh, .sw = (p)->sw, .ph = (p)->ph, .pw = (p)->pw
 
+/* im2col of `images` images (x: image stride in_image floats) into col (k rows of ld floats;
+ * image i's P = ho*wo columns start at column i*P), and col2im, its adjoint, which writes (or
+ * adds to) x. Channels are those of one group: channel 0 is x's channel `first_channel`. */
 typedef struct SwIm2colArgs {
   int channels, h, w, ho, wo, kh, kw, sh, sw, ph, pw;
   int images, first_channel, add;

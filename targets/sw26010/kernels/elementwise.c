@@ -8,25 +8,21 @@ void sw_stream_run(SwStreamArgs *a) {
   if (a->n > 0 || a->op == SW_ROW_BIAS_GRAD) SW_RUN(sw_stream, a);
 }
 
-static void map(SwStreamOp op, int64_t n, const float *a, const float *b, float *y, bool add,
-                float s0) {
-  SwStreamArgs s = {.op = op, .add = add, .n = n, .a = a, .b = b, .y = y, .s0 = s0};
+/* One stream op over n floats; `act`: which activation (SW_ACTIVATION, SW_ACTIVATION_GRAD). */
+static void map(SwStreamOp op, SwnActivation act, int64_t n, const float *a, const float *b,
+                float *y, bool add, float s0) {
+  SwStreamArgs s = {.op = op, .act = act, .add = add, .n = n, .a = a, .b = b, .y = y, .s0 = s0};
   sw_stream_run(&s);
 }
 
 /* The activations (runtime/activations.h), each row's two kernels. */
-static void activation(SwStreamOp op, SwnActivation act, int64_t n, const float *a, const float *b,
-                       float *y, bool add, float s0) {
-  SwStreamArgs s = {.op = op, .act = act, .add = add, .n = n, .a = a, .b = b, .y = y, .s0 = s0};
-  sw_stream_run(&s);
-}
 #define SW_ACTIVATION_KERNELS(unused_a, unused_b, name, reads)                                     \
   void swk_##name##_forward(const SwkAct *p, int batch, const float *x, float *y) {                \
-    activation(SW_ACTIVATION, SWN_ACT_##name, p->n *batch, x, NULL, y, false, p->slope);           \
+    map(SW_ACTIVATION, SWN_ACT_##name, p->n *batch, x, NULL, y, false, p->slope);                  \
   }                                                                                                \
   void swk_##name##_backward(const SwkAct *p, int batch, const float *v, const float *dy,          \
                              float *dx, bool dx_add) {                                             \
-    activation(SW_ACTIVATION_GRAD, SWN_ACT_##name, p->n *batch, v, dy, dx, dx_add, p->slope);      \
+    map(SW_ACTIVATION_GRAD, SWN_ACT_##name, p->n *batch, v, dy, dx, dx_add, p->slope);             \
   }
 SWN_ACTIVATIONS(SW_ACTIVATION_KERNELS, , )
 
@@ -57,9 +53,9 @@ void swk_dropout_backward(const SwkDropout *p, int batch, uint64_t seed, uint64_
 }
 
 void swk_sum_into(int64_t n, float *y, const float *x) {
-  map(SW_SUM_INTO, n, x, NULL, y, false, 0);
+  map(SW_SUM_INTO, 0, n, x, NULL, y, false, 0);
 }
-void swk_scale(int64_t n, float *y, float a) { map(SW_SCALE, n, NULL, NULL, y, false, a); }
+void swk_scale(int64_t n, float *y, float a) { map(SW_SCALE, 0, n, NULL, NULL, y, false, a); }
 
 void swk_sgd_update(int64_t n, float lr, float decay, float momentum, float *w, const float *g,
                     float *v) {
