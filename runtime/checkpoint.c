@@ -1,7 +1,9 @@
 /* Checkpoints: a self-describing little-endian file (docs/runtime.md), written to a temporary
  * file, flushed to disk and renamed over the target, so a crash never leaves a half-written
  * checkpoint behind the name. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,12 +37,37 @@ static void put_floats(Writer *w, const float *v, int64_t n) {
   }
 }
 
+/* PATH.tmpPID files of processes that no longer exist: a save killed outright (SIGKILL, a
+ * crash of the machine) left them, and on a full disk they hold the space the next save needs. */
+static void remove_stale_temporaries(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", (int)(dir_len ? dir_len : 2), dir_len ? path : "./");
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d));) {
+    const char *pid = e->d_name + base_len + 4;
+    if (strncmp(e->d_name, base, base_len) || strncmp(e->d_name + base_len, ".tmp", 4) || !*pid ||
+        strspn(pid, "0123456789") != strlen(pid) || strlen(pid) > 9)
+      continue;
+    if (kill((pid_t)atol(pid), 0) == 0 || errno != ESRCH) continue; /* alive, or not ours */
+    char stale[8192];
+    snprintf(stale, sizeof stale, "%s%s", dir, e->d_name);
+    unlink(stale);
+  }
+  closedir(d);
+}
+
 void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params,
                          const float *momentum, const float *state, int64_t iteration,
                          uint64_t seed) {
   size_t len = strlen(path);
   char *tmp = swn_alloc(len + 16);
   snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
+  remove_stale_temporaries(path);
+  swn_temporary_begin(tmp); /* removed by a fatal error or a second signal */
   Writer w = {fopen(tmp, "wb"), 14695981039346656037ull, path};
   if (!w.f) swn_fatal_at(path, "cannot write a checkpoint: %s", strerror(errno));
   char name[NAME_BYTES] = {0};
@@ -79,6 +106,7 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
   if (fflush(w.f) || fsync(fileno(w.f)) || fclose(w.f))
     swn_fatal_at(path, "cannot write: %s", strerror(errno));
   if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
+  swn_temporary_end();
   free(tmp);
 }
 
@@ -152,7 +180,11 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
   if (hash != net->hash)
     reject(&r, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)",
            name, (unsigned long long)hash, net->name, (unsigned long long)net->hash);
-  *iteration = (int64_t)get_u64(&r);
+  uint64_t done = get_u64(&r);
+  if (done > (uint64_t)SWN_COUNT_MAX) /* no run reaches it: a forged or damaged header */
+    reject(&r, "says %llu iterations were trained, more than a run can count (%lld)",
+           (unsigned long long)done, (long long)SWN_COUNT_MAX);
+  *iteration = (int64_t)done;
   *seed = get_u64(&r);
   if ((int64_t)get_u64(&r) != net->param_words || (int64_t)get_u64(&r) != net->state_words)
     reject(&r, "holds pools of other sizes than network '%s' needs", net->name);

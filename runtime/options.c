@@ -110,13 +110,26 @@ static void usage(const SwnNetwork *net) {
       (long long)net->train.display, swn_program);
 }
 
-static int64_t number(const char *opt, const char *text, int64_t min) {
+/* An integer in [min, max]: every count a user gives is bounded where it is read, so no
+ * arithmetic on it can overflow later. */
+static int64_t number_in(const char *opt, const char *text, int64_t min, int64_t max) {
   char *end;
   errno = 0;
   long long v = strtoll(text, &end, 10);
-  if (errno || *end || end == text || v < min)
-    swn_fatal("%s needs an integer of at least %lld, but got '%s'", opt, (long long)min, text);
+  if (errno || *end || end == text || v < min || v > max)
+    swn_fatal("%s needs an integer from %lld to %lld, but got '%s'", opt, (long long)min,
+              (long long)max, text);
   return v;
+}
+
+/* Iterations, epochs and other counts of things done one after another. */
+static int64_t number(const char *opt, const char *text, int64_t min) {
+  return number_in(opt, text, min, SWN_COUNT_MAX);
+}
+
+/* Images per batch, threads: counts that size memory and are held in an int. */
+static int small_number(const char *opt, const char *text, int64_t min, int64_t max) {
+  return (int)number_in(opt, text, min, max);
 }
 
 /* A density: a number in (0, 1], or a percentage ("10%"). */
@@ -182,9 +195,7 @@ enum {
 };
 
 static int ranks(const char *where, const char *text) {
-  int64_t n = number(where, text, 1);
-  if (n > 1 << 20) swn_fatal("%s takes at most %d ranks, not %lld", where, 1 << 20, (long long)n);
-  return (int)n;
+  return small_number(where, text, 1, 1 << 20);
 }
 
 static int algorithm(const char *where, const char *name) {
@@ -214,6 +225,16 @@ static void environment_defaults(SwnOptions *o) {
   if (g && *g) o->group_size = ranks("SWN_GROUP_SIZE", g);
   if (c && *c) o->chain = ranks("SWN_CHAIN", c);
   if (u && *u) o->hier_upper = upper_level("SWN_HIER_UPPER", u);
+}
+
+/* Options that mean nothing without another are refused rather than ignored. */
+static void check_combinations(const SwnOptions *o) {
+  if (o->checkpoint_every && !o->checkpoint)
+    swn_fatal("--checkpoint-every %lld needs --checkpoint FILE to say where to save",
+              (long long)o->checkpoint_every);
+  if (o->eval_only && !o->init_weights && !o->resume)
+    swn_fatal("--eval-only evaluates trained weights: give them with --init-weights FILE (or "
+              "--resume FILE)");
 }
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
@@ -284,20 +305,18 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     switch (c) {
     case O_EPOCHS: o->epochs = number("--epochs", optarg, 0); break;
     case O_ITERATIONS: o->iterations = number("--iterations", optarg, 0); break;
-    case O_BATCH: o->batch = number("--batch", optarg, 1); break;
-    case O_TEST_BATCH: o->test_batch = number("--test-batch", optarg, 1); break;
-    case O_SEED: o->seed = (uint64_t)number("--seed", optarg, 0); break;
+    case O_BATCH: o->batch = small_number("--batch", optarg, 1, SWN_BATCH_MAX); break;
+    case O_TEST_BATCH: o->test_batch = small_number("--test-batch", optarg, 1, SWN_BATCH_MAX); break;
+    case O_SEED: o->seed = (uint64_t)number_in("--seed", optarg, 0, INT64_MAX); break;
     case O_NO_SHUFFLE: o->shuffle = false; break;
-    case O_THREADS: o->threads = (int)number("--threads", optarg, 1); break;
-    case O_CORE_GROUPS: o->core_groups = (int)number("--core-groups", optarg, 1); break;
+    case O_THREADS: o->threads = small_number("--threads", optarg, 1, SWN_THREADS_MAX); break;
+    case O_CORE_GROUPS: o->core_groups = small_number("--core-groups", optarg, 1, 1024); break;
     case O_TRAIN: o->ntrain = split_files("--train", optarg, o->train); break;
     case O_TEST: o->ntest = split_files("--test", optarg, o->test); break;
     case O_TRAIN_SIZE: o->train_size = number("--train-size", optarg, 0); break;
     case O_TEST_SIZE: o->test_size = number("--test-size", optarg, 0); break;
     case O_LOADER_THREADS:
-      o->loader_threads = (int)number("--loader-threads", optarg, 1);
-      if (o->loader_threads > SWN_LOADER_MAX_THREADS)
-        swn_fatal("--loader-threads %d is more than %d", o->loader_threads, SWN_LOADER_MAX_THREADS);
+      o->loader_threads = small_number("--loader-threads", optarg, 1, SWN_LOADER_MAX_THREADS);
       break;
     case O_DISPLAY: o->display = number("--display", optarg, 1); break;
     case O_QUIET: o->quiet = true; break;
@@ -344,7 +363,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     swn_fatal("internal: gradients folded into momentum on a target of %d core groups",
               swk_core_groups());
   if (!o->test_batch) o->test_batch = swn_auto_test_batch(net, o->batch);
-  if (o->threads > 1024) swn_fatal("--threads %d is more than 1024", o->threads);
+  check_combinations(o);
   if (o->core_groups > swk_core_groups())
     swn_fatal("--core-groups %d: this target has %d core group%s per process", o->core_groups,
               swk_core_groups(), swk_core_groups() == 1 ? "" : "s");

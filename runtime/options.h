@@ -4,6 +4,12 @@
 
 #include "swnc_rt.h"
 
+/* Bounds of what a user may ask for. Counts of iterations and images stay below 2^53, so they
+ * are exact as doubles (the learning-rate schedules) and their products with a batch cannot
+ * overflow 64 bits; a batch and a thread count are held in an int. */
+#define SWN_COUNT_MAX ((int64_t)1 << 53)
+enum { SWN_BATCH_MAX = 1 << 24, SWN_THREADS_MAX = 1024 };
+
 typedef struct SwnOptions {
   int64_t epochs, iterations, batch, test_batch;
   int64_t train_size, test_size;

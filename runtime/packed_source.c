@@ -61,6 +61,11 @@ void swn_load_packed(const SwnNetwork *net, const char *dir, int64_t limit, SwnD
     swn_fatal_at(dir, "its shards hold %lld images, its manifest says %lld", (long long)held,
                  (long long)m->images);
   d->labels = swn_alloc(sizeof(int32_t) * (size_t)d->count);
-  for (int64_t i = 0; i < d->count; i++) d->labels[i] = p->records[i].label;
+  for (int64_t i = 0; i < d->count; i++) {
+    d->labels[i] = p->records[i].label;
+    if (d->labels[i] < 0 || d->labels[i] >= m->classes) /* as swnc-data verify refuses it */
+      swn_fatal_at(dir, "label %d of image %lld is out of range: its manifest says %lld classes",
+                   d->labels[i], (long long)i, (long long)m->classes);
+  }
   d->packed = p;
 }

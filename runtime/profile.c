@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "kernels.h"
+#include "machine_load.h"
 #include "profile.h"
 #include "util.h"
 
@@ -19,6 +22,7 @@ struct SwnProfile {
   int current, phase;
   double since;
   int64_t steps;
+  SwnLoadMark started; /* what else ran on the machine meanwhile */
 };
 
 static void add_difference(SwkEstimate *sum, const SwkEstimate *now, const SwkEstimate *before) {
@@ -66,6 +70,7 @@ SwnProfile *swn_profile_new(const SwnNetwork *net) {
   p->estimate = swn_alloc(sizeof(SwkEstimate) * 3 * (size_t)net->nlayers);
   p->estimating = own_estimate(&p->last);
   p->current = -1;
+  swn_load_mark(&p->started);
   return p;
 }
 
@@ -116,14 +121,26 @@ static void report_estimate(const SwnProfile *p, int batch, int core_groups, FIL
             iteration * 1e3, batch, core_groups, core_groups == 1 ? "" : "s", batch / iteration);
 }
 
+/* Times taken beside other work include waiting for it: said, not left to be guessed. */
+static void report_other_load(const SwnProfile *p, FILE *f) {
+  SwnLoadMark now;
+  swn_load_mark(&now);
+  double others = swn_other_load(&p->started, &now);
+  if (others >= 0.1)
+    fprintf(f,
+            "note: other processes kept %.0f%% of this machine's %ld cores busy while these "
+            "times were taken; they include waiting for them (profile on an idle machine)\n",
+            100 * others, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   double total[3] = {0};
   for (int i = 0; i < 3 * p->net->nlayers; i++) total[i % 3] += p->seconds[i];
   double all = total[0] + total[1] + total[2], per = p->steps ? 1e3 / (double)p->steps : 0;
   fprintf(f,
-          "\nprofile over %lld training iterations (ms per iteration), kernels: %s\n"
+          "\nprofile over %lld training iteration%s (ms per iteration), kernels: %s\n"
           "%-32s %10s %10s %10s %7s\n",
-          (long long)p->steps, swk_isa(), "layer", "forward", "backward", "update", "share");
+          (long long)p->steps, p->steps == 1 ? "" : "s", swk_isa(), "layer", "forward", "backward", "update", "share");
   for (int i = 0; i < p->net->nlayers; i++) {
     const double *s = &p->seconds[3 * i];
     double sum = s[0] + s[1] + s[2];
@@ -134,6 +151,7 @@ void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   fprintf(f, "%-32s %10.3f %10.3f %10.3f\n", "total", total[0] * per, total[1] * per,
           total[2] * per);
   if (p->estimating) report_estimate(p, batch, core_groups, f);
+  report_other_load(p, f);
 }
 
 void swn_profile_write_json(const SwnProfile *p, const char *path, int batch) {

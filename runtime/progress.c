@@ -1,13 +1,19 @@
 /* Progress lines, a progress bar on terminals, and the JSON-lines log. */
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "ranks.h"
 #include "train.h"
 #include "util.h"
 
 void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first,
                         int64_t total, int64_t per_epoch) {
-  *p = (SwnProgress){.tty = isatty(STDOUT_FILENO),
+  /* a bar only on a terminal of the user's: under mpirun a rank writes to the launcher's
+   * pseudo-terminal even when mpirun's output goes to a file */
+  *p = (SwnProgress){.tty = isatty(STDOUT_FILENO) && !swn_mpi_launched(),
                      .quiet = o->quiet,
                      .total = total,
                      .iters_per_epoch = per_epoch,
@@ -18,9 +24,20 @@ void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t 
   p->window_start = p->start;
   p->last_accuracy = NAN;
   if (o->log_path) {
+    p->log_path = o->log_path;
     p->log = fopen(o->log_path, "w");
-    if (!p->log) swn_fatal_at(o->log_path, "cannot write the log");
+    if (!p->log) swn_fatal_at(o->log_path, "cannot write the log: %s", strerror(errno));
   }
+}
+
+/* One JSON line, flushed so that a killed run keeps its log; a failed write (a full disk) is an
+ * error, not a log cut short in silence. */
+static __attribute__((format(printf, 2, 3))) void log_line(SwnProgress *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int failed = vfprintf(p->log, fmt, ap) < 0;
+  va_end(ap);
+  if (failed || fflush(p->log)) swn_fatal_at(p->log_path, "cannot write the log: %s", strerror(errno));
 }
 
 static void draw_bar(SwnProgress *p, int64_t done, double rate) {
@@ -58,44 +75,51 @@ void swn_progress_line(SwnProgress *p, int64_t iteration, float lr) {
     printf("%sepoch %lld/%lld  iter %lld/%lld  loss %.4f  lr %.6g  %.0f img/s  %s left\n",
            p->tty ? "\r\033[K" : "", (long long)epoch, (long long)p->epochs, (long long)done,
            (long long)p->total, loss, lr, rate, swn_duration(left));
-  if (p->log) {
-    fprintf(p->log,
-            "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,"
-            "\"images_per_s\":%.6g}\n",
-            (long long)epoch, (long long)done, loss, lr, rate);
-    fflush(p->log);
-  }
+  if (p->log)
+    log_line(p,
+             "{\"event\":\"train\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"lr\":%.7g,"
+             "\"images_per_s\":%.6g}\n",
+             (long long)epoch, (long long)done, loss, lr, rate);
   p->loss_sum = 0;
   p->loss_count = 0;
   p->window_first = done;
   p->window_start = now;
 }
 
-void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy,
+/* "test after epoch 3", or mid-epoch (test_interval not a multiple of the epoch) "test at
+ * iteration 30 (epoch 5, 2/7)". */
+void swn_progress_test(SwnProgress *p, int64_t iteration, float loss, float accuracy,
                        int64_t images) {
+  int64_t per = p->iters_per_epoch, epoch = (iteration + per - 1) / per;
+  int64_t into = iteration - (epoch - 1) * per;
   p->last_accuracy = accuracy;
-  if (!p->quiet)
-    printf("%stest after epoch %lld: loss %.4f  accuracy %.2f%%  (%lld images)\n",
-           p->tty ? "\r\033[K" : "", (long long)epoch, loss, 100 * accuracy, (long long)images);
-  if (p->log) {
-    fprintf(
-        p->log,
-        "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
-        (long long)epoch, (long long)iteration, loss, accuracy);
-    fflush(p->log);
+  if (!p->quiet) {
+    printf("%s", p->tty ? "\r\033[K" : "");
+    if (into == per)
+      printf("test after epoch %lld", (long long)epoch);
+    else
+      printf("test at iteration %lld (epoch %lld, %lld/%lld)", (long long)iteration,
+             (long long)epoch, (long long)into, (long long)per);
+    printf(": loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy,
+           (long long)images);
   }
+  if (p->log)
+    log_line(p, "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
+             (long long)epoch, (long long)iteration, loss, accuracy);
 }
 
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images) {
   double seconds = swn_now() - p->start;
   if (p->tty && !p->quiet) printf("\r\033[K");
-  printf("trained %lld iterations (%lld images) in %s, %.0f images/s", (long long)iterations,
-         (long long)images, swn_duration(seconds), seconds > 0 ? (double)images / seconds : 0);
+  printf("trained %lld iteration%s (%lld images) in %s, %.0f images/s", (long long)iterations,
+         iterations == 1 ? "" : "s", (long long)images, swn_duration(seconds),
+         seconds > 0 ? (double)images / seconds : 0);
   if (!isnan(p->last_accuracy)) printf("; test accuracy %.2f%%", 100 * p->last_accuracy);
   putchar('\n');
   if (p->log) {
-    fprintf(p->log, "{\"event\":\"done\",\"iterations\":%lld,\"images\":%lld,\"seconds\":%.3f}\n",
-            (long long)iterations, (long long)images, seconds);
-    fclose(p->log);
+    log_line(p, "{\"event\":\"done\",\"iterations\":%lld,\"images\":%lld,\"seconds\":%.3f}\n",
+             (long long)iterations, (long long)images, seconds);
+    if (fclose(p->log)) swn_fatal_at(p->log_path, "cannot write the log: %s", strerror(errno));
+    p->log = NULL;
   }
 }

@@ -4,7 +4,10 @@
 
 #include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include "comm/schedule.h"
 
 #include "util.h"
 
@@ -42,6 +45,12 @@ void swn_mpi_start(int *argc, char ***argv) {
   if (world_size > 1) swn_set_error_rank(world_rank, world_size, abort_all);
 }
 
+/* Started by mpirun (Open MPI, or a PMI/PMIx launcher), even as one rank: then standard output
+ * is the launcher's pseudo-terminal whatever mpirun's own output is. */
+bool swn_mpi_launched(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
 int swn_mpi_rank(void) { return world_rank; }
 int swn_mpi_size(void) { return world_size; }
 int swn_mpi_node_size(void) { return node_size; }
@@ -49,39 +58,55 @@ int swn_mpi_node_size(void) { return node_size; }
 typedef struct Field {
   const char *what;
   int64_t value;
+  const char *const *names; /* the value's name for an enumeration or a flag, or NULL */
 } Field;
+
+static const char *const given[] = {"not given", "given"};
+#define FLAG(what, set) {what, (set) != 0, given}
+
+/* "sc-obr", "given", or the number. */
+static const char *value_text(const Field *f, int64_t value, char text[32]) {
+  if (f->names) return f->names[value];
+  snprintf(text, 32, "%lld", (long long)value);
+  return text;
+}
 
 void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int64_t *extra,
                           int nextra) {
   if (world_size <= 1) return;
-  Field mine[] = {{"network (parameter table hash)", (int64_t)net->hash},
-                  {"parameter count", net->param_words},
-                  {"gradient buckets", net->nbuckets},
-                  {"--batch", o->batch},
-                  {"--test-batch", o->test_batch},
-                  {"--epochs", o->epochs},
-                  {"--iterations", o->iterations},
-                  {"--seed", (int64_t)o->seed},
-                  {"--no-shuffle", !o->shuffle},
-                  {"--train-size", o->train_size},
-                  {"--test-size", o->test_size},
-                  {"--allreduce", o->allreduce},
-                  {"--group-size", o->group_size},
-                  {"--chain", o->chain},
-                  {"--hier-upper", o->hier_upper},
-                  {"--comm-costs", o->comm_costs != NULL},
-                  {"--no-overlap", !o->overlap},
-                  {"--sync", o->sync},
-                  {"--comm-precision", o->comm_fp16},
-                  {"--scale-lr", o->scale_lr},
-                  {"--sparse (in millionths)", (int64_t)lround(o->sparse_density * 1e6)},
-                  {"--sparse-chunk", o->sparse_chunk},
-                  {"--sparse-warmup", o->sparse_warmup},
-                  {"--resume", o->resume != NULL},
-                  {"--init-weights", o->init_weights != NULL},
-                  {"--eval-only", o->eval_only},
-                  {"training images", nextra > 0 ? extra[0] : 0},
-                  {"test images", nextra > 1 ? extra[1] : 0}};
+  Field mine[] = {{"network (parameter table hash)", (int64_t)net->hash, NULL},
+                  {"parameter count", net->param_words, NULL},
+                  {"gradient buckets", net->nbuckets, NULL},
+                  {"--batch", o->batch, NULL},
+                  {"--test-batch", o->test_batch, NULL},
+                  {"--epochs", o->epochs, NULL},
+                  {"--iterations", o->iterations, NULL},
+                  {"--seed", (int64_t)o->seed, NULL},
+                  FLAG("--no-shuffle", !o->shuffle),
+                  {"--train-size", o->train_size, NULL},
+                  {"--test-size", o->test_size, NULL},
+                  {"--allreduce", o->allreduce, swn_allreduce_names},
+                  {"--group-size", o->group_size, NULL},
+                  {"--chain", o->chain, NULL},
+                  {"--hier-upper", o->hier_upper, swn_upper_names},
+                  FLAG("--comm-costs", o->comm_costs),
+                  FLAG("--no-overlap", !o->overlap),
+                  {"--sync", o->sync, swn_sync_names},
+                  {"--comm-precision", o->comm_fp16, (const char *const[]){"fp32", "fp16"}},
+                  FLAG("--scale-lr", o->scale_lr),
+                  {"--sparse (in millionths)", (int64_t)lround(o->sparse_density * 1e6), NULL},
+                  {"--sparse-chunk", o->sparse_chunk, NULL},
+                  {"--sparse-warmup", o->sparse_warmup, NULL},
+                  FLAG("--resume", o->resume),
+                  FLAG("--init-weights", o->init_weights),
+                  FLAG("--eval-only", o->eval_only),
+                  /* rank 0 saves: a file given to another rank alone would never be written */
+                  FLAG("--checkpoint", o->checkpoint),
+                  {"--checkpoint-every", o->checkpoint_every, NULL},
+                  FLAG("--save-gradients", o->save_gradients),
+                  FLAG("--comm-profile", o->comm_profile),
+                  {"training images", nextra > 0 ? extra[0] : 0, NULL},
+                  {"test images", nextra > 1 ? extra[1] : 0, NULL}};
   enum { N = sizeof mine / sizeof *mine };
   int64_t values[N], *all = world_rank == 0 ? swn_alloc(sizeof values * (size_t)world_size) : NULL;
   for (int i = 0; i < N; i++) values[i] = mine[i].value;
@@ -89,11 +114,13 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
   if (world_rank == 0)
     for (int r = 1; r < world_size; r++)
       for (int i = 0; i < N; i++)
-        if (all[r * N + i] != values[i])
-          swn_fatal("rank %d runs with another %s than rank 0 (%lld, not %lld): start every rank "
-                    "with the same "
-                    "program, options and data",
-                    r, mine[i].what, (long long)all[r * N + i], (long long)values[i]);
+        if (all[r * N + i] != values[i]) {
+          char theirs[32], ours[32];
+          swn_fatal("rank %d runs with another %s than rank 0 (%s, not %s): start every rank "
+                    "with the same program, options and data",
+                    r, mine[i].what, value_text(&mine[i], all[r * N + i], theirs),
+                    value_text(&mine[i], values[i], ours));
+        }
   free(all);
   MPI_Barrier(MPI_COMM_WORLD); /* rank 0 may have stopped everyone */
 }

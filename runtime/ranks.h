@@ -7,6 +7,9 @@
 /* MPI_Init (every generated program is an MPI program; one process started without mpirun is
  * a world of one). Errors then name the rank and stop all ranks. */
 void swn_mpi_start(int *argc, char ***argv);
+/* Whether an MPI launcher started this process (its standard output is then no guide to the
+ * user's terminal). */
+bool swn_mpi_launched(void);
 int swn_mpi_rank(void);
 int swn_mpi_size(void);
 int swn_mpi_node_size(void);    /* ranks on this machine */

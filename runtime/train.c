@@ -3,6 +3,7 @@
  * Every run is data-parallel over the MPI ranks it was started with (one without mpirun):
  * rank 0 initialises or resumes and broadcasts the weights, speaks, and writes files. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,12 @@
 
 #include "conv.h"
 #include "distributed.h"
+#include "interrupt.h"
 #include "iteration_profile.h"
 #include "loader.h"
 #include "profile.h"
 #include "ranks.h"
+#include "threads.h"
 #include "train.h"
 #include "util.h"
 #include "workers.h"
@@ -30,6 +33,7 @@ typedef struct Trainer {
   int rank, ranks;
   float *center;    /* EASGD's center weights (the model evaluated and saved), or NULL */
   SwnTiming timing; /* --comm-profile */
+  int stop_signal;  /* SIGINT or SIGTERM: training stops after this iteration */
 } Trainer;
 
 /* The losses' sum, or the first accuracy, after a training step or an evaluation batch. */
@@ -131,10 +135,10 @@ static void evaluate(Trainer *t, float *loss, float *accuracy) {
   *accuracy = (float)(sums[1] / (double)d->count);
 }
 
-static void test_and_report(Trainer *t, int64_t epoch, int64_t iteration) {
+static void test_and_report(Trainer *t, int64_t iteration) {
   float loss, accuracy;
   evaluate(t, &loss, &accuracy);
-  swn_progress_test(&t->progress, epoch, iteration, loss, accuracy, t->test.count);
+  swn_progress_test(&t->progress, iteration, loss, accuracy, t->test.count);
 }
 
 /* Collective: every rank calls it, rank 0 writes. */
@@ -179,9 +183,11 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
-  double mean_loss = metric(t, true, false);
-  swn_sum_doubles(&mean_loss, 1);
-  float loss = (float)(mean_loss / t->ranks);
+  /* one collective: the mean loss, and whether a rank was asked to stop (all stop together) */
+  double sums[2] = {metric(t, true, false), swn_interrupt_signal() != 0};
+  swn_sum_doubles(sums, 2);
+  float loss = (float)(sums[0] / t->ranks);
+  if (sums[1] > 0) t->stop_signal = swn_interrupt_signal() ? swn_interrupt_signal() : SIGTERM;
   if (!isfinite(loss))
     swn_fatal("training diverged: the loss is %f at iteration %lld (try a smaller learning rate)",
               loss, (long long)it + 1);
@@ -199,24 +205,41 @@ static const char *parallelism(const Trainer *t) {
   return text;
 }
 
-static int train(Trainer *t, int64_t start) {
+/* --iterations, or --epochs of whole batches; bounded so that counts of images cannot overflow. */
+static int64_t total_iterations(const Trainer *t, int64_t per_epoch) {
   const SwnOptions *o = &t->o;
-  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
-  int64_t total = o->iterations > 0 ? o->iterations : o->epochs * per_epoch;
+  int64_t total = o->iterations, images;
+  if (!total && __builtin_mul_overflow(o->epochs, per_epoch, &total)) total = INT64_MAX;
+  if (total > SWN_COUNT_MAX || __builtin_mul_overflow(total, o->batch * t->ranks, &images) ||
+      images > SWN_COUNT_MAX) {
+    if (o->iterations)
+      swn_fatal("--iterations %lld of %lld images are more images than a run can count (%lld)",
+                (long long)total, (long long)(o->batch * t->ranks), (long long)SWN_COUNT_MAX);
+    swn_fatal("--epochs %lld of %lld iterations of %lld images are more images than a run can "
+              "count (%lld)",
+              (long long)o->epochs, (long long)per_epoch, (long long)(o->batch * t->ranks),
+              (long long)SWN_COUNT_MAX);
+  }
+  return total;
+}
+
+static void announce(const Trainer *t, int64_t iterations, int64_t per_epoch) {
+  if (!t->o.quiet)
+    printf("training %s: %lld iteration%s of %lld images (%lld per epoch), %lld training and %lld "
+           "test images, %s%s\n",
+           t->net->name, (long long)iterations, iterations == 1 ? "" : "s",
+           (long long)(t->o.batch * t->ranks), (long long)per_epoch, (long long)t->train.count,
+           (long long)t->test.count, parallelism(t), t->ranks > 1 ? " per rank" : "");
+  swn_distributed_describe(&t->dist, &t->o, stdout);
+}
+
+/* Iterations start..total, with their tests and checkpoints; a signal stops them early (every
+ * rank at the same iteration). Returns the iterations done in all. */
+static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_epoch,
+                          bool *tested_last) {
+  const SwnOptions *o = &t->o;
   const SwnTrainConfig *cfg = &t->net->train;
   bool testing = (cfg->eval_interval > 0 || cfg->test_interval > 0) && t->test.count > 0;
-  if (start >= total) {
-    printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
-    save(t, start); /* e.g. --iterations 0 --epochs 0 --checkpoint F writes the initial weights */
-    return 0;
-  }
-  if (!o->quiet)
-    printf("training %s: %lld iterations of %lld images (%lld per epoch), %lld training and %lld "
-           "test images, %s%s\n",
-           t->net->name, (long long)(total - start), (long long)(o->batch * t->ranks),
-           (long long)per_epoch, (long long)t->train.count, (long long)t->test.count,
-           parallelism(t), t->ranks > 1 ? " per rank" : "");
-  swn_distributed_describe(&t->dist, &t->o, stdout);
   SwnBatchPlan plan = {.train = true,
                        .batch = (int)o->batch,
                        .rank = t->rank,
@@ -226,35 +249,62 @@ static int train(Trainer *t, int64_t start) {
                        .first = start};
   SwnLoader loader;
   swn_loader_start(&loader, t->net, &t->train, &plan, o->loader_threads);
-  swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
-  bool tested_last = false;
-  for (int64_t it = start; it < total; it++) {
-    train_step(t, &loader, it, total);
-    int64_t done = it + 1;
-    tested_last = false;
+  int64_t done = start;
+  while (done < total && !t->stop_signal) {
+    train_step(t, &loader, done, total);
+    done++;
+    *tested_last = false;
     if (o->checkpoint_every && done % o->checkpoint_every == 0) save(t, done);
     bool epoch_end = done % per_epoch == 0;
     int64_t epoch = (done + per_epoch - 1) / per_epoch;
     if (testing && ((epoch_end && cfg->eval_interval > 0 && epoch % cfg->eval_interval == 0) ||
                     (cfg->test_interval > 0 && done % cfg->test_interval == 0)))
-      test_and_report(t, epoch, done), tested_last = true;
+      test_and_report(t, done), *tested_last = true;
     if (epoch_end) save(t, done);
   }
   swn_loader_stop(&loader);
-  if (testing && !tested_last) test_and_report(t, (total + per_epoch - 1) / per_epoch, total);
-  save(t, total);
+  if (testing && !*tested_last && !t->stop_signal) test_and_report(t, total);
+  return done;
+}
+
+static void report_interrupt(const Trainer *t, int64_t done, int64_t total) {
+  printf("%sinterrupted by %s after iteration %lld of %lld%s%s\n", t->progress.tty ? "\r\033[K" : "",
+         t->stop_signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)done, (long long)total,
+         t->o.checkpoint ? ": saving " : "", t->o.checkpoint ? t->o.checkpoint : "");
+  fflush(stdout);
+}
+
+static int train(Trainer *t, int64_t start) {
+  const SwnOptions *o = &t->o;
+  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
+  int64_t total = total_iterations(t, per_epoch);
+  if (start >= total) {
+    printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
+    save(t, start); /* e.g. --iterations 0 --epochs 0 --checkpoint F writes the initial weights */
+    return 0;
+  }
+  announce(t, total - start, per_epoch);
+  swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
+  swn_interrupt_catch();
+  bool tested_last = false;
+  int64_t end = train_loop(t, start, total, per_epoch, &tested_last);
+  if (t->stop_signal) report_interrupt(t, end, total);
+  save(t, end);
   if (o->save_gradients && t->rank == 0)
-    swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, total,
+    swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, end,
                         o->seed);
-  swn_progress_finish(&t->progress, total - start, (total - start) * o->batch * t->ranks);
-  swn_distributed_report(&t->dist, total - start, swn_now() - t->progress.start, stdout);
+  swn_progress_finish(&t->progress, end - start, (end - start) * o->batch * t->ranks);
+  swn_distributed_report(&t->dist, end - start, swn_now() - t->progress.start, stdout);
   if (o->comm_profile && t->rank == 0)
     swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
   if (t->profile)
     swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
   if (t->profile && o->profile_json && t->rank == 0)
     swn_profile_write_json(t->profile, o->profile_json, (int)o->batch);
-  return 0;
+  int caught = swn_interrupt_signal(); /* during the last save: honoured after it */
+  swn_interrupt_release();
+  if (!t->stop_signal && caught) t->stop_signal = caught, report_interrupt(t, end, total);
+  return t->stop_signal ? 128 + t->stop_signal : 0;
 }
 
 /* EASGD moves the center by lr x elastic x (sum of the ranks' weights - ranks x center): a
@@ -297,6 +347,18 @@ static int64_t initial_weights(Trainer *t) {
   return run[0];
 }
 
+/* Every iteration needs a whole batch on each rank: an epoch shorter than one is refused. */
+static void check_batch_fits(const Trainer *t) {
+  int64_t global = t->o.batch * t->ranks;
+  if (t->o.eval_only || t->train.count >= global) return;
+  if (t->ranks > 1)
+    swn_fatal("--batch %lld on each of %d ranks is %lld images an iteration, more than the %lld "
+              "of the training set",
+              (long long)t->o.batch, t->ranks, (long long)global, (long long)t->train.count);
+  swn_fatal("--batch %lld is more images than the %lld of the training set", (long long)t->o.batch,
+            (long long)t->train.count);
+}
+
 int swn_main(const SwnNetwork *net, int argc, char **argv) {
   const char *slash = strrchr(argv[0], '/');
   swn_program = slash ? slash + 1 : argv[0];
@@ -309,7 +371,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN) / swn_mpi_node_size();
     t.o.threads = cores > 1 ? (int)cores : 1;
   }
-  swk_set_threads(t.o.threads);
+  swn_threads_start(t.o.threads);
   /* decoding JPEG needs every core to keep up; in-memory images need one thread */
   if (!t.o.loader_threads)
     t.o.loader_threads = net->data.source == SWN_DATA_PACKED ? t.o.threads : 1;
@@ -320,6 +382,7 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   if (t.test.count > 0 && t.test.count < t.o.test_batch) t.o.test_batch = t.test.count;
   int64_t counts[2] = {t.train.count, t.test.count};
   swn_ranks_check_same(net, &t.o, counts, 2); /* before any collective that depends on them */
+  check_batch_fits(&t);
   swn_distributed_open(&t.dist, net, &t.o);
   allocate(&t);
   swn_distributed_attach(&t.dist, t.step.params, t.step.grads, t.center);
@@ -340,5 +403,6 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   release(&t);
   swn_profile_free(t.profile);
   swn_profile_release(&t.timing.sum);
+  swn_check_stdout(); /* a run whose report was lost (a full disk) did not succeed */
   return status;
 }

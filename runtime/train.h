@@ -20,6 +20,7 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
 /* Progress on the terminal (a bar when stdout is one) and as JSON lines in the log. */
 typedef struct SwnProgress {
   FILE *log;
+  const char *log_path;
   bool tty, quiet;
   int64_t total, iters_per_epoch, epochs;
   int batch;
@@ -35,7 +36,7 @@ void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t 
                         int64_t total, int64_t per_epoch);
 void swn_progress_iteration(SwnProgress *p, int64_t iteration, float loss); /* every iteration */
 void swn_progress_line(SwnProgress *p, int64_t iteration, float lr);        /* every `display` */
-void swn_progress_test(SwnProgress *p, int64_t epoch, int64_t iteration, float loss, float accuracy,
+void swn_progress_test(SwnProgress *p, int64_t iteration, float loss, float accuracy,
                        int64_t images);
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images);
 

@@ -1,5 +1,7 @@
 #include "util.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,7 +33,31 @@ static void vreport(const char *where, const char *kind, const char *fmt, va_lis
   fflush(stderr);
 }
 
+static char temporary[4096];
+static volatile sig_atomic_t temporary_held;
+
+void swn_temporary_begin(const char *path) {
+  snprintf(temporary, sizeof temporary, "%s", path);
+  temporary_held = strlen(path) < sizeof temporary;
+}
+
+void swn_temporary_end(void) { temporary_held = 0; }
+
+void swn_temporary_remove(void) {
+  if (temporary_held) unlink(temporary);
+  temporary_held = 0;
+}
+
+void swn_check_stdout(void) {
+  if (fflush(stdout) || ferror(stdout)) {
+    int why = errno;
+    clearerr(stdout);
+    swn_fatal("cannot write standard output: %s", strerror(why ? why : EIO));
+  }
+}
+
 static _Noreturn void stop(void) {
+  swn_temporary_remove();
   if (error_exit) error_exit(); /* takes every rank down with this one */
   exit(1);
 }

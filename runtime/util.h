@@ -19,6 +19,16 @@ _Noreturn void swn_fatal_at(const char *where, const char *fmt, ...)
  * not return) to stop every rank instead of leaving the others waiting for this one. */
 void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void));
 
+/* The file being written to replace another (a checkpoint's FILE.tmpPID): a fatal error or a
+ * second interrupting signal removes it, so no failed save leaves it behind. One at a time. */
+void swn_temporary_begin(const char *path);
+void swn_temporary_end(void);    /* written and renamed: nothing to remove */
+void swn_temporary_remove(void); /* async-signal-safe */
+
+/* Checks that everything printed reached standard output (a full disk, /dev/full): a fatal
+ * error if not. */
+void swn_check_stdout(void);
+
 /* Zeroed, 64-byte aligned memory. The runtime's one out-of-memory policy: a failed allocation
  * is a fatal error naming what was being allocated and its size, and stops every rank. */
 void *swn_alloc_for(size_t bytes, const char *what);

@@ -123,6 +123,9 @@ static bool orc_error(LLVMErrorRef err, const char *what) {
 bool llvm_run(const Module *m, const char *source, const LlvmOptions *o, const char *runtime_so,
               int argc, char **argv, int *status) {
   initialise_targets();
+  /* As a generated executable does before its libraries load (runtime/wait_policy.c): OpenMP
+   * threads wait passively unless the user says otherwise. */
+  setenv("OMP_WAIT_POLICY", "passive", 0);
   /* The runtime's symbols become the process's, where the JIT looks them up. */
   if (!dlopen(runtime_so, RTLD_NOW | RTLD_GLOBAL)) {
     diag_error((SrcLoc){0}, "cannot load the runtime library '%s': %s", runtime_so, dlerror());

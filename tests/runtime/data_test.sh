@@ -130,6 +130,10 @@ cp -r tr tt && truncate -s 100000 tt/shard-00002.swd
 expect_status "verify a truncated shard" 1 "problems (listed above)" "$data" verify tt
 grep -q "shard-00002.swd: is truncated" out.txt && pass || fail "truncated shard not named: $(cat out.txt)"
 expect_status "train on a truncated shard" 1 "shard-00002.swd: is truncated" ./net --train tt --iterations 1
+# labels at or above the manifest's class count: refused as verify refuses them
+cp -r tr lc && sed -i 's/^classes 10$/classes 3/' lc/dataset.txt
+expect_status "labels beyond the pack's classes" 1 "is out of range: its manifest says 3 classes" \
+  ./net --train lc --iterations 1
 
 # an interrupted pack resumes and ends with the bytes of an uninterrupted one
 SWNC_DATA_TEST_STOP_AFTER=700 "$data" pack train ip --shard-size 400 --threads 1 --quiet >/dev/null 2>&1

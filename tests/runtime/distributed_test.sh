@@ -240,7 +240,7 @@ mpi -np 2 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -9 $$) 
 expect_error "bad algorithm" "--allreduce must be auto, topo, ring, hier, shm or mpi, not 'star'" \
   ./lenet --allreduce star
 expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env SWN_ALLREDUCE=star ./lenet
-expect_error "bad group size" "--group-size needs an integer of at least 1, but got '0'" ./lenet --group-size 0
+expect_error "bad group size" "--group-size needs an integer from 1 to 1048576, but got '0'" ./lenet --group-size 0
 expect_error "bad upper level" "--hier-upper must be auto, binomial, ring or chain, not 'star'" ./lenet --hier-upper star
 expect_error "bad upper level in the environment" "SWN_HIER_UPPER must be auto, binomial, ring or chain, not 'x'" env SWN_HIER_UPPER=x ./lenet
 expect_error "huge chain" "--chain takes at most 1048576 ranks, not 99999999999" ./lenet --chain 99999999999

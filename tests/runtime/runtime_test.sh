@@ -75,7 +75,7 @@ expect_error "files for synthetic data" "was compiled for synthetic data" ./cifa
 expect_error "partial cifar record" "not a whole number of 3073-byte CIFAR-10 records" ./cifar_files --train partial.bin --test one.bin --iterations 1
 
 # Options.
-expect_error "bad number" "--epochs needs an integer of at least 0, but got 'many'" ./lenet --epochs many
+expect_error "bad number" "--epochs needs an integer from 0 to 9007199254740992, but got 'many'" ./lenet --epochs many
 expect_error "unknown option" "unknown option '--frobnicate'" ./lenet --frobnicate
 expect_error "resume and init" "exclude each other" ./lenet --resume a --init-weights b
 ./lenet --help | grep -q "usage: lenet" && pass || fail "--help"

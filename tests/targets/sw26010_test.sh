@@ -63,7 +63,7 @@ grep -q "estimated" host-profile.txt && fail "the host target printed an estimat
 # Both say what the kernels run on: the host's instruction set (SWN_ISA=c narrows it to plain
 # C on any CPU), the emulated chip for sw26010.
 SWN_ISA=c ./lenet-host-p --iterations 1 --train-size 64 --test-size 16 --quiet --profile 2>&1 |
-  grep -q "^profile over 1 training iterations (ms per iteration), kernels: c$" && pass ||
+  grep -q "^profile over 1 training iteration (ms per iteration), kernels: c$" && pass ||
   fail "host --profile does not name the instruction set"
 grep -q "kernels: sw26010 CPE clusters, emulated" profile.txt && pass ||
   fail "sw26010 --profile does not name the kernels: $(head -5 profile.txt)"
