@@ -80,7 +80,8 @@ static void usage(FILE *f) {
       "\n"
       "options:\n"
       "  -o FILE              write the output to FILE; without --emit, build the training\n"
-      "                       program FILE (an executable)\n"
+      "                       program FILE (an executable; a.out when neither -o nor --emit\n"
+      "                       nor a report option such as --stats is given)\n"
       "  --emit=KIND          what to write (default: standard output): ir (the IR after all\n"
       "                       passes), dot (Graphviz), c (the training program's C source;\n"
       "                       for sw26010, -o DIR: MPE and CPE sources and a Makefile for the\n"
@@ -135,6 +136,8 @@ static void usage(FILE *f) {
       "  -D KEY=VALUE         override a constant or setting: -D batch=128, -D train.lr=0.1;\n"
       "                       a bare KEY is a constant if the file defines one, else a train,\n"
       "                       else a data setting\n"
+      "  --error-limit=N      print at most N errors, then only count them (default 20; 0:\n"
+      "                       every one)\n"
       "  --stats              print per-layer shapes, parameters, FLOPs and activation sizes,\n"
       "                       the memory plans and the memory a run will take (docs/ir.md)\n"
       "  --passes             list the passes in pipeline order and exit\n"
@@ -185,7 +188,8 @@ enum {
   OPT_SOLVER,
   OPT_INPUT_SHAPE,
   OPT_WEIGHTS,
-  OPT_CHECKPOINT
+  OPT_CHECKPOINT,
+  OPT_ERROR_LIMIT
 };
 
 /* "3,227,227" -> shape; false if malformed. */
@@ -265,6 +269,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"input-shape", required_argument, 0, OPT_INPUT_SHAPE},
       {"weights", required_argument, 0, OPT_WEIGHTS},
       {"checkpoint", required_argument, 0, OPT_CHECKPOINT},
+      {"error-limit", required_argument, 0, OPT_ERROR_LIMIT},
       {0, 0, 0, 0}};
   o->overrides = xcalloc((size_t)argc, sizeof *o->overrides, "the options");
   opterr = 0;
@@ -347,6 +352,14 @@ static int parse_options(int argc, char **argv, Options *o) {
     case OPT_TUNE: o->tune_file = optarg; break;
     case OPT_EXPLAIN: o->explain = true; break;
     case OPT_ESTIMATE: o->estimate = true; break;
+    case OPT_ERROR_LIMIT: {
+      char *end;
+      long v = strtol(optarg, &end, 10);
+      if (*end || end == optarg || v < 0 || v > 1000000)
+        return usage_error("--error-limit takes a count from 0 (no limit), not '%s'", optarg);
+      diag_set_error_limit((int)v);
+      break;
+    }
     case OPT_REPEAT:
     case OPT_LIMIT: {
       char *end;
@@ -431,6 +444,10 @@ static int parse_options(int argc, char **argv, Options *o) {
     o->tuning.output = o->output;
     return -1;
   }
+  /* as cc: a bare `swnc net.swn` builds a.out, unless it was asked only to report */
+  bool reports = o->stats || o->explain || o->estimate || o->pipeline.print_after ||
+                 o->pipeline.print_after_all;
+  if (o->emit == EMIT_NONE && !o->output && !reports) o->output = "a.out";
   if (o->emit == EMIT_NONE && o->output) o->emit = EMIT_EXE;
   if ((o->emit == EMIT_OBJ || o->emit == EMIT_BC) && !o->output)
     return usage_error("--emit=%s needs -o FILE", o->emit == EMIT_OBJ ? "obj" : "bc");

@@ -71,6 +71,22 @@ static bool resolve_override_key(Module *m, const char *key, const char **sectio
   return true;
 }
 
+/* What a bare -D key could have meant: the file's constants, then train and data settings. */
+static const char *nearest_key(Module *m, const char *key) {
+  int n = 0, cap = m->settings.len + 1;
+  for (const FieldSpec *const *set = (const FieldSpec *const[]){train_fields, data_fields, NULL};
+       *set; set++)
+    for (const FieldSpec *f = *set; f->key; f++) cap++;
+  const char **names = arena_alloc(&m->arena, sizeof *names * (size_t)cap);
+  for (int i = 0; i < m->settings.len; i++)
+    if (!m->settings.data[i].section) names[n++] = m->settings.data[i].key;
+  for (const FieldSpec *const *set = (const FieldSpec *const[]){train_fields, data_fields, NULL};
+       *set; set++)
+    for (const FieldSpec *f = *set; f->key; f++) names[n++] = f->key;
+  names[n] = NULL;
+  return diag_suggest(key, names);
+}
+
 static void apply_override(Module *m, const char *text) {
   const char *eq = strchr(text, '=');
   const SrcFile *cmd = new_source(m, "<command line>", text, strlen(text));
@@ -81,7 +97,12 @@ static void apply_override(Module *m, const char *text) {
   const char *key = arena_strndup(&m->arena, text, (size_t)(eq - text));
   const char *section, *name;
   if (!resolve_override_key(m, key, &section, &name, &m->arena)) {
-    diag_error((SrcLoc){cmd, 1, 1}, "-D %s: no constant or setting named '%s'", key, key);
+    const char *near = nearest_key(m, key);
+    if (near)
+      diag_error((SrcLoc){cmd, 1, 1},
+                 "-D %s: no constant or setting named '%s'; did you mean '%s'?", key, key, near);
+    else
+      diag_error((SrcLoc){cmd, 1, 1}, "-D %s: no constant or setting named '%s'", key, key);
     return;
   }
   Expr *value = run_parser(m, cmd, (size_t)(eq + 1 - text), START_VALUE);

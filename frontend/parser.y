@@ -2,7 +2,7 @@
  * unelaborated form directly: settings, blocks and statements with expression values. */
 %define api.pure full
 %define api.prefix {swn}
-%define parse.error detailed
+%define parse.error custom
 %locations
 %initial-action { @$.first_column = @$.last_column = ctx->first_column; }
 %param {void *scanner}
@@ -17,12 +17,23 @@ int swnlex(SWNSTYPE *lval, SWNLTYPE *lloc, void *scanner);
 }
 
 %code {
+#include <string.h>
+
+#include "syntax_error.h"
+
+#define YYMAXDEPTH 10000 /* bison's default, named for the message */
+
 #define LOC_OF(l) ctx_loc(ctx, (l).first_line, (l).first_column)
 
+/* Bison's own errors: a full stack (its "memory exhausted") is input nested too deeply. */
 static void swnerror(SWNLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg) {
   (void)scanner;
-  diag_error(LOC_OF(*loc), "%s", msg);
+  if (!strcmp(msg, "memory exhausted"))
+    report_too_deep(LOC_OF(*loc), YYMAXDEPTH);
+  else
+    diag_error(LOC_OF(*loc), "%s", msg);
 }
+
 
 static Expr *new_expr(ParseCtx *ctx, ExprKind kind, SWNLTYPE loc) {
   Expr *e = arena_alloc(&ctx->m->arena, sizeof *e);
@@ -223,3 +234,16 @@ list
   ;
 
 %%
+
+/* Bison's "detailed" message, placed where a missing bracket is (syntax_error.c). */
+static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, ParseCtx *ctx) {
+  (void)scanner;
+  yysymbol_kind_t kinds[SYNTAX_EXPECTED_MAX];
+  int n = yypcontext_expected_tokens(pc, kinds, SYNTAX_EXPECTED_MAX);
+  const char *expected[SYNTAX_EXPECTED_MAX];
+  for (int i = 0; i < n; i++) expected[i] = yysymbol_name(kinds[i]);
+  yysymbol_kind_t token = yypcontext_token(pc);
+  report_syntax_error(LOC_OF(*yypcontext_location(pc)),
+                      token == YYSYMBOL_YYEMPTY ? NULL : yysymbol_name(token), expected, n < 0 ? 0 : n);
+  return 0;
+}

@@ -3,7 +3,7 @@
  * with angle brackets). Adjacent strings join; `,` or `;` may follow any field. */
 %define api.pure full
 %define api.prefix {pb}
-%define parse.error detailed
+%define parse.error custom
 %locations
 %param {void *scanner}
 %parse-param {PbCtx *ctx}
@@ -17,12 +17,23 @@ int pblex(PBSTYPE *lval, PBLTYPE *lloc, void *scanner);
 }
 
 %code {
+#include <string.h>
+
+#include "syntax_error.h"
+
+#define YYMAXDEPTH 10000 /* bison's default, named for the message */
+
 #define LOC_OF(l) ((SrcLoc){ctx->file, (l).first_line, (l).first_column})
 
+/* Bison's own errors: a full stack (its "memory exhausted") is input nested too deeply. */
 static void pberror(PBLTYPE *loc, void *scanner, PbCtx *ctx, const char *msg) {
   (void)scanner;
-  diag_error(LOC_OF(*loc), "%s", msg);
+  if (!strcmp(msg, "memory exhausted"))
+    report_too_deep(LOC_OF(*loc), YYMAXDEPTH);
+  else
+    diag_error(LOC_OF(*loc), "%s", msg);
 }
+
 
 static PbMessage *new_message(PbCtx *ctx, SrcLoc loc) {
   PbMessage *msg = arena_alloc(&ctx->m->arena, sizeof *msg);
@@ -142,4 +153,17 @@ PbMessage *prototxt_parse(Module *m, const SrcFile *file) {
   pb_delete_buffer(buf, scanner);
   pblex_destroy(scanner);
   return status == 0 && diag_error_count() == errors_before ? ctx.root : NULL;
+}
+
+/* Bison's "detailed" message, placed where a missing bracket is (syntax_error.c). */
+static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, PbCtx *ctx) {
+  (void)scanner;
+  yysymbol_kind_t kinds[SYNTAX_EXPECTED_MAX];
+  int n = yypcontext_expected_tokens(pc, kinds, SYNTAX_EXPECTED_MAX);
+  const char *expected[SYNTAX_EXPECTED_MAX];
+  for (int i = 0; i < n; i++) expected[i] = yysymbol_name(kinds[i]);
+  yysymbol_kind_t token = yypcontext_token(pc);
+  report_syntax_error(LOC_OF(*yypcontext_location(pc)),
+                      token == YYSYMBOL_YYEMPTY ? NULL : yysymbol_name(token), expected, n < 0 ? 0 : n);
+  return 0;
 }

@@ -6,6 +6,8 @@
 
 static FILE *diag_stream;
 static int errors, warnings;
+static int error_limit = DIAG_DEFAULT_ERROR_LIMIT; /* 0: none */
+static int errors_printed;                          /* what the limit counts */
 
 /* The same message at the same place (an error inside a block instantiated many times) is
  * reported once; the notes that follow a suppressed message are suppressed with it. */
@@ -34,8 +36,13 @@ static bool already_reported(uint64_t h) {
 }
 
 void diag_set_stream(FILE *f) { diag_stream = f; }
+void diag_set_error_limit(int limit) { error_limit = limit; }
+
+/* Past the limit nothing more is printed (the input still has errors): one broken line of a
+ * large file must not print megabytes. */
+static bool past_limit(void) { return error_limit > 0 && errors_printed >= error_limit; }
 void diag_reset(void) {
-  errors = warnings = 0;
+  errors = warnings = errors_printed = 0;
   memset(seen, 0, sizeof seen);
   suppressing = false;
 }
@@ -44,8 +51,22 @@ int diag_warning_count(void) { return warnings; }
 
 static FILE *out(void) { return diag_stream ? diag_stream : stderr; }
 
-/* Prints the source line of `loc` and a caret under its column. Tabs before the column are
- * echoed as tabs so the caret lines up in any terminal. */
+enum { EXCERPT_BEFORE = 60, EXCERPT_AFTER = 60 }; /* columns shown either side of the caret */
+
+/* The byte `columns` characters after p (UTF-8 continuation bytes are not characters), at most
+ * `end`. */
+static const char *advance_columns(const char *p, const char *end, int columns) {
+  for (; p < end; p++) {
+    if (((unsigned char)*p & 0xC0) == 0x80) continue;
+    if (columns-- == 0) break;
+  }
+  return p;
+}
+
+/* Prints the source line of `loc` and a caret under its column: the whole line if it is short,
+ * else a window around the caret with "..." where it is cut (so a message about a 32 KB line
+ * prints 120 columns, not the line). Tabs before the column are echoed as tabs so the caret
+ * lines up in any terminal. */
 static void show_source_line(SrcLoc loc) {
   if (!loc.file || loc.line < 1) return;
   const char *p = loc.file->text, *end = p + loc.file->len;
@@ -53,9 +74,14 @@ static void show_source_line(SrcLoc loc) {
     if (*p == '\n') line++;
   const char *eol = p;
   while (eol < end && *eol != '\n' && *eol != '\r') eol++;
-  fprintf(out(), "%.*s\n", (int)(eol - p), p);
-  int col = 1;
-  for (const char *q = p; q < eol && col < loc.col; q++) {
+  int skip = loc.col - 1 > EXCERPT_BEFORE ? loc.col - 1 - EXCERPT_BEFORE : 0;
+  const char *from = advance_columns(p, eol, skip);
+  const char *to = advance_columns(from, eol, loc.col - 1 - skip + EXCERPT_AFTER);
+  fprintf(out(), "%s%.*s%s\n", from > p ? "..." : "", (int)(to - from), from,
+          to < eol ? "..." : "");
+  if (from > p) fputs("   ", out());
+  int col = 1 + skip;
+  for (const char *q = from; q < eol && col < loc.col; q++) {
     if (((unsigned char)*q & 0xC0) == 0x80) continue; /* UTF-8 continuation byte */
     fputc(*q == '\t' ? '\t' : ' ', out());
     col++;
@@ -79,14 +105,23 @@ static bool report(const char *kind, SrcLoc loc, const char *fmt, va_list ap) {
 }
 
 void diag_error(SrcLoc loc, const char *fmt, ...) {
+  if (past_limit()) {
+    if (errors_printed++ == error_limit)
+      fprintf(out(), "swnc: note: stopping after %d errors (--error-limit=N for more, 0 for all)\n",
+              error_limit);
+    suppressing = true; /* and the notes that follow it */
+    errors++;
+    return;
+  }
   va_list ap;
   va_start(ap, fmt);
-  report("error", loc, fmt, ap);
+  if (report("error", loc, fmt, ap)) errors_printed++;
   errors++; /* a suppressed repeat still means the input has errors */
   va_end(ap);
 }
 
 void diag_warning(SrcLoc loc, const char *fmt, ...) {
+  if (past_limit()) return;
   va_list ap;
   va_start(ap, fmt);
   if (report("warning", loc, fmt, ap)) warnings++;

@@ -17,6 +17,9 @@ typedef struct SrcLoc {
 } SrcLoc;
 
 void diag_set_stream(FILE *f); /* default stderr */
+/* Errors printed before the rest are only counted (0: every one); default 20. */
+enum { DIAG_DEFAULT_ERROR_LIMIT = 20 };
+void diag_set_error_limit(int limit);
 void diag_reset(void);
 int diag_error_count(void);
 int diag_warning_count(void);

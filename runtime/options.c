@@ -103,7 +103,8 @@ static void usage(const SwnNetwork *net) {
       "                         --write-costs) instead of timing the algorithms at start-up\n"
       "  --comm-profile FILE    write the mean iteration's phases and gradient buckets (after\n"
       "                         the first iteration) for swnc-sim's scaling prediction\n"
-      "  -h, --help             this help\n",
+      "  -h, --help             this help\n"
+      "  --version              the network, the swnc that built this program, the kernels\n",
       swn_program, net->name, net->source, (long long)net->train.epochs,
       (long long)net->train.iterations, (long long)net->train.batch, test_batch_default(net),
       (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN), swk_core_groups(),
@@ -191,7 +192,8 @@ enum {
   O_SPARSE_WARMUP,
   O_COMM_PROFILE,
   O_COMM_COSTS,
-  O_SYNC
+  O_SYNC,
+  O_VERSION
 };
 
 static int ranks(const char *where, const char *text) {
@@ -277,6 +279,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"comm-costs", required_argument, 0, O_COMM_COSTS},
       {"sync", required_argument, 0, O_SYNC},
       {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
   const SwnTrainConfig *t = &net->train;
   *o = (SwnOptions){.epochs = t->epochs,
@@ -306,7 +309,9 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_EPOCHS: o->epochs = number("--epochs", optarg, 0); break;
     case O_ITERATIONS: o->iterations = number("--iterations", optarg, 0); break;
     case O_BATCH: o->batch = small_number("--batch", optarg, 1, SWN_BATCH_MAX); break;
-    case O_TEST_BATCH: o->test_batch = small_number("--test-batch", optarg, 1, SWN_BATCH_MAX); break;
+    case O_TEST_BATCH:
+      o->test_batch = small_number("--test-batch", optarg, 1, SWN_BATCH_MAX);
+      break;
     case O_SEED: o->seed = (uint64_t)number_in("--seed", optarg, 0, INT64_MAX); break;
     case O_NO_SHUFFLE: o->shuffle = false; break;
     case O_THREADS: o->threads = small_number("--threads", optarg, 1, SWN_THREADS_MAX); break;
@@ -348,6 +353,11 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_SYNC: o->sync = sync_schedule("--sync", optarg); break;
     case 'h':
       if (swn_mpi_rank() == 0) usage(net);
+      exit(0);
+    case O_VERSION:
+      if (swn_mpi_rank() == 0)
+        printf("%s: network '%s' from %s, built by swnc %s for %s\n", swn_program, net->name,
+               net->source, SWNC_VERSION, swk_isa());
       exit(0);
     case ':': swn_fatal("option '%s' needs an argument (see --help)", argv[optind - 1]);
     default: swn_fatal("unknown option '%s' (see --help)", argv[optind - 1]);

@@ -140,7 +140,8 @@ void swn_profile_report(SwnProfile *p, int batch, int core_groups, FILE *f) {
   fprintf(f,
           "\nprofile over %lld training iteration%s (ms per iteration), kernels: %s\n"
           "%-32s %10s %10s %10s %7s\n",
-          (long long)p->steps, p->steps == 1 ? "" : "s", swk_isa(), "layer", "forward", "backward", "update", "share");
+          (long long)p->steps, p->steps == 1 ? "" : "s", swk_isa(), "layer", "forward", "backward",
+          "update", "share");
   for (int i = 0; i < p->net->nlayers; i++) {
     const double *s = &p->seconds[3 * i];
     double sum = s[0] + s[1] + s[2];

@@ -37,7 +37,8 @@ static __attribute__((format(printf, 2, 3))) void log_line(SwnProgress *p, const
   va_start(ap, fmt);
   int failed = vfprintf(p->log, fmt, ap) < 0;
   va_end(ap);
-  if (failed || fflush(p->log)) swn_fatal_at(p->log_path, "cannot write the log: %s", strerror(errno));
+  if (failed || fflush(p->log))
+    swn_fatal_at(p->log_path, "cannot write the log: %s", strerror(errno));
 }
 
 static void draw_bar(SwnProgress *p, int64_t done, double rate) {
@@ -104,8 +105,10 @@ void swn_progress_test(SwnProgress *p, int64_t iteration, float loss, float accu
            (long long)images);
   }
   if (p->log)
-    log_line(p, "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
-             (long long)epoch, (long long)iteration, loss, accuracy);
+    log_line(
+        p,
+        "{\"event\":\"test\",\"epoch\":%lld,\"iteration\":%lld,\"loss\":%.7g,\"accuracy\":%.7g}\n",
+        (long long)epoch, (long long)iteration, loss, accuracy);
 }
 
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images) {

@@ -62,7 +62,8 @@ typedef struct Field {
 } Field;
 
 static const char *const given[] = {"not given", "given"};
-#define FLAG(what, set) {what, (set) != 0, given}
+#define FLAG(what, set)                                                                            \
+  { what, (set) != 0, given }
 
 /* "sc-obr", "given", or the number. */
 static const char *value_text(const Field *f, int64_t value, char text[32]) {

@@ -268,9 +268,10 @@ static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_
 }
 
 static void report_interrupt(const Trainer *t, int64_t done, int64_t total) {
-  printf("%sinterrupted by %s after iteration %lld of %lld%s%s\n", t->progress.tty ? "\r\033[K" : "",
-         t->stop_signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)done, (long long)total,
-         t->o.checkpoint ? ": saving " : "", t->o.checkpoint ? t->o.checkpoint : "");
+  printf("%sinterrupted by %s after iteration %lld of %lld%s%s\n",
+         t->progress.tty ? "\r\033[K" : "", t->stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
+         (long long)done, (long long)total, t->o.checkpoint ? ": saving " : "",
+         t->o.checkpoint ? t->o.checkpoint : "");
   fflush(stdout);
 }
 

@@ -13,5 +13,6 @@ void swn_wait_passively(int argc, char **argv, char **envp) {
   setenv("OMP_WAIT_POLICY", "passive", 0); /* 0: a user's own setting stays */
 }
 
-__attribute__((section(".preinit_array"), used)) static void (*const before_libraries)(
-    int, char **, char **) = swn_wait_passively;
+__attribute__((section(".preinit_array"),
+               used)) static void (*const before_libraries)(int, char **,
+                                                            char **) = swn_wait_passively;

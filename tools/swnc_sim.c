@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "comm/sim.h"
+#include "util.h"
 
 /* The machines --machine names. Both are Sunway TaihuLight as swCaffe (section 5) describes
  * it: 256 nodes a supernode, a byte across supernodes 4 times a byte inside (the central
@@ -93,7 +94,8 @@ static void usage(FILE *f) {
       "  --reduce-bandwidth B   bytes/s summed (TaihuLight 9.33e9: 28 GB/s moving 3 bytes per\n"
       "                         byte)\n"
       "  --steps                also print the per-step traffic of the largest node count\n"
-      "  -h, --help             this help\n");
+      "  -h, --help             this help\n"
+      "  --version              which swnc this is\n");
 }
 
 static _Noreturn void die(const char *fmt, const char *arg) {
@@ -161,29 +163,19 @@ static void parse(int argc, char **argv, Options *o) {
     NO_OVERLAP,
     MACHINE
   };
-  static const struct option longs[] = {{"bytes", 1, 0, BYTES},
-                                        {"profile", 1, 0, PROFILE},
-                                        {"compute-scale", 1, 0, SCALE},
-                                        {"comm-precision", 1, 0, PRECISION},
-                                        {"sparse", 1, 0, SPARSE},
-                                        {"sparse-chunk", 1, 0, SPARSE_CHUNK},
-                                        {"nodes", 1, 0, NODES},
-                                        {"algorithm", 1, 0, ALGORITHM},
-                                        {"mapping", 1, 0, MAPPING},
-                                        {"chain", 1, 0, CHAIN},
-                                        {"hier-upper", 1, 0, UPPER},
-                                        {"per-supernode", 1, 0, PER},
-                                        {"alpha", 1, 0, ALPHA},
-                                        {"bandwidth", 1, 0, BANDWIDTH},
-                                        {"oversubscription", 1, 0, OVER},
-                                        {"reduce-bandwidth", 1, 0, REDUCE},
-                                        {"steps", 0, 0, STEPS},
-                                        {"sync", 1, 0, SYNC},
-                                        {"collective", 1, 0, COLLECTIVE},
-                                        {"no-overlap", 0, 0, NO_OVERLAP},
-                                        {"machine", 1, 0, MACHINE},
-                                        {"help", 0, 0, 'h'},
-                                        {0, 0, 0, 0}};
+  static const struct option longs[] = {
+      {"bytes", 1, 0, BYTES},           {"profile", 1, 0, PROFILE},
+      {"compute-scale", 1, 0, SCALE},   {"comm-precision", 1, 0, PRECISION},
+      {"sparse", 1, 0, SPARSE},         {"sparse-chunk", 1, 0, SPARSE_CHUNK},
+      {"nodes", 1, 0, NODES},           {"algorithm", 1, 0, ALGORITHM},
+      {"mapping", 1, 0, MAPPING},       {"chain", 1, 0, CHAIN},
+      {"hier-upper", 1, 0, UPPER},      {"per-supernode", 1, 0, PER},
+      {"alpha", 1, 0, ALPHA},           {"bandwidth", 1, 0, BANDWIDTH},
+      {"oversubscription", 1, 0, OVER}, {"reduce-bandwidth", 1, 0, REDUCE},
+      {"steps", 0, 0, STEPS},           {"sync", 1, 0, SYNC},
+      {"collective", 1, 0, COLLECTIVE}, {"no-overlap", 0, 0, NO_OVERLAP},
+      {"machine", 1, 0, MACHINE},       {"help", 0, 0, 'h'},
+      {"version", 0, 0, 'V'},           {0, 0, 0, 0}};
   *o = (Options){.preset = &machines[0],
                  .allreduce = {.algorithm = SWN_ALLREDUCE_TOPO,
                                .map = SWN_MAP_ROUND_ROBIN,
@@ -196,7 +188,11 @@ static void parse(int argc, char **argv, Options *o) {
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, ":h", longs, NULL)) != -1;) {
     switch (c) {
-    case BYTES: o->bytes = positive("--bytes", optarg); break;
+    case BYTES:
+      o->bytes = positive("--bytes", optarg);
+      if (o->bytes > SWN_SIM_MAX_BYTES)
+        die("--bytes %s is more than 1 TiB (1099511627776)", optarg);
+      break;
     case PROFILE: o->profile = optarg; break;
     case SCALE: o->compute_scale = positive("--compute-scale", optarg); break;
     case PRECISION:
@@ -259,6 +255,7 @@ static void parse(int argc, char **argv, Options *o) {
       break;
     case NO_OVERLAP: o->no_overlap = true; break;
     case 'h': usage(stdout); exit(0);
+    case 'V': printf("swnc-sim (swnc %s)\n", SWNC_VERSION); exit(0);
     case ':': die("option '%s' needs an argument", argv[optind - 1]);
     default: die("unknown option '%s'", argv[optind - 1]);
     }
@@ -407,6 +404,7 @@ static int training(const Options *o) {
 }
 
 int main(int argc, char **argv) {
+  swn_program = "swnc-sim"; /* the runtime's messages (out of memory) name this program */
   Options o;
   parse(argc, argv, &o);
   return o.profile ? training(&o) : message(&o);

@@ -59,7 +59,8 @@ bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, siz
     } else if (!strncmp(line, "bucket ", 7))
       ok = p->bucket_bytes &&
            sscanf(line, "bucket %d bytes %lf ready %lf", &index, &bytes, &ready) == 3 &&
-           index == seen && index < p->nbuckets && bytes >= 0 && ready >= 0 &&
+           index == seen && index < p->nbuckets && bytes >= 0 && bytes <= SWN_SIM_MAX_BYTES &&
+           ready >= 0 &&
            (seen++, p->bucket_bytes[index] = bytes, p->bucket_ready[index] = ready, true);
     else
       ok = line[0] == '\n' || line[0] == '#';

@@ -121,18 +121,30 @@ static void count_traffic(const Sim *sim, bool per_step, SwnSimResult *res) {
     }
 }
 
+/* The runtime pipelines chains in chunks of SWN_CHAIN_CHUNK_FLOATS; the simulator holds every
+ * step of every rank, so for a message of more than SIM_MAX_CHUNKS such chunks it simulates
+ * SIM_MAX_CHUNKS larger ones: memory stays bounded (a 16 GiB bucket would otherwise need tens
+ * of GB), and the chain's fill time it changes, P - 2 chunks of n + P - 2 for a chain of P, is
+ * below 0.6% of the total at that size (a chain of 8). */
+enum { SIM_MAX_CHUNKS = 1024 };
+static int64_t simulated_chunk(int64_t count) {
+  int64_t fitting = (count + SIM_MAX_CHUNKS - 1) / SIM_MAX_CHUNKS;
+  return fitting > SWN_CHAIN_CHUNK_FLOATS ? fitting : SWN_CHAIN_CHUNK_FLOATS;
+}
+
 bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double bytes, bool per_step,
                   SwnSimResult *res, char *error, size_t error_size) {
   *res = (SwnSimResult){0};
   int p = m->nodes;
   int *group = grab(sizeof(int) * (size_t)p);
   for (int r = 0; r < p; r++) group[r] = r / m->per_supernode;
+  int64_t count = (int64_t)(bytes / 4);
   SwnTopology t = {.size = p,
                    .group = group,
                    .ngroups = (p + m->per_supernode - 1) / m->per_supernode,
                    .map = a->map,
                    .chain = a->chain > 0 ? a->chain : 8,
-                   .chunk = SWN_CHAIN_CHUNK_FLOATS,
+                   .chunk = simulated_chunk(count),
                    .upper = a->upper};
   Sim sim = {.m = m,
              .p = p,
@@ -140,7 +152,6 @@ bool swn_simulate(const SwnMachine *m, const SwnAllreduceSetting *a, double byte
              .partner_step = grab(sizeof(int *) * (size_t)p),
              .sender_step = grab(sizeof(int *) * (size_t)p),
              .start = grab(sizeof(double *) * (size_t)p)};
-  int64_t count = (int64_t)(bytes / 4);
   for (int r = 0; r < p; r++) {
     if (a->collective == SWN_COLLECTIVE_ALLREDUCE)
       swn_schedule_build(a->algorithm, &t, r, count, &sim.s[r]);

@@ -50,6 +50,8 @@ typedef struct SwnIterationProfile {
   double *bucket_bytes, *bucket_ready; /* ready: seconds after backward began */
 } SwnIterationProfile;
 
+/* The largest message or gradient bucket simulated: 1 TiB, beyond any network's gradients. */
+#define SWN_SIM_MAX_BYTES 1099511627776.0
 bool swn_profile_read(const char *path, SwnIterationProfile *p, char *error, size_t error_size);
 void swn_profile_write(const SwnIterationProfile *p, FILE *f);
 void swn_profile_release(SwnIterationProfile *p);

@@ -72,6 +72,8 @@ contains "$tmp/out" "-> f32 128x20x24x24 bnrc" "-D batch=128"
 contains "$tmp/out" "lr=0.05" "-D train.lr"
 expect_status 1 "-D unknown" "$swnc" -D nosuch=1 "$lenet"
 contains "$tmp/err" "<command line>:1:1: error: -D nosuch: no constant or setting named 'nosuch'" "-D unknown"
+expect_status 1 "-D typo" "$swnc" -D bacth=1 "$lenet"
+contains "$tmp/err" "-D bacth: no constant or setting named 'bacth'; did you mean 'batch'?" "-D typo"
 expect_status 1 "-D bad value" "$swnc" -D batch=0 "$lenet"
 contains "$tmp/err" "'batch' must be at least 1, but is 0" "-D batch=0"
 
@@ -117,6 +119,23 @@ contains "$tmp/err" "the C compiler 'false' failed (exit status 1)" "compiler fa
 expect_status 2 "unknown target" "$swnc" --target=cray "$lenet"
 expect_status 0 "build" "$swnc" -o "$tmp/lenet" "$lenet"
 [ -x "$tmp/lenet" ] && pass || fail "no executable"
+# as cc: neither -o nor --emit builds a.out; a report option alone builds nothing
+(cd "$tmp" && rm -f a.out && "$swnc" "$lenet" && [ -x a.out ]) && pass || fail "no a.out"
+(cd "$tmp" && rm -f a.out && "$swnc" --stats "$lenet" >/dev/null && [ ! -e a.out ]) && pass || fail "--stats built a.out"
+"$tmp/lenet" --version >"$tmp/out" && contains "$tmp/out" "lenet: network 'lenet' from $lenet, built by swnc 0." "program --version"
+
+# Errors: at most --error-limit (20) printed, each excerpt a window around its caret.
+/usr/bin/python3 -c 'print("network n {\n  x = input(shape=[1, 8, 8])\n  y = " + "$" * 40000 + "\n}")' >"$tmp/bad.swn"
+expect_status 1 "many errors" "$swnc" --emit=ir "$tmp/bad.swn"
+[ "$(grep -c ': error: ' "$tmp/err")" -eq 20 ] && [ "$(wc -c <"$tmp/err")" -lt 4000 ] && pass ||
+  fail "many errors: $(grep -c ': error: ' "$tmp/err") errors in $(wc -c <"$tmp/err") bytes"
+contains "$tmp/err" "swnc: note: stopping after 20 errors (--error-limit=N for more, 0 for all)" "the error limit"
+expect_status 1 "--error-limit=3" "$swnc" --error-limit=3 --emit=ir "$tmp/bad.swn"
+[ "$(grep -c ': error: ' "$tmp/err")" -eq 3 ] && pass || fail "--error-limit=3 printed $(grep -c ': error: ' "$tmp/err")"
+expect_status 1 "--error-limit=0" "$swnc" --error-limit=0 --emit=ir "$tmp/bad.swn"
+[ "$(grep -c ': error: ' "$tmp/err")" -gt 1000 ] && pass || fail "--error-limit=0 printed $(grep -c ': error: ' "$tmp/err")"
+grep "^  y = \\$" "$tmp/err" | awk 'length > 130 { long++ } END { exit long > 0 }' && pass || fail "an excerpt longer than its window"
+expect_status 2 "bad --error-limit" "$swnc" --error-limit=-1 "$lenet"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

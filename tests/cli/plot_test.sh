@@ -10,6 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 plot=$root/tools/swnc-plot
 
+"$plot" --help | head -1 | grep -q "^usage: swnc-plot curves" && pass || fail "swnc-plot --help: $("$plot" --help | head -1)"
+
 # png_size FILE: "WIDTHxHEIGHT" from a PNG's header, or nothing if it is not a PNG.
 png_size() {
   /usr/bin/python3 -c 'import struct, sys

@@ -8,7 +8,7 @@ actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
 input=$name.swn
 [ -f "$input" ] || input=$name.prototxt
-"$swnc" --verify-each "$input" >/dev/null 2>"$actual"
+"$swnc" --verify-each --emit=ir "$input" >/dev/null 2>"$actual"
 status=$?
 case $name in warn_*) want=0 ;; *) want=1 ;; esac
 if [ "$status" -ne "$want" ]; then

@@ -28,6 +28,8 @@ ok() { what=$1; shift; if "$@" >out.txt 2>err.txt; then pass; else fail "$what";
 $py "$root/tests/runtime/data/make_images.py" train 150 || exit 1
 $py "$root/tests/runtime/data/make_images.py" test 30 --test || exit 1
 
+"$data" --version | grep -q "^swnc-data (swnc 0\." && pass || fail "swnc-data --version"
+
 # ---- packing, info, verify, and the records against their sources
 ok "pack a class tree" "$data" pack train tr --shard-size 400 --threads 2
 grep -q "^images 1500$" tr/dataset.txt && grep -q "^shards 4$" tr/dataset.txt && pass || fail "manifest: $(cat tr/dataset.txt)"

@@ -114,4 +114,18 @@ expect_error "no mode" "give one of --bytes and --profile" "$sim"
 expect_error "bad nodes" "--nodes takes A..B" "$sim" --bytes 4 --nodes 8..2
 expect_error "bad algorithm" "--algorithm must be topo, ring, hier or auto, not 'mpi'" "$sim" --bytes 4 --algorithm mpi
 expect_error "bad number" "--alpha needs a positive number" "$sim" --bytes 4 --alpha -1
+"$sim" --version | grep -q "^swnc-sim (swnc 0\." && pass || fail "swnc-sim --version"
+
+# Bucket sizes are checked, and a huge one is simulated in bounded memory and time: the chains'
+# pipelined chunks grow past 1024 of them (a 32 GiB bucket once took memory without bound).
+expect_error "--bytes beyond 1 TiB" "--bytes 2e12 is more than 1 TiB" "$sim" --bytes 2e12
+printf 'swnc-profile 1\nnetwork big\nbatch 32\nforward 0.1\nbackward 0.2\nupdate 0.01\nbuckets 1\nbucket 0 bytes 1e300 ready 0.1\n' > huge.prof
+expect_error "a bucket beyond 1 TiB" "huge.prof:8: not a swnc profile line" "$sim" --profile huge.prof
+sed 's/1e300/34359738368/' huge.prof > big.prof
+limit=4000000 # KB of address space; the sanitizers' shadow memory needs more
+ldd "$sim" | grep -q libasan && limit=unlimited
+for how in "--algorithm hier" "--sync sc-obr"; do
+  (ulimit -v $limit; exec "$sim" --profile big.prof $how --nodes 1..256) > big.txt 2>&1 && grep -q "^256 " big.txt && pass ||
+    fail "a 32 GiB bucket with $how: $(tail -2 big.txt)"
+done
 finish

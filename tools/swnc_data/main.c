@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include "swnc_data.h"
+#include "util.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: swnc-data pack SOURCE DIR [options]   pack images into a dataset directory\n"
              "       swnc-data info DIR                    what a packed dataset holds\n"
-             "       swnc-data verify DIR                  read, check and decode every record\n\n"
+             "       swnc-data verify DIR                  read, check and decode every record\n"
+             "       swnc-data --version\n\n"
              "SOURCE is a folder with one subfolder of images per class (classes numbered in\n"
              "sorted order, their names written to DIR/classes.txt), or a list file of\n"
              "'path label' lines (paths relative to the list's folder, or to --root).\n"
@@ -63,9 +65,14 @@ static void resize_option(const char *value, Options *o) {
 }
 
 int main(int argc, char **argv) {
+  swn_program = "swnc-data"; /* the runtime's messages (out of memory) name this program */
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("swnc-data (swnc %s)\n", SWNC_VERSION);
+    return 0;
   }
   const char *command = argv[1];
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
