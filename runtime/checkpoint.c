@@ -20,9 +20,14 @@ typedef struct Writer {
   const char *path;
 } Writer;
 
-static void put(Writer *w, const void *data, size_t n) {
+uint64_t swn_checksum(uint64_t sum, const void *data, size_t n) {
   const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) w->sum = (w->sum ^ p[i]) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++) sum = (sum ^ p[i]) * 1099511628211ull;
+  return sum;
+}
+
+static void put(Writer *w, const void *data, size_t n) {
+  w->sum = swn_checksum(w->sum, data, n);
   if (fwrite(data, 1, n, w->f) != n) swn_fatal_at(w->path, "cannot write: %s", strerror(errno));
 }
 static void put_u64(Writer *w, uint64_t v) { put(w, &v, 8); }
@@ -68,7 +73,7 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
   snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
   remove_stale_temporaries(path);
   swn_temporary_begin(tmp); /* removed by a fatal error or a second signal */
-  Writer w = {fopen(tmp, "wb"), 14695981039346656037ull, path};
+  Writer w = {fopen(tmp, "wb"), SWN_CHECKSUM_START, path};
   if (!w.f) swn_fatal_at(path, "cannot write a checkpoint: %s", strerror(errno));
   char name[NAME_BYTES] = {0};
   strncpy(name, net->name, NAME_BYTES - 1);
@@ -203,10 +208,10 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
          sbytes = sizeof(float) * (size_t)net->state_words;
   const void *p = take(&r, pbytes), *m = take(&r, pbytes), *st = take(&r, sbytes);
   size_t body = r.at;
-  uint64_t stored = get_u64(&r), sum = 14695981039346656037ull;
+  uint64_t stored = get_u64(&r);
   if (r.at != r.size) reject(&r, "has %zu bytes after its end", r.size - r.at);
-  for (size_t i = 0; i < body; i++) sum = (sum ^ data[i]) * 1099511628211ull;
-  if (stored != sum) reject(&r, "is damaged: its checksum does not match its contents");
+  if (stored != swn_checksum(SWN_CHECKSUM_START, data, body))
+    reject(&r, "is damaged: its checksum does not match its contents");
   memcpy(params, p, pbytes);
   if (momentum) memcpy(momentum, m, pbytes);
   memcpy(state, st, sbytes);

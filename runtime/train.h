@@ -9,6 +9,11 @@
 void swn_init_parameters(const SwnNetwork *net, uint64_t seed, float *params, float *state);
 float swn_learning_rate(const SwnTrainConfig *t, int64_t iteration, int64_t total);
 
+/* A checkpoint's checksum: FNV-1a, 64 bits, continued from `sum` (SWN_CHECKSUM_START for the
+ * first bytes). Exported by the runtime's shared library for tools/swnc_checkpoint.py. */
+#define SWN_CHECKSUM_START 14695981039346656037ull
+uint64_t swn_checksum(uint64_t sum, const void *data, size_t n);
+
 /* Checkpoints (format in docs/runtime.md). `momentum` may be NULL: saved as zeros, or not
  * loaded. Loading refuses files of another network, other sizes, or damaged ones. */
 void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params,

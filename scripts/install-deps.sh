@@ -7,9 +7,9 @@ set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
           libopenmpi-dev openmpi-bin zlib1g-dev libturbojpeg0-dev libpng-dev
-          dataset-fashion-mnist graphviz python3-matplotlib)
+          dataset-fashion-mnist graphviz python3-matplotlib python3-numpy)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3-torch python3-numpy clang-format python3-protobuf protobuf-compiler
+  packages+=(python3-torch clang-format python3-protobuf protobuf-compiler
             python3-pil python3-skimage)
 fi
 

@@ -80,7 +80,7 @@ contains "$tmp/err" "'batch' must be at least 1, but is 0" "-D batch=0"
 # Outputs: -o writes a file; dot output; --stats.
 expect_status 0 "-o" "$swnc" --emit=dot -o "$tmp/l.dot" "$lenet"
 contains "$tmp/l.dot" "digraph \"lenet\"" "--emit=dot -o"
-contains "$tmp/l.dot" "n2 -> n3 [label=\"64x20x24x24\"" "--emit=dot edges"
+contains "$tmp/l.dot" "g2 -> g3 [label=\"64x20x24x24\"" "--emit=dot edges"
 expect_status 1 "unwritable -o" "$swnc" --emit=ir -o "$tmp/no/such/dir/x.ir" "$lenet"
 contains "$tmp/err" "cannot write" "unwritable -o"
 expect_status 0 "--stats" "$swnc" --stats "$lenet"
@@ -99,6 +99,18 @@ expect_status 0 "--stats, no files" "$swnc" --stats -D 'data.train=["/no/such.gz
 contains "$tmp/out" "data sets            not counted: their files cannot be read from here" "--stats: missing files"
 # A test set smaller than the test batch: evaluation's plan holds only its images (as the
 # program's arena does).
+# A network of blocks: instances one node each, each block's body once as a cluster; layers
+# say their kernel, stride, padding, groups; ResNet-50 fits a page, not a 16,000-pixel strip.
+expect_status 0 "--emit=dot resnet50" "$swnc" --emit=dot -o "$tmp/r.dot" "$root/examples/resnet50.swn"
+contains "$tmp/r.dot" 'label="res2a\nbottleneck\n32x256x56x56"' "an instance as one node"
+contains "$tmp/r.dot" 'label="res2a: bottleneck"' "the bottleneck's body as a cluster"
+contains "$tmp/r.dot" 'label="res2a/b: conv_bn"' "a nested instance as a cluster"
+contains "$tmp/r.dot" 'conv 7x7 /2 pad 3, 64 outputs' "kernel, stride and padding"
+if command -v dot >/dev/null; then
+  dot -Tpng "$tmp/r.dot" -o "$tmp/r.png" && height=$(/usr/bin/python3 -c 'import struct, sys
+print(struct.unpack(">II", open(sys.argv[1], "rb").read(24)[16:24])[1])' "$tmp/r.png")
+  [ "${height:-99999}" -lt 4000 ] && pass || fail "resnet50's picture is $height pixels tall"
+fi
 expect_status 0 "--stats, small test set" "$swnc" --stats -D data.test_size=8 "$lenet"
 contains "$tmp/out" "(test batch 8: the test set's images)" "--stats: a test set of 8"
 contains "$tmp/out" "for 8 images" "--stats: the evaluation plan of 8 images"

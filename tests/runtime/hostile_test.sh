@@ -13,6 +13,13 @@ rm -rf ./*
 small="--train-size 1024 --test-size 200 --threads 1 --quiet"
 ./lenet $small --iterations 3 --checkpoint base.ckpt >/dev/null || fail "a first checkpoint"
 
+# ---- tools/swnc_checkpoint.py: Debian's python3 (numpy) whatever python3 comes first, help, errors
+ck="$root/tools/swnc_checkpoint.py"
+"$ck" --help | grep -q "^usage: swnc_checkpoint.py \[-h\] checkpoint" && pass || fail "swnc_checkpoint.py --help"
+"$ck" base.ckpt | grep -q "^network lenet (hash [0-9a-f]*), iteration 3, seed 1$" && pass || fail "swnc_checkpoint.py base.ckpt"
+"$ck" nosuch.ckpt >out.txt 2>err.txt
+[ $? -eq 1 ] && grep -q "^swnc_checkpoint.py: error: .*nosuch.ckpt" err.txt && pass || fail "swnc_checkpoint.py nosuch.ckpt: $(cat err.txt)"
+
 # ---- checkpoint headers with a valid checksum but an impossible iteration counter
 cat > forge.py <<'PY'
 import struct, sys  # forge.py IN ITERATION OUT: the header's iteration set, the checksum redone
