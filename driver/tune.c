@@ -295,6 +295,69 @@ static const char *utc_now(Arena *a) {
   return arena_strdup(a, buf);
 }
 
+static const char *inverse_transform(const char *word) {
+  static const char *const pairs[][2] = {{"to_rcnb", "to_bnrc"}, {"to_bnrc16", "bnrc16_to_bnrc"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+    for (int side = 0; side < 2; side++)
+      if (!strcmp(word, pairs[i][side])) return pairs[i][!side];
+  return NULL;
+}
+
+/* A transform and its inverse move the same bytes: one timed over 10 times the other (and over
+ * 0.1 ms) was disturbed: another process, page faults. (A tune once kept 16 ms beside 0.16 ms
+ * and moved a layer to a worse plan for it.) */
+static bool disturbed(double a, double b) {
+  double hi = fmax(a, b), lo = fmin(a, b);
+  return hi > 1e-4 && hi > 10 * lo;
+}
+
+typedef struct TuneRun {
+  const Kernels *k;
+  const TuneOptions *o;
+  const char *target, *machine;
+  int batch;
+  Tuning *done; /* the file's entries and this run's, the latest last */
+  FILE *f;
+  Arena *a;
+} TuneRun;
+
+static void record(TuneRun *r, const Job *j, double seconds) {
+  TuningEntry e = {j->kind,       r->target,  j->key,
+                   j->what,       j->plan,    seconds > 1e-9 ? seconds : 1e-9,
+                   utc_now(r->a), r->machine, {0}};
+  tuning_write(r->f, &e);
+  fflush(r->f);
+  vec_push(r->a, r->done->entries, e);
+}
+
+/* After a transform is measured: if it and its inverse disagree as no two such copies can,
+ * the slower is measured again (twice the runs) and recorded; a disagreement that stays is
+ * said, since the plan choices will follow it. */
+static void check_inverse(TuneRun *r, const Job *j) {
+  const char *inverse = inverse_transform(j->what);
+  const TuningEntry *mine = tuning_find(r->done, "transform", r->target, j->key, j->what, "-",
+                                        r->machine),
+                    *other = inverse ? tuning_find(r->done, "transform", r->target, j->key, inverse,
+                                                   "-", r->machine)
+                                     : NULL;
+  if (!mine || !other || !disturbed(mine->seconds, other->seconds)) return;
+  Job slow = *j;
+  if (other->seconds > mine->seconds) slow.what = inverse, slow.from = j->to, slow.to = j->from;
+  double before = fmax(mine->seconds, other->seconds),
+         again = measure(r->k, &slow, r->batch, 2 * r->o->repeat);
+  if (again < 0) return;
+  record(r, &slow, again);
+  double fast = fmin(mine->seconds, other->seconds);
+  fprintf(stderr,
+          "swnc tune: %s transform %s %s took %.3f ms, over 10 times its inverse's %.3f ms; "
+          "measured again: %.3f ms%s\n",
+          disturbed(again, fast) ? "warning:" : "note:", j->key, slow.what, 1e3 * before,
+          1e3 * fast, 1e3 * again,
+          disturbed(again, fast) ? " (still: was another process running? the plan choices "
+                                   "follow these times; tune on an idle machine)"
+                                 : "");
+}
+
 bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions *o) {
   Arena a = {0};
   bool ok = false;
@@ -315,6 +378,7 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
     diag_error((SrcLoc){0}, "cannot write tuning file '%s'", o->output);
     goto out;
   }
+  TuneRun run = {&k, o, build->target, machine, (int)share, &done, f, &a};
   if (!done.entries.len)
     fprintf(f, "# swnc tuning file (ir/tuning.h): kind target key computation plan seconds date "
                "machine\n");
@@ -336,14 +400,11 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
                  (long long)share);
       break;
     }
-    TuningEntry e = {j->kind,     build->target, j->key,
-                     j->what,     j->plan,       seconds > 1e-9 ? seconds : 1e-9,
-                     utc_now(&a), machine,       {0}};
-    tuning_write(f, &e);
-    fflush(f);
+    record(&run, j, seconds);
     measured++;
     fprintf(stderr, "[%d/%d] %s %s %s %s: %.3f ms\n", i + 1, jobs.len, j->kind, j->key, j->what,
             j->plan, 1e3 * seconds);
+    if (!strcmp(j->kind, "transform")) check_inverse(&run, j);
   }
   ok = fclose(f) == 0 && diag_error_count() == 0;
   fprintf(stderr, "swnc tune: %d measured, %d already in '%s'\n", measured, skipped, o->output);

@@ -84,4 +84,14 @@ expect_error "missing tuning file" "cannot read tuning file 'none.tune'" "$swnc"
 expect_error "forced illegal plan" "layer 'conv2' (conv): --conv=implicit, but the implicit plan cannot compute it on target 'host' (256x96x27x27 -> 256x256x27x27): it has groups" \
   "$swnc" "$root/examples/alexnet.swn" --conv=implicit
 "$swnc" "$lenet" --conv=sideways 2>err.txt; [ $? -eq 2 ] && pass || fail "bad --conv"
+
+# A transform timed 10 times its inverse was disturbed: the slower is measured again, and said.
+tkey=$(grep '^transform host .* to_rcnb ' t.tune | tail -1 | cut -d' ' -f3)
+grep -v "^transform host $tkey to_bnrc \|^transform host $tkey to_rcnb " t.tune >inv.tune
+echo "transform host $tkey to_rcnb - 0.016 2026-01-01T00:00:00Z $machine" >>inv.tune
+"$swnc" tune --repeat=1 "$lenet" -o inv.tune 2>err.txt && pass || { fail "tune beside a disturbed inverse"; cat err.txt; }
+grep -q "swnc tune: .* transform $tkey to_rcnb took 16.000 ms, over 10 times its inverse's .* ms; measured again: " err.txt &&
+  pass || fail "no word of the disturbed transform: $(tail -3 err.txt)"
+again=$(grep "^transform host $tkey to_rcnb " inv.tune | tail -1 | cut -d' ' -f6)
+awk "BEGIN { exit !($again < 0.016) }" && pass || fail "the transform measured again is still $again s"
 finish
