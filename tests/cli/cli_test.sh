@@ -149,5 +149,24 @@ expect_status 1 "--error-limit=0" "$swnc" --error-limit=0 --emit=ir "$tmp/bad.sw
 grep "^  y = \\$" "$tmp/err" | awk 'length > 130 { long++ } END { exit long > 0 }' && pass || fail "an excerpt longer than its window"
 expect_status 2 "bad --error-limit" "$swnc" --error-limit=-1 "$lenet"
 
+# The man page names every option of --help; it is well-formed troff where groff is here.
+for o in $("$swnc" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+  grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$root/docs/man/swnc.1" || fail "the man page lacks $o"
+done
+pass
+! command -v groff >/dev/null || groff -man -ww -z "$root/docs/man/swnc.1" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && pass ||
+  fail "groff on swnc.1: $(cat "$tmp/err")"
+
+# Bash completion: options from --help, their values, subcommands, network files.
+complete() { # WORDS...: what completing the last word offers
+  bash -c '. "$1"; shift; PATH=$(dirname "$1"):$PATH; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _swnc; echo "${COMPREPLY[*]}"' \
+    sh "$root/tools/completion/swnc.bash" "$@"
+}
+[ "$(complete "$swnc" --error-l)" = "--error-limit=" ] && pass || fail "completing --error-l: $(complete "$swnc" --error-l)"
+[ "$(complete "$swnc" --emit=d)" = "--emit=dot" ] && pass || fail "completing --emit=d: $(complete "$swnc" --emit=d)"
+[ "$(complete "$swnc" --conv=winograd)" = "--conv=winograd2 --conv=winograd4" ] && pass ||
+  fail "completing --conv=winograd: $(complete "$swnc" --conv=winograd)"
+[ "$(complete "$swnc" import)" = "import-caffe" ] && pass || fail "completing import: $(complete "$swnc" import)"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
