@@ -390,8 +390,9 @@ bool tune_network(const Module *m, const BuildOptions *build, const TuneOptions 
       continue;
     }
     if (o->limit && measured == o->limit) {
-      fprintf(stderr, "swnc tune: stopped after %d measurements (--limit); run again to continue\n",
-              measured);
+      fprintf(stderr,
+              "swnc tune: stopped after %d measurement%s (--limit); run again to continue\n",
+              measured, measured == 1 ? "" : "s");
       break;
     }
     double seconds = measure(&k, j, (int)share, o->repeat);

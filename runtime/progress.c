@@ -101,8 +101,8 @@ void swn_progress_test(SwnProgress *p, int64_t iteration, float loss, float accu
     else
       printf("test at iteration %lld (epoch %lld, %lld/%lld)", (long long)iteration,
              (long long)epoch, (long long)into, (long long)per);
-    printf(": loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy,
-           (long long)images);
+    printf(": loss %.4f  accuracy %.2f%%  (%lld image%s)\n", loss, 100 * accuracy,
+           (long long)images, images == 1 ? "" : "s");
   }
   if (p->log)
     log_line(
@@ -114,9 +114,9 @@ void swn_progress_test(SwnProgress *p, int64_t iteration, float loss, float accu
 void swn_progress_finish(SwnProgress *p, int64_t iterations, int64_t images) {
   double seconds = swn_now() - p->start;
   if (p->tty && !p->quiet) printf("\r\033[K");
-  printf("trained %lld iteration%s (%lld images) in %s, %.0f images/s", (long long)iterations,
-         iterations == 1 ? "" : "s", (long long)images, swn_duration(seconds),
-         seconds > 0 ? (double)images / seconds : 0);
+  printf("trained %lld iteration%s (%lld image%s) in %s, %.0f images/s", (long long)iterations,
+         iterations == 1 ? "" : "s", (long long)images, images == 1 ? "" : "s",
+         swn_duration(seconds), seconds > 0 ? (double)images / seconds : 0);
   if (!isnan(p->last_accuracy)) printf("; test accuracy %.2f%%", 100 * p->last_accuracy);
   putchar('\n');
   if (p->log) {

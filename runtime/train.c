@@ -396,8 +396,8 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   if (t.o.eval_only) {
     float loss, accuracy;
     evaluate(&t, &loss, &accuracy);
-    printf("test: loss %.4f  accuracy %.2f%%  (%lld images)\n", loss, 100 * accuracy,
-           (long long)t.test.count);
+    printf("test: loss %.4f  accuracy %.2f%%  (%lld image%s)\n", loss, 100 * accuracy,
+           (long long)t.test.count, t.test.count == 1 ? "" : "s");
   } else {
     status = train(&t, start);
   }
