@@ -5,6 +5,8 @@
 #                 tests/frontend/errors, tests/frontend/fuzz/regressions)
 #   fuzz_readers  IDX, CIFAR, checkpoint and tuning-file readers (corpus: fuzz-readers-corpus/)
 # New crashers land in build-fuzz/crashes/; a fixed one belongs in tests/frontend/fuzz/regressions/.
+# (tests/frontend/fuzz/mutate.py fuzzes every reader through the commands themselves, under the
+# sanitizer build: tests/frontend/fuzz/mutate.py --build build-sanitize --root . --work W.)
 #   scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -128,4 +128,10 @@ for how in "--algorithm hier" "--sync sc-obr"; do
   (ulimit -v $limit; exec "$sim" --profile big.prof $how --nodes 1..256) > big.txt 2>&1 && grep -q "^256 " big.txt && pass ||
     fail "a 32 GiB bucket with $how: $(tail -2 big.txt)"
 done
+# out of memory: an error that names this program (it named "swnc-program")
+if [ $limit != unlimited ]; then
+  (ulimit -v 150000; exec "$sim" --bytes 1e11 --algorithm hier) >out.txt 2>err.txt
+  [ $? -eq 1 ] && grep -q "^swnc-sim: error: out of memory allocating" err.txt && pass ||
+    fail "swnc-sim out of memory: $(cat err.txt)"
+fi
 finish
