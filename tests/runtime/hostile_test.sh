@@ -17,6 +17,10 @@ small="--train-size 1024 --test-size 200 --threads 1 --quiet"
 ck="$root/tools/swnc_checkpoint.py"
 "$ck" --help | grep -q "^usage: swnc_checkpoint.py \[-h\] checkpoint" && pass || fail "swnc_checkpoint.py --help"
 "$ck" base.ckpt | grep -q "^network lenet (hash [0-9a-f]*), iteration 3, seed 1$" && pass || fail "swnc_checkpoint.py base.ckpt"
+/usr/bin/python3 -c 'import runpy, sys; sys.modules["numpy"] = None; runpy.run_path(sys.argv[1], run_name="__main__")' \
+  "$ck" base.ckpt >out.txt 2>err.txt
+[ $? -eq 1 ] && grep -q "^swnc_checkpoint.py: needs numpy (apt-get install python3-numpy)" err.txt && pass ||
+  fail "swnc_checkpoint.py without numpy: $(cat err.txt)"
 "$ck" nosuch.ckpt >out.txt 2>err.txt
 [ $? -eq 1 ] && grep -q "^swnc_checkpoint.py: error: .*nosuch.ckpt" err.txt && pass || fail "swnc_checkpoint.py nosuch.ckpt: $(cat err.txt)"
 
