@@ -94,8 +94,9 @@ static bool write_makefile(const Module *m, const char *source, const char *targ
   FILE *f = create(path);
   if (!f) return false;
   fprintf(f,
-          "# %s, written by swnc from %s for target %s; the target's rules follow.\nNET = %s\n\n",
-          m->name, source, target, m->name);
+          "# %s, written by swnc %s from %s for target %s; the target's rules follow.\nNET = "
+          "%s\nSWNC_VERSION = %s\n\n",
+          m->name, SWNC_VERSION, source, target, m->name, SWNC_VERSION);
   return finish(f, path, append_file(rules, f));
 }
 

@@ -7,7 +7,7 @@
 static FILE *diag_stream;
 static int errors, warnings;
 static int error_limit = DIAG_DEFAULT_ERROR_LIMIT; /* 0: none */
-static int errors_printed;                          /* what the limit counts */
+static int errors_printed;                         /* what the limit counts */
 
 /* The same message at the same place (an error inside a block instantiated many times) is
  * reported once; the notes that follow a suppressed message are suppressed with it. */

@@ -235,8 +235,7 @@ static void announce(const Trainer *t, int64_t iterations, int64_t per_epoch) {
 
 /* Iterations start..total, with their tests and checkpoints; a signal stops them early (every
  * rank at the same iteration). Returns the iterations done in all. */
-static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_epoch,
-                          bool *tested_last) {
+static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_epoch) {
   const SwnOptions *o = &t->o;
   const SwnTrainConfig *cfg = &t->net->train;
   bool testing = (cfg->eval_interval > 0 || cfg->test_interval > 0) && t->test.count > 0;
@@ -250,20 +249,21 @@ static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_
   SwnLoader loader;
   swn_loader_start(&loader, t->net, &t->train, &plan, o->loader_threads);
   int64_t done = start;
+  bool tested_last = false;
   while (done < total && !t->stop_signal) {
     train_step(t, &loader, done, total);
     done++;
-    *tested_last = false;
+    tested_last = false;
     if (o->checkpoint_every && done % o->checkpoint_every == 0) save(t, done);
     bool epoch_end = done % per_epoch == 0;
     int64_t epoch = (done + per_epoch - 1) / per_epoch;
     if (testing && ((epoch_end && cfg->eval_interval > 0 && epoch % cfg->eval_interval == 0) ||
                     (cfg->test_interval > 0 && done % cfg->test_interval == 0)))
-      test_and_report(t, done), *tested_last = true;
+      test_and_report(t, done), tested_last = true;
     if (epoch_end) save(t, done);
   }
   swn_loader_stop(&loader);
-  if (testing && !*tested_last && !t->stop_signal) test_and_report(t, total);
+  if (testing && !tested_last && !t->stop_signal) test_and_report(t, total);
   return done;
 }
 
@@ -287,8 +287,7 @@ static int train(Trainer *t, int64_t start) {
   announce(t, total - start, per_epoch);
   swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
   swn_interrupt_catch();
-  bool tested_last = false;
-  int64_t end = train_loop(t, start, total, per_epoch, &tested_last);
+  int64_t end = train_loop(t, start, total, per_epoch);
   if (t->stop_signal) report_interrupt(t, end, total);
   save(t, end);
   if (o->save_gradients && t->rank == 0)

@@ -19,7 +19,7 @@ MPE      = $(filter-out %_cpe.c,$(wildcard $(KERNELS)/*.c)) $(wildcard $(SWNC)/t
 # kernels still on the MPE: the host target's portable sources, serial, renamed mpe_* (mpe.c)
 FALLBACK = $(wildcard $(SWNC)/targets/host/*.c)
 CPE      = $(wildcard $(KERNELS)/*_cpe.c)
-INCLUDE  = -I$(SWNC)/runtime -I$(KERNELS)
+INCLUDE  = -I$(SWNC)/runtime -I$(KERNELS) -DSWNC_VERSION=\"$(SWNC_VERSION)\"
 FALLBACK_FLAGS = -include $(KERNELS)/mpe_compat/mpe_names.h -I$(KERNELS)/mpe_compat
 LIBS     = -lturbojpeg -lz -lpthread -lm
 

@@ -243,6 +243,6 @@ expect_error "bad algorithm in the environment" "SWN_ALLREDUCE must be auto" env
 expect_error "bad group size" "--group-size needs an integer from 1 to 1048576, but got '0'" ./lenet --group-size 0
 expect_error "bad upper level" "--hier-upper must be auto, binomial, ring or chain, not 'star'" ./lenet --hier-upper star
 expect_error "bad upper level in the environment" "SWN_HIER_UPPER must be auto, binomial, ring or chain, not 'x'" env SWN_HIER_UPPER=x ./lenet
-expect_error "huge chain" "--chain takes at most 1048576 ranks, not 99999999999" ./lenet --chain 99999999999
+expect_error "huge chain" "--chain needs an integer from 1 to 1048576, but got '99999999999'" ./lenet --chain 99999999999
 expect_error "bad chain in the environment" "SWN_CHAIN needs an integer" env SWN_CHAIN=x ./lenet
 finish
