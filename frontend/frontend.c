@@ -73,18 +73,13 @@ static bool resolve_override_key(Module *m, const char *key, const char **sectio
 
 /* What a bare -D key could have meant: the file's constants, then train and data settings. */
 static const char *nearest_key(Module *m, const char *key) {
-  int n = 0, cap = m->settings.len + 1;
-  for (const FieldSpec *const *set = (const FieldSpec *const[]){train_fields, data_fields, NULL};
-       *set; set++)
-    for (const FieldSpec *f = *set; f->key; f++) cap++;
-  const char **names = arena_alloc(&m->arena, sizeof *names * (size_t)cap);
+  VEC(const char *) names = {0};
   for (int i = 0; i < m->settings.len; i++)
-    if (!m->settings.data[i].section) names[n++] = m->settings.data[i].key;
-  for (const FieldSpec *const *set = (const FieldSpec *const[]){train_fields, data_fields, NULL};
-       *set; set++)
-    for (const FieldSpec *f = *set; f->key; f++) names[n++] = f->key;
-  names[n] = NULL;
-  return diag_suggest(key, names);
+    if (!m->settings.data[i].section) vec_push(&m->arena, names, m->settings.data[i].key);
+  for (const FieldSpec *f = train_fields; f->key; f++) vec_push(&m->arena, names, f->key);
+  for (const FieldSpec *f = data_fields; f->key; f++) vec_push(&m->arena, names, f->key);
+  vec_push(&m->arena, names, NULL);
+  return diag_suggest(key, names.data);
 }
 
 static void apply_override(Module *m, const char *text) {

@@ -3,6 +3,7 @@
 #define SWNC_PARSE_CTX_H
 
 #include "../ir/ir.h"
+#include "syntax_error.h"
 
 typedef struct ParseCtx {
   Module *m;
@@ -12,7 +13,8 @@ typedef struct ParseCtx {
   Block *block;        /* the block whose statements are being read */
   const char *section; /* the settings section being read */
   bool seen_network;
-  Expr *value; /* the result when parsing a -D value */
+  Expr *value;         /* the result when parsing a -D value */
+  SyntaxCursor syntax; /* where its syntax errors were looked for */
 } ParseCtx;
 
 SrcLoc ctx_loc(const ParseCtx *ctx, int line, int col);

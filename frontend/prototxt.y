@@ -163,7 +163,7 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, PbCtx *c
   const char *expected[SYNTAX_EXPECTED_MAX];
   for (int i = 0; i < n; i++) expected[i] = yysymbol_name(kinds[i]);
   yysymbol_kind_t token = yypcontext_token(pc);
-  report_syntax_error(LOC_OF(*yypcontext_location(pc)),
+  report_syntax_error(&ctx->syntax, LOC_OF(*yypcontext_location(pc)),
                       token == YYSYMBOL_YYEMPTY ? NULL : yysymbol_name(token), expected, n < 0 ? 0 : n);
   return 0;
 }

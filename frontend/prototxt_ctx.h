@@ -3,11 +3,13 @@
 #define SWNC_PROTOTXT_CTX_H
 
 #include "prototxt.h"
+#include "syntax_error.h"
 
 typedef struct PbCtx {
   Module *m;
   const SrcFile *file;
   PbMessage *root;
+  SyntaxCursor syntax; /* where its syntax errors were looked for */
 } PbCtx;
 
 #endif

@@ -26,25 +26,28 @@ static int code_end_column(const char *p, const char *eol) {
   return end;
 }
 
-/* Whether `at` is the first code on its line; if so, where the code before it ends. */
-static bool first_on_line(SrcLoc at, SrcLoc *before) {
+/* Whether `at` is the first code on its line; if so, where the code before it ends. The cursor
+ * goes on from the line it last reached (a parse reports its errors in order), so all of a
+ * file's syntax errors cost one pass over it, not one each. */
+static bool first_on_line(SyntaxCursor *c, SrcLoc at, SrcLoc *before) {
   const SrcFile *f = at.file;
   if (!f || !f->text || at.line < 2) return false;
-  const char *p = f->text, *end = f->text + f->len;
-  *before = (SrcLoc){0};
-  for (int line = 1; line <= at.line && p < end; line++) {
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
+  if (c->file != f || at.line < c->line) *c = (SyntaxCursor){f, f->text, 1, {0}};
+  const char *end = f->text + f->len;
+  for (; c->line < at.line && c->next < end; c->line++) {
+    const char *eol = memchr(c->next, '\n', (size_t)(end - c->next));
     if (!eol) eol = end;
-    if (line == at.line) return before->file && (int)strspn(p, " \t\r") + 1 >= at.col;
-    int col = code_end_column(p, eol);
-    if (col) *before = (SrcLoc){f, line, col};
-    p = eol + 1;
+    int col = code_end_column(c->next, eol);
+    if (col) c->code_end = (SrcLoc){f, c->line, col};
+    c->next = eol + 1;
   }
-  return false;
+  *before = c->code_end;
+  return c->line == at.line && c->next < end && before->file &&
+         (int)strspn(c->next, " \t\r") + 1 >= at.col;
 }
 
-void report_syntax_error(SrcLoc at, const char *unexpected, const char *const *expected,
-                         int nexpected) {
+void report_syntax_error(SyntaxCursor *cursor, SrcLoc at, const char *unexpected,
+                         const char *const *expected, int nexpected) {
   char list[256] = "";
   for (int i = 0; i < nexpected; i++) {
     strncat(list, i ? " or " : "", sizeof list - strlen(list) - 1);
@@ -53,7 +56,7 @@ void report_syntax_error(SrcLoc at, const char *unexpected, const char *const *e
   bool closer = false;
   for (int i = 0; i < nexpected; i++) closer |= closes(expected[i]);
   SrcLoc before;
-  if (unexpected && closer && first_on_line(at, &before)) {
+  if (unexpected && closer && first_on_line(cursor, at, &before)) {
     diag_error(before,
                "syntax error, expecting %s at the end of this line (the next line begins "
                "with %s)",

@@ -132,31 +132,30 @@ static void draw_top_level(FILE *f, const Module *m, const Groups *gr) {
       fprintf(f, "\\n%s", shape_str(g->values.data[last->output].shape));
     fputs("\", fillcolor=lightyellow, penwidth=2];\n", f);
   }
+  /* an instance reads a value once however many of its ops read it (an instance's ops are
+   * consecutive, so remembering the last group each value was drawn into suffices) */
+  int *drawn_into = xcalloc((size_t)g->values.len + 1, sizeof(int), "the graph drawing");
+  for (int v = 0; v < g->values.len; v++) drawn_into[v] = -1;
   for (int i = 0; i < g->ops.len; i++) {
     const Op *op = &g->ops.data[i];
     for (int j = 0; j < op->inputs.len; j++) {
       int v = op->inputs.data[j], from_group = gr->of_op[g->values.data[v].producer];
-      if (from_group == gr->of_op[i]) continue;
-      bool drawn = false; /* an instance reads a value once however many of its ops read it */
-      for (int e = 0; e < i && !drawn; e++)
-        if (gr->of_op[e] == gr->of_op[i])
-          for (int q = 0; q < g->ops.data[e].inputs.len; q++)
-            drawn |= g->ops.data[e].inputs.data[q] == v;
-      for (int q = 0; q < j; q++) drawn |= op->inputs.data[q] == v;
-      if (drawn) continue;
+      if (from_group == gr->of_op[i] || drawn_into[v] == gr->of_op[i]) continue;
+      drawn_into[v] = gr->of_op[i];
       snprintf(from, sizeof from, "g%d", from_group);
       snprintf(id, sizeof id, "g%d", gr->of_op[i]);
       edge(f, m, from, id, v);
     }
   }
+  free(drawn_into);
 }
 
 /* The ops of `site` and, as clusters within, of the instances nested in it (ops first..last). */
 static void draw_cluster(FILE *f, const Module *m, const CallSite *site, int first, int last,
-                         int body, size_t prefix) {
+                         int body, size_t prefix, int *clusters) {
   const Graph *g = &m->graph;
-  fprintf(f, "  subgraph cluster_b%d_%p {\n  label=\"%s: %s\";\n", body, (const void *)site,
-          site->instance, site->block);
+  fprintf(f, "  subgraph cluster_%d {\n  label=\"%s: %s\";\n", (*clusters)++, site->instance,
+          site->block);
   char id[48];
   for (int i = first; i <= last; i++) {
     const Op *op = &g->ops.data[i];
@@ -176,7 +175,7 @@ static void draw_cluster(FILE *f, const Module *m, const CallSite *site, int fir
       while (t && t->outer != site) t = t->outer;
       earlier = t == s;
     }
-    if (!earlier) draw_cluster(f, m, s, i, last, body, prefix);
+    if (!earlier) draw_cluster(f, m, s, i, last, body, prefix, clusters);
   }
   fputs("  }\n", f);
 }
@@ -184,6 +183,7 @@ static void draw_cluster(FILE *f, const Module *m, const CallSite *site, int fir
 /* Each block's body once, from its first instance; what enters it from outside, an "input". */
 static void draw_bodies(FILE *f, const Module *m, const Groups *gr) {
   const Graph *g = &m->graph;
+  int clusters = 0;
   for (int k = 0; k < gr->count; k++) {
     const CallSite *s = gr->instance[k];
     bool drawn = false;
@@ -191,7 +191,7 @@ static void draw_bodies(FILE *f, const Module *m, const Groups *gr) {
       drawn = gr->instance[e] && !strcmp(gr->instance[e]->block, s ? s->block : "");
     if (!s || drawn) continue;
     int first = gr->first_op[k], last = gr->last_op[k];
-    draw_cluster(f, m, s, first, last, k, strlen(s->instance) + 1);
+    draw_cluster(f, m, s, first, last, k, strlen(s->instance) + 1, &clusters);
     fprintf(f, "  b%d_in [label=\"input\", shape=plaintext, style=\"\"];\n", k);
     char from[48], to[48];
     for (int i = first; i <= last; i++) {

@@ -47,9 +47,9 @@ static void put_floats(Writer *w, const float *v, int64_t n) {
 static void remove_stale_temporaries(const char *path) {
   const char *slash = strrchr(path, '/');
   const char *base = slash ? slash + 1 : path;
-  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%.*s", (int)(dir_len ? dir_len : 2), dir_len ? path : "./");
+  size_t base_len = strlen(base);
+  char dir[4096] = "./";
+  if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path + 1), path);
   DIR *d = opendir(dir);
   if (!d) return;
   for (struct dirent *e; (e = readdir(d));) {

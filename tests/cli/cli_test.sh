@@ -106,6 +106,7 @@ contains "$tmp/r.dot" 'label="res2a\nbottleneck\n32x256x56x56"' "an instance as 
 contains "$tmp/r.dot" 'label="res2a: bottleneck"' "the bottleneck's body as a cluster"
 contains "$tmp/r.dot" 'label="res2a/b: conv_bn"' "a nested instance as a cluster"
 contains "$tmp/r.dot" 'conv 7x7 /2 pad 3, 64 outputs' "kernel, stride and padding"
+"$swnc" --emit=dot "$root/examples/resnet50.swn" | cmp -s - "$tmp/r.dot" && pass || fail "--emit=dot differs between runs"
 if command -v dot >/dev/null; then
   dot -Tpng "$tmp/r.dot" -o "$tmp/r.png" && height=$(/usr/bin/python3 -c 'import struct, sys
 print(struct.unpack(">II", open(sys.argv[1], "rb").read(24)[16:24])[1])' "$tmp/r.png")
