@@ -61,7 +61,7 @@ _Static_assert(SAME(LAYOUT_BNRC, SWN_LAYOUT_BNRC) && SAME(LAYOUT_RCNB, SWN_LAYOU
                "Layout follows SWN_LAYOUT_*");
 /* ConvPlan and SWN_PLAN_* expand the same rows (runtime/conv_plans.h) */
 _Static_assert(SAME(PLAN_COUNT, SWN_PLANS), "ConvPlan follows SWN_PLAN_*");
-_Static_assert(PLAN_COUNT <= 5, "SWN_CONV_WORD_LEGAL holds 5 plans a computation");
+_Static_assert(PLAN_COUNT <= 6, "SWN_CONV_WORD_LEGAL holds 6 plans a computation");
 _Static_assert(SAME(DATA_MEAN_MAX, SWN_MAX_MEAN), "data.mean's bound is the runtime's");
 _Static_assert((int)LIST_MAX <= (int)SWN_MAX_FILES && (int)LIST_MAX <= (int)SWN_MAX_STEPS,
                "a setting's list fits the runtime's arrays");

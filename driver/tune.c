@@ -20,25 +20,25 @@
 #include "../ir/tuning.h"
 #include "../runtime/kernels.h"
 
-/* The kernels tune times, typed from the contract's rows (runtime/kernels.h). */
-/* clang-format off */
-#define TIMED_KERNELS(K)                                                                          \
-  K(swk_conv_workspace) K(swk_conv_forward) K(swk_conv_backward)                                  \
-  K(swk_conv_implicit_workspace) K(swk_conv_implicit_forward) K(swk_conv_implicit_backward)       \
-  K(swk_conv_direct_workspace) K(swk_conv_direct_forward) K(swk_conv_direct_backward)             \
-  K(swk_conv_winograd2_workspace) K(swk_conv_winograd2_forward) K(swk_conv_winograd2_backward)    \
-  K(swk_conv_winograd4_workspace) K(swk_conv_winograd4_forward) K(swk_conv_winograd4_backward)    \
-  K(swk_to_rcnb) K(swk_to_bnrc) K(swk_to_bnrc16) K(swk_bnrc16_to_bnrc)
-/* clang-format on */
+/* The kernels tune times, typed from the contract's rows (runtime/kernels.h): each plan's
+ * (runtime/conv_plans.h) and the layout transforms. TIMED_KERNEL is defined where they are
+ * expanded. */
+#define PLAN_TIMED_KERNELS(id, name, kernels, ...)                                                 \
+  TIMED_KERNEL(swk_##kernels##_workspace)                                                          \
+  TIMED_KERNEL(swk_##kernels##_forward) TIMED_KERNEL(swk_##kernels##_backward)
+#define TIMED_KERNELS                                                                              \
+  SWN_CONV_PLANS(PLAN_TIMED_KERNELS)                                                               \
+  TIMED_KERNEL(swk_to_rcnb)                                                                        \
+  TIMED_KERNEL(swk_to_bnrc) TIMED_KERNEL(swk_to_bnrc16) TIMED_KERNEL(swk_bnrc16_to_bnrc)
 
 #define KERNEL_TYPE(ret, name, params) typedef SWN_C_RETURN_##ret(*name##_fn) params;
 SWK_KERNELS(KERNEL_TYPE, SWN_C_PARAM)
 #undef KERNEL_TYPE
 
 typedef struct Kernels {
-#define KERNEL_SLOT(name) name##_fn name;
-  TIMED_KERNELS(KERNEL_SLOT)
-#undef KERNEL_SLOT
+#define TIMED_KERNEL(name) name##_fn name;
+  TIMED_KERNELS
+#undef TIMED_KERNEL
   bool (*swk_estimate)(SwkEstimate *); /* the kernel set's estimate of its hardware's time */
   void (*swk_set_threads)(int);
 } Kernels;
@@ -63,7 +63,9 @@ static bool load_kernels(const BuildOptions *build, Kernels *k) {
     }                                                                                              \
     memcpy(&k->name, &symbol, sizeof symbol);                                                      \
   }
-  TIMED_KERNELS(KERNEL_LOAD)
+#define TIMED_KERNEL KERNEL_LOAD
+  TIMED_KERNELS
+#undef TIMED_KERNEL
   KERNEL_LOAD(swk_estimate)
   KERNEL_LOAD(swk_set_threads)
 #undef KERNEL_LOAD

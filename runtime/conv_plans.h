@@ -19,7 +19,7 @@
  *   about        what it is, for help text
  *
  * Explicit GEMM (im2col) works on (B,N,R,C), implicit GEMM on (R,C,N,B); direct and Winograd
- * F(2x2, 3x3) and F(4x4, 3x3) on (B,N/16,R,C,16). This header includes nothing: generated
+ * F(2x2, 3x3) and F(4x4, 3x3) on (B,N/16,R,C,16), as depthwise (groups = channels). This header includes nothing: generated
  * programs, the compiler and the kernels all read it. */
 #ifndef SWNC_CONV_PLANS_H
 #define SWNC_CONV_PLANS_H
@@ -38,7 +38,8 @@ enum {
   X(IMPLICIT,   "implicit",  conv_implicit,   RCNB,   SWN_COMPUTES_ALL, BATCHED,  0,   "implicit GEMM") \
   X(DIRECT,     "direct",    conv_direct,     BNRC16, SWN_COMPUTES_ALL, SHARED,   1,   "direct, channel-blocked") \
   X(WINOGRAD2,  "winograd2", conv_winograd2,  BNRC16, SWN_COMPUTES_ALL, SHARED,   1,   "Winograd F(2x2, 3x3 or 5x5), channel-blocked") \
-  X(WINOGRAD4,  "winograd4", conv_winograd4,  BNRC16, SWN_COMPUTES_ALL, SHARED,   1,   "Winograd F(4x4, 3x3), channel-blocked")
+  X(WINOGRAD4,  "winograd4", conv_winograd4,  BNRC16, SWN_COMPUTES_ALL, SHARED,   1,   "Winograd F(4x4, 3x3), channel-blocked") \
+  X(DEPTHWISE,  "depthwise", conv_depthwise,  BNRC16, SWN_COMPUTES_ALL, SHARED,   1,   "depthwise (a filter per channel), channel-blocked")
 /* clang-format on */
 
 #endif

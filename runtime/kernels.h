@@ -212,6 +212,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
   SWK_CONV(FN, P, swk_conv_winograd2_forward, swk_conv_winograd2_backward)                         \
   FN(SIZE, swk_conv_winograd4_workspace, (P(PTR, const SwkConv *, p)))                             \
   SWK_CONV(FN, P, swk_conv_winograd4_forward, swk_conv_winograd4_backward)                         \
+  FN(SIZE, swk_conv_depthwise_workspace, (P(PTR, const SwkConv *, p)))                             \
+  SWK_CONV(FN, P, swk_conv_depthwise_forward, swk_conv_depthwise_backward)                         \
   SWK_TRANSFORM(FN, P, swk_to_rcnb)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc)                                                                \
   SWK_TRANSFORM(FN, P, swk_to_bnrc16)                                                              \

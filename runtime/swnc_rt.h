@@ -112,13 +112,13 @@ enum {
 #undef SWN_PLAN_ID_
       SWN_PLANS
 };
-/* bits 0-1 the layout, 2-10 a plan per computation (3 bits), 11-25 the masks (5 bits) */
+/* bits 0-1 the layout, 2-10 a plan per computation (3 bits), 11-28 the masks (6 bits) */
 #define SWN_CONV_WORD_LAYOUT(layout) (layout)
 #define SWN_CONV_WORD_PLAN(c, plan) ((plan) << (2 + 3 * (c)))
-#define SWN_CONV_WORD_LEGAL(c, mask) ((mask) << (11 + 5 * (c)))
+#define SWN_CONV_WORD_LEGAL(c, mask) ((mask) << (11 + 6 * (c)))
 #define SWN_CONV_LAYOUT(word) ((word)&3)
 #define SWN_CONV_PLAN(word, c) (((word) >> (2 + 3 * (c))) & 7)
-#define SWN_CONV_LEGAL(word, c) (((word) >> (11 + 5 * (c))) & 31)
+#define SWN_CONV_LEGAL(word, c) (((word) >> (11 + 6 * (c))) & 63)
 typedef struct SwnConvState SwnConvState;
 
 /* What forward, backward and update work on. Per-image buffers live in `image` at

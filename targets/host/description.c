@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../../ir/target.h"
+#include "conv_depthwise.h"
 #include "direct_tiling.h"
 #include "isa.h"
 #include "workspace.h"
@@ -25,6 +26,8 @@ static const double DIRECT_EFF = 0.55;      /* the direct strips' FMA rate, full
 static const double DIRECT_DGRAD_EFF = 0.6; /* the same strips on dY: explicit's input gradient
                                                is slower than its forward, direct's is not */
 static const double DIRECT_WGRAD_EFF = 0.6; /* its weight-gradient tiles' */
+
+static const double DEPTHWISE_EFF = 0.3; /* its vector multiply-adds, 2 loads each */
 
 static double fill(double n, double half) { return n / (n + half); } /* 0..1, half at n = half */
 
@@ -209,6 +212,19 @@ static double explicit_plan_cost(const ConvShape *s, ConvComputation c, int tili
   return (explicit_cost(s, CONV_WGRAD) + explicit_cost(s, CONV_DGRAD) - gather) / cpus();
 }
 
+/* The depthwise plan (conv_depthwise.c): a pass over its input and output (forward: x read, y
+ * written; input gradient: dY read, dX written; weight gradient: x and dY read), padded to
+ * whole blocks, and a multiply-add per tap and pixel on 16 lanes at a time; a strided input
+ * gradient also reads and writes each row of dX in L1 once per tap reaching it. */
+static double depthwise_cost(const ConvShape *s, ConvComputation c) {
+  double lanes = (double)host_blocks((int)s->co) * HOST_BLOCK;
+  double bytes = 4.0 * s->batch * lanes * (s->h * s->w + s->ho * s->wo);
+  double flops_padded = 2.0 * s->batch * lanes * s->ho * s->wo * s->kh * s->kw;
+  double eff = DEPTHWISE_EFF;
+  if (c == CONV_DGRAD && (s->sh > 1 || s->sw > 1)) eff /= 2;
+  return bytes / BANDWIDTH + flops_padded / (PEAK * eff);
+}
+
 static double winograd2_cost(const ConvShape *s, ConvComputation c) {
   return winograd_cost(s, 2, c);
 }
@@ -225,9 +241,10 @@ PLAN_COST(implicit, implicit_cost)
 PLAN_COST(direct, direct_cost)
 PLAN_COST(winograd2, winograd2_cost)
 PLAN_COST(winograd4, winograd4_cost)
+PLAN_COST(depthwise, depthwise_cost)
 #undef PLAN_COST
 
-/* The kernels but explicit's have no groups. */
+/* The kernels but explicit's and depthwise's have no groups. */
 static const char *implicit_illegal(const ConvShape *s) {
   return s->groups != 1 ? "it has groups, and the host's implicit kernels have none" : NULL;
 }
@@ -236,6 +253,13 @@ static const char *direct_illegal(const ConvShape *s) {
 }
 static const char *winograd_illegal(const ConvShape *s) {
   return s->groups != 1 ? "it has groups, and the host's Winograd kernels have none" : NULL;
+}
+
+static const char *depthwise_illegal(const ConvShape *s) {
+  SwkConv p = kernel_shape(s);
+  return host_depthwise_legal(&p) ? NULL
+                                  : "it is not depthwise (as many groups as input and output "
+                                    "channels)";
 }
 
 /* Every element read and written, one side strided (the pairs of layouts with a transform:
@@ -284,6 +308,7 @@ PLAN_WORKSPACE(implicit, host_conv_implicit_workspace(&p, (int)s->batch, (int)cp
 PLAN_WORKSPACE(direct, host_conv_direct_workspace_for(&p, (int)cpus()))
 PLAN_WORKSPACE(winograd2, host_conv_winograd_workspace_for(&p, 2, (int)cpus()))
 PLAN_WORKSPACE(winograd4, host_conv_winograd_workspace_for(&p, 4, (int)cpus()))
+PLAN_WORKSPACE(depthwise, host_conv_depthwise_workspace_for(&p, (int)cpus()))
 #undef PLAN_WORKSPACE
 static double fc_workspace(void) { return (double)host_fc_workspace((int)cpus()); }
 
@@ -304,6 +329,7 @@ const Target host_target = {
             [PLAN_DIRECT] = {direct_illegal, direct_plan_cost, direct_workspace, direct_tilings},
             [PLAN_WINOGRAD2] = {winograd_illegal, winograd2_plan_cost, winograd2_workspace},
             [PLAN_WINOGRAD4] = {winograd_illegal, winograd4_plan_cost, winograd4_workspace},
+            [PLAN_DEPTHWISE] = {depthwise_illegal, depthwise_plan_cost, depthwise_workspace},
         },
     .tiling_name = host_tiling_name,
     .transform_cost = host_transform_cost,

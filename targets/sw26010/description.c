@@ -144,6 +144,8 @@ const Target sw26010_target = {
                                        "CPEs (the host's runs on the MPE only)"},
             [PLAN_WINOGRAD2] = {.absent = NO_WINOGRAD},
             [PLAN_WINOGRAD4] = {.absent = NO_WINOGRAD},
+            [PLAN_DEPTHWISE] = {.absent = "the sw26010 kernels have no depthwise convolution on "
+                                          "the CPEs (the host's runs on the MPE only)"},
         },
     .transform_cost = sw_transform_cost,
     .accepts = sw_accepts,

@@ -12,7 +12,8 @@ MPE(conv_direct_backward) MPE(to_bnrc16) MPE(bnrc16_to_bnrc) MPE(pool_bnrc16_for
 MPE(pool_bnrc16_backward) MPE(batchnorm_bnrc16_forward) MPE(batchnorm_bnrc16_recompute)
 MPE(batchnorm_bnrc16_backward) MPE(conv_winograd2_workspace) MPE(conv_winograd2_forward)
 MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_forward)
-MPE(conv_winograd4_backward)
+MPE(conv_winograd4_backward) MPE(conv_depthwise_workspace)
+MPE(conv_depthwise_forward) MPE(conv_depthwise_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -70,60 +71,45 @@ void sw_mpe_accuracy_forward(int classes, int top, int batch, const float *score
   sw_mpe_work(floats((double)batch * classes), (double)batch * classes);
 }
 
-/* The host's direct convolution and its layout's transforms: the description offers neither
- * (no CPE version yet), so only a program forced to them runs them. */
-size_t swk_conv_direct_workspace(const SwkConv *p) { return mpe_conv_direct_workspace(p); }
-
+/* The host's convolutions on the blocked layout (direct, Winograd, depthwise) and its layout's
+ * transforms: the description offers none of them (no CPE version yet), so only a program
+ * forced to them runs them. Each counts its arithmetic and one pass over its images. */
 static double direct_flops(const SwkConv *p, int batch) {
-  return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
+  return 2.0 * batch * p->co * p->ho * p->wo * (p->ci / p->groups) * p->kh * p->kw;
 }
 
-void swk_conv_direct_forward(const SwkConv *p, int batch, const float *x, const float *w,
-                             const float *b, float *y, float *ws) {
-  mpe_conv_direct_forward(p, batch, x, w, b, y, ws);
-  sw_mpe_work(floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo)),
-              direct_flops(p, batch));
-}
-
-void swk_conv_direct_backward(const SwkConv *p, int batch, const float *x, const float *w,
-                              const float *dy, float *dx, bool dx_add, float *dw, float *db,
-                              float grad_scale, float bias_grad_scale, float grad_keep, float *ws) {
-  mpe_conv_direct_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale, bias_grad_scale,
-                           grad_keep, ws);
-  double computations = (dx ? 1 : 0) + (dw ? 1 : 0);
-  sw_mpe_work(floats((double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo)),
-              computations * direct_flops(p, batch));
-}
-
-/* The host's Winograd convolutions, likewise: their element-wise products, (m + 2)^2 per tile
- * of m x m outputs and channel pair, are the arithmetic counted. */
+/* Winograd's element-wise products, (m + 2)^2 per tile of m x m outputs and channel pair. */
 static double winograd_flops(const SwkConv *p, int m, int batch) {
   double tiles = (double)batch * ((p->ho + m - 1) / m) * ((p->wo + m - 1) / m);
   return 2.0 * tiles * (m + 2) * (m + 2) * p->ci * p->co;
 }
+static double winograd2_flops(const SwkConv *p, int batch) { return winograd_flops(p, 2, batch); }
+static double winograd4_flops(const SwkConv *p, int batch) { return winograd_flops(p, 4, batch); }
 
-#define MPE_WINOGRAD(m)                                                                            \
-  size_t swk_conv_winograd##m##_workspace(const SwkConv *p) {                                      \
-    return mpe_conv_winograd##m##_workspace(p);                                                    \
+static double conv_image_floats(const SwkConv *p, int batch) {
+  return (double)batch * (p->ci * p->h * p->w + p->co * p->ho * p->wo);
+}
+
+#define MPE_CONV(kernels, flops)                                                                   \
+  size_t swk_##kernels##_workspace(const SwkConv *p) { return mpe_##kernels##_workspace(p); }      \
+  void swk_##kernels##_forward(const SwkConv *p, int batch, const float *x, const float *w,        \
+                               const float *b, float *y, float *ws) {                              \
+    mpe_##kernels##_forward(p, batch, x, w, b, y, ws);                                             \
+    sw_mpe_work(floats(conv_image_floats(p, batch)), flops(p, batch));                             \
   }                                                                                                \
-  void swk_conv_winograd##m##_forward(const SwkConv *p, int batch, const float *x, const float *w, \
-                                      const float *b, float *y, float *ws) {                       \
-    mpe_conv_winograd##m##_forward(p, batch, x, w, b, y, ws);                                      \
-    sw_mpe_work(floats((double)batch *(p->ci * p->h * p->w + p->co * p->ho * p->wo)),              \
-                winograd_flops(p, m, batch));                                                      \
-  }                                                                                                \
-  void swk_conv_winograd##m##_backward(const SwkConv *p, int batch, const float *x,                \
-                                       const float *w, const float *dy, float *dx, bool dx_add,    \
-                                       float *dw, float *db, float grad_scale,                     \
-                                       float bias_grad_scale, float grad_keep, float *ws) {        \
-    mpe_conv_winograd##m##_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale,            \
-                                    bias_grad_scale, grad_keep, ws);                               \
+  void swk_##kernels##_backward(const SwkConv *p, int batch, const float *x, const float *w,       \
+                                const float *dy, float *dx, bool dx_add, float *dw, float *db,     \
+                                float grad_scale, float bias_grad_scale, float grad_keep,          \
+                                float *ws) {                                                       \
+    mpe_##kernels##_backward(p, batch, x, w, dy, dx, dx_add, dw, db, grad_scale, bias_grad_scale,  \
+                             grad_keep, ws);                                                       \
     double computations = (dx ? 1 : 0) + (dw ? 1 : 0);                                             \
-    sw_mpe_work(floats((double)batch *(p->ci * p->h * p->w + p->co * p->ho * p->wo)),              \
-                computations *winograd_flops(p, m, batch));                                        \
+    sw_mpe_work(floats(conv_image_floats(p, batch)), computations *flops(p, batch));               \
   }
-MPE_WINOGRAD(2)
-MPE_WINOGRAD(4)
+MPE_CONV(conv_direct, direct_flops)
+MPE_CONV(conv_winograd2, winograd2_flops)
+MPE_CONV(conv_winograd4, winograd4_flops)
+MPE_CONV(conv_depthwise, direct_flops)
 
 void swk_to_bnrc16(int c, int h, int w, int batch, const float *x, float *y, bool add) {
   mpe_to_bnrc16(c, h, w, batch, x, y, add);

@@ -19,6 +19,9 @@
 #define swk_conv_winograd4_workspace mpe_conv_winograd4_workspace
 #define swk_conv_winograd4_forward mpe_conv_winograd4_forward
 #define swk_conv_winograd4_backward mpe_conv_winograd4_backward
+#define swk_conv_depthwise_workspace mpe_conv_depthwise_workspace
+#define swk_conv_depthwise_forward mpe_conv_depthwise_forward
+#define swk_conv_depthwise_backward mpe_conv_depthwise_backward
 #define swk_to_bnrc16 mpe_to_bnrc16
 #define swk_bnrc16_to_bnrc mpe_bnrc16_to_bnrc
 /* conv_direct.c's and register_blocks.c's own external names, kept apart from a host kernel

@@ -1,0 +1,355 @@
+/* Depthwise convolution on the channel-blocked layout (conv_depthwise.h). Each block's 16 lanes
+ * are 16 channels' independent convolutions, computed in native vectors (vec16.h): a tap is a
+ * vector of 16 filters' weights, multiplied into each pixel's vector.
+ *
+ * - Forward and a stride-1 input gradient run output row by output row, a row in strips of
+ *   STRIP pixels whose accumulators stay in registers while every tap is applied (the input's
+ *   kh rows are in L1 and read once from memory): the input gradient is the forward of dY with
+ *   the flipped filters and padding k - 1 - p. Pixels whose window crosses the image's edge
+ *   (and a row's last few) are summed one at a time, skipping the taps outside; both sum the
+ *   taps in the same order.
+ * - A strided input gradient scatters: each row of dX is gathered in a buffer in L1 from the
+ *   rows of dY whose taps reach it, then stored once.
+ * - The weight gradient sums each tap's products over a row of pixels in four chains, per
+ *   (block, part of the batch); the parts (HOST_DEPTHWISE_PARTS, whatever the thread count)
+ *   are added in order at the end, so results do not depend on the threads.
+ * The filters, (C, 1, K, K) as every plan keeps them, are packed per call into (C/16, K, K, 16),
+ * zero past the channels, so the unused lanes of the last block compute zeros. */
+#include "conv_depthwise.h"
+
+#include <omp.h>
+#include <string.h>
+
+#include "conv_direct.h"
+#include "vec16.h"
+
+enum { LANES = 16, STRIP = 8, CHAINS = 4 };
+
+static size_t taps_of(const SwkConv *p) { return (size_t)p->kh * (size_t)p->kw; }
+static size_t filter_floats(const SwkConv *p) { return host_depthwise_filter_floats(p); }
+
+/* ------------------------------------------------------------------ packing */
+
+/* f[cb][t][lane] = w[cb * 16 + lane][t], or its tap taps - 1 - t (flipped); 0 past the channels. */
+static void pack_filters(const SwkConv *p, const float *w, bool flipped, float *f) {
+  size_t taps = taps_of(p);
+  for (int cb = 0; cb < host_blocks(p->co); cb++)
+    for (size_t t = 0; t < taps; t++)
+      for (int l = 0; l < LANES; l++) {
+        int c = cb * LANES + l;
+        size_t tap = flipped ? taps - 1 - t : t;
+        f[((size_t)cb * taps + t) * LANES + (size_t)l] = c < p->co ? w[(size_t)c * taps + tap] : 0;
+      }
+}
+
+static void pack_bias(const SwkConv *p, const float *bias, float *b) {
+  for (int c = 0; c < host_blocks(p->co) * LANES; c++) b[c] = c < p->co ? bias[c] : 0;
+}
+
+/* ------------------------------------------------------------------ storing */
+
+/* Where a row's results go: out, a plane of the output; mask (NULL or a plane of the output's
+ * shape): mask > 0 ? v : slope * v (the input gradient's carried ReLU); relu: the value is its
+ * own mask (forward's epilogue); add: added to out. */
+typedef struct Store {
+  float *out;
+  const float *mask;
+  bool relu, add;
+  float slope;
+} Store;
+
+static inline HostVec where_positive(HostVec test, HostVec v, float slope) {
+  HostIVec positive = test > (HostVec){0};
+  HostVec scaled = v * slope;
+  return (HostVec)(((HostIVec)v & positive) | ((HostIVec)scaled & ~positive));
+}
+
+/* The vector at float `at` of the plane. */
+static inline void store(const Store *st, size_t at, HostVec v) {
+  if (st->relu) v = where_positive(v, v, st->slope);
+  if (st->mask) v = where_positive(host_vec_load(st->mask + at), v, st->slope);
+  if (st->add) v += host_vec_load(st->out + at);
+  host_vec_store(st->out + at, v);
+}
+
+/* ------------------------------------------------------------------ forward-like sweeps */
+
+/* One plane's convolution as the row loops see it: input h x w, output ho x wo, the window,
+ * stride and padding (negative for an input gradient whose padding exceeds k - 1). */
+typedef struct Sweep {
+  int h, w, ho, wo, kh, kw, sh, sw, ph, pw;
+} Sweep;
+
+static Sweep forward_sweep(const SwkConv *p) {
+  return (Sweep){p->h, p->w, p->ho, p->wo, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw};
+}
+
+/* A stride-1 input gradient: dY convolved with the flipped filters, padded by k - 1 - p. */
+static Sweep input_gradient_sweep(const SwkConv *p) {
+  return (Sweep){
+      p->ho, p->wo, p->h, p->w, p->kh, p->kw, 1, 1, p->kh - 1 - p->ph, p->kw - 1 - p->pw};
+}
+
+/* Output row `oh`'s taps rows [kh0, kh1) inside the input, from input row top + kh0. */
+typedef struct RowTaps {
+  int top, kh0, kh1;
+} RowTaps;
+
+static RowTaps row_taps(const Sweep *s, int oh) {
+  int top = oh * s->sh - s->ph;
+  int kh1 = s->h - top < s->kh ? s->h - top : s->kh;
+  return (RowTaps){top, top < 0 ? -top : 0, kh1};
+}
+
+/* Pixel ow (part v of its lanes), its window clipped to the image. */
+static void edge_pixel(const Sweep *s, const float *in, const float *f, HostVec bias, RowTaps r,
+                       int ow, int v, HostVec *out) {
+  HostVec acc = bias;
+  int left = ow * s->sw - s->pw;
+  for (int i = r.kh0; i < r.kh1; i++)
+    for (int j = 0; j < s->kw; j++) {
+      int iw = left + j;
+      if (iw < 0 || iw >= s->w) continue;
+      acc += host_vec_load(f + (size_t)(i * s->kw + j) * LANES + v * HOST_VEC_FLOATS) *
+             host_vec_load(in + ((size_t)(r.top + i) * (size_t)s->w + (size_t)iw) * LANES +
+                           v * HOST_VEC_FLOATS);
+    }
+  *out = acc;
+}
+
+/* STRIP pixels from ow whose windows lie inside the image's columns, accumulated in registers. */
+static inline __attribute__((always_inline)) void strip(const Sweep *s, const float *in,
+                                                        const float *f, HostVec bias, RowTaps r,
+                                                        int ow, int v, HostVec acc[STRIP]) {
+#pragma GCC unroll 8
+  for (int j = 0; j < STRIP; j++) acc[j] = bias;
+  size_t step = (size_t)s->sw * LANES;
+  for (int i = r.kh0; i < r.kh1; i++) {
+    const float *row = in +
+                       ((size_t)(r.top + i) * (size_t)s->w + (size_t)(ow * s->sw - s->pw)) * LANES +
+                       v * HOST_VEC_FLOATS;
+    const float *taps = f + (size_t)(i * s->kw) * LANES + v * HOST_VEC_FLOATS;
+    for (int t = 0; t < s->kw; t++) {
+      HostVec weight = host_vec_load(taps + (size_t)t * LANES);
+      const float *x = row + (size_t)t * LANES;
+#pragma GCC unroll 8
+      for (int j = 0; j < STRIP; j++) acc[j] += weight * host_vec_load(x + (size_t)j * step);
+    }
+  }
+}
+
+/* Row oh of the output: in, one plane of the input; f, its block's filters; bias or NULL. */
+static void sweep_row(const Sweep *s, const float *in, const float *f, const float *bias, int oh,
+                      const Store *st) {
+  RowTaps r = row_taps(s, oh);
+  /* the columns whose whole window lies inside: [lo, hi) */
+  int lo = s->pw > 0 ? (s->pw + s->sw - 1) / s->sw : 0, span = s->w - s->kw + s->pw;
+  int hi = span >= 0 ? span / s->sw + 1 : 0;
+  lo = lo < s->wo ? lo : s->wo;
+  hi = hi < s->wo ? (hi > lo ? hi : lo) : s->wo;
+  size_t row = (size_t)oh * (size_t)s->wo * LANES;
+  for (int v = 0; v < HOST_VEC_PARTS; v++) {
+    HostVec b = bias ? host_vec_load(bias + v * HOST_VEC_FLOATS) : (HostVec){0};
+    size_t lane = (size_t)v * HOST_VEC_FLOATS;
+    int ow = 0;
+    HostVec one;
+    for (; ow < lo; ow++) {
+      edge_pixel(s, in, f, b, r, ow, v, &one);
+      store(st, row + (size_t)ow * LANES + lane, one);
+    }
+    for (; ow + STRIP <= hi; ow += STRIP) {
+      HostVec acc[STRIP];
+      strip(s, in, f, b, r, ow, v, acc);
+      for (int j = 0; j < STRIP; j++) store(st, row + (size_t)(ow + j) * LANES + lane, acc[j]);
+    }
+    for (; ow < s->wo; ow++) {
+      edge_pixel(s, in, f, b, r, ow, v, &one);
+      store(st, row + (size_t)ow * LANES + lane, one);
+    }
+  }
+}
+
+static size_t plane_floats(int h, int w) { return (size_t)h * (size_t)w * LANES; }
+
+static void forward(const SwkConv *p, int batch, const float *x, const float *w, const float *bias,
+                    float *y, float *ws) {
+  float *f = ws, *b = bias ? ws + filter_floats(p) : NULL;
+  pack_filters(p, w, false, f);
+  if (bias) pack_bias(p, bias, b);
+  Sweep s = forward_sweep(p);
+  int blocks = host_blocks(p->co);
+  size_t in_plane = plane_floats(p->h, p->w), out_plane = plane_floats(p->ho, p->wo);
+  long rows = (long)batch * blocks * p->ho;
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
+  for (long r = 0; r < rows; r++) {
+    long plane = r / p->ho;
+    int cb = (int)(plane % blocks);
+    Store st = {.out = y + (size_t)plane * out_plane, .relu = p->relu, .slope = p->relu_slope};
+    sweep_row(&s, x + (size_t)plane * in_plane, f + (size_t)cb * taps_of(p) * LANES,
+              b ? b + (size_t)cb * LANES : NULL, (int)(r % p->ho), &st);
+  }
+}
+
+/* ------------------------------------------------------------------ input gradient */
+
+/* The columns ow of dY whose tap j reaches a column of dX: [*first, *end). */
+static void reaching_columns(const SwkConv *p, int j, int *first, int *end) {
+  *first = j < p->pw ? (p->pw - j + p->sw - 1) / p->sw : 0;
+  int last = p->w - 1 + p->pw - j;
+  *end = last < 0 ? 0 : last / p->sw + 1;
+  if (*end > p->wo) *end = p->wo;
+}
+
+/* Row ih of dX (one plane), gathered in buf from the rows of dY (its plane) its taps reach. */
+static void scatter_row(const SwkConv *p, const float *dy, const float *f, int ih, float *buf) {
+  memset(buf, 0, sizeof(float) * (size_t)p->w * LANES);
+  for (int i = 0; i < p->kh; i++) {
+    int reach = ih + p->ph - i;
+    if (reach < 0 || reach % p->sh || reach / p->sh >= p->ho) continue;
+    const float *g = dy + (size_t)(reach / p->sh) * (size_t)p->wo * LANES;
+    for (int j = 0; j < p->kw; j++) {
+      int first, end;
+      reaching_columns(p, j, &first, &end);
+      const float *tap = f + (size_t)(i * p->kw + j) * LANES;
+      for (int ow = first; ow < end; ow++) {
+        float *d = buf + (size_t)(ow * p->sw + j - p->pw) * LANES;
+        for (int v = 0; v < HOST_VEC_PARTS; v++) {
+          size_t lane = (size_t)v * HOST_VEC_FLOATS;
+          host_vec_store(d + lane, host_vec_load(d + lane) +
+                                       host_vec_load(tap + lane) *
+                                           host_vec_load(g + (size_t)ow * LANES + lane));
+        }
+      }
+    }
+  }
+}
+
+static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx,
+                           bool add, const float *mask, float *ws) {
+  bool gather = p->sh == 1 && p->sw == 1;
+  float *f = ws;
+  pack_filters(p, w, gather, f);
+  Sweep s = input_gradient_sweep(p);
+  int blocks = host_blocks(p->co);
+  size_t in_plane = plane_floats(p->h, p->w), out_plane = plane_floats(p->ho, p->wo);
+  long rows = (long)batch * blocks * p->h;
+#pragma omp parallel num_threads(swk_threads())
+  {
+    float *buf = f + filter_floats(p) + (size_t)omp_get_thread_num() * (size_t)p->w * LANES;
+#pragma omp for schedule(guided)
+    for (long r = 0; r < rows; r++) {
+      long plane = r / p->h;
+      int cb = (int)(plane % blocks), ih = (int)(r % p->h);
+      const float *filters = f + (size_t)cb * taps_of(p) * LANES,
+                  *g = dy + (size_t)plane * out_plane;
+      Store st = {.out = dx + (size_t)plane * in_plane,
+                  .mask = mask ? mask + (size_t)plane * in_plane : NULL,
+                  .slope = p->dx_relu_slope,
+                  .add = add};
+      if (gather) {
+        sweep_row(&s, g, filters, NULL, ih, &st);
+        continue;
+      }
+      scatter_row(p, g, filters, ih, buf);
+      size_t row = (size_t)ih * (size_t)p->w * LANES;
+      for (size_t at = 0; at < (size_t)p->w * LANES; at += HOST_VEC_FLOATS)
+        store(&st, row + at, host_vec_load(buf + at));
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ weight gradient */
+
+/* One plane's products added to sums[t][lane] for each tap t, and dY's sum to sums[taps][lane]. */
+static void weight_sums(const SwkConv *p, const float *x, const float *dy, float *sums) {
+  size_t taps = taps_of(p);
+  for (int oh = 0; oh < p->ho; oh++) {
+    const float *g = dy + (size_t)oh * (size_t)p->wo * LANES;
+    for (int v = 0; v < HOST_VEC_PARTS; v++) {
+      size_t lane = (size_t)v * HOST_VEC_FLOATS;
+      HostVec sum = host_vec_load(sums + taps * LANES + lane);
+      for (int ow = 0; ow < p->wo; ow++) sum += host_vec_load(g + (size_t)ow * LANES + lane);
+      host_vec_store(sums + taps * LANES + lane, sum);
+    }
+    for (int i = 0; i < p->kh; i++) {
+      int ih = oh * p->sh - p->ph + i;
+      if (ih < 0 || ih >= p->h) continue;
+      const float *row = x + (size_t)ih * (size_t)p->w * LANES;
+      for (int j = 0; j < p->kw; j++) {
+        int first, end;
+        reaching_columns(p, j, &first, &end);
+        if (first >= end) continue;
+        const float *in = row + (size_t)(first * p->sw + j - p->pw) * LANES; /* at ow = first */
+        size_t step = (size_t)p->sw * LANES;
+        const float *grad = g + (size_t)first * LANES;
+        float *t = sums + (size_t)(i * p->kw + j) * LANES;
+        for (int v = 0; v < HOST_VEC_PARTS; v++) {
+          size_t lane = (size_t)v * HOST_VEC_FLOATS;
+          HostVec chain[CHAINS] = {{0}};
+          int n = end - first, k = 0;
+          for (; k + CHAINS <= n; k += CHAINS)
+            for (int c = 0; c < CHAINS; c++)
+              chain[c] += host_vec_load(grad + (size_t)(k + c) * LANES + lane) *
+                          host_vec_load(in + (size_t)(k + c) * step + lane);
+          for (; k < n; k++)
+            chain[0] += host_vec_load(grad + (size_t)k * LANES + lane) *
+                        host_vec_load(in + (size_t)k * step + lane);
+          host_vec_store(t + lane,
+                         host_vec_load(t + lane) + ((chain[0] + chain[1]) + (chain[2] + chain[3])));
+        }
+      }
+    }
+  }
+}
+
+static void weight_gradient(const SwkConv *p, int batch, const float *x, const float *dy, float *dw,
+                            float *db, float scale, float bias_scale, float keep, float *ws) {
+  int blocks = host_blocks(p->co),
+      parts = batch < HOST_DEPTHWISE_PARTS ? batch : HOST_DEPTHWISE_PARTS;
+  size_t taps = taps_of(p), unit = (taps + 1) * LANES;
+  size_t in_plane = plane_floats(p->h, p->w), out_plane = plane_floats(p->ho, p->wo);
+#pragma omp parallel for schedule(guided) num_threads(swk_threads())
+  for (long u = 0; u < (long)parts * blocks; u++) {
+    int part = (int)(u / blocks), cb = (int)(u % blocks);
+    float *sums = ws + (size_t)u * unit;
+    memset(sums, 0, sizeof(float) * unit);
+    for (int b = (int)((long)batch * part / parts); b < (int)((long)batch * (part + 1) / parts);
+         b++) {
+      size_t plane = (size_t)b * (size_t)blocks + (size_t)cb;
+      weight_sums(p, x + plane * in_plane, dy + plane * out_plane, sums);
+    }
+  }
+  for (int c = 0; c < p->co; c++) {
+    const float *first = ws + (size_t)(c / LANES) * unit + (size_t)(c % LANES);
+    size_t part_step = (size_t)blocks * unit;
+    for (size_t t = 0; t <= taps; t++) {
+      float g = 0;
+      for (int part = 0; part < parts; part++) g += first[(size_t)part * part_step + t * LANES];
+      if (t < taps)
+        dw[(size_t)c * taps + t] = swk_gradient_store(dw[(size_t)c * taps + t], g, scale, keep);
+      else if (db)
+        db[c] = swk_gradient_store(db[c], g, bias_scale, keep);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ the kernel interface */
+
+size_t swk_conv_depthwise_workspace(const SwkConv *p) {
+  return host_conv_depthwise_workspace_for(p, swk_threads());
+}
+
+void swk_conv_depthwise_forward(const SwkConv *p, int batch, const float *x, const float *w,
+                                const float *b, float *y, float *ws) {
+  forward(p, batch, x, w, p->bias ? b : NULL, y, ws);
+}
+
+void swk_conv_depthwise_backward(const SwkConv *p, int batch, const float *x, const float *w,
+                                 const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                                 float grad_scale, float bias_grad_scale, float grad_keep,
+                                 float *ws) {
+  if (dw)
+    weight_gradient(p, batch, x, dy, dw, p->bias ? db : NULL, grad_scale, bias_grad_scale,
+                    grad_keep, ws);
+  if (dx) input_gradient(p, batch, w, dy, dx, dx_add, p->dx_relu ? x : NULL, ws);
+}
