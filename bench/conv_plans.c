@@ -13,6 +13,12 @@
  * cost model (targets/host/description.c) prices cheapest for the computation alone and its
  * measured rate as a fraction of the fastest's; the last line, their geometric mean: how much the
  * model's choices would cost against the measurements.
+ * A second table times the depthwise convolutions of MobileNetV2 and EfficientNet-B0 (3x3 and
+ * 5x5, one filter per channel), which do a few flops per float they move: the depthwise plan
+ * and the explicit plan's grouped GEMMs, as GB/s of the least traffic each computation needs
+ * (forward: x read, y written; weight gradient: x and dY read; input gradient: dY read, dX
+ * written; the blocked layout's lanes) and as a fraction of the streaming bandwidth measured
+ * here with the same thread count (a copy of two 256 MiB arrays, bytes read and written).
  *   bench/conv_plans [THREADS] [BATCH] [FILTER] [ROUNDS]   (defaults: all cores, 8, "", 3)
  * FILTER: a network's name (or part of it; "" for every shape), or one layer's ("res2 1x1e"). */
 #include <math.h>
@@ -26,6 +32,7 @@
 #include <immintrin.h>
 #endif
 
+#include "conv_depthwise.h"
 #include "conv_direct.h"
 #include "direct_tiling.h"
 #include "conv_winograd.h"
@@ -142,6 +149,29 @@ static const Layer shapes[] = {
     {"resnet50", "res5 proj", 1024, 14, 14, 2048, 1, 2, 0},
 };
 
+/* Depthwise layers (groups = channels): channels, size, window, stride, as MobileNetV2's and
+ * EfficientNet-B0's distinct ones (torchvision's, 224x224 input). */
+static const Layer depthwise_shapes[] = {
+    {"mobilenet_v2", "dw1 112", 32, 112, 112, 32, 3, 1, 1},
+    {"mobilenet_v2", "dw2 112s2", 96, 112, 112, 96, 3, 2, 1},
+    {"mobilenet_v2", "dw3 56", 144, 56, 56, 144, 3, 1, 1},
+    {"mobilenet_v2", "dw4 56s2", 144, 56, 56, 144, 3, 2, 1},
+    {"mobilenet_v2", "dw5 28", 192, 28, 28, 192, 3, 1, 1},
+    {"mobilenet_v2", "dw7 28s2", 192, 28, 28, 192, 3, 2, 1},
+    {"mobilenet_v2", "dw8 14", 384, 14, 14, 384, 3, 1, 1},
+    {"mobilenet_v2", "dw12 14", 576, 14, 14, 576, 3, 1, 1},
+    {"mobilenet_v2", "dw14 14s2", 576, 14, 14, 576, 3, 2, 1},
+    {"mobilenet_v2", "dw15 7", 960, 7, 7, 960, 3, 1, 1},
+    {"efficientnet_b0", "s3 56s2 5x5", 144, 56, 56, 144, 5, 2, 2},
+    {"efficientnet_b0", "s3 28 5x5", 240, 28, 28, 240, 5, 1, 2},
+    {"efficientnet_b0", "s4 28s2", 240, 28, 28, 240, 3, 2, 1},
+    {"efficientnet_b0", "s4 14", 480, 14, 14, 480, 3, 1, 1},
+    {"efficientnet_b0", "s5 14 5x5", 480, 14, 14, 480, 5, 1, 2},
+    {"efficientnet_b0", "s6 14s2 5x5", 672, 14, 14, 672, 5, 2, 2},
+    {"efficientnet_b0", "s6 7 5x5", 1152, 7, 7, 1152, 5, 1, 2},
+    {"efficientnet_b0", "s7 7", 1152, 7, 7, 1152, 3, 1, 1},
+};
+
 static double median3(double a, double b, double c) {
   return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
 }
@@ -160,7 +190,7 @@ static float *zeroed(size_t n) {
 }
 
 typedef struct Buffers {
-  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws, *winograd_ws;
+  float *x, *y, *w, *b, *dx, *dw, *db, *ws, *implicit_ws, *direct_ws, *winograd_ws, *depthwise_ws;
 } Buffers;
 
 /* The plans' rows (runtime/conv_plans.h); run() calls the host's kernels of each directly, to
@@ -175,8 +205,9 @@ enum {
 static const char *const plan_names[] = {SWN_CONV_PLANS(PLAN_NAME)};
 #undef PLAN_NAME
 
-/* Whether the plan has this shape's computations. */
+/* Whether the plan has this shape's computations (the first table's: dense shapes). */
 static bool plan_has(const SwkConv *p, int plan) {
+  if (plan == DEPTHWISE) return host_depthwise_legal(p);
   return plan < WINOGRAD2 || host_winograd_legal(p, plan == WINOGRAD2 ? 2 : 4);
 }
 
@@ -194,7 +225,12 @@ static void run_winograd(const SwkConv *p, int m, int batch, int computation, co
 static double run(const SwkConv *p, int batch, int plan, int computation, const Buffers *m) {
   double t0 = now();
   float *dx = computation == 2 ? m->dx : NULL, *dw = computation == 1 ? m->dw : NULL;
-  if (plan >= WINOGRAD2)
+  if (plan == DEPTHWISE && computation == 0)
+    swk_conv_depthwise_forward(p, batch, m->x, m->w, m->b, m->y, m->depthwise_ws);
+  else if (plan == DEPTHWISE)
+    swk_conv_depthwise_backward(p, batch, m->x, m->w, m->y, dx, false, dw, m->db, 1, 1, 0,
+                                m->depthwise_ws);
+  else if (plan == WINOGRAD2 || plan == WINOGRAD4)
     run_winograd(p, plan == WINOGRAD2 ? 2 : 4, batch, computation, m);
   else if (computation == 0 && plan == EXPLICIT)
     swk_conv_forward(p, batch, m->x, m->w, m->b, m->y, m->ws);
@@ -299,13 +335,13 @@ static SwkConv conv_of(const Layer *s) {
 }
 
 static double flops_of(const SwkConv *p, int batch) {
-  return 2.0 * batch * p->co * p->ho * p->wo * p->ci * p->kh * p->kw;
+  return 2.0 * batch * p->co * p->ho * p->wo * (p->ci / p->groups) * p->kh * p->kw;
 }
 
 static Buffers buffers_for(const SwkConv *p, int batch) {
   size_t nx = host_blocked_floats(batch, p->ci, p->h, p->w),
          ny = host_blocked_floats(batch, p->co, p->ho, p->wo); /* enough for every layout */
-  size_t nw = (size_t)p->co * p->ci * p->kh * p->kw;
+  size_t nw = (size_t)p->co * (size_t)(p->ci / p->groups) * p->kh * p->kw;
   Buffers m = {zeroed(nx),
                zeroed(ny),
                zeroed(nw),
@@ -316,7 +352,8 @@ static Buffers buffers_for(const SwkConv *p, int batch) {
                zeroed(swk_conv_workspace(p) + 16),
                zeroed(swk_conv_implicit_workspace(p, batch)),
                zeroed(host_conv_direct_workspace(p)),
-               NULL};
+               NULL,
+               host_depthwise_legal(p) ? zeroed(swk_conv_depthwise_workspace(p)) : NULL};
   if (host_winograd_legal(p, 2)) {
     size_t two = host_conv_winograd_workspace(p, 2);
     size_t four = host_winograd_legal(p, 4) ? host_conv_winograd_workspace(p, 4) : 0;
@@ -328,7 +365,8 @@ static Buffers buffers_for(const SwkConv *p, int batch) {
 
 static void free_buffers(Buffers *m) {
   free(m->x), free(m->y), free(m->w), free(m->b), free(m->dx), free(m->dw), free(m->db),
-      free(m->ws), free(m->implicit_ws), free(m->direct_ws), free(m->winograd_ws);
+      free(m->ws), free(m->implicit_ws), free(m->direct_ws), free(m->winograd_ws),
+      free(m->depthwise_ws);
 }
 
 /* The whole table is timed in rounds, one after another, and every figure is the median of
@@ -425,6 +463,70 @@ static double print_row(const Row *row, int rounds, int batch, double peak) {
   return share;
 }
 
+/* ------------------------------------------------------------------ depthwise */
+
+/* Bytes read and written per second by a copy of two 256 MiB arrays on `threads` threads,
+ * plain stores as the kernels' (best of 5: the machine is shared). */
+static double stream_bandwidth(int threads) {
+  size_t n = (size_t)64 << 20;
+  float *a = zeroed(n), *b = zeroed(n);
+  double best = 0;
+  for (int trial = 0; trial < 5; trial++) {
+    double t0 = now();
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; i++) a[i] = b[i] + 1.0f;
+    best = fmax(best, 2.0 * sizeof(float) * (double)n / (now() - t0));
+  }
+  free(a), free(b);
+  return best;
+}
+
+/* The least bytes any of the three computations moves: two of its tensors once (x and y
+ * read, or one read and the other written), in the blocked layout. */
+static double depthwise_bytes(const SwkConv *p, int batch) {
+  return 4.0 * (double)(host_blocked_floats(batch, p->ci, p->h, p->w) +
+                        host_blocked_floats(batch, p->co, p->ho, p->wo));
+}
+
+/* One layer's rows: the median over rounds of each plan's median of 3. */
+static void depthwise_layer(const Layer *s, int batch, int rounds, double bandwidth, double peak) {
+  static const char *const computations[] = {"forward", "wgrad", "dgrad"};
+  SwkConv p = conv_of(s);
+  p.groups = p.ci, p.x_planar = false;
+  Buffers m = buffers_for(&p, batch);
+  for (int c = 0; c < COMPUTATIONS; c++) {
+    double t[2][ROUNDS_MAX];
+    for (int r = 0; r < rounds; r++)
+      for (int k = 0; k < 2; k++)
+        t[k][r] = median_seconds(&p, batch, k ? DEPTHWISE : EXPLICIT, c, &m);
+    double bytes = depthwise_bytes(&p, batch), flops = flops_of(&p, batch);
+    double explicit_s = median_of(t[0], rounds), depthwise_s = median_of(t[1], rounds);
+    printf("%-16s %-12s %-8s %10.1f %10.1f %8.0f%% %10.1f %8.0f%% %10.1f %8.1fx\n", s->net, s->name,
+           computations[c], 1e3 * depthwise_s, flops / depthwise_s / 1e9,
+           100 * flops / depthwise_s / 1e9 / peak, bytes / depthwise_s / 1e9,
+           100 * bytes / depthwise_s / bandwidth, bytes / explicit_s / 1e9,
+           explicit_s / depthwise_s);
+  }
+  free_buffers(&m);
+}
+
+static void depthwise_table(int threads, int batch, int rounds, const char *filter, double peak) {
+  int count = 0;
+  for (size_t i = 0; i < sizeof depthwise_shapes / sizeof depthwise_shapes[0]; i++)
+    count += strstr(depthwise_shapes[i].net, filter) || !strcmp(depthwise_shapes[i].name, filter);
+  if (!count) return;
+  double bandwidth = stream_bandwidth(threads);
+  printf("# depthwise convolution, batch %d, %d threads; streaming bandwidth (copy) %.1f GB/s; "
+         "FMA-loop peak %.1f GFLOP/s; GB/s: the least traffic (explicit: the explicit plan's)\n",
+         batch, threads, bandwidth / 1e9, peak);
+  printf("%-16s %-12s %-8s %10s %10s %9s %10s %9s %10s %9s\n", "network", "layer", "compute",
+         "depthw. ms", "GFLOP/s", "of peak", "GB/s", "of bw", "explicit", "speed-up");
+  for (size_t i = 0; i < sizeof depthwise_shapes / sizeof depthwise_shapes[0]; i++)
+    if (strstr(depthwise_shapes[i].net, filter) || !strcmp(depthwise_shapes[i].name, filter))
+      depthwise_layer(&depthwise_shapes[i], batch, rounds, bandwidth, peak);
+  printf("# streaming bandwidth at the end %.1f GB/s\n", stream_bandwidth(threads) / 1e9);
+}
+
 int main(int argc, char **argv) {
   int threads = count_argument(argc, argv, 1, omp_get_num_procs()),
       batch = count_argument(argc, argv, 2, 8), rounds = count_argument(argc, argv, 4, 3);
@@ -451,19 +553,22 @@ int main(int argc, char **argv) {
     for (int i = 0; i < count; i += COMPUTATIONS) time_layer(&rows[i], batch, r);
     fprintf(stderr, "conv_plans: round %d of %d timed in %.0f s\n", r + 1, rounds, now() - start);
   }
-  printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s; "
-         "the median of %d rounds\n",
-         batch, threads, peak,
-         getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)", rounds);
-  printf("%-14s %-10s %-8s", "network", "layer", "compute");
-  for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
-  printf(" %10s %7s", "tiled", "of peak");
-  printf("  %-22s %-10s %s\n", "fastest", "model", "of fastest");
-  double log_model_share = 0;
-  for (int i = 0; i < count; i++) log_model_share += log(print_row(&rows[i], rounds, batch, peak));
-  if (count)
+  if (count) {
+    printf("# convolution, batch %d, %d threads; FMA-loop peak %.1f GFLOP/s; OPENBLAS_CORETYPE=%s; "
+           "the median of %d rounds\n",
+           batch, threads, peak,
+           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)", rounds);
+    printf("%-14s %-10s %-8s", "network", "layer", "compute");
+    for (int plan = 0; plan < PLANS; plan++) printf(" %10s %7s", plan_names[plan], "of peak");
+    printf(" %10s %7s", "tiled", "of peak");
+    printf("  %-22s %-10s %s\n", "fastest", "model", "of fastest");
+    double log_model_share = 0;
+    for (int i = 0; i < count; i++)
+      log_model_share += log(print_row(&rows[i], rounds, batch, peak));
     printf("# the model's choices (kernels: %s) at %.1f%% of the fastest, geometric mean of %d\n",
            host_isa_choice(), 100 * exp(log_model_share / count), count);
-  printf("# FMA-loop peak at the end %.1f GFLOP/s (the rows: %.1f)\n", fma_peak(threads), peak);
+    printf("# FMA-loop peak at the end %.1f GFLOP/s (the rows: %.1f)\n", fma_peak(threads), peak);
+  }
+  depthwise_table(threads, batch, rounds, filter, peak);
   return 0;
 }

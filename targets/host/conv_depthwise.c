@@ -8,8 +8,8 @@
  *   the flipped filters and padding k - 1 - p. Pixels whose window crosses the image's edge
  *   (and a row's last few) are summed one at a time, skipping the taps outside; both sum the
  *   taps in the same order.
- * - A strided input gradient scatters: each row of dX is gathered in a buffer in L1 from the
- *   rows of dY whose taps reach it, then stored once.
+ * - A strided input gradient gathers each pixel of dX from the taps of its phase that reach
+ *   it, in registers, and stores it once.
  * - The weight gradient sums each tap's products over a row of pixels in four chains, per
  *   (block, part of the batch); the parts (HOST_DEPTHWISE_PARTS, whatever the thread count)
  *   are added in order at the end, so results do not depend on the threads.
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "conv_direct.h"
+#include "stream.h"
 #include "vec16.h"
 
 enum { LANES = 16, STRIP = 8, CHAINS = 4 };
@@ -48,9 +49,9 @@ static void pack_bias(const SwkConv *p, const float *bias, float *b) {
 
 /* ------------------------------------------------------------------ storing */
 
-/* Where a row's results go: out, a plane of the output; mask (NULL or a plane of the output's
- * shape): mask > 0 ? v : slope * v (the input gradient's carried ReLU); relu: the value is its
- * own mask (forward's epilogue); add: added to out. */
+/* Where a row's results go: out, the row (or a buffer for it); mask (NULL or the same row of a
+ * tensor of the output's shape): mask > 0 ? v : slope * v (the input gradient's carried ReLU);
+ * relu: the value is its own mask (forward's epilogue); add: added to out. */
 typedef struct Store {
   float *out;
   const float *mask;
@@ -64,7 +65,7 @@ static inline HostVec where_positive(HostVec test, HostVec v, float slope) {
   return (HostVec)(((HostIVec)v & positive) | ((HostIVec)scaled & ~positive));
 }
 
-/* The vector at float `at` of the plane. */
+/* The vector at float `at` of the row. */
 static inline void store(const Store *st, size_t at, HostVec v) {
   if (st->relu) v = where_positive(v, v, st->slope);
   if (st->mask) v = where_positive(host_vec_load(st->mask + at), v, st->slope);
@@ -105,24 +106,26 @@ static RowTaps row_taps(const Sweep *s, int oh) {
 static void edge_pixel(const Sweep *s, const float *in, const float *f, HostVec bias, RowTaps r,
                        int ow, int v, HostVec *out) {
   HostVec acc = bias;
-  int left = ow * s->sw - s->pw;
-  for (int i = r.kh0; i < r.kh1; i++)
-    for (int j = 0; j < s->kw; j++) {
-      int iw = left + j;
-      if (iw < 0 || iw >= s->w) continue;
-      acc += host_vec_load(f + (size_t)(i * s->kw + j) * LANES + v * HOST_VEC_FLOATS) *
-             host_vec_load(in + ((size_t)(r.top + i) * (size_t)s->w + (size_t)iw) * LANES +
-                           v * HOST_VEC_FLOATS);
-    }
+  int left = ow * s->sw - s->pw; /* the taps [j0, j1) are inside the row */
+  int j0 = left < 0 ? -left : 0, j1 = s->w - left < s->kw ? s->w - left : s->kw;
+  for (int i = r.kh0; i < r.kh1; i++) {
+    const float *taps = f + (size_t)(i * s->kw) * LANES + v * HOST_VEC_FLOATS;
+    const float *x = in + ((size_t)(r.top + i) * (size_t)s->w + (size_t)left) * LANES +
+                     v * HOST_VEC_FLOATS; /* read from tap j0 on */
+    for (int j = j0; j < j1; j++)
+      acc += host_vec_load(taps + (size_t)j * LANES) * host_vec_load(x + (ptrdiff_t)j * LANES);
+  }
   *out = acc;
 }
 
-/* STRIP pixels from ow whose windows lie inside the image's columns, accumulated in registers. */
+/* n pixels from ow (n at most STRIP, a constant where inlined) whose windows lie inside the
+ * image's columns, accumulated in registers. */
 static inline __attribute__((always_inline)) void strip(const Sweep *s, const float *in,
                                                         const float *f, HostVec bias, RowTaps r,
-                                                        int ow, int v, HostVec acc[STRIP]) {
+                                                        int ow, int v, const int n,
+                                                        HostVec acc[STRIP]) {
 #pragma GCC unroll 8
-  for (int j = 0; j < STRIP; j++) acc[j] = bias;
+  for (int j = 0; j < n; j++) acc[j] = bias;
   size_t step = (size_t)s->sw * LANES;
   for (int i = r.kh0; i < r.kh1; i++) {
     const float *row = in +
@@ -133,12 +136,13 @@ static inline __attribute__((always_inline)) void strip(const Sweep *s, const fl
       HostVec weight = host_vec_load(taps + (size_t)t * LANES);
       const float *x = row + (size_t)t * LANES;
 #pragma GCC unroll 8
-      for (int j = 0; j < STRIP; j++) acc[j] += weight * host_vec_load(x + (size_t)j * step);
+      for (int j = 0; j < n; j++) acc[j] += weight * host_vec_load(x + (size_t)j * step);
     }
   }
 }
 
-/* Row oh of the output: in, one plane of the input; f, its block's filters; bias or NULL. */
+/* Row oh of the output (st: where it goes): in, one plane of the input; f, its block's
+ * filters; bias or NULL. */
 static void sweep_row(const Sweep *s, const float *in, const float *f, const float *bias, int oh,
                       const Store *st) {
   RowTaps r = row_taps(s, oh);
@@ -147,7 +151,7 @@ static void sweep_row(const Sweep *s, const float *in, const float *f, const flo
   int hi = span >= 0 ? span / s->sw + 1 : 0;
   lo = lo < s->wo ? lo : s->wo;
   hi = hi < s->wo ? (hi > lo ? hi : lo) : s->wo;
-  size_t row = (size_t)oh * (size_t)s->wo * LANES;
+  const size_t row = 0; /* stores are relative to the row */
   for (int v = 0; v < HOST_VEC_PARTS; v++) {
     HostVec b = bias ? host_vec_load(bias + v * HOST_VEC_FLOATS) : (HostVec){0};
     size_t lane = (size_t)v * HOST_VEC_FLOATS;
@@ -157,10 +161,14 @@ static void sweep_row(const Sweep *s, const float *in, const float *f, const flo
       edge_pixel(s, in, f, b, r, ow, v, &one);
       store(st, row + (size_t)ow * LANES + lane, one);
     }
+    HostVec acc[STRIP];
     for (; ow + STRIP <= hi; ow += STRIP) {
-      HostVec acc[STRIP];
-      strip(s, in, f, b, r, ow, v, acc);
+      strip(s, in, f, b, r, ow, v, STRIP, acc);
       for (int j = 0; j < STRIP; j++) store(st, row + (size_t)(ow + j) * LANES + lane, acc[j]);
+    }
+    for (; ow + STRIP / 2 <= hi; ow += STRIP / 2) { /* short rows: 7x7, 14x14 */
+      strip(s, in, f, b, r, ow, v, STRIP / 2, acc);
+      for (int j = 0; j < STRIP / 2; j++) store(st, row + (size_t)(ow + j) * LANES + lane, acc[j]);
     }
     for (; ow < s->wo; ow++) {
       edge_pixel(s, in, f, b, r, ow, v, &one);
@@ -171,6 +179,35 @@ static void sweep_row(const Sweep *s, const float *in, const float *f, const flo
 
 static size_t plane_floats(int h, int w) { return (size_t)h * (size_t)w * LANES; }
 
+/* An output too large for the caches is written with streaming stores (stream.h): each row is
+ * computed into a buffer of the thread's (ws, a row apart) and copied out whole. A row's
+ * results go to *st's out: the row itself, or the buffer. */
+typedef struct Rows {
+  float *out;   /* the output tensor */
+  bool streams; /* through the buffers */
+  float *buffers;
+  size_t row_floats;
+} Rows;
+
+static Rows output_rows(float *out, size_t floats, bool add, int row_pixels, float *buffers) {
+  return (Rows){out, !add && host_streams(out, sizeof(float) * floats), buffers,
+                (size_t)row_pixels * LANES};
+}
+
+static float *row_target(const Rows *r, size_t row) {
+  return r->streams ? r->buffers + (size_t)omp_get_thread_num() * r->row_floats
+                    : r->out + row * r->row_floats;
+}
+
+static void row_done(const Rows *r, size_t row, const float *target) {
+  if (r->streams) host_stream_copy(r->out + row * r->row_floats, target, r->row_floats);
+}
+
+/* Where forward and the input gradient keep the threads' row buffers in the workspace. */
+static float *row_buffers(const SwkConv *p, float *ws) {
+  return ws + filter_floats(p) + (size_t)host_blocks(p->co) * LANES;
+}
+
 static void forward(const SwkConv *p, int batch, const float *x, const float *w, const float *bias,
                     float *y, float *ws) {
   float *f = ws, *b = bias ? ws + filter_floats(p) : NULL;
@@ -178,47 +215,104 @@ static void forward(const SwkConv *p, int batch, const float *x, const float *w,
   if (bias) pack_bias(p, bias, b);
   Sweep s = forward_sweep(p);
   int blocks = host_blocks(p->co);
-  size_t in_plane = plane_floats(p->h, p->w), out_plane = plane_floats(p->ho, p->wo);
+  size_t in_plane = plane_floats(p->h, p->w);
   long rows = (long)batch * blocks * p->ho;
-#pragma omp parallel for schedule(guided) num_threads(swk_threads())
-  for (long r = 0; r < rows; r++) {
-    long plane = r / p->ho;
-    int cb = (int)(plane % blocks);
-    Store st = {.out = y + (size_t)plane * out_plane, .relu = p->relu, .slope = p->relu_slope};
-    sweep_row(&s, x + (size_t)plane * in_plane, f + (size_t)cb * taps_of(p) * LANES,
-              b ? b + (size_t)cb * LANES : NULL, (int)(r % p->ho), &st);
+  Rows out = output_rows(y, (size_t)rows * (size_t)p->wo * LANES, false, p->wo, row_buffers(p, ws));
+#pragma omp parallel num_threads(swk_threads())
+  {
+#pragma omp for schedule(guided)
+    for (long r = 0; r < rows; r++) {
+      long plane = r / p->ho;
+      int cb = (int)(plane % blocks);
+      Store st = {.out = row_target(&out, (size_t)r), .relu = p->relu, .slope = p->relu_slope};
+      sweep_row(&s, x + (size_t)plane * in_plane, f + (size_t)cb * taps_of(p) * LANES,
+                b ? b + (size_t)cb * LANES : NULL, (int)(r % p->ho), &st);
+      row_done(&out, (size_t)r, st.out);
+    }
+    if (out.streams) host_stream_fence();
   }
 }
 
 /* ------------------------------------------------------------------ input gradient */
 
-/* The columns ow of dY whose tap j reaches a column of dX: [*first, *end). */
-static void reaching_columns(const SwkConv *p, int j, int *first, int *end) {
-  *first = j < p->pw ? (p->pw - j + p->sw - 1) / p->sw : 0;
-  int last = p->w - 1 + p->pw - j;
-  *end = last < 0 ? 0 : last / p->sw + 1;
-  if (*end > p->wo) *end = p->wo;
+/* A strided input gradient's column phase of row ih: dX's pixels iw = r0 + sw m (m < count)
+ * receive the taps j = j0 + sw t (t < taps), tap t from dY's column m + c0 - t, of the rows
+ * i = i0 + sh u from dY's row oh0 - u (no division in the loops: it took most of their time). */
+typedef struct Phase {
+  int r0, j0, c0, taps, count, i0, oh0;
+} Phase;
+
+static Phase column_phase(const SwkConv *p, int ih, int r0) {
+  int j0 = (r0 + p->pw) % p->sw; /* r0 + pw - j0 is a multiple of sw, at least 0 */
+  int i0 = (ih + p->ph) % p->sh;
+  return (Phase){r0,
+                 j0,
+                 (r0 + p->pw - j0) / p->sw,
+                 j0 < p->kw ? (p->kw - j0 + p->sw - 1) / p->sw : 0,
+                 (p->w - r0 + p->sw - 1) / p->sw,
+                 i0,
+                 (ih + p->ph - i0) / p->sh};
 }
 
-/* Row ih of dX (one plane), gathered in buf from the rows of dY (its plane) its taps reach. */
-static void scatter_row(const SwkConv *p, const float *dy, const float *f, int ih, float *buf) {
-  memset(buf, 0, sizeof(float) * (size_t)p->w * LANES);
-  for (int i = 0; i < p->kh; i++) {
-    int reach = ih + p->ph - i;
-    if (reach < 0 || reach % p->sh || reach / p->sh >= p->ho) continue;
-    const float *g = dy + (size_t)(reach / p->sh) * (size_t)p->wo * LANES;
-    for (int j = 0; j < p->kw; j++) {
-      int first, end;
-      reaching_columns(p, j, &first, &end);
-      const float *tap = f + (size_t)(i * p->kw + j) * LANES;
-      for (int ow = first; ow < end; ow++) {
-        float *d = buf + (size_t)(ow * p->sw + j - p->pw) * LANES;
-        for (int v = 0; v < HOST_VEC_PARTS; v++) {
-          size_t lane = (size_t)v * HOST_VEC_FLOATS;
-          host_vec_store(d + lane, host_vec_load(d + lane) +
-                                       host_vec_load(tap + lane) *
-                                           host_vec_load(g + (size_t)ow * LANES + lane));
-        }
+/* n pixels of a phase from m (n a constant where inlined) gathered in registers from dY's
+ * plane: every tap's column checked (checked, a constant), or all inside. */
+static inline __attribute__((always_inline)) void phase_strip(const SwkConv *p, const float *dy,
+                                                              const float *f, Phase c, int m, int v,
+                                                              const int n, const bool checked,
+                                                              HostVec acc[STRIP]) {
+  for (int k = 0; k < n; k++) acc[k] = (HostVec){0};
+  for (int i = c.i0, oh = c.oh0; i < p->kh && oh >= 0; i += p->sh, oh--) {
+    if (oh >= p->ho) continue;
+    const float *g = dy + (size_t)oh * (size_t)p->wo * LANES + v * HOST_VEC_FLOATS;
+    for (int t = 0; t < c.taps; t++) {
+      HostVec weight =
+          host_vec_load(f + (size_t)(i * p->kw + c.j0 + t * p->sw) * LANES + v * HOST_VEC_FLOATS);
+      int first = m + c.c0 - t;
+#pragma GCC unroll 8
+      for (int k = 0; k < n; k++)
+        if (!checked || (first + k >= 0 && first + k < p->wo))
+          acc[k] += weight * host_vec_load(g + (size_t)(first + k) * LANES);
+    }
+  }
+}
+
+/* Pixels m to m + n of phase c of the dX row at float `row`, part v of their lanes. */
+static inline void store_phase(const SwkConv *p, const Store *st, size_t row, Phase c, int m, int v,
+                               int n, const HostVec acc[STRIP]) {
+  for (int k = 0; k < n; k++)
+    store(st, row + (size_t)(c.r0 + p->sw * (m + k)) * LANES + (size_t)v * HOST_VEC_FLOATS, acc[k]);
+}
+
+/* Row ih of dX (one plane) of a strided convolution, phase by phase of its columns: each pixel
+ * gathers the taps that reach it (about (k / s)^2) in registers, in strips where all of them
+ * are inside dY, and is stored once. */
+static void gather_strided_row(const SwkConv *p, const float *dy, const float *f, int ih,
+                               const Store *st) {
+  const size_t row = 0; /* stores are relative to the row */
+  for (int r0 = 0; r0 < p->sw && r0 < p->w; r0++) {
+    Phase c = column_phase(p, ih, r0);
+    /* the pixels whose every tap is inside dY: [lo, hi) */
+    int lo = c.taps - 1 - c.c0 > 0 ? c.taps - 1 - c.c0 : 0;
+    int hi = p->wo - c.c0 < c.count ? p->wo - c.c0 : c.count;
+    if (hi < lo) hi = lo;
+    for (int v = 0; v < HOST_VEC_PARTS; v++) {
+      HostVec acc[STRIP];
+      int m = 0;
+      for (; m < lo && m < c.count; m++) {
+        phase_strip(p, dy, f, c, m, v, 1, true, acc);
+        store_phase(p, st, row, c, m, v, 1, acc);
+      }
+      for (; m + STRIP <= hi; m += STRIP) {
+        phase_strip(p, dy, f, c, m, v, STRIP, false, acc);
+        store_phase(p, st, row, c, m, v, STRIP, acc);
+      }
+      for (; m + STRIP / 2 <= hi; m += STRIP / 2) {
+        phase_strip(p, dy, f, c, m, v, STRIP / 2, false, acc);
+        store_phase(p, st, row, c, m, v, STRIP / 2, acc);
+      }
+      for (; m < c.count; m++) {
+        phase_strip(p, dy, f, c, m, v, 1, true, acc);
+        store_phase(p, st, row, c, m, v, 1, acc);
       }
     }
   }
@@ -226,39 +320,45 @@ static void scatter_row(const SwkConv *p, const float *dy, const float *f, int i
 
 static void input_gradient(const SwkConv *p, int batch, const float *w, const float *dy, float *dx,
                            bool add, const float *mask, float *ws) {
-  bool gather = p->sh == 1 && p->sw == 1;
+  bool stride_one = p->sh == 1 && p->sw == 1;
   float *f = ws;
-  pack_filters(p, w, gather, f);
+  pack_filters(p, w, stride_one, f);
   Sweep s = input_gradient_sweep(p);
   int blocks = host_blocks(p->co);
-  size_t in_plane = plane_floats(p->h, p->w), out_plane = plane_floats(p->ho, p->wo);
+  size_t out_plane = plane_floats(p->ho, p->wo);
   long rows = (long)batch * blocks * p->h;
+  Rows out = output_rows(dx, (size_t)rows * (size_t)p->w * LANES, add, p->w, row_buffers(p, ws));
 #pragma omp parallel num_threads(swk_threads())
   {
-    float *buf = f + filter_floats(p) + (size_t)omp_get_thread_num() * (size_t)p->w * LANES;
 #pragma omp for schedule(guided)
     for (long r = 0; r < rows; r++) {
       long plane = r / p->h;
       int cb = (int)(plane % blocks), ih = (int)(r % p->h);
       const float *filters = f + (size_t)cb * taps_of(p) * LANES,
                   *g = dy + (size_t)plane * out_plane;
-      Store st = {.out = dx + (size_t)plane * in_plane,
-                  .mask = mask ? mask + (size_t)plane * in_plane : NULL,
+      Store st = {.out = row_target(&out, (size_t)r),
+                  .mask = mask ? mask + (size_t)r * out.row_floats : NULL,
                   .slope = p->dx_relu_slope,
                   .add = add};
-      if (gather) {
+      if (stride_one)
         sweep_row(&s, g, filters, NULL, ih, &st);
-        continue;
-      }
-      scatter_row(p, g, filters, ih, buf);
-      size_t row = (size_t)ih * (size_t)p->w * LANES;
-      for (size_t at = 0; at < (size_t)p->w * LANES; at += HOST_VEC_FLOATS)
-        store(&st, row + at, host_vec_load(buf + at));
+      else
+        gather_strided_row(p, g, filters, ih, &st);
+      row_done(&out, (size_t)r, st.out);
     }
+    if (out.streams) host_stream_fence();
   }
 }
 
 /* ------------------------------------------------------------------ weight gradient */
+
+/* The columns ow of dY whose tap j reaches a column of x: [*first, *end). */
+static void reaching_columns(const SwkConv *p, int j, int *first, int *end) {
+  *first = j < p->pw ? (p->pw - j + p->sw - 1) / p->sw : 0;
+  int last = p->w - 1 + p->pw - j;
+  *end = last < 0 ? 0 : last / p->sw + 1;
+  if (*end > p->wo) *end = p->wo;
+}
 
 /* One plane's products added to sums[t][lane] for each tap t, and dY's sum to sums[taps][lane]. */
 static void weight_sums(const SwkConv *p, const float *x, const float *dy, float *sums) {

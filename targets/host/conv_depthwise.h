@@ -27,20 +27,16 @@ static inline size_t host_depthwise_filter_floats(const SwkConv *p) {
   return (size_t)host_blocks(p->co) * (size_t)p->kh * (size_t)p->kw * HOST_BLOCK;
 }
 
-/* Floats of workspace with `threads` threads, the largest of what each computation takes:
- * forward, the filters packed by block (16 lanes a tap) and the bias; the weight gradient, its
- * partial sums (a tap and the bias per block and part); the input gradient, the filters and,
- * strided, a row of dX per thread. */
+/* Floats of workspace with `threads` threads, the larger of what the computations take:
+ * forward and the input gradient, the filters packed by block (16 lanes a tap), the bias, and
+ * a row of the output per thread (one written with streaming stores is computed there first);
+ * the weight gradient, its partial sums (a tap and the bias per block and part). */
 static inline size_t host_conv_depthwise_workspace_for(const SwkConv *p, int threads) {
-  size_t blocks = (size_t)host_blocks(p->co), filters = host_depthwise_filter_floats(p);
-  size_t forward = filters + blocks * HOST_BLOCK;
-  size_t partials = HOST_DEPTHWISE_PARTS * (filters + blocks * HOST_BLOCK);
-  size_t rows = p->no_input_gradient || (p->sh == 1 && p->sw == 1)
-                    ? 0
-                    : (size_t)threads * (size_t)p->w * HOST_BLOCK;
-  size_t input_gradient = filters + rows;
-  size_t most = forward > partials ? forward : partials;
-  return most > input_gradient ? most : input_gradient;
+  size_t bias = (size_t)host_blocks(p->co) * HOST_BLOCK, filters = host_depthwise_filter_floats(p);
+  size_t widest = (size_t)(p->w > p->wo ? p->w : p->wo);
+  size_t rows = filters + bias + (size_t)threads * widest * HOST_BLOCK;
+  size_t partials = HOST_DEPTHWISE_PARTS * (filters + bias);
+  return rows > partials ? rows : partials;
 }
 
 #endif
