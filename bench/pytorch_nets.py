@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch CPU baseline for bench/train_vs_pytorch.sh: the same networks, batch and solver as
 the examples (lenet, cifar10_quick, Caffe's AlexNet with LRN and groups, VGG-16, ResNet-50 v1.5
-as examples/resnet50.swn builds it, bvlc GoogLeNet without its auxiliary classifiers), on
-in-memory random tensors (no data loading, which favours PyTorch slightly). Pooling rounds up
+as examples/resnet50.swn builds it, bvlc GoogLeNet without its auxiliary classifiers;
+MobileNetV2 from torchvision, as examples/mobilenet_v2.swn is), on in-memory random tensors (no data loading, which favours PyTorch slightly). Pooling rounds up
 as Caffe's does (ceil_mode), so every tensor has the example's shape. Prints images/s of the
 timed iterations and the peak RSS in MiB.
 
@@ -121,7 +121,15 @@ def googlenet():
     return nn.Sequential(*layers), (3, 224, 224), 1000, 8, 0.0002
 
 
-NETS = {f.__name__: f for f in (lenet, cifar10_quick, alexnet, vgg16, resnet50, googlenet)}
+def mobilenet_v2():
+    import torchvision  # Debian's python3-torchvision, for the networks written after Caffe's
+
+    return torchvision.models.mobilenet_v2(), (3, 224, 224), 1000, 16, 0.00004
+
+
+NETS = {
+    f.__name__: f for f in (lenet, cifar10_quick, alexnet, vgg16, resnet50, googlenet, mobilenet_v2)
+}
 
 
 def main():

@@ -2,14 +2,15 @@
 # Installs the Debian packages swnc needs, and only those that are missing.
 # Idempotent: a second run installs nothing and touches no package list.
 #   scripts/install-deps.sh          build + run dependencies
-#   scripts/install-deps.sh --test   also the test oracle (python3-torch) and clang-format
+#   scripts/install-deps.sh --test   also the test oracles (python3-torch, python3-torchvision)
+#                                    and clang-format
 set -euo pipefail
 
 packages=(flex bison cmake make gcc clang libclang-rt-14-dev llvm-dev
           libopenmpi-dev openmpi-bin zlib1g-dev libturbojpeg0-dev libpng-dev
           dataset-fashion-mnist graphviz python3-matplotlib python3-numpy)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(python3-torch clang-format python3-protobuf protobuf-compiler
+  packages+=(python3-torch python3-torchvision clang-format python3-protobuf protobuf-compiler
             python3-pil python3-skimage)
 fi
 
