@@ -15,8 +15,8 @@
  *   key      simple layers' one number: Caffe's field, swnc's attribute (NULL: swnc has only
  *            Caffe's default, and refuses another value), and Caffe's default
  *
- * Op kinds with no row have no Caffe layer: hardswish (Caffe has no such type), transform
- * (swnc's own), label (written with the input). ReLU6 is Caffe's Clip with min 0 and max 6. */
+ * Op kinds with no row have no Caffe layer: hardswish, hardsigmoid and gelu (Caffe has no such
+ * types), transform (swnc's own), label (written with the input). ReLU6 is Caffe's Clip with min 0 and max 6. */
 #ifndef SWNC_CAFFE_TYPES_H
 #define SWNC_CAFFE_TYPES_H
 

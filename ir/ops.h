@@ -64,6 +64,8 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(RELU6,        "relu6",        1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(SWISH,        "swish",        1, 1, no_fields,        infer_same,         flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(HARDSWISH,    "hardswish",    1, 1, no_fields,        infer_same,         flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(GELU,         "gelu",         1, 1, no_fields,        infer_same,         flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(HARDSIGMOID,  "hardsigmoid",  1, 1, no_fields,        infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(BATCHNORM,    "batchnorm",    1, 1, batchnorm_fields, infer_batchnorm,    flops_batchnorm,   BWD_IN,          ROLE_LAYER,  FAMILY_BATCHNORM,  ALSO_BNRC16, SAVE_CHANNEL_STATS, STATE_RUNNING_STATS) \
   X(LRN,          "lrn",          1, 1, lrn_fields,       infer_lrn,          flops_lrn,         BWD_IN | BWD_OUT, ROLE_LAYER, FAMILY_LRN,        0,           SAVE_OUT_SIZED,     STATE_NONE) \
   X(DROPOUT,      "dropout",      1, 1, dropout_fields,   infer_same,         flops_elementwise, 0,               ROLE_LAYER,  FAMILY_DROPOUT,    0,           SAVE_NONE,          STATE_NONE) \

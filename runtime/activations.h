@@ -26,7 +26,9 @@
   A(a, b, elu,       OUT) \
   A(a, b, relu6,     OUT) \
   A(a, b, swish,     IN) \
-  A(a, b, hardswish, IN)
+  A(a, b, hardswish, IN) \
+  A(a, b, gelu,      IN) \
+  A(a, b, hardsigmoid, OUT)
 /* clang-format on */
 
 /* A row's reads column as a number: SWN_READS_##reads */
@@ -103,6 +105,31 @@ static inline float swn_hardswish(float x, float s) {
 static inline float swn_hardswish_grad(float x, float dy, float s) {
   (void)s;
   return x < -3 ? 0.0f : x <= 3 ? dy * (x / 3 + 0.5f) : dy;
+}
+
+/* GELU (Hendrycks and Gimpel), exact: y = x Phi(x), Phi the standard normal distribution;
+ * dy/dx = Phi(x) + x phi(x). Backward reads x. */
+static inline float swn_gelu(float x, float s) {
+  (void)s;
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+static inline float swn_gelu_grad(float x, float dy, float s) {
+  (void)s;
+  float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+  float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+  return dy * (cdf + x * pdf);
+}
+
+/* Hard sigmoid (MobileNetV3): y = relu6(x + 3) / 6; dy/dx = 1/6 where -3 < x < 3, which is
+ * where 0 < y < 1 (as PyTorch: 0 at -3 and 3), so backward reads y. */
+static inline float swn_hardsigmoid(float x, float s) {
+  (void)s;
+  float r = x + 3;
+  return (r < 0 ? 0.0f : r > 6 ? 6.0f : r) / 6;
+}
+static inline float swn_hardsigmoid_grad(float y, float dy, float s) {
+  (void)s;
+  return y > 0 && y < 1 ? dy / 6 : 0.0f;
 }
 
 #endif

@@ -73,13 +73,14 @@ def forward(P, S, x, labels, iteration):
     p1 = F.max_pool2d(r1, 3, 2, ceil_mode=True)
     c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(1, 0), groups=2)
     n1 = F.local_response_norm(c2, 3, alpha=0.5, beta=0.75, k=2)
-    a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1)
+    a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1) + F.gelu(n1)
     cat = torch.cat([a1, p1], 1)
     p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
     keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel()).reshape(p2.shape)
     d1 = p2 * keep.to(p2.dtype) * float(np.float32(1) / (np.float32(1) - np.float32(0.3)))
     f1 = F.linear(d1.flatten(1), P["f1.weight"], P["f1.bias"])
-    f2 = F.linear(F.relu6(F.hardswish(F.leaky_relu(f1, 0.1))), P["f2.weight"], P["f2.bias"])
+    h2 = F.hardsigmoid(F.hardswish(F.leaky_relu(f1, 0.1)))
+    f2 = F.linear(F.relu6(h2), P["f2.weight"], P["f2.bias"])
     return 1.5 * F.cross_entropy(f2, labels)
 
 
