@@ -71,7 +71,7 @@ static Block *begin_block(ParseCtx *ctx, Block *b, const char *name, SWNLTYPE lo
   Stmt *stmt;
 }
 
-%token NETWORK "'network'" BLOCK "'block'" RETURN "'return'" LET "'let'"
+%token NETWORK "'network'" BLOCK "'block'" RETURN "'return'" LET "'let'" REPEAT "'repeat'"
 %token <num> INT "integer" BOOL "boolean"
 %token <real> FLOAT "number"
 %token <str> IDENT "name" STRING "string"
@@ -83,7 +83,7 @@ static Block *begin_block(ParseCtx *ctx, Block *b, const char *name, SWNLTYPE lo
 
 %type <expr> expr list items_opt
 %type <stmt> args arglist
-%type <str> section_name
+%type <str> section_name repeat_index
 
 %%
 
@@ -170,7 +170,23 @@ stmt
                                         s->callee_loc = LOC_OF(@3);
                                         if (ctx->block) vec_push(&ctx->m->arena, ctx->block->body, *s);
                                       }
+  | IDENT '=' REPEAT '(' expr repeat_index ')' IDENT '(' args ')' semi_opt
+                                      {
+                                        Stmt *s = $10;
+                                        s->name = $1;
+                                        s->loc = LOC_OF(@1);
+                                        s->callee = $8;
+                                        s->callee_loc = LOC_OF(@8);
+                                        s->repeat = $5;
+                                        s->repeat_index = $6;
+                                        if (ctx->block) vec_push(&ctx->m->arena, ctx->block->body, *s);
+                                      }
   | error ')' semi_opt
+  ;
+
+repeat_index
+  : %empty                            { $$ = NULL; }
+  | ',' IDENT                         { $$ = $2; }
   ;
 
 args

@@ -73,7 +73,14 @@ static void write_statements(FILE *f, const Block *b) {
   }
   for (int i = 0; i < b->body.len; i++) {
     const Stmt *s = &b->body.data[i];
-    fprintf(f, "  %-*s = %s(", width, s->name, s->callee);
+    fprintf(f, "  %-*s = ", width, s->name);
+    if (s->repeat) {
+      fputs("repeat(", f);
+      write_expr(f, s->repeat);
+      if (s->repeat_index) fprintf(f, ", %s", s->repeat_index);
+      fputs(") ", f);
+    }
+    fprintf(f, "%s(", s->callee);
     for (int k = 0; k < s->args.len; k++) {
       const Arg *a = &s->args.data[k];
       if (k) fputs(", ", f);

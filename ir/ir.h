@@ -148,7 +148,9 @@ typedef struct Stmt {
   const char *callee;
   SrcLoc callee_loc;
   VEC(Arg) args;
-  const char *note; /* a comment the .swn writer puts beside it (an importer's record) */
+  const char *note;         /* a comment the .swn writer puts beside it (an importer's record) */
+  Expr *repeat;             /* `repeat(N[, i])`: the block applied N times, or NULL */
+  const char *repeat_index; /* the name bound to 0 .. N-1 in the arguments, or NULL */
 } Stmt;
 
 typedef struct BlockParam {

@@ -36,6 +36,9 @@ typedef struct Elab {
   VEC(int) alias; /* value id -> the value it stands for (block results), or -1 */
   int instances;  /* block instances made so far */
   bool too_big;
+  /* While a repetition's arguments are evaluated: its index's name and value (`repeat(N, i)`) */
+  const char *index_name;
+  Const index_value;
 } Elab;
 
 typedef struct Lookup {
@@ -45,6 +48,10 @@ typedef struct Lookup {
 
 static bool lookup_name(void *ctx, const char *name, Const *out) {
   Lookup *l = ctx;
+  if (l->e->index_name && !strcmp(name, l->e->index_name)) {
+    *out = l->e->index_value;
+    return true;
+  }
   if (l->s) {
     int p = symtab_get(&l->s->params, name);
     if (p >= 0 && l->s->bound[p]) {
@@ -295,7 +302,10 @@ static int param_index(const Block *b, const char *name) {
   return -1;
 }
 
-static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *inner) {
+/* Binds st's arguments to the block's parameters; `first` (not NULL) stands for the first
+ * positional argument (a repetition's previous result). */
+static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *inner,
+                           const Const *first) {
   const Block *b = inner->block;
   bool ok = true;
   int positional = 0;
@@ -327,7 +337,9 @@ static bool bind_arguments(Elab *e, const Scope *caller, const Stmt *st, Scope *
       continue;
     }
     Const v;
-    if (!eval(e, caller, arg->value, &v)) {
+    if (first && !arg->key && p == 0)
+      v = *first;
+    else if (!eval(e, caller, arg->value, &v)) {
       ok = false;
       continue;
     }
@@ -383,34 +395,88 @@ static void init_scope(Elab *e, Scope *s, const Block *b) {
   for (int p = 0; p < b->params.len; p++) symtab_put(&s->params, b->params.data[p].name, p);
 }
 
-/* Instantiates block `bi` for statement `st`; the statement's placeholder value becomes an
- * alias of the block's result. */
-static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int placeholder) {
+/* Instantiates block `bi` for statement `st` as `instance` (the statement's name, or a
+ * repetition's); the placeholder value becomes an alias of the block's result. */
+static bool elab_instance(Elab *e, const Scope *s, const Stmt *st, int bi, int placeholder,
+                          const char *instance, const Const *first) {
   const Block *b = &e->m->blocks.data[bi];
   if (on_call_stack(s, b) || scope_depth(s) >= MAX_DEPTH) {
     diag_error(st->callee_loc, "block '%s' instantiates itself (directly or through other blocks)",
                b->name);
-    return;
+    return false;
   }
   if (++e->instances > MAX_INSTANCES) {
     diag_error(st->callee_loc, "the network has more than %d block instances after elaboration",
                MAX_INSTANCES);
     e->too_big = true;
-    return;
+    return false;
   }
   Scope inner = {.caller = s};
   init_scope(e, &inner, b);
-  inner.prefix = arena_printf(&e->m->arena, "%s%s/", s->prefix, st->name);
+  inner.prefix = arena_printf(&e->m->arena, "%s%s/", s->prefix, instance);
   CallSite *site = arena_alloc(&e->m->arena, sizeof *site);
   *site = (CallSite){.block = b->name,
-                     .instance = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name),
+                     .instance = arena_printf(&e->m->arena, "%s%s", s->prefix, instance),
                      .loc = st->loc,
                      .outer = s->site};
   inner.site = site;
-  if (!bind_arguments(e, s, st, &inner)) return;
+  if (!bind_arguments(e, s, st, &inner, first)) return false;
   elab_scope(e, &inner);
   int ret = symtab_get(&inner.names, b->ret);
-  if (ret >= 0 && inner.values[ret] >= 0) e->alias.data[placeholder] = inner.values[ret];
+  if (ret < 0 || inner.values[ret] < 0) return false;
+  e->alias.data[placeholder] = inner.values[ret];
+  return true;
+}
+
+/* The count of `repeat(N)`: an integer from 1 to MAX_INSTANCES, or 0 after an error. */
+static int repeat_count(Elab *e, const Scope *s, const Stmt *st) {
+  Const n;
+  if (!eval(e, s, st->repeat, &n)) return 0;
+  if (n.kind != V_INT) {
+    diag_error(st->repeat->loc, "repeat takes a count (an integer), not %s",
+               const_kind_name(n.kind));
+    return 0;
+  }
+  if (n.i < 1 || n.i > MAX_INSTANCES) {
+    diag_error(st->repeat->loc, "repeat takes a count from 1 to %d, not %lld", MAX_INSTANCES,
+               (long long)n.i);
+    return 0;
+  }
+  return (int)n.i;
+}
+
+/* A block statement: one instance, or with `repeat(N[, i])` N instances `name/0` ..
+ * `name/N-1`, each but the first taking the one before it as its first positional argument,
+ * the index bound to its number in the arguments; the statement's value is the last's. */
+static void elab_call(Elab *e, const Scope *s, const Stmt *st, int bi, int placeholder) {
+  if (!st->repeat) {
+    elab_instance(e, s, st, bi, placeholder, st->name, NULL);
+    return;
+  }
+  int count = repeat_count(e, s, st);
+  bool positional = false;
+  for (int i = 0; i < st->args.len; i++) positional |= !st->args.data[i].key;
+  if (count > 1 && !positional) {
+    diag_error(st->callee_loc,
+               "repeat passes each instance's result to the next as its first argument, but "
+               "'%s' is given none by position",
+               st->callee);
+    return;
+  }
+  const char *saved_name = e->index_name;
+  Const saved_value = e->index_value, previous;
+  for (int k = 0; k < count && !e->too_big; k++) {
+    const char *instance = arena_printf(&e->m->arena, "%s/%d", st->name, k);
+    int value = k == count - 1
+                    ? placeholder
+                    : new_value(e, arena_printf(&e->m->arena, "%s%s", s->prefix, instance));
+    e->index_name = st->repeat_index;
+    e->index_value = (Const){.kind = V_INT, .i = k};
+    bool made = elab_instance(e, s, st, bi, value, instance, k ? &previous : NULL);
+    e->index_name = saved_name, e->index_value = saved_value;
+    if (!made) return;
+    previous = (Const){.kind = V_TENSOR, .tensor = value};
+  }
 }
 
 /* Other frameworks' names for our layer kinds, for suggestions only. */
@@ -467,6 +533,10 @@ static void elab_scope(Elab *e, Scope *s) {
     }
     const char *name = arena_printf(&e->m->arena, "%s%s", s->prefix, st->name);
     int kind = op_kind_find(st->callee);
+    if (kind >= 0 && st->repeat) {
+      diag_error(st->callee_loc, "repeat applies a block, and '%s' is a layer kind", st->callee);
+      continue;
+    }
     if (kind >= 0) {
       Op *op = graph_add_op(e->m, (OpKind)kind, name, st->loc);
       op->site = s->site;

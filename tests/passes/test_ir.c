@@ -252,6 +252,29 @@ static void test_blocks_scoping_and_forward_refs(void) {
   module_free(m);
 }
 
+/* repeat(N, i): N instances named r/0 .. r/N-1, each fed the one before as its first
+ * argument, the index bound in the arguments; the statement's value is the last instance's. */
+static void test_repeat(void) {
+  bool ok;
+  Module *m =
+      compile("block unit(x, w) {\n c = conv(x, outputs=w, kernel=1)\n return c\n}\n" NET_HEAD
+              " x = input(shape=[3, 6, 6])\n r = repeat(3, i) unit(x, 4 + 2 * i)\n"
+              " f = fc(r, outputs=2)\n" NET_TAIL,
+              NULL, 0, &ok);
+  CHECK(ok);
+  CHECK(find_op(m, "r/0/c") && find_op(m, "r/1/c") && find_op(m, "r/2/c") && !find_op(m, "r/3/c"));
+  CHECK_EQ_INT(out_shape(m, "r/0/c").dim[1], 4);
+  CHECK_EQ_INT(out_shape(m, "r/2/c").dim[1], 8);
+  /* what feeds each (a layout transform after a convolution is named after it) */
+  const Op *second = find_op(m, "r/1/c"), *f = find_op(m, "f");
+  const char *fed_second =
+      m->graph.ops.data[m->graph.values.data[second->inputs.data[0]].producer].name;
+  const char *fed_f = m->graph.ops.data[m->graph.values.data[f->inputs.data[0]].producer].name;
+  CHECK(!strncmp(fed_second, "r/0/c", 5));
+  CHECK(!strncmp(fed_f, "r/2/c", 5));
+  module_free(m);
+}
+
 static void test_overrides(void) {
   const char *src = "let width = 4\ntrain { lr = 0.1 }\n" NET_HEAD " x = input(shape=[3])\n"
                     " f = fc(x, outputs=width)\n" NET_TAIL;
@@ -730,6 +753,7 @@ int main(void) {
   test_sum_hands_its_gradient();
   test_convolutions_carry_masks();
   test_blocks_scoping_and_forward_refs();
+  test_repeat();
   test_overrides();
   test_verifier_catches_broken_ir();
   test_repeated_errors_reported_once();
