@@ -13,15 +13,16 @@ swnc=$1 root=$2 work=$3
 mkdir -p "$work" && cd "$work" || exit 1
 . "$root/tests/lib/lib.sh"
 
-check_net() { # NAME FILE DEFINES...
+all_plans="implicit direct winograd2 winograd4 auto"
+check_net() { # NAME FILE DEFINES... (plans: $plans, against explicit)
   name=$1 file=$2; shift 2
-  for conv in explicit implicit direct winograd2 winograd4 auto; do
+  for conv in explicit $plans; do
     if ! "$swnc" "$file" --conv=$conv "$@" -o "${name}_$conv"; then fail "$name: cannot build with --conv=$conv"; return; fi
     ./"${name}_$conv" --iterations "$iterations" --threads 1 --train-size 2000 --test-size 100 --display 1 --quiet \
       --log "${name}_$conv.json" >/dev/null || fail "$name: --conv=$conv does not train"
   done
   losses "${name}_explicit.json" > "${name}_explicit.txt"
-  for conv in implicit direct winograd2 winograd4 auto; do
+  for conv in $plans; do
     losses "${name}_$conv.json" > "${name}_$conv.txt"
     worst=$(paste "${name}_explicit.txt" "${name}_$conv.txt" |
       awk -v count="$iterations" '{ d = ($1 - $2) / $1; if (d < 0) d = -d; if (d > w) w = d; n++ } END { if (n != count) print "count" n; else print w + 0 }')
@@ -32,12 +33,18 @@ check_net() { # NAME FILE DEFINES...
   done
 }
 
+plans=$all_plans
 check_net lenet "$root/examples/lenet.swn" -D train.lr=0.001
 check_net cifar10_quick "$root/examples/cifar10_quick.swn" -D train.lr=0.0001 -D train.momentum=0
 # small_resnet at a fifth of its rate: at 0.05 with momentum 0.9 the rounding of F(4x4, 3x3)
 # (1e-5 of a layer's outputs against 1e-7) grew to 2.3e-4 in the loss by iteration 20; at 0.01
 # every plan stays within 5e-7 of explicit.
 check_net small_resnet "$root/tests/lib/nets/small_resnet.swn" -D train.lr=0.01
+# Depthwise layers have the explicit plan and the depthwise plan only (--conv=NAME refuses a
+# plan that cannot run a layer), so auto, which gives them the depthwise plan and the others
+# direct, is compared with explicit everywhere.
+plans=auto
+check_net small_mobilenet "$root/tests/lib/nets/small_mobilenet.swn" -D train.lr=0.01
 
 # Two threads take pieces of a convolution as they finish (targets/host/balance.h), so which
 # thread computes what varies from run to run; the losses must not: each output is summed by
@@ -56,6 +63,9 @@ done
 "$swnc" "$root/examples/cifar10_quick.swn" --conv=implicit --emit=ir > implicit.ir
 [ "$(grep -c 'plan forward=implicit' implicit.ir)" -eq 3 ] && pass || fail "not every conv is implicit"
 grep -q '= transform(' implicit.ir && pass || fail "no transform in an implicit cifar10_quick"
+# The depthwise layers run the depthwise plan by the cost model's choice (auto) too.
+"$swnc" "$root/tests/lib/nets/small_mobilenet.swn" --emit=ir > mobile.ir
+[ "$(grep -c 'plan forward=depthwise' mobile.ir)" -eq 3 ] && pass || fail "not every depthwise layer is depthwise: $(grep -c 'plan forward=depthwise' mobile.ir)"
 "$swnc" "$root/examples/cifar10_quick.swn" --conv=direct --emit=ir > direct.ir
 [ "$(grep -c 'plan forward=direct' direct.ir)" -eq 3 ] && pass || fail "not every conv is direct"
 grep -q 'bnrc16' direct.ir && pass || fail "no blocked tensor in a direct cifar10_quick"
