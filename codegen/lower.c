@@ -358,6 +358,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     return s;
   case FAMILY_NONE: /* the runtime fills it */
   case FAMILY_JOIN: /* sizes as arguments */
+  case FAMILY_MUL:
   case FAMILY_ACCURACY:
   case FAMILY_TRANSFORM: return s;
   }
@@ -399,6 +400,19 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
   } else {
     arg(c, k, (CallArg){.kind = ARG_INT64, .i = value_floats(g, op->output)});
   }
+}
+
+/* mul's first arguments, both directions: channels, pixels per channel of x and of s (1: s
+ * per channel), batch. */
+static void mul_args(Ctx *c, Call *k, const Op *op) {
+  const Graph *g = &c->m->graph;
+  Shape x = g->values.data[op->inputs.data[0]].shape;
+  int64_t c_ = x.rank >= 2 ? x.dim[1] : 1, hw = shape_per_image(x) / c_;
+  int64_t s_hw = shape_per_image(g->values.data[op->inputs.data[1]].shape) / c_;
+  arg_int(c, k, c_);
+  arg(c, k, (CallArg){.kind = ARG_INT64, .i = hw});
+  arg(c, k, (CallArg){.kind = ARG_INT64, .i = s_hw});
+  arg_kind(c, k, ARG_BATCH);
 }
 
 /* A convolution goes through the runtime's dispatcher (runtime/conv.c), which runs each
@@ -508,6 +522,11 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     }
     return;
   }
+  case FAMILY_MUL:
+    k = begin(c, f, "swk_mul_forward", i);
+    mul_args(c, k, op), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1));
+    arg_ptr(c, k, output(c, op));
+    return;
   case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_forward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1)), arg_ptr(c, k, saved(c, op));
@@ -643,6 +662,11 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     arg(c, k, ptrs), arg(c, k, adds);
     return;
   }
+  case FAMILY_MUL:
+    k = begin(c, f, "swk_mul_backward", i);
+    mul_args(c, k, op), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1));
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0), grad_args(c, k, op, b, 1);
+    return;
   case FAMILY_LOSS:
     k = kernel(c, f, "swk_softmax_loss_backward", i);
     arg_ptr(c, k, saved(c, op)), arg_ptr(c, k, input(c, op, 1)), grad_args(c, k, op, b, 0);

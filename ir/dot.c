@@ -17,7 +17,8 @@ static const char *node_color(OpKind k) {
   case FAMILY_CONV: return "lightblue";
   case FAMILY_FC: return "lightskyblue";
   case FAMILY_POOL: return "palegreen";
-  case FAMILY_JOIN: return "khaki";
+  case FAMILY_JOIN:
+  case FAMILY_MUL: return "khaki";
   case FAMILY_NONE:
   case FAMILY_ACTIVATION:
   case FAMILY_BATCHNORM:
@@ -57,6 +58,7 @@ static const char *layer_details(const Op *op) {
   case FAMILY_BATCHNORM:
   case FAMILY_LRN:
   case FAMILY_JOIN:
+  case FAMILY_MUL:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:
   case FAMILY_ACCURACY:

@@ -233,6 +233,27 @@ bool infer_add(Module *m, Op *op) {
   return true;
 }
 
+/* x times s: s of x's shape, or one value per image and channel (batch x channels, or
+ * batch x channels x 1 x 1: squeeze-and-excitation's scale) broadcast over x's pixels. */
+bool infer_mul(Module *m, Op *op) {
+  if (!require_f32(m, op, 0) || !require_f32(m, op, 1)) return false;
+  Shape x = in_value(m, op, 0)->shape, s = in_value(m, op, 1)->shape;
+  bool same = s.rank == x.rank,
+       per_channel = s.dim[0] == x.dim[0] && x.rank >= 2 && s.rank >= 2 && s.dim[1] == x.dim[1];
+  for (int d = 0; same && d < x.rank; d++) same = s.dim[d] == x.dim[d];
+  for (int d = 2; per_channel && d < s.rank; d++) per_channel = s.dim[d] == 1;
+  if (!same && !per_channel) {
+    op_error(op,
+             "'%s' is %s: it needs the shape of '%s' (%s) or one value per image and channel "
+             "(%lld x %lld)",
+             in_value(m, op, 1)->name, shape_str(s), in_value(m, op, 0)->name, shape_str(x),
+             (long long)x.dim[0], (long long)(x.rank >= 2 ? x.dim[1] : 1));
+    return false;
+  }
+  set_output(m, op, x, DT_F32);
+  return true;
+}
+
 /* Scores (batch x classes) and labels (batch) as a loss or accuracy takes them. */
 static bool check_scores_labels(Module *m, const Op *op) {
   if (!require_f32(m, op, 0)) return false;

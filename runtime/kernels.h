@@ -262,6 +262,14 @@ SWK_STRUCTS(SWN_C_STRUCT)
   FN(VOID, swk_add_backward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),           \
                               P(PTR, const float *, dy), P(PTR, float *const *, dx),               \
                               P(PTR, const bool *, dx_add)))                                       \
+  FN(VOID, swk_mul_forward, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw),            \
+                             P(I32, int, batch), P(PTR, const float *, x),                         \
+                             P(PTR, const float *, s), P(PTR, float *, y)))                        \
+  FN(VOID, swk_mul_backward, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw),           \
+                              P(I32, int, batch), P(PTR, const float *, x),                        \
+                              P(PTR, const float *, s), P(PTR, const float *, dy),                 \
+                              P(PTR, float *, dx), P(BOOL, bool, dx_add), P(PTR, float *, ds),     \
+                              P(BOOL, bool, ds_add)))                                              \
   FN(VOID, swk_softmax_loss_forward, (P(PTR, const SwkSoftmaxLoss *, p), P(I32, int, batch),       \
                                       P(PTR, const float *, scores),                               \
                                       P(PTR, const int32_t *, labels), P(PTR, float *, prob),      \

@@ -703,7 +703,8 @@ static void test_every_op_lowers_to_declared_calls(void) {
           chain++;
   snprintf(src + strlen(src), sizeof src - strlen(src),
            " b = batchnorm(a%d)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
-           " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n f = fc(a, outputs=4)\n"
+           " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n g = pool(a, global=true)\n"
+           " s = mul(a, g)\n f = fc(s, outputs=4)\n"
            " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n",
            chain);
   const int implicit = CONV_FORCE_EXPLICIT + PLAN_IMPLICIT;

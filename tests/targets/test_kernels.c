@@ -681,6 +681,38 @@ static void test_concat_and_add(void) {
   free(ax[0]), free(before), free(a.y), free(a.r);
 }
 
+/* mul: x times s per channel (s_hw 1: squeeze-and-excitation) and element by element (s_hw =
+ * hw); both gradients against finite differences, each also added to what is there. */
+static int64_t mul_s_hw;
+static void mul_fwd(Case *c) {
+  swk_mul_forward(5, 6, mul_s_hw, c->batch, c->in[0], c->in[1], c->y);
+}
+
+static void test_mul(int64_t s_hw) {
+  int batch = 3;
+  int64_t n = batch * 5 * 6, ns = batch * 5 * s_hw;
+  mul_s_hw = s_hw;
+  Case c = {.forward = mul_fwd, .batch = batch, .ny = n};
+  c.in[0] = random_array(n), c.in[1] = random_array(ns), c.y = zeros(n), c.r = random_array(n);
+  float *dx = zeros(n), *ds = zeros(ns), *dx2 = random_array(n), *ds2 = random_array(ns);
+  float *dx_before = malloc(sizeof(float) * (size_t)n),
+        *ds_before = malloc(sizeof(float) * (size_t)ns);
+  memcpy(dx_before, dx2, sizeof(float) * (size_t)n),
+      memcpy(ds_before, ds2, sizeof(float) * (size_t)ns);
+  mul_fwd(&c);
+  swk_mul_backward(5, 6, s_hw, batch, c.in[0], c.in[1], c.r, dx, false, ds, false);
+  check_gradient(s_hw == 1 ? "mul per channel dx" : "mul dx", &c, c.in[0], n, dx);
+  check_gradient(s_hw == 1 ? "mul per channel ds" : "mul ds", &c, c.in[1], ns, ds);
+  swk_mul_backward(5, 6, s_hw, batch, c.in[0], c.in[1], c.r, dx2, true, ds2, true);
+  check_adds("mul dx added", dx, dx2, dx_before, n);
+  check_adds("mul ds added", ds, ds2, ds_before, ns);
+  float *only = zeros(ns); /* one gradient alone */
+  swk_mul_backward(5, 6, s_hw, batch, c.in[0], c.in[1], c.r, NULL, false, only, false);
+  CHECK(!memcmp(only, ds, sizeof(float) * (size_t)ns));
+  free(c.in[0]), free(c.in[1]), free(c.y), free(c.r), free(dx), free(ds), free(dx2), free(ds2);
+  free(dx_before), free(ds_before), free(only);
+}
+
 /* `fused` against `plain` through the ReLU kernel, bit for bit. */
 static void check_relu_of(const char *what, float *plain, const float *fused, int64_t n,
                           float slope) {
@@ -964,6 +996,8 @@ int main(void) {
     test_lrn(0.6f, 5);
     test_dropout();
     test_concat_and_add();
+    test_mul(1);
+    test_mul(6);
     test_relu_epilogues(0);
     test_relu_epilogues(0.1f);
     test_softmax_loss();

@@ -13,7 +13,7 @@ MPE(pool_bnrc16_backward) MPE(batchnorm_bnrc16_forward) MPE(batchnorm_bnrc16_rec
 MPE(batchnorm_bnrc16_backward) MPE(conv_winograd2_workspace) MPE(conv_winograd2_forward)
 MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_forward)
 MPE(conv_winograd4_backward) MPE(conv_depthwise_workspace)
-MPE(conv_depthwise_forward) MPE(conv_depthwise_backward)
+MPE(conv_depthwise_forward) MPE(conv_depthwise_backward) MPE(mul_forward) MPE(mul_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -63,6 +63,23 @@ void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const floa
   mpe_softmax_loss_backward(p, batch, prob, labels, dscores, dscores_add);
   double n = (double)batch * p->classes;
   sw_mpe_work(floats((dscores_add ? 3 : 2) * n), 2 * n);
+}
+
+/* mul (squeeze-and-excitation's scale) runs on the MPE: x and s read, y written; backward
+ * reads dy too and writes the gradients asked for. */
+void swk_mul_forward(int c, int64_t hw, int64_t s_hw, int batch, const float *x, const float *s,
+                     float *y) {
+  mpe_mul_forward(c, hw, s_hw, batch, x, s, y);
+  double n = (double)batch * c * hw;
+  sw_mpe_work(floats(2 * n + (double)batch * c * s_hw), n);
+}
+
+void swk_mul_backward(int c, int64_t hw, int64_t s_hw, int batch, const float *x, const float *s,
+                      const float *dy, float *dx, bool dx_add, float *ds, bool ds_add) {
+  mpe_mul_backward(c, hw, s_hw, batch, x, s, dy, dx, dx_add, ds, ds_add);
+  double n = (double)batch * c * hw;
+  sw_mpe_work(floats((2 + (dx ? 1 : 0) + (dx_add ? 1 : 0)) * n + (double)batch * c * s_hw),
+              ((dx ? 1 : 0) + (ds ? 1 : 0)) * n);
 }
 
 void sw_mpe_accuracy_forward(int classes, int top, int batch, const float *scores,

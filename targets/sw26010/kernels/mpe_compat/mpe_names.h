@@ -3,6 +3,8 @@
  * built in plain C (targets/host/isa.h), as the chip's management core runs them: no x86 vector
  * kernels in this set, even where the emulator runs on x86. */
 #define SWNC_HOST_PLAIN_C 1
+#define swk_mul_forward mpe_mul_forward
+#define swk_mul_backward mpe_mul_backward
 #define swk_pool_forward mpe_pool_forward
 #define swk_pool_backward mpe_pool_backward
 #define swk_lrn_forward mpe_lrn_forward
