@@ -46,7 +46,8 @@ _Static_assert(SAME(INIT_XAVIER, SWN_INIT_XAVIER) && SAME(INIT_MSRA, SWN_INIT_MS
                "InitKind follows SwnInit");
 _Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) &&
                    SAME(LR_MULTISTEP, SWN_LR_MULTISTEP) && SAME(LR_INV, SWN_LR_INV) &&
-                   SAME(LR_POLY, SWN_LR_POLY),
+                   SAME(LR_POLY, SWN_LR_POLY) && SAME(LR_EXP, SWN_LR_EXP) &&
+                   SAME(LR_COSINE, SWN_LR_COSINE),
                "LrPolicy follows SwnLrPolicy");
 _Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD) &&
                    SAME(OPT_LARS, SWN_OPT_LARS),

@@ -475,7 +475,7 @@ typedef struct Fusion {
 /* ---------------------------------------------------------------- settings */
 
 typedef enum { OPT_SGD, OPT_EASGD, OPT_LARS } OptimizerKind;
-typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP } LrPolicy;
+typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP, LR_COSINE } LrPolicy;
 typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC, DATA_PACKED } DataSource;
 
 typedef struct TrainConfig {

@@ -95,7 +95,7 @@ const FieldSpec transform_fields[] = {
 
 static const char *const optimizer_words[] = {"sgd", "easgd", "lars", NULL};
 static const char *const policy_words[] = {"fixed", "step", "multistep", "inv",
-                                           "poly",  "exp",  NULL};
+                                           "poly",  "exp",  "cosine",    NULL};
 static const char *const source_words[] = {"idx", "cifar", "synthetic", "packed", NULL};
 
 #define T(k, type_, field, d, lo, hi, ...) NUM(TrainConfig, k, type_, field, d, lo, hi, __VA_ARGS__)

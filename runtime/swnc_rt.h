@@ -28,7 +28,8 @@ typedef enum {
   SWN_LR_MULTISTEP,
   SWN_LR_INV,
   SWN_LR_POLY,
-  SWN_LR_EXP
+  SWN_LR_EXP,
+  SWN_LR_COSINE
 } SwnLrPolicy;
 typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD, SWN_OPT_LARS } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED } SwnDataSource;

@@ -134,5 +134,16 @@ int main(void) {
   CHECK(near(swn_learning_rate(&t, 0, 5000), 0.025));
   CHECK(near(swn_learning_rate(&t, 2, 5000), 0.075));
   CHECK(near(swn_learning_rate(&t, 4, 5000), 0.1));
+  /* cosine after a warm-up of 100 over 1100 iterations: half way at 600, 0 at the end */
+  t.lr_policy = SWN_LR_COSINE, t.warmup = 100;
+  CHECK(near(swn_learning_rate(&t, 0, 1100), 0.001));
+  CHECK(near(swn_learning_rate(&t, 99, 1100), 0.1));
+  CHECK(near(swn_learning_rate(&t, 100, 1100), 0.1));
+  CHECK(near(swn_learning_rate(&t, 350, 1100), 0.1 * (1 + cos(M_PI / 4)) / 2));
+  CHECK(near(swn_learning_rate(&t, 600, 1100), 0.05));
+  CHECK(near(swn_learning_rate(&t, 1100, 1100), 0));
+  t.warmup = 0;
+  CHECK(near(swn_learning_rate(&t, 0, 1000), 0.1));
+  CHECK(near(swn_learning_rate(&t, 500, 1000), 0.05));
   return check_report();
 }
