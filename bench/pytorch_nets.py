@@ -2,7 +2,7 @@
 """PyTorch CPU baseline for bench/train_vs_pytorch.sh: the same networks, batch and solver as
 the examples (lenet, cifar10_quick, Caffe's AlexNet with LRN and groups, VGG-16, ResNet-50 v1.5
 as examples/resnet50.swn builds it, bvlc GoogLeNet without its auxiliary classifiers;
-MobileNetV2 from torchvision, as examples/mobilenet_v2.swn is), on in-memory random tensors (no data loading, which favours PyTorch slightly). Pooling rounds up
+MobileNetV2, EfficientNet-B0 and DenseNet-121 from torchvision, as the examples are), on in-memory random tensors (no data loading, which favours PyTorch slightly). Pooling rounds up
 as Caffe's does (ceil_mode), so every tensor has the example's shape. Prints images/s of the
 timed iterations and the peak RSS in MiB.
 
@@ -121,14 +121,29 @@ def googlenet():
     return nn.Sequential(*layers), (3, 224, 224), 1000, 8, 0.0002
 
 
-def mobilenet_v2():
-    import torchvision  # Debian's python3-torchvision, for the networks written after Caffe's
+def torchvision_model(name, decay):
+    """torchvision's model (Debian's python3-torchvision): the networks written after Caffe's."""
+    import torchvision
 
-    return torchvision.models.mobilenet_v2(), (3, 224, 224), 1000, 16, 0.00004
+    return getattr(torchvision.models, name)(), (3, 224, 224), 1000, 16, decay
+
+
+def mobilenet_v2():
+    return torchvision_model("mobilenet_v2", 0.00004)
+
+
+def efficientnet_b0():
+    return torchvision_model("efficientnet_b0", 0.00001)
+
+
+def densenet121():
+    return torchvision_model("densenet121", 0.0001)
 
 
 NETS = {
-    f.__name__: f for f in (lenet, cifar10_quick, alexnet, vgg16, resnet50, googlenet, mobilenet_v2)
+    f.__name__: f
+    for f in (lenet, cifar10_quick, alexnet, vgg16, resnet50, googlenet, mobilenet_v2,
+              efficientnet_b0, densenet121)
 }
 
 

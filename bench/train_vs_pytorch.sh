@@ -2,7 +2,8 @@
 # Training throughput and peak memory of swnc's programs against PyTorch CPU on the same
 # networks (bench/pytorch_nets.py builds each example in PyTorch), batch and thread count:
 #   lenet b64, cifar10_quick b100, alexnet b32, vgg16 b8, resnet50 b8, googlenet b8,
-#   mobilenet_v2 b16 (PyTorch's: torchvision's model).
+#   mobilenet_v2, efficientnet_b0 and densenet121 b16 (PyTorch's: torchvision's models; its
+#   efficientnet_b0 drops residual branches at random, examples/efficientnet_b0.swn does not).
 # swnc runs 2 threads; PyTorch runs torch.set_num_threads(2) with OpenBLAS's own pool at 1
 # thread and at 2 threads, and the faster of the two is its figure (the table says which won).
 # Runs alternate (swnc, PyTorch at 1, PyTorch at 2, twice) and each side keeps its best, because
@@ -23,8 +24,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 nets=("$@")
-[ ${#nets[@]} -gt 0 ] || nets=(lenet cifar10_quick alexnet vgg16 resnet50 googlenet mobilenet_v2)
-batch_of() { case $1 in lenet) echo 64 ;; cifar10_quick) echo 100 ;; alexnet) echo 32 ;; mobilenet_v2) echo 16 ;; *) echo 8 ;; esac; }
+[ ${#nets[@]} -gt 0 ] || nets=(lenet cifar10_quick alexnet vgg16 resnet50 googlenet mobilenet_v2 efficientnet_b0 densenet121)
+batch_of() { case $1 in lenet) echo 64 ;; cifar10_quick) echo 100 ;; alexnet) echo 32 ;; mobilenet_v2 | efficientnet_b0 | densenet121) echo 16 ;; *) echo 8 ;; esac; }
 iterations_of() { case $1 in lenet) echo 800 ;; cifar10_quick) echo 200 ;; vgg16) echo 4 ;; *) echo 10 ;; esac; }
 
 # images/s of the second half of the run, and peak RSS in MiB
