@@ -355,6 +355,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s = d_struct(c->a, *type = ABI_SwkSoftmaxLoss);
     s.items[SwkSoftmaxLoss_classes] = d_int(x.dim[1]),
     s.items[SwkSoftmaxLoss_loss_weight] = d_float(a->loss_weight);
+    s.items[SwkSoftmaxLoss_label_smoothing] = d_float(a->label_smoothing);
     return s;
   case FAMILY_NONE: /* the runtime fills it */
   case FAMILY_JOIN: /* sizes as arguments */

@@ -116,17 +116,18 @@ typedef struct OpAttrs {
   int64_t kernel[2], stride[2], pad[2];
   int64_t groups;
   bool bias;
-  int pool;              /* PoolMode */
-  bool global;           /* pool over the whole image */
-  bool ceil;             /* pool: Caffe's ceil-mode output size */
-  int64_t local_size;    /* lrn */
-  double alpha, beta, k; /* lrn */
-  double eps, momentum;  /* batchnorm */
-  bool affine;           /* batchnorm: learnable scale and shift */
-  double ratio;          /* dropout */
-  double slope;          /* the activation's parameter: relu's leaky slope, elu's alpha */
-  double loss_weight;    /* softmax_loss */
-  int64_t top;           /* accuracy */
+  int pool;               /* PoolMode */
+  bool global;            /* pool over the whole image */
+  bool ceil;              /* pool: Caffe's ceil-mode output size */
+  int64_t local_size;     /* lrn */
+  double alpha, beta, k;  /* lrn */
+  double eps, momentum;   /* batchnorm */
+  bool affine;            /* batchnorm: learnable scale and shift */
+  double ratio;           /* dropout */
+  double slope;           /* the activation's parameter: relu's leaky slope, elu's alpha */
+  double loss_weight;     /* softmax_loss */
+  double label_smoothing; /* softmax_loss */
+  int64_t top;            /* accuracy */
   double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
   int weight_init, bias_init; /* InitKind */
   double weight_std, bias_value;

@@ -81,7 +81,9 @@ const FieldSpec lrn_fields[] = {A("local_size", F_INT, local_size, 5, 1, 1 << 16
 
 const FieldSpec dropout_fields[] = {A("ratio", F_FLOAT, ratio, 0.5, 0, 0.999999, .shown = true),
                                     {0}};
-const FieldSpec loss_fields[] = {A("loss_weight", F_FLOAT, loss_weight, 1, 0, BIG), {0}};
+const FieldSpec loss_fields[] = {A("loss_weight", F_FLOAT, loss_weight, 1, 0, BIG),
+                                 A("label_smoothing", F_FLOAT, label_smoothing, 0, 0, 0.999999),
+                                 {0}};
 const FieldSpec accuracy_fields[] = {A("top", F_INT, top, 1, 1, 1 << 24, .shown = true), {0}};
 
 /* inserted by the layout pass, never written */

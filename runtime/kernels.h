@@ -122,7 +122,9 @@ bool swk_estimate(SwkEstimate *totals);
   F(U64, uint64_t, layer) /* distinguishes the masks of different dropout layers */
 
 /* ------------------------------------------------------------- loss */
-#define SwkSoftmaxLoss_FIELDS(F, A) F(I32, int, classes) F(F32, float, loss_weight)
+#define SwkSoftmaxLoss_FIELDS(F, A)                                                                \
+  F(I32, int, classes) F(F32, float, loss_weight)                                                  \
+  F(F32, float, label_smoothing) /* eps: runtime/softmax_loss.h */
 
 /* Every kernel-parameter struct, in the order the compiler's tables list them. */
 #define SWK_STRUCTS(S) S(SwkConv) S(SwkPool) S(SwkFc) S(SwkAct) S(SwkBatchNorm) S(SwkLrn) \

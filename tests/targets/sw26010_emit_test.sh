@@ -26,16 +26,16 @@ grep -q "^#.*bsub " out/Makefile && pass || fail "no job launch line in the Make
 
 # CPE sources: the toolchain's CPE headers, the kernel set's own CPE headers, standard C, and
 # the arithmetic all targets share (runtime/lanes.h and pool_window.h, which include nothing,
-# and runtime/rng.h, lrn_power.h and activations.h, which include standard C only).
+# and runtime/rng.h, lrn_power.h, activations.h and softmax_loss.h, which include standard C only).
 bad=$(cat $kernels/*_cpe.[ch] $kernels/cpe.h $kernels/args.h | grep '^#include' |
-  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes|rng|lrn_power|activations|pool_window)\.h"')
+  grep -Ev '<(slave|dma|simd|stdbool|stddef|stdint|string|math|float)\.h>|"(args|cpe|[a-z_]+_cpe|lanes|rng|lrn_power|activations|pool_window|softmax_loss)\.h"')
 for header in lanes pool_window; do
   grep -q '^#include' "$root/runtime/$header.h" && fail "runtime/$header.h includes a header" || pass
 done
 grep '^#include' "$root/runtime/rng.h" | grep -Evq '<(stdbool|stdint)\.h>' &&
   fail "runtime/rng.h includes more than standard C" || pass
-for header in lrn_power activations; do
-  grep '^#include' "$root/runtime/$header.h" | grep -Evq '<math\.h>' &&
+for header in lrn_power activations softmax_loss; do
+  grep '^#include' "$root/runtime/$header.h" | grep -Evq '<(math|float)\.h>' &&
     fail "runtime/$header.h includes more than standard C" || pass
 done
 [ -z "$bad" ] && pass || fail "CPE sources include more than the athread interface: $bad"

@@ -777,8 +777,9 @@ static void loss_fwd(Case *c) {
   swk_softmax_loss_forward(c->p, c->batch, c->in[0], c->labels, c->aux, c->y);
 }
 
-static void test_softmax_loss(void) {
-  SwkSoftmaxLoss p = {.classes = 5, .loss_weight = 1.5f};
+/* With label smoothing eps (0: plain cross-entropy). */
+static void test_softmax_loss(float eps) {
+  SwkSoftmaxLoss p = {.classes = 5, .loss_weight = 1.5f, .label_smoothing = eps};
   int batch = 4;
   int32_t labels[4] = {0, 4, 2, 2};
   float loss, one = 1;
@@ -788,10 +789,19 @@ static void test_softmax_loss(void) {
   loss_fwd(&c);
   swk_softmax_loss_backward(&p, batch, c.aux, labels, ds, false);
   check_gradient("softmax_loss dscores", &c, c.in[0], 20, ds);
-  /* the loss of uniform scores is log(classes) */
+  /* the loss of uniform scores is log(classes), smoothed or not */
   float flat[20] = {0};
   swk_softmax_loss_forward(&p, batch, flat, labels, c.aux, &loss);
   CHECK(fabsf(loss - 1.5f * logf(5)) < 1e-5f);
+  /* one image by the definition: (1 - eps) (-log p_label) + eps mean(-log p_c) */
+  float scores[5] = {1, -2, 0.5f, 3, 0}, prob[5];
+  int32_t label = 2;
+  swk_softmax_loss_forward(&p, 1, scores, &label, prob, &loss);
+  double sum = 0, mean = 0;
+  for (int k = 0; k < 5; k++) sum += exp(scores[k]);
+  for (int k = 0; k < 5; k++) mean -= (scores[k] - log(sum)) / 5;
+  double want = 1.5 * ((1 - eps) * -(scores[2] - log(sum)) + eps * mean);
+  CHECK(fabs(loss - want) < 1e-5 * fabs(want));
   free(ds), free(c.in[0]), free(c.aux);
 }
 
@@ -1000,7 +1010,8 @@ int main(void) {
     test_mul(6);
     test_relu_epilogues(0);
     test_relu_epilogues(0.1f);
-    test_softmax_loss();
+    test_softmax_loss(0);
+    test_softmax_loss(0.2f);
     test_conv_implicit(conv_row(5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, true), 19, true); /* tails */
     test_conv_implicit(conv_row(5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, true), 17, false);
     test_conv_implicit(conv_row(4, 7, 6, 8, 3, 2, 2, 1, 1, 0, 1, false), 16, true);

@@ -352,7 +352,7 @@ static inline int sw_pool_backward_block(SwPoolArgs *p) {
 enum { SW_SOFTMAX_CLASSES = 4096 };
 typedef struct SwSoftmaxArgs {
   int classes, batch, backward, add;
-  float loss_weight;
+  float loss_weight, label_smoothing;
   const float *scores;
   const int32_t *labels;
   float *prob, *loss, *dscores;

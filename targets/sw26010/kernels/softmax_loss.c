@@ -11,6 +11,7 @@ void swk_softmax_loss_forward(const SwkSoftmaxLoss *p, int batch, const float *s
   SwSoftmaxArgs a = {.classes = p->classes,
                      .batch = batch,
                      .loss_weight = p->loss_weight,
+                     .label_smoothing = p->label_smoothing,
                      .scores = scores,
                      .labels = labels,
                      .prob = prob,
@@ -29,6 +30,7 @@ void swk_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const float *
                      .backward = 1,
                      .add = dscores_add,
                      .loss_weight = p->loss_weight,
+                     .label_smoothing = p->label_smoothing,
                      .labels = labels,
                      .prob = (float *)prob,
                      .dscores = dscores};

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "cpe.h"
+#include "softmax_loss.h"
 
 static double image_loss(const SwSoftmaxArgs *p, int n, float *s, float *q) {
   int32_t label;
@@ -13,13 +14,14 @@ static double image_loss(const SwSoftmaxArgs *p, int n, float *s, float *q) {
   cpe_get(&label, p->labels + n, 4);
   float max = s[0];
   for (int k = 1; k < p->classes; k++) max = s[k] > max ? s[k] : max;
-  double sum = 0;
+  double sum = 0, shifted = 0;
   for (int k = 0; k < p->classes; k++) sum += q[k] = expf(s[k] - max);
   for (int k = 0; k < p->classes; k++) q[k] = (float)(q[k] / sum);
+  if (p->label_smoothing != 0)
+    for (int k = 0; k < p->classes; k++) shifted += s[k] - max;
   cpe_put(p->prob + (int64_t)n * p->classes, q, 4 * p->classes);
   cpe_count_flops(24LL * p->classes); /* exp: about 20 operations */
-  float pl = q[label];
-  return -log(pl > FLT_MIN ? pl : FLT_MIN);
+  return swn_softmax_image_loss(q[label], log(sum), shifted / p->classes, p->label_smoothing);
 }
 
 static void image_gradient(const SwSoftmaxArgs *p, int n, float *q, float *d) {
@@ -30,7 +32,7 @@ static void image_gradient(const SwSoftmaxArgs *p, int n, float *q, float *d) {
   if (p->add) cpe_get(d, p->dscores + at, 4 * p->classes);
   float k = p->loss_weight / (float)p->batch;
   for (int c = 0; c < p->classes; c++) {
-    float g = (q[c] - (c == label ? 1.0f : 0.0f)) * k;
+    float g = (q[c] - swn_softmax_target(c, label, p->label_smoothing, p->classes)) * k;
     d[c] = p->add ? d[c] + g : g;
   }
   cpe_count_flops(3LL * p->classes);

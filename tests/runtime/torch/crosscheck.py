@@ -83,7 +83,7 @@ def forward(P, S, x, labels, iteration):
     f1 = F.linear(d1.flatten(1), P["f1.weight"], P["f1.bias"])
     h2 = F.hardsigmoid(F.hardswish(F.leaky_relu(f1, 0.1)))
     f2 = F.linear(F.relu6(h2), P["f2.weight"], P["f2.bias"])
-    return 1.5 * F.cross_entropy(f2, labels)
+    return 1.5 * F.cross_entropy(f2, labels, label_smoothing=0.1)
 
 
 # per-parameter (lr_mult, decay_mult), as every_layer.swn sets them
