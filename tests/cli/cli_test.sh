@@ -121,7 +121,7 @@ expect_status 0 "--emit=c" "$swnc" --emit=c -o "$tmp/lenet.c" "$lenet"
 contains "$tmp/lenet.c" "int main(int argc, char **argv) { return swn_main(&network, argc, argv); }" "--emit=c"
 # the plan word: blocked layout, direct for all three, explicit, direct or winograd2 may be
 # timed (no conversion between (R,C,N,B) and the blocked layout)
-contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 28142154, ACT(" "--emit=c kernel calls"
+contains "$tmp/lenet.c" "swn_conv_forward(&L2, B, s, 2, 110783050, ACT(" "--emit=c kernel calls"
 expect_status 1 "runtime not found" env SWNC_RUNTIME_DIR="$tmp/nowhere" "$swnc" -o "$tmp/x" "$lenet"
 contains "$tmp/err" "cannot find the swnc runtime for target 'host' (looked in: $tmp/nowhere)" "runtime not found"
 expect_status 1 "no such compiler" env CC=/nonexistent/cc "$swnc" -o "$tmp/x" "$lenet"
