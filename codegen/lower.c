@@ -408,9 +408,9 @@ static void join_args(Ctx *c, Call *k, const Op *op) {
 static void mul_args(Ctx *c, Call *k, const Op *op) {
   const Graph *g = &c->m->graph;
   Shape x = g->values.data[op->inputs.data[0]].shape;
-  int64_t c_ = x.rank >= 2 ? x.dim[1] : 1, hw = shape_per_image(x) / c_;
-  int64_t s_hw = shape_per_image(g->values.data[op->inputs.data[1]].shape) / c_;
-  arg_int(c, k, c_);
+  int64_t channels = x.rank >= 2 ? x.dim[1] : 1, hw = shape_per_image(x) / channels;
+  int64_t s_hw = shape_per_image(g->values.data[op->inputs.data[1]].shape) / channels;
+  arg_int(c, k, channels);
   arg(c, k, (CallArg){.kind = ARG_INT64, .i = hw});
   arg(c, k, (CallArg){.kind = ARG_INT64, .i = s_hw});
   arg_kind(c, k, ARG_BATCH);

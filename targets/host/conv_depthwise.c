@@ -151,7 +151,6 @@ static void sweep_row(const Sweep *s, const float *in, const float *f, const flo
   int hi = span >= 0 ? span / s->sw + 1 : 0;
   lo = lo < s->wo ? lo : s->wo;
   hi = hi < s->wo ? (hi > lo ? hi : lo) : s->wo;
-  const size_t row = 0; /* stores are relative to the row */
   for (int v = 0; v < HOST_VEC_PARTS; v++) {
     HostVec b = bias ? host_vec_load(bias + v * HOST_VEC_FLOATS) : (HostVec){0};
     size_t lane = (size_t)v * HOST_VEC_FLOATS;
@@ -159,20 +158,20 @@ static void sweep_row(const Sweep *s, const float *in, const float *f, const flo
     HostVec one;
     for (; ow < lo; ow++) {
       edge_pixel(s, in, f, b, r, ow, v, &one);
-      store(st, row + (size_t)ow * LANES + lane, one);
+      store(st, (size_t)ow * LANES + lane, one);
     }
     HostVec acc[STRIP];
     for (; ow + STRIP <= hi; ow += STRIP) {
       strip(s, in, f, b, r, ow, v, STRIP, acc);
-      for (int j = 0; j < STRIP; j++) store(st, row + (size_t)(ow + j) * LANES + lane, acc[j]);
+      for (int j = 0; j < STRIP; j++) store(st, (size_t)(ow + j) * LANES + lane, acc[j]);
     }
     for (; ow + STRIP / 2 <= hi; ow += STRIP / 2) { /* short rows: 7x7, 14x14 */
       strip(s, in, f, b, r, ow, v, STRIP / 2, acc);
-      for (int j = 0; j < STRIP / 2; j++) store(st, row + (size_t)(ow + j) * LANES + lane, acc[j]);
+      for (int j = 0; j < STRIP / 2; j++) store(st, (size_t)(ow + j) * LANES + lane, acc[j]);
     }
     for (; ow < s->wo; ow++) {
       edge_pixel(s, in, f, b, r, ow, v, &one);
-      store(st, row + (size_t)ow * LANES + lane, one);
+      store(st, (size_t)ow * LANES + lane, one);
     }
   }
 }
@@ -276,11 +275,11 @@ static inline __attribute__((always_inline)) void phase_strip(const SwkConv *p, 
   }
 }
 
-/* Pixels m to m + n of phase c of the dX row at float `row`, part v of their lanes. */
-static inline void store_phase(const SwkConv *p, const Store *st, size_t row, Phase c, int m, int v,
-                               int n, const HostVec acc[STRIP]) {
+/* Pixels m to m + n of phase c of a dX row, part v of their lanes. */
+static inline void store_phase(const SwkConv *p, const Store *st, Phase c, int m, int v, int n,
+                               const HostVec acc[STRIP]) {
   for (int k = 0; k < n; k++)
-    store(st, row + (size_t)(c.r0 + p->sw * (m + k)) * LANES + (size_t)v * HOST_VEC_FLOATS, acc[k]);
+    store(st, (size_t)(c.r0 + p->sw * (m + k)) * LANES + (size_t)v * HOST_VEC_FLOATS, acc[k]);
 }
 
 /* Row ih of dX (one plane) of a strided convolution, phase by phase of its columns: each pixel
@@ -288,7 +287,6 @@ static inline void store_phase(const SwkConv *p, const Store *st, size_t row, Ph
  * are inside dY, and is stored once. */
 static void gather_strided_row(const SwkConv *p, const float *dy, const float *f, int ih,
                                const Store *st) {
-  const size_t row = 0; /* stores are relative to the row */
   for (int r0 = 0; r0 < p->sw && r0 < p->w; r0++) {
     Phase c = column_phase(p, ih, r0);
     /* the pixels whose every tap is inside dY: [lo, hi) */
@@ -300,19 +298,19 @@ static void gather_strided_row(const SwkConv *p, const float *dy, const float *f
       int m = 0;
       for (; m < lo && m < c.count; m++) {
         phase_strip(p, dy, f, c, m, v, 1, true, acc);
-        store_phase(p, st, row, c, m, v, 1, acc);
+        store_phase(p, st, c, m, v, 1, acc);
       }
       for (; m + STRIP <= hi; m += STRIP) {
         phase_strip(p, dy, f, c, m, v, STRIP, false, acc);
-        store_phase(p, st, row, c, m, v, STRIP, acc);
+        store_phase(p, st, c, m, v, STRIP, acc);
       }
       for (; m + STRIP / 2 <= hi; m += STRIP / 2) {
         phase_strip(p, dy, f, c, m, v, STRIP / 2, false, acc);
-        store_phase(p, st, row, c, m, v, STRIP / 2, acc);
+        store_phase(p, st, c, m, v, STRIP / 2, acc);
       }
       for (; m < c.count; m++) {
         phase_strip(p, dy, f, c, m, v, 1, true, acc);
-        store_phase(p, st, row, c, m, v, 1, acc);
+        store_phase(p, st, c, m, v, 1, acc);
       }
     }
   }

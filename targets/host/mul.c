@@ -40,8 +40,9 @@ void swk_mul_backward(int c, int64_t hw, int64_t s_hw, int batch, const float *x
     }
     if (dx) {
       float *d = dx + p * hw;
+      int64_t step = s_hw == 1 ? 0 : 1; /* a broadcast scale stays at its one value */
       for (int64_t q = 0; q < hw; q++) {
-        float v = g[q] * scale[s_hw == 1 ? 0 : q];
+        float v = g[q] * scale[q * step];
         d[q] = dx_add ? d[q] + v : v;
       }
     }

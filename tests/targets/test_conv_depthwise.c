@@ -14,6 +14,7 @@
 #include "conv_depthwise.h"
 #include "conv_direct.h"
 #include "rng.h"
+#include "shapes.h"
 
 static uint64_t rng_state = 4242;
 static float *random_array(size_t n) {
@@ -22,21 +23,9 @@ static float *random_array(size_t n) {
   return a;
 }
 
+/* c channels of h x w, a k x k filter per channel at stride s and padding pad, with a bias. */
 static SwkConv shape(int c, int h, int w, int k, int s, int pad) {
-  return (SwkConv){.ci = c,
-                   .h = h,
-                   .w = w,
-                   .co = c,
-                   .ho = (h + 2 * pad - k) / s + 1,
-                   .wo = (w + 2 * pad - k) / s + 1,
-                   .kh = k,
-                   .kw = k,
-                   .sh = s,
-                   .sw = s,
-                   .ph = pad,
-                   .pw = pad,
-                   .groups = c,
-                   .bias = true};
+  return conv_row(c, h, w, c, k, k, s, s, pad, pad, c, true);
 }
 
 static size_t at(const SwkConv *p, int b, int c, int r, int rows, int q, int cols) {
