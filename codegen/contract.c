@@ -50,7 +50,8 @@ _Static_assert(SAME(LR_FIXED, SWN_LR_FIXED) && SAME(LR_STEP, SWN_LR_STEP) &&
                    SAME(LR_COSINE, SWN_LR_COSINE),
                "LrPolicy follows SwnLrPolicy");
 _Static_assert(SAME(OPT_SGD, SWN_OPT_SGD) && SAME(OPT_EASGD, SWN_OPT_EASGD) &&
-                   SAME(OPT_LARS, SWN_OPT_LARS),
+                   SAME(OPT_LARS, SWN_OPT_LARS) && SAME(OPT_ADAM, SWN_OPT_ADAM) &&
+                   SAME(OPT_ADAMW, SWN_OPT_ADAMW),
                "OptimizerKind follows SwnOptimizer");
 _Static_assert(SAME(DATA_IDX, SWN_DATA_IDX) && SAME(DATA_CIFAR, SWN_DATA_CIFAR) &&
                    SAME(DATA_SYNTHETIC, SWN_DATA_SYNTHETIC) && SAME(DATA_PACKED, SWN_DATA_PACKED),

@@ -679,6 +679,25 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
 
 /* ------------------------------------------------------------------ update, workspace */
 
+/* Adam's step of parameter q (op i's): its first moment in the momentum pool at q's offset,
+ * its second one pool further. */
+static void lower_adam_update(Ctx *c, int i, const Param *q) {
+  const TrainConfig *t = &c->m->train;
+  Call *k = begin(c, &c->out->update, "swk_adam_update", i);
+  arg(c, k, (CallArg){.kind = ARG_INT64, .i = shape_elems(q->shape)});
+  arg(c, k, (CallArg){.kind = ARG_LR, .scale = q->lr_mult});
+  arg(c, k, (CallArg){.kind = ARG_DECAY, .scale = q->decay_mult});
+  arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = t->beta1});
+  arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = t->beta2});
+  arg(c, k, (CallArg){.kind = ARG_FLOAT, .scale = t->epsilon});
+  arg_bool(c, k, t->optimizer == OPT_ADAMW);
+  arg_kind(c, k, ARG_ITERATION);
+  arg_ptr(c, k, (Ptr){.region = REG_PARAMS, .offset = q->offset});
+  arg_ptr(c, k, (Ptr){.region = REG_GRADS, .offset = q->offset});
+  arg_ptr(c, k, (Ptr){.region = REG_MOMENTUM, .offset = q->offset});
+  arg_ptr(c, k, (Ptr){.region = REG_MOMENTUM, .offset = c->m->plan.param_words + q->offset});
+}
+
 /* Updates op i's parameters; *index counts parameters in pool order. The update of a bucket's
  * parameters first waits for that bucket's gradients (a distributed program's allreduce). */
 static void lower_update(Ctx *c, int i, int *index) {
@@ -691,6 +710,10 @@ static void lower_update(Ctx *c, int i, int *index) {
         Call *w = begin(c, &c->out->update, "swn_gradients_wait", i);
         arg_kind(c, w, ARG_STEP), arg_int(c, w, b);
       }
+    if (optimizer_moment_pools(c->m->train.optimizer) == 2) {
+      lower_adam_update(c, i, q);
+      continue;
+    }
     bool folded = c->m->schedule.gradients_in_momentum, lars = c->m->train.optimizer == OPT_LARS;
     Call *k = begin(c, &c->out->update,
                     folded ? "swk_sgd_apply"
@@ -926,6 +949,8 @@ static Datum train_config(Ctx *c) {
   f[SwnTrainConfig_display] = d_int(t->display);
   f[SwnTrainConfig_optimizer] = d_enum(train_fields, "optimizer", t->optimizer);
   f[SwnTrainConfig_elastic] = d_float(t->elastic);
+  f[SwnTrainConfig_clip_gradients] = d_float(t->clip_gradients);
+  f[SwnTrainConfig_iter_size] = d_int(t->iter_size);
   return d;
 }
 
@@ -983,6 +1008,7 @@ static void lower_network(Ctx *c, const Io *io) {
   f[SwnNetwork_gradients_in_momentum] = d_int(m->schedule.gradients_in_momentum);
   f[SwnNetwork_param_words] = d_int(m->plan.param_words),
   f[SwnNetwork_state_words] = d_int(m->plan.state_words);
+  f[SwnNetwork_moment_pools] = d_int(optimizer_moment_pools(m->train.optimizer));
   f[SwnNetwork_layers] = d_symbol("layers"), f[SwnNetwork_nlayers] = d_int(g->ops.len);
   f[SwnNetwork_params] = d_symbol("params"), f[SwnNetwork_nparams] = d_int(nparams);
   f[SwnNetwork_state] = d_symbol("state"), f[SwnNetwork_nstate] = d_int(nstate);

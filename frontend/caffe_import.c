@@ -1223,23 +1223,57 @@ static void class_count(Importer *im) {
   }
 }
 
-static void import_solver(Importer *im, const PbMessage *sv) {
-  im->what = "the solver";
-  static const char *const types[] = {"SGD",      "Nesterov", "AdaGrad", "RMSProp",
-                                      "AdaDelta", "Adam",     NULL};
+/* The solver's type: SGD (swnc's default) or Adam, the string form or the old enum's. */
+static bool solver_is_adam(Importer *im, const PbMessage *sv) {
+  static const char *const types[] = {"SGD",      "NESTEROV", "ADAGRAD", "RMSPROP",
+                                      "ADADELTA", "ADAM",     NULL}; /* caffe.proto's SolverType */
+  enum { SOLVER_SGD = 0, SOLVER_ADAM = 5 };
+  bool adam = false;
   const PbField *tf = field(sv, "type");
-  if (tf && tf->kind == PB_STRING && strcmp(tf->s, "SGD"))
-    diag_error(tf->loc, "the solver: type '%s' is not supported by swnc (SGD)", tf->s);
+  if (tf && tf->kind == PB_STRING && (adam = !strcmp(tf->s, "Adam")) == false &&
+      strcmp(tf->s, "SGD"))
+    diag_error(tf->loc, "the solver: type '%s' is not supported by swnc (SGD, Adam)", tf->s);
   else if (tf && tf->kind != PB_STRING)
     type_error(im, tf, "a string");
   const PbField *st = field(sv, "solver_type");
-  if (st && get_enum(im, sv, "solver_type", types, 0) != 0)
-    diag_error(st->loc, "the solver: solver_type %s is not supported by swnc (SGD)", st->s);
+  int old_type = st ? get_enum(im, sv, "solver_type", types, SOLVER_SGD) : SOLVER_SGD;
+  if (old_type == SOLVER_ADAM)
+    adam = true;
+  else if (old_type != SOLVER_SGD)
+    diag_error(st->loc, "the solver: solver_type %s is not supported by swnc (SGD, ADAM)", st->s);
+  if (adam) setting(im, "train", "optimizer", ex_word(im, "adam", (tf ? tf : st)->loc), NULL);
+  return adam;
+}
+
+/* iter_size and clip_gradients (Caffe's -1: off; 0 would zero every gradient). */
+static void import_accumulation_and_clipping(Importer *im, const PbMessage *sv) {
+  const PbField *iter = field(sv, "iter_size");
+  if (iter && is_number(im, iter, true)) {
+    if (iter->i < 1)
+      diag_error(iter->loc, "the solver: iter_size %lld: at least 1 micro-batch an iteration",
+                 (long long)iter->i);
+    else if (iter->i > 1)
+      setting(im, "train", "iter_size", ex_int(im, iter->i, iter->loc), NULL);
+  }
+  const PbField *clip = field(sv, "clip_gradients");
+  if (!clip || !is_number(im, clip, false) || clip->f < 0) return;
+  if (clip->f == 0)
+    diag_error(clip->loc, "the solver: clip_gradients 0 would scale every gradient to zero "
+                          "(leave it out, or -1, to train without clipping)");
+  else
+    setting(im, "train", "clip_gradients", ex_float(im, clip->f, clip->loc), NULL);
+}
+
+static void import_solver(Importer *im, const PbMessage *sv) {
+  im->what = "the solver";
+  bool adam = solver_is_adam(im, sv);
   struct {
     const char *caffe, *key;
     bool integral;
   } numbers[] = {{"base_lr", "lr", 0},
-                 {"momentum", "momentum", 0},
+                 {"momentum", adam ? "beta1" : "momentum", 0},
+                 {"momentum2", adam ? "beta2" : NULL, 0},
+                 {"delta", adam ? "epsilon" : NULL, 0},
                  {"weight_decay", "weight_decay", 0},
                  {"gamma", "gamma", 0},
                  {"power", "power", 0},
@@ -1250,13 +1284,15 @@ static void import_solver(Importer *im, const PbMessage *sv) {
                  {"random_seed", "seed", 1}};
   for (size_t k = 0; k < sizeof numbers / sizeof *numbers; k++) {
     const PbField *f = field(sv, numbers[k].caffe);
-    if (!f || !is_number(im, f, numbers[k].integral)) continue;
+    /* SGD's solver reads no momentum2 or delta */
+    if (!f || !numbers[k].key || !is_number(im, f, numbers[k].integral)) continue;
     /* Caffe's "none": display 0 (never) and random_seed -1 (any seed) are swnc's defaults */
     if ((!strcmp(f->name, "display") && f->i == 0) || (!strcmp(f->name, "random_seed") && f->i < 0))
       continue;
     setting(im, "train", numbers[k].key,
             numbers[k].integral ? ex_int(im, f->i, f->loc) : ex_float(im, f->f, f->loc), NULL);
   }
+  import_accumulation_and_clipping(im, sv);
   if (field(sv, "max_iter"))
     setting(im, "train", "eval_interval", ex_int(im, 0, sv->loc),
             "Caffe tests every test_interval iterations, not per epoch");
@@ -1294,8 +1330,6 @@ static void import_solver(Importer *im, const PbMessage *sv) {
   const PbField *reg = field(sv, "regularization_type");
   if (reg && (reg->kind != PB_STRING || strcmp(reg->s, "L2")))
     diag_error(reg->loc, "the solver: only L2 regularization is supported by swnc");
-  only_default(im, sv, "iter_size", NULL, 1);
-  only_default(im, sv, "clip_gradients", NULL, -1);
   const PbField *snap = field(sv, "snapshot");
   if (snap && is_number(im, snap, true) && snap->i > 0)
     diag_warning(snap->loc,
@@ -1315,8 +1349,8 @@ static void import_solver(Importer *im, const PbMessage *sv) {
                                         "debug_info",
                                         "test_compute_loss",
                                         "layer_wise_reduce",
-                                        "delta",
-                                        "momentum2",
+                                        "delta",     /* read above for Adam */
+                                        "momentum2", /* read above for Adam */
                                         "rms_decay",
                                         NULL};
   for (int k = 0; ignored[k]; k++) ignore(sv, ignored[k]);

@@ -103,7 +103,7 @@ bool ir_print_estimate(FILE *f, const Module *m) {
             1e3 * rows[i].forward, 1e3 * rows[i].backward);
     total.forward += rows[i].forward, total.backward += rows[i].backward;
   }
-  double update = t->update_cost(params, parts),
+  double update = t->update_cost(params, parts, &m->train),
          iteration = total.forward + total.backward + update;
   fprintf(f, "%-41s %12.3f %12.3f\n", "total", 1e3 * total.forward, 1e3 * total.backward);
   fprintf(f, "update: %.3f ms (%lld parameters%s)\n", 1e3 * update, (long long)params,

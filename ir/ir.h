@@ -449,7 +449,7 @@ typedef struct StepPlan {
  * the larger of the two at their batch sizes; parameters and state are shared too. */
 typedef struct MemPlan {
   StepPlan step[STEP_KINDS];
-  int64_t param_words; /* parameters; gradients and momentum have pools of the same size */
+  int64_t param_words; /* parameters; gradients and each optimizer moment have pools of this size */
   int64_t state_words; /* non-learned state (batch-norm running statistics) */
 } MemPlan;
 
@@ -475,7 +475,12 @@ typedef struct Fusion {
 
 /* ---------------------------------------------------------------- settings */
 
-typedef enum { OPT_SGD, OPT_EASGD, OPT_LARS } OptimizerKind;
+typedef enum { OPT_SGD, OPT_EASGD, OPT_LARS, OPT_ADAM, OPT_ADAMW } OptimizerKind;
+/* The pools of the parameters' size the optimizer keeps between steps: momentum, or Adam's
+ * first and second moments (the second pool follows the first). */
+static inline int optimizer_moment_pools(int optimizer) {
+  return optimizer == OPT_ADAM || optimizer == OPT_ADAMW ? 2 : 1;
+}
 typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_INV, LR_POLY, LR_EXP, LR_COSINE } LrPolicy;
 typedef enum { DATA_IDX, DATA_CIFAR, DATA_SYNTHETIC, DATA_PACKED } DataSource;
 
@@ -486,7 +491,10 @@ typedef struct TrainConfig {
   double lr, momentum, weight_decay;
   double elastic; /* easgd: rho, the pull between each rank's weights and the center */
   double trust;   /* lars: the trust coefficient eta of each parameter's local rate */
-  int lr_policy;  /* LrPolicy */
+  double beta1, beta2, epsilon; /* adam, adamw: the moments' decay rates, the denominator's floor */
+  double clip_gradients;        /* the gradients' global norm is scaled down to it (0: never) */
+  int64_t iter_size;            /* micro-batches whose gradients one update averages */
+  int lr_policy;                /* LrPolicy */
   double gamma, power;
   int64_t step;   /* step policy: iterations per step */
   IntList steps;  /* multistep: iterations where lr *= gamma */

@@ -95,7 +95,7 @@ const FieldSpec transform_fields[] = {
 
 /* ------------------------------------------------------------------ settings */
 
-static const char *const optimizer_words[] = {"sgd", "easgd", "lars", NULL};
+static const char *const optimizer_words[] = {"sgd", "easgd", "lars", "adam", "adamw", NULL};
 static const char *const policy_words[] = {"fixed", "step", "multistep", "inv",
                                            "poly",  "exp",  "cosine",    NULL};
 static const char *const source_words[] = {"idx", "cifar", "synthetic", "packed", NULL};
@@ -112,6 +112,11 @@ const FieldSpec train_fields[] = {
     T("weight_decay", F_FLOAT, weight_decay, 0, 0, BIG),
     T("elastic", F_FLOAT, elastic, 1, 0, BIG),
     T("trust", F_FLOAT, trust, 0.001, 0, BIG),
+    T("beta1", F_FLOAT, beta1, 0.9, 0, 0.999999),
+    T("beta2", F_FLOAT, beta2, 0.999, 0, 0.999999),
+    T("epsilon", F_FLOAT, epsilon, 1e-8, 0, BIG),
+    T("clip_gradients", F_FLOAT, clip_gradients, 0, 0, BIG),
+    T("iter_size", F_INT, iter_size, 1, 1, 1 << 20),
     T("lr_policy", F_ENUM, lr_policy, LR_FIXED, 0, 0, .words = policy_words),
     T("gamma", F_FLOAT, gamma, 0.1, 0, BIG),
     T("power", F_FLOAT, power, 1, -BIG, BIG),

@@ -130,8 +130,16 @@ static void print_memory(FILE *f, const Module *m) {
   double fixed =
       (double)(train->fixed_words > eval->fixed_words ? train->fixed_words : eval->fixed_words);
   bool folded = m->schedule.gradients_in_momentum;
-  double params = (folded ? 2 : 3) * (double)p->param_words, state = (double)p->state_words;
-  const char *pools = folded ? "parameters and momentum" : "parameters, gradients and momentum";
+  int moments = optimizer_moment_pools(m->train.optimizer);
+  bool summed = m->train.iter_size > 1; /* the micro-batches' gradients (runtime/distributed.c) */
+  double params = (folded ? 2 : 2 + moments + summed) * (double)p->param_words,
+         state = (double)p->state_words;
+  char pools[128];
+  snprintf(pools, sizeof pools, "%s%s",
+           folded         ? "parameters and momentum"
+           : moments == 2 ? "parameters, gradients and Adam's two moments"
+                          : "parameters, gradients and momentum",
+           summed ? " and the micro-batches' gradient sum" : "");
   fprintf(f, "                     %s bytes fixed, %s bytes of state\n", grouped(fixed * 4),
           grouped(state * 4));
   fprintf(f, "                     %s bytes each for %s%s\n", grouped((double)p->param_words * 4),

@@ -95,10 +95,11 @@ struct Target {
   /* Estimated seconds of an op's kernels other than a convolution's (conv_cost) or a
    * transform's (transform_cost), on `batch` images as the target runs them (one worker's share
    * where batch_parts > 1), its tensors in their layouts: its forward, or its backward with
-   * the input gradient when input_grad. And the optimizer's step over `params` floats, with
-   * `workers` combining their gradients first. For --estimate; NULL: no model. */
+   * the input gradient when input_grad. And the optimizer's step over `params` floats (with
+   * `workers` combining their gradients first, and clipping them when `train` says so). For
+   * --estimate; NULL: no model. */
   double (*op_cost)(const Graph *g, const Op *op, int64_t batch, bool backward, bool input_grad);
-  double (*update_cost)(int64_t params, int workers);
+  double (*update_cost)(int64_t params, int workers, const TrainConfig *train);
   /* A program splits each step's batch over this many workers that run at once (sw26010: its
    * core groups); conv_cost and transform_cost price one worker's share, and swnc tune measures
    * at that share. 0 or 1: the whole batch. */

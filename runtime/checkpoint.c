@@ -12,7 +12,9 @@
 #include "util.h"
 
 static const char MAGIC[8] = {'S', 'W', 'N', 'C', 'C', 'K', 'P', 'T'};
-enum { VERSION = 1, NAME_BYTES = 64 };
+/* Version 2 holds the optimizer's moment pools (1 or 2) where version 1 had a reserved word
+ * (always 0, meaning its one momentum pool). */
+enum { VERSION = 2, NAME_BYTES = 64 };
 
 typedef struct Writer {
   FILE *f;
@@ -79,7 +81,7 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
   strncpy(name, net->name, NAME_BYTES - 1);
   put(&w, MAGIC, 8);
   put_u32(&w, VERSION);
-  put_u32(&w, 0);
+  put_u32(&w, (uint32_t)net->moment_pools);
   put_u64(&w, net->hash);
   put(&w, name, NAME_BYTES);
   put_u64(&w, (uint64_t)iteration);
@@ -104,7 +106,7 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
     put_u64(&w, (uint64_t)s->count);
   }
   put_floats(&w, params, net->param_words);
-  put_floats(&w, momentum, net->param_words);
+  put_floats(&w, momentum, net->param_words * net->moment_pools);
   put_floats(&w, state, net->state_words);
   uint64_t sum = w.sum;
   put_u64(&w, sum);
@@ -176,9 +178,12 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
   if (r.size < 8 || memcmp(data, MAGIC, 8)) reject(&r, "is not a swnc checkpoint");
   take(&r, 8);
   uint32_t version = get_u32(&r);
-  if (version != VERSION)
-    reject(&r, "is a version %u checkpoint; this program reads version %d", version, VERSION);
-  get_u32(&r);
+  if (version != 1 && version != VERSION)
+    reject(&r, "is a version %u checkpoint; this program reads versions 1 and %d", version,
+           VERSION);
+  uint32_t pools = get_u32(&r);
+  if (version == 1) pools = 1;
+  if (pools != 1 && pools != 2) reject(&r, "says it holds %u optimizer moment pools", pools);
   uint64_t hash = get_u64(&r);
   char name[NAME_BYTES + 1] = {0};
   memcpy(name, take(&r, NAME_BYTES), NAME_BYTES);
@@ -206,14 +211,20 @@ void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params,
   }
   size_t pbytes = sizeof(float) * (size_t)net->param_words,
          sbytes = sizeof(float) * (size_t)net->state_words;
-  const void *p = take(&r, pbytes), *m = take(&r, pbytes), *st = take(&r, sbytes);
+  const void *p = take(&r, pbytes), *m = take(&r, pbytes * pools), *st = take(&r, sbytes);
   size_t body = r.at;
   uint64_t stored = get_u64(&r);
   if (r.at != r.size) reject(&r, "has %zu bytes after its end", r.size - r.at);
   if (stored != swn_checksum(SWN_CHECKSUM_START, data, body))
     reject(&r, "is damaged: its checksum does not match its contents");
+  if (momentum && (int)pools != net->moment_pools)
+    reject(&r,
+           "holds the state of an optimizer with %s; this program's optimizer %s: resume with "
+           "the optimizer it was trained with, or start from its weights with --init-weights",
+           pools == 2 ? "two moments (adam, adamw)" : "momentum (sgd, lars, easgd)",
+           net->moment_pools == 2 ? "has two moments" : "has momentum");
   memcpy(params, p, pbytes);
-  if (momentum) memcpy(momentum, m, pbytes);
+  if (momentum) memcpy(momentum, m, pbytes * pools);
   memcpy(state, st, sbytes);
   free(data);
 }

@@ -102,6 +102,23 @@ static void *communicate(void *arg) {
   return NULL;
 }
 
+void swn_distributed_micro_batch(SwnDistributed *d, int k) { d->micro_batch = k; }
+
+/* Gradient accumulation (Caffe's iter_size): a completed bucket of a micro-batch before the
+ * last is added to the sum and goes no further; the last one's becomes the mean of all. */
+static bool accumulated(SwnDistributed *d, int64_t offset, int64_t words) {
+  if (d->micro_batches <= 1) return true;
+  float *sum = d->gradient_sum + offset, *g = d->grads + offset;
+  if (d->micro_batch == 0)
+    memcpy(sum, g, sizeof(float) * (size_t)words);
+  else if (d->micro_batch < d->micro_batches - 1)
+    swk_sum_into(words, sum, g);
+  if (d->micro_batch < d->micro_batches - 1) return false;
+  swk_sum_into(words, g, sum);
+  swk_scale(words, g, 1.0f / (float)d->micro_batches);
+  return true;
+}
+
 void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) {
   SwnDistributed *d = s->dist;
   if (bucket != s->buckets_ready)
@@ -111,7 +128,7 @@ void swn_gradients_ready(SwnStep *s, int bucket, int64_t offset, int64_t words) 
   if (d && bucket < d->nbuckets && swn_workers_first(s)) d->ready_at[bucket] = swn_target_now();
   if (!swn_workers_bucket_ready(s, bucket, offset, words))
     return; /* other core groups still on it */
-  if (!d || bucket >= d->nbuckets) return;
+  if (!d || bucket >= d->nbuckets || !accumulated(d, offset, words)) return;
   d->offset[bucket] = offset, d->words[bucket] = words;
   if (d->size <= 1 || d->easgd) return;
   if (d->threaded) pthread_mutex_lock(&d->lock);
@@ -218,6 +235,9 @@ static void check_half(SwnDistributed *d, const SwnNetwork *net, const SwnOption
  * program's momentum. One process has nothing to exchange and trains densely. */
 static void check_sparse(SwnDistributed *d, const SwnNetwork *net, const SwnOptions *o) {
   if (d->easgd) swn_fatal("--sparse sends gradients; EASGD sums the weights");
+  if (net->moment_pools == 2)
+    swn_fatal("--sparse corrects its residual with SGD's momentum; adam and adamw keep moments of "
+              "their own: train them without --sparse");
   if (net->gradients_in_momentum)
     swn_fatal("--sparse sends gradients, but this program adds them into the momentum during "
               "backward: compile it with --no-fold-gradients");
@@ -297,6 +317,8 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
   d->job_kind = swn_alloc(sizeof(SwnCollective) * jobs);
   d->job_of = swn_alloc(sizeof(int) * n), d->broadcast_of = swn_alloc(sizeof(int) * n);
   for (size_t b = 0; b < n; b++) d->broadcast_of[b] = -1;
+  d->micro_batches = (int)net->train.iter_size;
+  if (d->micro_batches > 1) d->gradient_sum = swn_alloc(sizeof(float) * (size_t)net->param_words);
   d->sync = (SwnSync)o->sync;
   if (d->sync != SWN_SYNC_ALLREDUCE) check_rooted(o);
   d->rooted = d->sync != SWN_SYNC_ALLREDUCE && d->size > 1;
@@ -355,7 +377,7 @@ void swn_distributed_close(SwnDistributed *d) {
   if (d->sparse) swn_sparse_close(&d->chunks);
   free(d->offset), free(d->words), free(d->ready_at), free(d->job), free(d->job_words);
   free(d->job_kind), free(d->job_of), free(d->broadcast_of);
-  free(d->own_weight_sum);
+  free(d->own_weight_sum), free(d->gradient_sum);
 }
 
 /* "1.5 MiB", "16 KiB", "100 B" */

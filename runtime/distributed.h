@@ -47,6 +47,10 @@ typedef struct SwnDistributed {
   int queued, done;          /* jobs handed to the thread / summed, this iteration */
   int64_t began_in_backward; /* jobs the thread started before backward handed over the last
                                 bucket */
+  /* iter_size: gradients of micro-batches before the last wait in gradient_sum; the last one's
+   * buckets take the mean of all before they are sent */
+  int micro_batch, micro_batches;
+  float *gradient_sum;
   bool stop;
   double busy, waited; /* seconds summing / update waiting, since the last reset */
   pthread_t thread;
@@ -62,6 +66,8 @@ void swn_distributed_open(SwnDistributed *d, const SwnNetwork *net, const SwnOpt
 float *swn_distributed_gradient_pool(const SwnDistributed *d);
 /* The weights, the gradient pool and EASGD's center (or NULL), once allocated. */
 void swn_distributed_attach(SwnDistributed *d, float *params, float *grads, float *center);
+/* Before micro-batch k (of train.iter_size) of an iteration's forward. */
+void swn_distributed_micro_batch(SwnDistributed *d, int k);
 /* Before forward: a new iteration of epoch `epoch` (from 0; sparse warm-up). EASGD starts
  * summing the weights, which backward leaves alone. Rooted, rank 0's model starts on its way
  * to the other ranks (sc-b: arrives before this returns). */

@@ -163,7 +163,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * against; a score that is not a number beats the label's).
  * SGD (Caffe's): v = momentum * v + lr * (g + decay * w); w -= v.
  * SGD whose backward already added momentum * v + lr * g into v (pass fold-gradients; summed
- * over the ranks): v += lr * decay * w; w -= v. */
+ * over the ranks): v += lr * decay * w; w -= v.
+ * Adam and AdamW (decoupled): runtime/adam.h, at step iteration + 1. */
 #define SWK_CONV(FN, P, fwd, bwd)                                                                  \
   FN(VOID, fwd, (P(PTR, const SwkConv *, p), P(I32, int, batch), P(PTR, const float *, x),         \
                  P(PTR, const float *, w), P(PTR, const float *, b), P(PTR, float *, y),           \
@@ -290,7 +291,12 @@ SWK_STRUCTS(SWN_C_STRUCT)
                            P(PTR, float *, w), P(PTR, float *, v)))                                \
   FN(VOID, swk_lars_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),          \
                              P(F32, float, momentum), P(F32, float, trust), P(PTR, float *, w),    \
-                             P(PTR, const float *, g), P(PTR, float *, v)))
+                             P(PTR, const float *, g), P(PTR, float *, v)))                  \
+  FN(VOID, swk_adam_update, (P(I64, int64_t, n), P(F32, float, lr), P(F32, float, decay),          \
+                             P(F32, float, beta1), P(F32, float, beta2), P(F32, float, epsilon),   \
+                             P(BOOL, bool, decoupled), P(U64, uint64_t, iteration),                \
+                             P(PTR, float *, w), P(PTR, const float *, g), P(PTR, float *, m),     \
+                             P(PTR, float *, v)))
 
 /* clang-format on */
 SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
@@ -321,5 +327,9 @@ void swk_easgd_elastic(int64_t n, float eta, float rho, int ranks, const float *
  * (the communication thread runs it beside the compute threads). */
 void swk_sum_into(int64_t n, float *y, const float *x);
 void swk_scale(int64_t n, float *y, float a);
+
+/* The sum of x[i]^2 in double, added in an order that depends on n alone (not on the thread
+ * count): the squared norm gradient clipping scales by (runtime/train.c). */
+double swk_sum_squares(int64_t n, const float *x);
 
 #endif

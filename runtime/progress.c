@@ -9,7 +9,7 @@
 #include "train.h"
 #include "util.h"
 
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first,
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t images, int64_t first,
                         int64_t total, int64_t per_epoch) {
   /* a bar only on a terminal of the user's: under mpirun a rank writes to the launcher's
    * pseudo-terminal even when mpirun's output goes to a file */
@@ -18,7 +18,7 @@ void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t 
                      .total = total,
                      .iters_per_epoch = per_epoch,
                      .epochs = (total + per_epoch - 1) / per_epoch,
-                     .batch = (int)o->batch * ranks,
+                     .batch = images,
                      .start = swn_now(),
                      .window_first = first};
   p->window_start = p->start;

@@ -31,7 +31,7 @@ typedef enum {
   SWN_LR_EXP,
   SWN_LR_COSINE
 } SwnLrPolicy;
-typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD, SWN_OPT_LARS } SwnOptimizer;
+typedef enum { SWN_OPT_SGD, SWN_OPT_EASGD, SWN_OPT_LARS, SWN_OPT_ADAM, SWN_OPT_ADAMW } SwnOptimizer;
 typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED } SwnDataSource;
 
 /* The contract's rows keep their own line breaks. */
@@ -75,7 +75,9 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED
   F(I64, int64_t, warmup) F(I64, int64_t, seed) F(I64, int64_t, eval_interval)                     \
   F(I64, int64_t, test_interval) F(I64, int64_t, display)                                                                         \
   F(I32, int, optimizer) /* SwnOptimizer */                                                        \
-  F(F32, float, elastic) /* easgd's rho */
+  F(F32, float, elastic) /* easgd's rho */                                                        \
+  F(F32, float, clip_gradients) /* scale the gradients' global norm down to it (0: never) */      \
+  F(I64, int64_t, iter_size)    /* micro-batches whose mean gradient one update takes */
 
 #define SwnDataConfig_FIELDS(F, A)                                                                 \
   F(I32, int, source) /* SwnDataSource */                                                          \
@@ -152,6 +154,7 @@ typedef void SwnUpdateFn(SwnStep *s, float lr);
   F(U64, uint64_t, hash) /* of the parameter table: checkpoints of another net are refused */     \
   F(STRUCT, SwnPlan, plan) F(STRUCT, SwnPlan, eval_plan) /* training, evaluation */              \
   F(I64, int64_t, param_words) F(I64, int64_t, state_words)                                        \
+  F(I32, int, moment_pools) /* the optimizer's: 1 (momentum), 2 (Adam's first, then second) */    \
   F(PTR, const char *const *, layers) /* op names, for profiles */                                 \
   F(I32, int, nlayers)                                                                             \
   F(PTR, const SwnParamInfo *, params) F(I32, int, nparams)                                        \

@@ -65,7 +65,9 @@ static void allocate(Trainer *t) {
    * machine); folded: backward adds the gradients into momentum (passes/fold_gradients.c) */
   float *shared = swn_distributed_gradient_pool(&t->dist);
   bool folded = net->gradients_in_momentum;
-  s->momentum = folded && shared ? shared : swn_alloc(sizeof(float) * (size_t)net->param_words);
+  s->momentum = folded && shared
+                    ? shared
+                    : swn_alloc(sizeof(float) * (size_t)(net->param_words * net->moment_pools));
   s->grads = folded   ? s->momentum
              : shared ? shared
                       : swn_alloc(sizeof(float) * (size_t)net->param_words);
@@ -150,10 +152,46 @@ static void save(Trainer *t, int64_t iterations) {
                         t->step.momentum, t->step.state, iterations, t->o.seed);
 }
 
-/* Forward and backward run on every worker, each on its share of the batch; this thread is
- * worker 0 (its times are the phases'). */
+/* Images an iteration trains on: every rank's micro-batches. */
+static int64_t iteration_images(const Trainer *t) {
+  return t->o.batch * t->ranks * t->net->train.iter_size;
+}
+
+/* Clipping by the global norm (train.clip_gradients): once every bucket is summed over the
+ * ranks, every rank scales the same mean gradient by the same factor, limit / (norm + 1e-6)
+ * where that is below 1, as PyTorch's clip_grad_norm_. */
+static void clip_gradients(Trainer *t) {
+  float limit = t->net->train.clip_gradients;
+  if (!(limit > 0)) return;
+  for (int b = 0; b < t->net->nbuckets; b++) swn_gradients_wait(&t->step, b);
+  double norm = sqrt(swk_sum_squares(t->net->param_words, t->step.grads));
+  double factor = limit / (norm + 1e-6);
+  if (factor < 1) swk_scale(t->net->param_words, t->step.grads, (float)factor);
+}
+
+/* Micro-batch k of iteration `it`: forward and backward on every worker, each on its share of
+ * the batch; this thread is worker 0 (its times are the phases'). Returns its mean loss. */
+static double train_micro_batch(Trainer *t, int k, int64_t it, double *forward, double *backward,
+                                double started) {
+  swn_distributed_micro_batch(&t->dist, k);
+  /* images numbered across ranks and micro-batches: dropout masks as in one process */
+  uint64_t first = ((uint64_t)k * (uint64_t)t->ranks + (uint64_t)t->rank) * (uint64_t)t->o.batch;
+  swn_workers_start(t->workers, (uint64_t)it, first);
+  t->net->forward(&t->step);
+  double forward_end = swn_target_now();
+  t->step.buckets_ready = 0;
+  t->net->backward(&t->step);
+  swn_workers_finish(t->workers);
+  double backward_end = swn_target_now();
+  if (t->step.buckets_ready != t->net->nbuckets)
+    swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
+              t->net->nbuckets);
+  *forward += forward_end - started, *backward += backward_end - forward_end;
+  return metric(t, true, false);
+}
+
 static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total) {
-  swn_loader_next(loader, it, swn_workers_input(t->workers), swn_workers_labels(t->workers));
+  int micro_batches = (int)t->net->train.iter_size;
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
   float lr = swn_learning_rate(&t->net->train, it, total) * t->dist.lr_scale;
@@ -161,30 +199,30 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
    * Caffe's v before its decay term */
   t->step.fold_scale = lr / (float)t->ranks;
   t->step.fold_keep = swn_distributed_fold_keep(&t->dist, t->net->train.momentum);
-  double phase[4];
-  phase[0] = swn_target_now();
-  /* before any worker can complete a bucket */
-  swn_distributed_begin(&t->dist, it / t->progress.iters_per_epoch);
-  /* images numbered across ranks: dropout masks as in one process */
-  swn_workers_start(t->workers, (uint64_t)it, (uint64_t)t->rank * (uint64_t)t->o.batch);
-  t->net->forward(&t->step);
-  phase[1] = swn_target_now();
-  t->step.buckets_ready = 0;
-  t->net->backward(&t->step);
-  swn_workers_finish(t->workers);
-  phase[2] = swn_target_now();
-  if (t->step.buckets_ready != t->net->nbuckets)
-    swn_fatal("internal: backward completed %d of %d gradient buckets", t->step.buckets_ready,
-              t->net->nbuckets);
+  double phase[4], forward = 0, backward = 0, loss_sum = 0;
+  for (int k = 0; k < micro_batches; k++) {
+    swn_loader_next(loader, it * micro_batches + k, swn_workers_input(t->workers),
+                    swn_workers_labels(t->workers));
+    double started = swn_target_now();
+    if (k == 0) {
+      phase[0] = started;
+      /* before any worker can complete a bucket */
+      swn_distributed_begin(&t->dist, it / t->progress.iters_per_epoch);
+    }
+    loss_sum += train_micro_batch(t, k, it, &forward, &backward, started);
+  }
+  double update_start = swn_target_now();
+  if (swn_distributed_updates(&t->dist)) clip_gradients(t);
   if (t->center) swn_distributed_elastic(&t->dist, lr, t->net->train.elastic);
   if (swn_distributed_updates(&t->dist)) t->net->update(&t->step, lr);
   swn_distributed_end(&t->dist);
-  phase[3] = swn_target_now();
+  phase[1] = phase[0] + forward, phase[2] = phase[1] + backward;
+  phase[3] = phase[2] + swn_target_now() - update_start;
   if (t->o.comm_profile && (it > 0 || total == 1)) swn_timing_record(&t->timing, &t->dist, phase);
   t->step.profile = NULL; /* evaluation is neither profiled nor autotuned */
   swn_conv_timing(t->step.conv, false);
   /* one collective: the mean loss, and whether a rank was asked to stop (all stop together) */
-  double sums[2] = {metric(t, true, false), swn_interrupt_signal() != 0};
+  double sums[2] = {loss_sum / micro_batches, swn_interrupt_signal() != 0};
   swn_sum_doubles(sums, 2);
   float loss = (float)(sums[0] / t->ranks);
   if (sums[1] > 0) t->stop_signal = swn_interrupt_signal() ? swn_interrupt_signal() : SIGTERM;
@@ -210,14 +248,14 @@ static int64_t total_iterations(const Trainer *t, int64_t per_epoch) {
   const SwnOptions *o = &t->o;
   int64_t total = o->iterations, images;
   if (!total && __builtin_mul_overflow(o->epochs, per_epoch, &total)) total = INT64_MAX;
-  if (total > SWN_COUNT_MAX || __builtin_mul_overflow(total, o->batch * t->ranks, &images) ||
+  if (total > SWN_COUNT_MAX || __builtin_mul_overflow(total, iteration_images(t), &images) ||
       images > SWN_COUNT_MAX) {
     if (o->iterations)
       swn_fatal("--iterations %lld of %lld images are more images than a run can count (%lld)",
-                (long long)total, (long long)(o->batch * t->ranks), (long long)SWN_COUNT_MAX);
+                (long long)total, (long long)iteration_images(t), (long long)SWN_COUNT_MAX);
     swn_fatal("--epochs %lld of %lld iterations of %lld images are more images than a run can "
               "count (%lld)",
-              (long long)o->epochs, (long long)per_epoch, (long long)(o->batch * t->ranks),
+              (long long)o->epochs, (long long)per_epoch, (long long)iteration_images(t),
               (long long)SWN_COUNT_MAX);
   }
   return total;
@@ -228,7 +266,7 @@ static void announce(const Trainer *t, int64_t iterations, int64_t per_epoch) {
     printf("training %s: %lld iteration%s of %lld images (%lld per epoch), %lld training and %lld "
            "test images, %s%s\n",
            t->net->name, (long long)iterations, iterations == 1 ? "" : "s",
-           (long long)(t->o.batch * t->ranks), (long long)per_epoch, (long long)t->train.count,
+           (long long)iteration_images(t), (long long)per_epoch, (long long)t->train.count,
            (long long)t->test.count, parallelism(t), t->ranks > 1 ? " per rank" : "");
   swn_distributed_describe(&t->dist, &t->o, stdout);
 }
@@ -245,7 +283,7 @@ static int64_t train_loop(Trainer *t, int64_t start, int64_t total, int64_t per_
                        .ranks = t->ranks,
                        .shuffle = o->shuffle,
                        .seed = o->seed,
-                       .first = start};
+                       .first = start * cfg->iter_size};
   SwnLoader loader;
   swn_loader_start(&loader, t->net, &t->train, &plan, o->loader_threads);
   int64_t done = start;
@@ -277,7 +315,7 @@ static void report_interrupt(const Trainer *t, int64_t done, int64_t total) {
 
 static int train(Trainer *t, int64_t start) {
   const SwnOptions *o = &t->o;
-  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, o->batch * t->ranks);
+  int64_t per_epoch = swn_iterations_per_epoch(t->train.count, iteration_images(t));
   int64_t total = total_iterations(t, per_epoch);
   if (start >= total) {
     printf("nothing to train: at iteration %lld of %lld\n", (long long)start, (long long)total);
@@ -285,7 +323,7 @@ static int train(Trainer *t, int64_t start) {
     return 0;
   }
   announce(t, total - start, per_epoch);
-  swn_progress_start(&t->progress, o, t->ranks, start, total, per_epoch);
+  swn_progress_start(&t->progress, o, iteration_images(t), start, total, per_epoch);
   swn_interrupt_catch();
   int64_t end = train_loop(t, start, total, per_epoch);
   if (t->stop_signal) report_interrupt(t, end, total);
@@ -293,14 +331,16 @@ static int train(Trainer *t, int64_t start) {
   if (o->save_gradients && t->rank == 0)
     swn_save_checkpoint(t->net, o->save_gradients, t->step.grads, NULL, t->step.state, end,
                         o->seed);
-  swn_progress_finish(&t->progress, end - start, (end - start) * o->batch * t->ranks);
+  swn_progress_finish(&t->progress, end - start, (end - start) * iteration_images(t));
   swn_distributed_report(&t->dist, end - start, swn_now() - t->progress.start, stdout);
   if (o->comm_profile && t->rank == 0)
-    swn_timing_write(&t->timing, o->comm_profile, t->net->name, (int)o->batch);
+    swn_timing_write(&t->timing, o->comm_profile, t->net->name,
+                     (int)(iteration_images(t) / t->ranks));
   if (t->profile)
-    swn_profile_report(t->profile, (int)o->batch, swn_workers_count(t->workers), stdout);
+    swn_profile_report(t->profile, (int)(iteration_images(t) / t->ranks),
+                       swn_workers_count(t->workers), stdout);
   if (t->profile && o->profile_json && t->rank == 0)
-    swn_profile_write_json(t->profile, o->profile_json, (int)o->batch);
+    swn_profile_write_json(t->profile, o->profile_json, (int)(iteration_images(t) / t->ranks));
   int caught = swn_interrupt_signal(); /* during the last save: honoured after it */
   swn_interrupt_release();
   if (!t->stop_signal && caught) t->stop_signal = caught, report_interrupt(t, end, total);
@@ -338,7 +378,7 @@ static int64_t initial_weights(Trainer *t) {
   }
   swn_broadcast_int64(run, 2);
   swn_broadcast_floats(t->step.params, net->param_words);
-  swn_broadcast_floats(t->step.momentum, net->param_words);
+  swn_broadcast_floats(t->step.momentum, net->param_words * net->moment_pools);
   swn_broadcast_floats(t->step.state, net->state_words);
   t->o.seed = (uint64_t)run[1];
   t->step.seed = t->o.seed;
@@ -349,14 +389,18 @@ static int64_t initial_weights(Trainer *t) {
 
 /* Every iteration needs a whole batch on each rank: an epoch shorter than one is refused. */
 static void check_batch_fits(const Trainer *t) {
-  int64_t global = t->o.batch * t->ranks;
+  int64_t global = iteration_images(t), micro_batches = t->net->train.iter_size;
   if (t->o.eval_only || t->train.count >= global) return;
-  if (t->ranks > 1)
-    swn_fatal("--batch %lld on each of %d ranks is %lld images an iteration, more than the %lld "
-              "of the training set",
-              (long long)t->o.batch, t->ranks, (long long)global, (long long)t->train.count);
-  swn_fatal("--batch %lld is more images than the %lld of the training set", (long long)t->o.batch,
-            (long long)t->train.count);
+  if (t->ranks == 1 && micro_batches == 1)
+    swn_fatal("--batch %lld is more images than the %lld of the training set",
+              (long long)t->o.batch, (long long)t->train.count);
+  char ranks[64] = "", micro[64] = "";
+  if (t->ranks > 1) snprintf(ranks, sizeof ranks, " on each of %d ranks", t->ranks);
+  if (micro_batches > 1)
+    snprintf(micro, sizeof micro, " in each of %lld micro-batches (iter_size)",
+             (long long)micro_batches);
+  swn_fatal("--batch %lld%s%s is %lld images an iteration, more than the %lld of the training set",
+            (long long)t->o.batch, ranks, micro, (long long)global, (long long)t->train.count);
 }
 
 int swn_main(const SwnNetwork *net, int argc, char **argv) {

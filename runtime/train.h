@@ -28,7 +28,7 @@ typedef struct SwnProgress {
   const char *log_path;
   bool tty, quiet;
   int64_t total, iters_per_epoch, epochs;
-  int batch;
+  int64_t batch; /* images per iteration */
   double start, window_start, last_draw;
   int64_t window_first;
   double loss_sum;
@@ -36,8 +36,8 @@ typedef struct SwnProgress {
   float last_accuracy; /* of the latest evaluation, or NAN */
 } SwnProgress;
 
-/* `ranks` x o->batch images per iteration */
-void swn_progress_start(SwnProgress *p, const SwnOptions *o, int ranks, int64_t first,
+/* `images` per iteration (every rank's micro-batches) */
+void swn_progress_start(SwnProgress *p, const SwnOptions *o, int64_t images, int64_t first,
                         int64_t total, int64_t per_epoch);
 void swn_progress_iteration(SwnProgress *p, int64_t iteration, float loss); /* every iteration */
 void swn_progress_line(SwnProgress *p, int64_t iteration, float lr);        /* every `display` */

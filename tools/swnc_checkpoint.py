@@ -5,6 +5,7 @@
     c = ck.load("lenet.ckpt")
     c.params["conv1.weight"]          # numpy float32, shape (20, 1, 5, 5)
     c.momentum["conv1.weight"]; c.state["bn1.running_mean"]; c.iteration; c.network
+    c.second_moment["conv1.weight"]  # Adam's (c.momentum holds its first moment); {} for SGD
     ck.save("edited.ckpt", c)         # e.g. after replacing weights
 
 Run as a command to list a checkpoint's contents:  swnc_checkpoint.py FILE
@@ -21,7 +22,7 @@ except ImportError:
     sys.exit("swnc_checkpoint.py: needs numpy (apt-get install python3-numpy)")
 
 MAGIC = b"SWNCCKPT"
-VERSION = 1
+VERSION = 2  # version 1 (read too) has one moment pool and a reserved 0 in its place
 FNV_OFFSET, FNV_PRIME = 14695981039346656037, 1099511628211
 
 
@@ -68,7 +69,9 @@ class Checkpoint:
     state_table: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     momentum: dict = field(default_factory=dict)
+    second_moment: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
+    moment_pools: int = 1
 
 
 class Reader:
@@ -100,12 +103,15 @@ def load(path: str) -> Checkpoint:
     r = Reader(data, path)
     r.take(8)
     version = r.u32()
-    if version != VERSION:
-        raise ValueError(f"{path}: version {version}, expected {VERSION}")
-    r.u32()
+    if version not in (1, VERSION):
+        raise ValueError(f"{path}: version {version}, expected 1 or {VERSION}")
+    word = r.u32()  # the moment pools; version 1 reserved it (0) and had one pool
+    pools = word if version == VERSION else 1
+    if pools not in (1, 2):
+        raise ValueError(f"{path}: {pools} optimizer moment pools")
     net_hash = r.u64()
     name = r.take(64).split(b"\0", 1)[0].decode()
-    c = Checkpoint(name, net_hash, r.u64(), r.u64(), r.u64(), r.u64())
+    c = Checkpoint(name, net_hash, r.u64(), r.u64(), r.u64(), r.u64(), moment_pools=pools)
     nparams, nstate = r.u32(), r.u32()
     for _ in range(nparams):
         pname = r.take(r.u32()).decode()
@@ -115,11 +121,15 @@ def load(path: str) -> Checkpoint:
         sname = r.take(r.u32()).decode()
         c.state_table[sname] = (r.u64(), r.u64())
     pool = lambda n: np.frombuffer(r.take(4 * n), dtype="<f4").copy()
-    params, momentum, state = pool(c.param_words), pool(c.param_words), pool(c.state_words)
+    params, momentum = pool(c.param_words), pool(c.param_words)
+    second = pool(c.param_words) if pools == 2 else None
+    state = pool(c.state_words)
     for pname, (dims, off) in c.param_table.items():
         n = int(np.prod(dims))
         c.params[pname] = params[off:off + n].reshape(dims)
         c.momentum[pname] = momentum[off:off + n].reshape(dims)
+        if second is not None:
+            c.second_moment[pname] = second[off:off + n].reshape(dims)
     for sname, (off, n) in c.state_table.items():
         c.state[sname] = state[off:off + n]
     return c
@@ -127,7 +137,7 @@ def load(path: str) -> Checkpoint:
 
 def save(path: str, c: Checkpoint) -> None:
     out = bytearray()
-    out += MAGIC + struct.pack("<II", VERSION, 0) + struct.pack("<Q", c.hash)
+    out += MAGIC + struct.pack("<II", VERSION, c.moment_pools) + struct.pack("<Q", c.hash)
     out += c.network.encode()[:63].ljust(64, b"\0")
     out += struct.pack("<QQQQII", c.iteration, c.seed, c.param_words, c.state_words, len(c.param_table),
                        len(c.state_table))
@@ -137,14 +147,17 @@ def save(path: str, c: Checkpoint) -> None:
     for sname, (off, n) in c.state_table.items():
         out += struct.pack("<I", len(sname)) + sname.encode() + struct.pack("<QQ", off, n)
     params, momentum = np.zeros(c.param_words, "<f4"), np.zeros(c.param_words, "<f4")
+    second = np.zeros(c.param_words if c.moment_pools == 2 else 0, "<f4")
     state = np.zeros(c.state_words, "<f4")
     for pname, (dims, off) in c.param_table.items():
         n = int(np.prod(dims))
         params[off:off + n] = np.asarray(c.params[pname], "<f4").reshape(-1)
         momentum[off:off + n] = np.asarray(c.momentum.get(pname, np.zeros(n)), "<f4").reshape(-1)
+        if c.moment_pools == 2:
+            second[off:off + n] = np.asarray(c.second_moment.get(pname, np.zeros(n)), "<f4").reshape(-1)
     for sname, (off, n) in c.state_table.items():
         state[off:off + n] = np.asarray(c.state[sname], "<f4").reshape(-1)
-    out += params.tobytes() + momentum.tobytes() + state.tobytes()
+    out += params.tobytes() + momentum.tobytes() + second.tobytes() + state.tobytes()
     out += struct.pack("<Q", fnv1a(bytes(out)))
     with open(path, "wb") as f:
         f.write(out)

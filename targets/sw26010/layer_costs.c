@@ -180,13 +180,20 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
   return 0;
 }
 
-/* SGD's step (gradient, weights and momentum in, weights and momentum out) and, with several
- * core groups, each group's scaling of its gradients and the sums of the others' into group
- * 0's (kernels/elementwise.c, runtime/workers.c). */
-double sw_update_cost(int64_t params, int workers) {
-  double n = (double)params, t = sw_cpe_seconds(sw_stream_work(n, 5, 2, 1));
+/* The optimizer's step: SGD's on the CPEs (gradient, weights and momentum in, weights and
+ * momentum out), Adam's on the MPE (kernels/mpe.c); with several core groups, each group's
+ * scaling of its gradients and the sums of the others' into group 0's first
+ * (kernels/elementwise.c, runtime/workers.c); clipping, the gradients' squares summed on the
+ * MPE and their scaling on the CPEs (runtime/train.c). */
+double sw_update_cost(int64_t params, int workers, const TrainConfig *train) {
+  double n = (double)params;
+  double t = train->optimizer == OPT_ADAM || train->optimizer == OPT_ADAMW
+                 ? sw_mpe_time(4.0 * 7 * n, SW_ADAM_FLOPS * n)
+                 : sw_cpe_seconds(sw_stream_work(n, 5, 2, 1));
   if (workers > 1)
     t += sw_cpe_seconds(sw_stream_work(n, 2, 1, 1)) +
          (workers - 1) * sw_cpe_seconds(sw_stream_work(n, 3, 1, 1));
+  if (train->clip_gradients > 0)
+    t += sw_mpe_time(4.0 * n, 2.0 * n) + sw_cpe_seconds(sw_stream_work(n, 1, 1, 1));
   return t;
 }

@@ -6,6 +6,6 @@
 #include "../../ir/target.h"
 
 double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bool input_grad);
-double sw_update_cost(int64_t params, int workers);
+double sw_update_cost(int64_t params, int workers, const TrainConfig *train);
 
 #endif

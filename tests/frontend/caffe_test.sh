@@ -36,6 +36,30 @@ project() {
   "$swnc" small.swn -o small && ./small --quiet --log small.json >/dev/null && pass || fail "train small"
   same "iterations evaluated at (test_interval 6)" "$(grep -c '"test"' small.json)" 2
 
+  # An Adam solver (the string type and the old enum alike) with gradient accumulation and
+  # clipping; and the values Caffe would misread or swnc cannot train.
+  printf '%s\n' 'net: "small_bn.prototxt"' 'type: "Adam"' 'base_lr: 0.001' 'momentum: 0.8' \
+    'momentum2: 0.99' 'delta: 1e-6' 'iter_size: 2' 'clip_gradients: 5' 'max_iter: 4' >adam.solver
+  "$swnc" import-caffe "$caffe/small_bn.prototxt" adam.solver -o adam.swn 2>err.txt && pass ||
+    { fail "import an Adam solver"; cat err.txt; }
+  for line in "optimizer = adam" "beta1 = 0.8" "beta2 = 0.99" "epsilon = 1e-06" "iter_size = 2" \
+    "clip_gradients = 5"; do
+    grep -qF "$line" adam.swn && pass || fail "adam.swn lacks '$line'"
+  done
+  sed 's/^type: "Adam"/solver_type: ADAM/' adam.solver >adam_enum.solver
+  "$swnc" import-caffe "$caffe/small_bn.prototxt" adam_enum.solver -o adam_enum.swn &&
+    cmp -s adam.swn adam_enum.swn && pass || fail "solver_type: ADAM imports differently from type: \"Adam\""
+  "$swnc" adam.swn -o adam && ./adam --quiet >/dev/null && pass || fail "train the Adam solver's network"
+  sed 's/^iter_size: 2/iter_size: 0/' adam.solver >bad_iter.solver
+  expect_error "iter_size 0" "bad_iter.solver:7:1: error: the solver: iter_size 0: at least 1 micro-batch an iteration" \
+    "$swnc" import-caffe "$caffe/small_bn.prototxt" bad_iter.solver -o bad.swn
+  sed 's/^clip_gradients: 5/clip_gradients: 0/' adam.solver >bad_clip.solver
+  expect_error "clip_gradients 0" "bad_clip.solver:8:1: error: the solver: clip_gradients 0 would scale every gradient to zero" \
+    "$swnc" import-caffe "$caffe/small_bn.prototxt" bad_clip.solver -o bad.swn
+  sed 's/^type: "Adam"/type: "RMSProp"/' adam.solver >rms.solver
+  expect_error "RMSProp" "rms.solver:2:1: error: the solver: type 'RMSProp' is not supported by swnc (SGD, Adam)" \
+    "$swnc" import-caffe "$caffe/small_bn.prototxt" rms.solver -o bad.swn
+
   # Weights: a caffemodel written by the reference protobuf implementation, into a checkpoint.
   ./small --iterations 0 --epochs 0 --checkpoint init.ckpt --quiet >/dev/null
   layers=conv1:Convolution,bn1:BatchNorm,scale1:Scale=bn1,conv2:Convolution,fc:InnerProduct

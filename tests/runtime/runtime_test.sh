@@ -26,6 +26,32 @@ else
   paste full.json resumed.json | tail -3
 fi
 
+# Adam's two moments, gradient accumulation (8 iterations of 2 x 64 images per epoch) and
+# clipping resume exactly too; a checkpoint of one optimizer's state does not resume another.
+"$swnc" "$root/examples/lenet.swn" -D train.optimizer=adamw -D train.lr=0.001 -D train.weight_decay=0.01 \
+  -D train.iter_size=2 -D train.clip_gradients=1 -o lenet_adamw || fail "cannot build lenet with adamw"
+./lenet_adamw $small --iterations 20 --log adam_full.json >/dev/null
+./lenet_adamw $small --iterations 12 --checkpoint adam_mid.ckpt >/dev/null
+./lenet_adamw $small --iterations 20 --resume adam_mid.ckpt --log adam_resumed.json >/dev/null
+[ "$(losses adam_full.json | tail -8)" = "$(losses adam_resumed.json)" ] && [ "$(losses adam_resumed.json | wc -l)" -eq 8 ] &&
+  [ "$(losses adam_full.json)" != "$(losses full.json | head -20)" ] && pass ||
+  fail "adamw's resumed losses differ from the uninterrupted run"
+expect_error "adam checkpoint, sgd program" "holds the state of an optimizer with two moments (adam, adamw); this program's optimizer has momentum" \
+  ./lenet $small --resume adam_mid.ckpt --iterations 30
+expect_error "sgd checkpoint, adam program" "holds the state of an optimizer with momentum (sgd, lars, easgd)" \
+  ./lenet_adamw $small --resume mid.ckpt --iterations 30
+./lenet_adamw $small --iterations 1 --init-weights mid.ckpt >/dev/null && pass || fail "--init-weights across optimizers"
+# A version 1 checkpoint (one momentum pool, a reserved word) still resumes.
+/usr/bin/python3 -c "
+import struct, sys; sys.path.insert(0, '$root/tools'); import swnc_checkpoint as ck
+data = bytearray(open('mid.ckpt', 'rb').read())
+assert struct.unpack('<II', data[8:16]) == (2, 1)
+data[8:16] = struct.pack('<II', 1, 0)
+data[-8:] = struct.pack('<Q', ck.fnv1a(bytes(data[:-8])))
+open('v1.ckpt', 'wb').write(data)" || fail "cannot write a version 1 checkpoint"
+./lenet $small --iterations 40 --resume v1.ckpt --log v1.json >/dev/null
+[ "$(losses v1.json)" = "$(losses resumed.json)" ] && pass || fail "a version 1 checkpoint does not resume"
+
 # Checkpoints of another network, damaged ones, and --init-weights.
 expect_error "foreign checkpoint" "is a checkpoint of network 'lenet'" ./cifar --resume mid.ckpt --iterations 1
 cp mid.ckpt bad.ckpt && printf '\377' | dd of=bad.ckpt bs=1 seek=4000 conv=notrunc 2>/dev/null

@@ -865,6 +865,43 @@ static void test_accuracy_and_sgd(void) {
         fabsf(center[1] - (4 + 0.05f * (9 - 12))) < 1e-6f);
 }
 
+/* Adam and AdamW against Algorithm 1 of Kingma and Ba in double, three steps (the bias
+ * corrections change each step); and clipping's sum of squares. */
+static void test_adam(bool decoupled) {
+  enum { N = 1003 };
+  static float w[N], g[N], m[N], v[N];
+  static double rw[N], rm[N], rv[N];
+  for (int i = 0; i < N; i++) {
+    w[i] = 0.02f * (float)(i % 13) - 0.1f, rw[i] = w[i];
+    m[i] = v[i] = 0, rm[i] = rv[i] = 0;
+  }
+  const double lr = 0.01, decay = 0.05, b1 = 0.8, b2 = 0.99, eps = 1e-6;
+  double worst = 0;
+  for (uint64_t step = 0; step < 3; step++) {
+    for (int i = 0; i < N; i++) g[i] = 0.001f * (float)((i * 7 + (int)step) % 11) - 0.004f;
+    swk_adam_update(N, (float)lr, (float)decay, (float)b1, (float)b2, (float)eps, decoupled, step,
+                    w, g, m, v);
+    double t = (double)step + 1, c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
+    for (int i = 0; i < N; i++) {
+      double grad = g[i] + (decoupled ? 0 : decay * rw[i]);
+      rm[i] = b1 * rm[i] + (1 - b1) * grad, rv[i] = b2 * rv[i] + (1 - b2) * grad * grad;
+      if (decoupled) rw[i] *= 1 - lr * decay;
+      rw[i] -= lr * (rm[i] / c1) / (sqrt(rv[i] / c2) + eps);
+      worst = fmax(worst, fabs(w[i] - rw[i]) / lr);
+      worst = fmax(worst, fmax(fabs(m[i] - rm[i]) / 4e-3, fabs(v[i] - rv[i]) / 1.6e-5));
+    }
+  }
+  CHECK(worst < 1e-4);
+  /* decoupled decay differs from L2 in the gradient: the test tells them apart */
+  float a[1] = {1}, b[1] = {1}, ga[1] = {0}, ma[2] = {0, 0}, va[2] = {0, 0};
+  swk_adam_update(1, 0.1f, 0.5f, 0.9f, 0.999f, 1e-8f, false, 0, a, ga, &ma[0], &va[0]);
+  swk_adam_update(1, 0.1f, 0.5f, 0.9f, 0.999f, 1e-8f, true, 0, b, ga, &ma[1], &va[1]);
+  CHECK(fabsf(a[0] - (1 - 0.1f)) < 1e-5f && fabsf(b[0] - (1 - 0.05f)) < 1e-6f);
+  double sq = 0;
+  for (int i = 0; i < N; i++) sq += (double)g[i] * g[i];
+  CHECK(fabs(swk_sum_squares(N, g) - sq) <= 1e-12 * sq && swk_sum_squares(0, g) == 0);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Implicit-GEMM convolution on (R,C,N,B): against the explicit plan and finite differences. */
 
@@ -1020,5 +1057,7 @@ int main(void) {
                        false); /* 1x1, all scalar */
   }
   test_accuracy_and_sgd();
+  test_adam(false);
+  test_adam(true);
   return check_report();
 }

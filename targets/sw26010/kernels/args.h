@@ -183,6 +183,10 @@ typedef struct SwStreamArgs {
  * or added to dst's row (dst + sum) when `add`. One source is a copy: concatenations and their
  * gradients are one part per input, a residual sum one part with a source per input. Tasks are
  * SW_STREAM_CHUNK floats of one row, dealt round-robin over the parts' rows in order. */
+/* Adam's step runs on the MPE (mpe.c): its operations per element, a division and a square
+ * root counted as 8 each (the price layer_costs.c gives the update). */
+enum { SW_ADAM_FLOPS = 24 };
+
 enum { SW_SUM_SOURCES = 8, SW_SUM_PARTS = 8 };
 typedef struct SwSumPart {
   const float *src[SW_SUM_SOURCES];

@@ -1,6 +1,7 @@
 /* Kernels not yet on the CPEs run on the MPE: the host target's portable C sources, compiled
  * serially with their kernels renamed mpe_* (mpe_compat/), wrapped here to account for their
  * time on the MPE from the bytes they move and the arithmetic they do (cost/model.c). */
+#include "adam.h"
 #include "mpe.h"
 
 #define MPE(name) __typeof__(swk_##name) mpe_##name;
@@ -189,4 +190,22 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
                                 grad_scale, bias_grad_scale, grad_keep);
   double n = bn_floats(p, batch);
   sw_mpe_work(floats((dx_add ? 5 : 4) * n), 8 * n);
+}
+
+/* Adam and AdamW (runtime/adam.h) on the MPE: gradient, weights and both moments read, the last
+ * three written. */
+void swk_adam_update(int64_t n, float lr, float decay, float beta1, float beta2, float epsilon,
+                     bool decoupled, uint64_t iteration, float *w, const float *g, float *m,
+                     float *v) {
+  SwnAdam a = swn_adam(lr, decay, beta1, beta2, epsilon, decoupled, iteration);
+  for (int64_t i = 0; i < n; i++) swn_adam_element(&a, &w[i], g[i], &m[i], &v[i]);
+  sw_mpe_work(floats(7.0 * (double)n), SW_ADAM_FLOPS * (double)n);
+}
+
+/* Gradient clipping's squared norm on the MPE, in order. */
+double swk_sum_squares(int64_t n, const float *x) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) sum += (double)x[i] * x[i];
+  sw_mpe_work(floats((double)n), 2.0 * (double)n);
+  return sum;
 }

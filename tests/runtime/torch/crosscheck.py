@@ -5,7 +5,10 @@ float64) repeats them from the same weights (read through the checkpoint format)
 batches, with the same dropout masks (the counter hash, replicated in numpy). Every loss, the
 last step's gradients, and every updated parameter, momentum and running statistic must agree
 to a relative 1e-4 (max-norm per tensor). The same network with optimizer = lars repeats the 3
-steps against LARS's update computed here (each tensor's rate scaled by its trust ratio).
+steps against LARS's update computed here (each tensor's rate scaled by its trust ratio); with
+adam, and adamw with clip_gradients, against torch.optim.Adam / AdamW and
+torch.nn.utils.clip_grad_norm_; and SGD with iter_size = 2 against two micro-batches of 4 whose
+gradients PyTorch accumulates (each normalising its own 4 images, as Caffe's iter_size does).
 
 usage: crosscheck.py SWNC WORKDIR"""
 import json
@@ -44,11 +47,11 @@ def fnv1a(text):
     return h
 
 
-def dropout_keep(layer_name, ratio, iteration, images, elements):
+def dropout_keep(layer_name, ratio, iteration, images, elements, first_image=0):
     """runtime/kernels.h: keep if uniform(hash(seed ^ layer, iteration, image, element)) >= ratio."""
     with np.errstate(over="ignore"):
         layer = np.uint64(fnv1a(layer_name) >> 11)
-        img = np.arange(images, dtype=np.uint64)[:, None]
+        img = np.arange(first_image, first_image + images, dtype=np.uint64)[:, None]
         el = np.arange(elements, dtype=np.uint64)[None, :]
         h = mix64(hash3(mix64(np.uint64(SEED)) ^ layer, np.uint64(iteration), img) ^ el)
     u = (h >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / 16777216.0)
@@ -64,7 +67,7 @@ def write_cifar(path, rng):
     return pixels.reshape(IMAGES, 3, 32, 32), labels
 
 
-def forward(P, S, x, labels, iteration):
+def forward(P, S, x, labels, iteration, first_image=0):
     """every_layer.swn in PyTorch; returns the loss, updating the running statistics in S."""
     c1 = F.conv2d(x, P["c1.weight"], P["c1.bias"], stride=2, padding=1)
     bn = F.batch_norm(c1, S["bn.running_mean"], S["bn.running_var"], P["bn.scale"], P["bn.shift"],
@@ -78,7 +81,8 @@ def forward(P, S, x, labels, iteration):
     a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1) + F.gelu(n1)
     cat = torch.cat([a1, p1], 1)
     p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
-    keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel()).reshape(p2.shape)
+    keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel(),
+                        first_image).reshape(p2.shape)
     d1 = p2 * keep.to(p2.dtype) * float(np.float32(1) / (np.float32(1) - np.float32(0.3)))
     f1 = F.linear(d1.flatten(1), P["f1.weight"], P["f1.bias"])
     h2 = F.hardsigmoid(F.hardswish(F.leaky_relu(f1, 0.1)))
@@ -119,6 +123,43 @@ def reference(init, pixels, labels, trust=None):
                 V[k] = 0.9 * V[k] + 0.05 * lr_mult * local * (p.grad + 0.01 * decay_mult * p)
                 p -= V[k]
     return losses, grads, P, V, S
+
+
+def reference_torch(init, pixels, labels, make_optimizer, clip=None, micro_batches=1):
+    """ITERATIONS steps of a torch.optim optimizer (param groups with every_layer.swn's lr_mult
+    and decay_mult), each on micro_batches micro-batches whose mean gradient is clipped to the
+    global norm `clip` first when given. Returns the losses, parameters, optimizer and state."""
+    P = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in init.params.items()}
+    S = {k: torch.tensor(v, dtype=torch.float64) for k, v in init.state.items()}
+    groups = [{"params": [p], "lr_mult": MULTS.get(k, (1, 1))[0],
+               "decay_mult": MULTS.get(k, (1, 1))[1]} for k, p in P.items()]
+    optimizer = make_optimizer(groups)
+    mean = torch.tensor([120.0, 110.0, 100.0], dtype=torch.float64).reshape(1, 3, 1, 1)
+    size, losses = BATCH // micro_batches, []
+    for it in range(ITERATIONS):
+        optimizer.zero_grad()
+        total = 0.0
+        for k in range(micro_batches):
+            first = ((it * micro_batches + k) * size) % IMAGES  # file order, as the loader's
+            x = (torch.tensor(pixels[first:first + size], dtype=torch.float64) - mean) * (1 / 128)
+            y = torch.tensor(labels[first:first + size], dtype=torch.long)
+            loss = forward(P, S, x, y, it, k * size)
+            (loss / micro_batches).backward()
+            total += loss.item() / micro_batches
+        losses.append(total)
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(list(P.values()), clip)
+        optimizer.step()
+    return losses, P, optimizer, S
+
+
+def group_settings(lr, decay):
+    """Each param group's lr and weight decay from its multipliers."""
+    def apply(groups):
+        for g in groups:
+            g["lr"], g["weight_decay"] = lr * g["lr_mult"], decay * g["decay_mult"]
+        return groups
+    return apply
 
 
 def compare(what, ours, theirs, failures, scale=None):
@@ -180,8 +221,64 @@ def main():
         compare(f"lars parameter {k}", lars.params[k], P[k].detach().numpy(), failures)
         compare(f"lars momentum {k}", lars.momentum[k], V[k].numpy(), failures)
     checked = 2 + 3 * len(P) + 2 * len(lars_checked) + len(S)
+    checked += check_torch_optimizers(run, swnc, exe, common, init, pixels, labels, lars_checked,
+                                      failures)
     print(f"{checked - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
+
+
+def train_log(work, name):
+    with open(os.path.join(work, name)) as f:
+        return [e["loss"] for e in map(json.loads, f) if e["event"] == "train"]
+
+
+def check_torch_optimizers(run, swnc, exe, common, init, pixels, labels, checked, failures):
+    """adam; adamw with clipping; SGD over 2 micro-batches: each against PyTorch. Tensors whose
+    gradient is mathematically zero (`checked` leaves them out) take Adam's step in the
+    direction of rounding noise. Returns how many comparisons were made."""
+    work = os.path.dirname(exe)
+    lr, decay, clip = 0.002, 0.01, 0.5
+    settings = group_settings(lr, decay)
+    cases = [
+        ("adam", ["-D", "train.optimizer=adam", "-D", f"train.lr={lr}"],
+         lambda g: torch.optim.Adam(settings(g), lr=lr, betas=(0.9, 0.999), eps=1e-8), None, 1),
+        ("adamw-clipped", ["-D", "train.optimizer=adamw", "-D", f"train.lr={lr}", "-D",
+                           "train.beta1=0.8", "-D", "train.beta2=0.99", "-D", "train.epsilon=1e-6",
+                           "-D", f"train.clip_gradients={clip}"],
+         lambda g: torch.optim.AdamW(settings(g), lr=lr, betas=(0.8, 0.99), eps=1e-6), clip, 1),
+        ("sgd-iter_size", ["-D", "train.iter_size=2"],
+         lambda g: torch.optim.SGD(group_settings(0.05, decay)(g), lr=0.05, momentum=0.9), None, 2),
+    ]
+    count = 0
+    for name, defines, make, clip_at, micro in cases:
+        run(swnc, os.path.join(HERE, "every_layer.swn"), *defines, "-o", f"{exe}_{name}")
+        batch = ["--batch", str(BATCH // micro)] if micro > 1 else []
+        run(f"{exe}_{name}", *common, *batch, "--iterations", str(ITERATIONS), "--init-weights",
+            "init.ckpt", "--log", f"{name}.json", "--checkpoint", f"{name}.ckpt")
+        ours_losses, ours = train_log(work, f"{name}.json"), ck.load(os.path.join(work, f"{name}.ckpt"))
+        losses, P, optimizer, S = reference_torch(init, pixels, labels, make, clip_at, micro)
+        print(f"{name} losses: swnc", ["%.7f" % l for l in ours_losses], "pytorch",
+              ["%.7f" % l for l in losses])
+        compare(f"{name} losses", ours_losses, losses, failures)
+        count += 1
+        for k in checked:
+            state = optimizer.state[P[k]]
+            compare(f"{name} parameter {k}", ours.params[k], P[k].detach().numpy(), failures)
+            # Caffe's momentum (swnc's) holds lr x PyTorch's momentum buffer
+            lr_k = optimizer.param_groups[list(P).index(k)]["lr"]
+            first = state["exp_avg"] if "exp_avg" in state else lr_k * state["momentum_buffer"]
+            compare(f"{name} first moment {k}", ours.momentum[k], first.numpy(), failures)
+            count += 2
+            if "exp_avg_sq" in state:
+                compare(f"{name} second moment {k}", ours.second_moment[k],
+                        state["exp_avg_sq"].numpy(), failures)
+                count += 1
+        # Adam moves c1's bias (its gradient is mathematically zero) by rounding noise, and the
+        # batch norm after it sees that in its running mean
+        for k in (k for k in S if not (k == "bn.running_mean" and "adam" in name)):
+            compare(f"{name} state {k}", ours.state[k], S[k].numpy(), failures)
+            count += 1
+    return count
 
 
 if __name__ == "__main__":
