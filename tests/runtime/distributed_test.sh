@@ -44,6 +44,13 @@ check lenet 4 8 --allreduce ring
 check lenet 4 8 --allreduce mpi
 check lenet 3 16 --allreduce shm
 check lenet 2 16 --allreduce shm --no-overlap
+# AdamW with clipping by the global norm (computed by every rank from the same mean gradient)
+# and two micro-batches an iteration; and under reduce-to-root, where rank 0 alone clips
+"$swnc" "$root/examples/lenet.swn" --fusion-threshold=64K -D train.optimizer=adamw -D train.lr=0.001 \
+  -D train.weight_decay=0.01 -D train.clip_gradients=0.5 -D train.iter_size=2 -o lenet-adamw ||
+  fail "cannot build lenet with adamw"
+check lenet-adamw 2 8
+check lenet-adamw 3 8 --sync sc-obr
 # cifar10_quick on several ranks drifts past 1e-4 after a dozen iterations (max-pool near-ties
 # amplify rounding ~3x per iteration; on 2 ranks of 25 it reached 1.7e-4 by the 20th on an EPYC
 # with AVX2 only), so there the first iteration's gradients are compared: every parameter's to a
