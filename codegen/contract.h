@@ -74,6 +74,9 @@ enum { SwkBatchNorm_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #define ABI_OF SwkLrn
 enum { SwkLrn_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF
+#define ABI_OF SwkUpsample
+enum { SwkUpsample_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
+#undef ABI_OF
 #define ABI_OF SwkDropout
 enum { SwkDropout_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF

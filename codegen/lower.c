@@ -343,6 +343,13 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkLrn_size] = d_int(a->local_size), s.items[SwkLrn_alpha] = d_float(a->alpha);
     s.items[SwkLrn_beta] = d_float(a->beta), s.items[SwkLrn_k] = d_float(a->k);
     return s;
+  case FAMILY_UPSAMPLE:
+    s = d_struct(c->a, *type = ABI_SwkUpsample);
+    s.items[SwkUpsample_c] = d_int(x.dim[1]), s.items[SwkUpsample_h] = d_int(x.dim[2]);
+    s.items[SwkUpsample_w] = d_int(x.dim[3]), s.items[SwkUpsample_sh] = d_int(a->scale[0]);
+    s.items[SwkUpsample_sw] = d_int(a->scale[1]);
+    s.items[SwkUpsample_bilinear] = d_int(a->upsample == UPSAMPLE_BILINEAR);
+    return s;
   case FAMILY_DROPOUT:
     s = d_struct(c->a, *type = ABI_SwkDropout);
     s.items[SwkDropout_n] = d_int(shape_per_image(y)),
@@ -504,6 +511,10 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     k = kernel(c, f, "swk_lrn_forward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_ptr(c, k, saved(c, op));
     return;
+  case FAMILY_UPSAMPLE:
+    k = kernel(c, f, "swk_upsample_forward", i);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
+    return;
   case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_forward", i);
     arg_train(c, k), arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION);
@@ -642,6 +653,10 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   case FAMILY_LRN:
     k = kernel(c, f, "swk_lrn_backward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_ptr(c, k, saved(c, op));
+    arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
+    return;
+  case FAMILY_UPSAMPLE:
+    k = kernel(c, f, "swk_upsample_backward", i);
     arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_DROPOUT:

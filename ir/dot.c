@@ -23,6 +23,7 @@ static const char *node_color(OpKind k) {
   case FAMILY_ACTIVATION:
   case FAMILY_BATCHNORM:
   case FAMILY_LRN:
+  case FAMILY_UPSAMPLE:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:
   case FAMILY_ACCURACY:
@@ -59,6 +60,7 @@ static const char *layer_details(const Op *op) {
   case FAMILY_LRN:
   case FAMILY_JOIN:
   case FAMILY_MUL:
+  case FAMILY_UPSAMPLE:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:
   case FAMILY_ACCURACY:

@@ -14,6 +14,10 @@ double flops_zero(const Graph *g, const Op *op) {
   return 0;
 }
 double flops_elementwise(const Graph *g, const Op *op) { return out_elems(g, op); }
+/* bilinear: four taps weighted and added per output */
+double flops_upsample(const Graph *g, const Op *op) {
+  return out_elems(g, op) * (op->attr.upsample == UPSAMPLE_BILINEAR ? 7 : 1);
+}
 
 double flops_conv(const Graph *g, const Op *op) {
   const OpAttrs *a = &op->attr;

@@ -106,6 +106,7 @@ void field_print(FILE *f, const FieldSpec *spec, const void *obj);
 /* ---------------------------------------------------------------- op attributes */
 
 typedef enum { POOL_MAX, POOL_AVG } PoolMode;
+typedef enum { UPSAMPLE_NEAREST, UPSAMPLE_BILINEAR } UpsampleMode;
 typedef enum { INIT_XAVIER, INIT_MSRA, INIT_GAUSSIAN, INIT_UNIFORM, INIT_CONSTANT } InitKind;
 
 /* All attributes of all op kinds, Darknet-style in one flat struct; the kind's schema says
@@ -131,7 +132,9 @@ typedef struct OpAttrs {
   double lr_mult, decay_mult, bias_lr_mult, bias_decay_mult;
   int weight_init, bias_init; /* InitKind */
   double weight_std, bias_value;
-  int to; /* transform: the Layout it produces */
+  int64_t scale[2]; /* upsample: output rows and columns per input one */
+  int upsample;     /* UpsampleMode */
+  int to;           /* transform: the Layout it produces */
 } OpAttrs;
 
 /* ---------------------------------------------------------------- unelaborated program */

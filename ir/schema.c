@@ -16,6 +16,7 @@
 #define A(k, type_, field, d, lo, hi, ...) NUM(OpAttrs, k, type_, field, d, lo, hi, __VA_ARGS__)
 
 static const char *const pool_words[] = {"max", "avg", NULL};
+static const char *const upsample_words[] = {"nearest", "bilinear", NULL};
 static const char *const init_words[] = {"xavier", "msra", "gaussian", "uniform", "constant", NULL};
 
 #define LEARNING_FIELDS                                                                            \
@@ -78,6 +79,11 @@ const FieldSpec lrn_fields[] = {A("local_size", F_INT, local_size, 5, 1, 1 << 16
                                 A("beta", F_FLOAT, beta, 0.75, 0, BIG),
                                 A("k", F_FLOAT, k, 1, 1e-30, BIG),
                                 {0}};
+
+const FieldSpec upsample_fields[] = {
+    A("scale", F_PAIR, scale, 2, 1, 1 << 10, .shown = true),
+    A("mode", F_ENUM, upsample, UPSAMPLE_NEAREST, 0, 0, .words = upsample_words, .shown = true),
+    {0}};
 
 const FieldSpec dropout_fields[] = {A("ratio", F_FLOAT, ratio, 0.5, 0, 0.999999, .shown = true),
                                     {0}};

@@ -233,6 +233,20 @@ bool infer_add(Module *m, Op *op) {
   return true;
 }
 
+/* Each plane scale[0] x scale[1] times larger. */
+bool infer_upsample(Module *m, Op *op) {
+  if (!require_image(m, op, 0)) return false;
+  Shape in = in_value(m, op, 0)->shape;
+  const int64_t *s = op->attr.scale;
+  if (in.dim[2] * s[0] > (1 << 20) || in.dim[3] * s[1] > (1 << 20)) {
+    op_error(op, "scale [%lld, %lld] makes input '%s' (%s) larger than 2^20 pixels a side",
+             (long long)s[0], (long long)s[1], in_value(m, op, 0)->name, shape_str(in));
+    return false;
+  }
+  set_output(m, op, shape4(in.dim[0], in.dim[1], in.dim[2] * s[0], in.dim[3] * s[1]), DT_F32);
+  return true;
+}
+
 /* x times s: s of x's shape, or one value per image and channel (batch x channels, or
  * batch x channels x 1 x 1: squeeze-and-excitation's scale) broadcast over x's pixels. */
 bool infer_mul(Module *m, Op *op) {

@@ -112,6 +112,16 @@ bool swk_estimate(SwkEstimate *totals);
   F(I32, int, c) F(I32, int, hw) F(I32, int, size) F(F32, float, alpha) F(F32, float, beta)        \
   F(F32, float, k)
 
+/* ------------------------------------------------------------- upsampling */
+/* Each of the c planes of h x w becomes (h sh) x (w sw): nearest copies input pixel
+ * (i / sh, j / sw); bilinear (PyTorch's align_corners = false) interpolates between the input
+ * pixels around ((i + 0.5) / sh - 0.5, (j + 0.5) / sw - 0.5), clamped to the plane.
+ * Backward adds each output's gradient to the inputs it was taken from, a plane at a time (in
+ * an order independent of the threads). */
+#define SwkUpsample_FIELDS(F, A)                                                                   \
+  F(I32, int, c) F(I32, int, h) F(I32, int, w) F(I32, int, sh) F(I32, int, sw)                     \
+  F(BOOL, bool, bilinear)
+
 /* ------------------------------------------------------------- dropout */
 /* The mask is a hash of (seed, layer, iteration, image index, element): reproducible,
  * independent of threads and of how the batch is split, and recomputed in backward instead of
@@ -128,7 +138,7 @@ bool swk_estimate(SwkEstimate *totals);
 
 /* Every kernel-parameter struct, in the order the compiler's tables list them. */
 #define SWK_STRUCTS(S) S(SwkConv) S(SwkPool) S(SwkFc) S(SwkAct) S(SwkBatchNorm) S(SwkLrn) \
-  S(SwkDropout) S(SwkSoftmaxLoss)
+  S(SwkUpsample) S(SwkDropout) S(SwkSoftmaxLoss)
 SWK_STRUCTS(SWN_C_STRUCT)
 
 /* ------------------------------------------------------------- the kernels generated code calls
@@ -245,6 +255,11 @@ SWK_STRUCTS(SWN_C_STRUCT)
                               P(PTR, const float *, x), P(PTR, const float *, y),                  \
                               P(PTR, const float *, scale), P(PTR, const float *, dy),             \
                               P(PTR, float *, dx), P(BOOL, bool, dx_add)))                         \
+  FN(VOID, swk_upsample_forward, (P(PTR, const SwkUpsample *, p), P(I32, int, batch),            \
+                                  P(PTR, const float *, x), P(PTR, float *, y)))                   \
+  FN(VOID, swk_upsample_backward, (P(PTR, const SwkUpsample *, p), P(I32, int, batch),           \
+                                   P(PTR, const float *, dy), P(PTR, float *, dx),                 \
+                                   P(BOOL, bool, dx_add)))                                          \
   FN(VOID, swk_dropout_forward, (P(PTR, const SwkDropout *, p), P(I32, int, batch),                \
                                  P(BOOL, bool, train), P(U64, uint64_t, seed),                     \
                                  P(U64, uint64_t, iteration), P(U64, uint64_t, first_image),       \

@@ -157,6 +157,11 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
   case FAMILY_BATCHNORM: return batchnorm_cost(g, op, b, backward, input_grad);
   case FAMILY_LRN: return lrn_cost(g, op, b, backward);
   case FAMILY_JOIN: return join_cost(g, op, b, backward);
+  case FAMILY_UPSAMPLE: { /* on the MPE (kernels/mpe.c) */
+    double out = floats(g, op->output, batch), in = floats(g, op->inputs.data[0], batch);
+    double flops = (op->attr.upsample == UPSAMPLE_BILINEAR ? 7 : 1) * out;
+    return backward && !input_grad ? 0 : sw_mpe_time(4.0 * (in + out), flops);
+  }
   case FAMILY_MUL: /* on the MPE (kernels/mpe.c): x and s read, y written; backward reads dy too
                       and writes both gradients */
     return sw_mpe_time(4.0 * floats(g, op->output, batch) * (backward ? 4 : 2),

@@ -702,7 +702,8 @@ static void test_every_op_lowers_to_declared_calls(void) {
                op_info[k].name, chain),
           chain++;
   snprintf(src + strlen(src), sizeof src - strlen(src),
-           " b = batchnorm(a%d)\n n = lrn(b)\n p = pool(n, kernel=2, stride=2)\n"
+           " b = batchnorm(a%d)\n n = lrn(b)\n u = upsample(n, mode=bilinear)\n"
+           " p = pool(u, kernel=4, stride=4)\n"
            " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n g = pool(a, global=true)\n"
            " s = mul(a, g)\n f = fc(s, outputs=4)\n"
            " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n",

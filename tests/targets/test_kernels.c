@@ -865,6 +865,33 @@ static void test_accuracy_and_sgd(void) {
         fabsf(center[1] - (4 + 0.05f * (9 - 12))) < 1e-6f);
 }
 
+static void upsample_fwd(Case *c) { swk_upsample_forward(c->p, c->batch, c->in[0], c->y); }
+
+/* Upsampling: a 2 x 2 plane by its definition (PyTorch's values), then finite differences and
+ * accumulation on odd shapes and unequal factors. */
+static void test_upsample(bool bilinear, int sh, int sw) {
+  SwkUpsample small = {.c = 1, .h = 2, .w = 2, .sh = 2, .sw = 2, .bilinear = bilinear};
+  float plane[4] = {1, 2, 3, 4}, out[16];
+  swk_upsample_forward(&small, 1, plane, out);
+  const float nearest[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  const float linear[16] = {1,    1.25f, 1.75f, 2,    1.5f, 1.75f, 2.25f, 2.5f,
+                            2.5f, 2.75f, 3.25f, 3.5f, 3,    3.25f, 3.75f, 4};
+  for (int i = 0; i < 16; i++) CHECK(fabsf(out[i] - (bilinear ? linear : nearest)[i]) < 1e-6f);
+  SwkUpsample p = {.c = 3, .h = 5, .w = 4, .sh = sh, .sw = sw, .bilinear = bilinear};
+  int batch = 2;
+  int64_t nx = (int64_t)batch * p.c * p.h * p.w, ny = nx * sh * sw;
+  Case c = {.forward = upsample_fwd, .p = &p, .batch = batch, .ny = ny};
+  c.in[0] = random_array(nx), c.y = zeros(ny), c.r = random_array(ny);
+  float *dx = zeros(nx), *dx2 = random_array(nx), *before = malloc(sizeof(float) * (size_t)nx);
+  memcpy(before, dx2, sizeof(float) * (size_t)nx);
+  upsample_fwd(&c);
+  swk_upsample_backward(&p, batch, c.r, dx, false);
+  check_gradient(bilinear ? "bilinear upsample dx" : "nearest upsample dx", &c, c.in[0], nx, dx);
+  swk_upsample_backward(&p, batch, c.r, dx2, true);
+  check_adds("upsample dx added", dx, dx2, before, nx);
+  free(c.in[0]), free(c.y), free(c.r), free(dx), free(dx2), free(before);
+}
+
 /* Adam and AdamW against Algorithm 1 of Kingma and Ba in double, three steps (the bias
  * corrections change each step); and clipping's sum of squares. */
 static void test_adam(bool decoupled) {
@@ -1036,6 +1063,8 @@ int main(void) {
     test_fc((SwkFc){.in = 600, .out = 150, .bias = true},
             70); /* sw26010: several GEMM tiles and slices */
     test_activations();
+    for (int bilinear = 0; bilinear <= 1; bilinear++)
+      test_upsample(bilinear, 3, 2), test_upsample(bilinear, 1, 4);
     test_batchnorm();
     test_lrn(0.75f, 4);
     test_lrn(0.75f, 70);

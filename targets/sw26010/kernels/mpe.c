@@ -15,6 +15,7 @@ MPE(batchnorm_bnrc16_backward) MPE(conv_winograd2_workspace) MPE(conv_winograd2_
 MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_forward)
 MPE(conv_winograd4_backward) MPE(conv_depthwise_workspace)
 MPE(conv_depthwise_forward) MPE(conv_depthwise_backward) MPE(mul_forward) MPE(mul_backward)
+MPE(upsample_forward) MPE(upsample_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -81,6 +82,25 @@ void swk_mul_backward(int c, int64_t hw, int64_t s_hw, int batch, const float *x
   double n = (double)batch * c * hw;
   sw_mpe_work(floats((2 + (dx ? 1 : 0) + (dx_add ? 1 : 0)) * n + (double)batch * c * s_hw),
               ((dx ? 1 : 0) + (ds ? 1 : 0)) * n);
+}
+
+/* upsampling on the MPE: the input read and the output written (backward the reverse, the
+ * input gradient read too when added to); bilinear weighs 4 taps per output */
+static double upsample_flops(const SwkUpsample *p, double out) {
+  return (p->bilinear ? 7 : 1) * out;
+}
+
+void swk_upsample_forward(const SwkUpsample *p, int batch, const float *x, float *y) {
+  mpe_upsample_forward(p, batch, x, y);
+  double in = (double)batch * p->c * p->h * p->w, out = in * p->sh * p->sw;
+  sw_mpe_work(floats(in + out), upsample_flops(p, out));
+}
+
+void swk_upsample_backward(const SwkUpsample *p, int batch, const float *dy, float *dx,
+                           bool dx_add) {
+  mpe_upsample_backward(p, batch, dy, dx, dx_add);
+  double in = (double)batch * p->c * p->h * p->w, out = in * p->sh * p->sw;
+  sw_mpe_work(floats(out + in * (dx_add ? 2 : 1)), upsample_flops(p, out));
 }
 
 void sw_mpe_accuracy_forward(int classes, int top, int batch, const float *scores,

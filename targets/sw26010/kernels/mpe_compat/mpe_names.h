@@ -5,6 +5,8 @@
 #define SWNC_HOST_PLAIN_C 1
 #define swk_mul_forward mpe_mul_forward
 #define swk_mul_backward mpe_mul_backward
+#define swk_upsample_forward mpe_upsample_forward
+#define swk_upsample_backward mpe_upsample_backward
 #define swk_pool_forward mpe_pool_forward
 #define swk_pool_backward mpe_pool_backward
 #define swk_lrn_forward mpe_lrn_forward
