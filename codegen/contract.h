@@ -77,6 +77,9 @@ enum { SwkLrn_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #define ABI_OF SwkUpsample
 enum { SwkUpsample_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF
+#define ABI_OF SwkSoftmax
+enum { SwkSoftmax_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
+#undef ABI_OF
 #define ABI_OF SwkDropout
 enum { SwkDropout_FIELDS(ABI_ENUM_FIELD, ABI_ENUM_ARRAY) };
 #undef ABI_OF

@@ -350,6 +350,11 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkUpsample_sw] = d_int(a->scale[1]);
     s.items[SwkUpsample_bilinear] = d_int(a->upsample == UPSAMPLE_BILINEAR);
     return s;
+  case FAMILY_SOFTMAX:
+    s = d_struct(c->a, *type = ABI_SwkSoftmax);
+    s.items[SwkSoftmax_c] = d_int(x.dim[1]);
+    s.items[SwkSoftmax_inner] = d_int(shape_per_image(x) / x.dim[1]);
+    return s;
   case FAMILY_DROPOUT:
     s = d_struct(c->a, *type = ABI_SwkDropout);
     s.items[SwkDropout_n] = d_int(shape_per_image(y)),
@@ -515,6 +520,10 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     k = kernel(c, f, "swk_upsample_forward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
     return;
+  case FAMILY_SOFTMAX:
+    k = kernel(c, f, "swk_softmax_forward", i);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op));
+    return;
   case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_forward", i);
     arg_train(c, k), arg_kind(c, k, ARG_SEED), arg_kind(c, k, ARG_ITERATION);
@@ -658,6 +667,10 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
   case FAMILY_UPSAMPLE:
     k = kernel(c, f, "swk_upsample_backward", i);
     arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
+    return;
+  case FAMILY_SOFTMAX:
+    k = kernel(c, f, "swk_softmax_backward", i);
+    arg_ptr(c, k, output(c, op)), arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0);
     return;
   case FAMILY_DROPOUT:
     k = kernel(c, f, "swk_dropout_backward", i);

@@ -24,6 +24,7 @@ static const char *node_color(OpKind k) {
   case FAMILY_BATCHNORM:
   case FAMILY_LRN:
   case FAMILY_UPSAMPLE:
+  case FAMILY_SOFTMAX:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:
   case FAMILY_ACCURACY:
@@ -61,6 +62,7 @@ static const char *layer_details(const Op *op) {
   case FAMILY_JOIN:
   case FAMILY_MUL:
   case FAMILY_UPSAMPLE:
+  case FAMILY_SOFTMAX:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:
   case FAMILY_ACCURACY:

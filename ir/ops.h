@@ -36,6 +36,7 @@ typedef enum {
   FAMILY_JOIN,     /* concat and add: n inputs */
   FAMILY_MUL,      /* x times s: s per channel (broadcast over the pixels) or element by element */
   FAMILY_UPSAMPLE, /* each plane enlarged by integer factors: nearest or bilinear */
+  FAMILY_SOFTMAX,  /* softmax over the channels, at each pixel */
   FAMILY_LOSS,
   FAMILY_ACCURACY,
   FAMILY_TRANSFORM,
@@ -75,6 +76,7 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(ADD,          "add",          2, -1, no_fields,       infer_add,          flops_add,         0,               ROLE_LAYER,  FAMILY_JOIN,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
   X(MUL,          "mul",          2, 2, no_fields,        infer_mul,          flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_MUL,        0,           SAVE_NONE,          STATE_NONE) \
   X(UPSAMPLE,     "upsample",     1, 1, upsample_fields,  infer_upsample,     flops_upsample,    0,               ROLE_LAYER,  FAMILY_UPSAMPLE,   0,           SAVE_NONE,          STATE_NONE) \
+  X(SOFTMAX,      "softmax",      1, 1, no_fields,        infer_same,         flops_softmax,     BWD_OUT,         ROLE_LAYER,  FAMILY_SOFTMAX,    0,           SAVE_NONE,          STATE_NONE) \
   X(SOFTMAX_LOSS, "softmax_loss", 2, 2, loss_fields,      infer_softmax_loss, flops_softmax,     BWD_IN,          ROLE_LOSS,   FAMILY_LOSS,       0,           SAVE_IN_SIZED,      STATE_NONE) \
   X(ACCURACY,     "accuracy",     2, 2, accuracy_fields,  infer_accuracy,     flops_zero,        0,               ROLE_METRIC, FAMILY_ACCURACY,   0,           SAVE_NONE,          STATE_NONE) \
   X(TRANSFORM,    "transform",    1, 1, transform_fields, infer_same,         flops_zero,        0,               ROLE_LAYER,  FAMILY_TRANSFORM,  0,           SAVE_NONE,          STATE_NONE)

@@ -71,6 +71,7 @@ static bool recomputable(const Module *m, int i, const Facts *f, int step) {
   case FAMILY_JOIN:
   case FAMILY_MUL:
   case FAMILY_UPSAMPLE:
+  case FAMILY_SOFTMAX:
   case FAMILY_TRANSFORM:
   case FAMILY_ACTIVATION: return true;
   case FAMILY_NONE: /* written by the runtime */

@@ -122,6 +122,11 @@ bool swk_estimate(SwkEstimate *totals);
   F(I32, int, c) F(I32, int, h) F(I32, int, w) F(I32, int, sh) F(I32, int, sw)                     \
   F(BOOL, bool, bilinear)
 
+/* ------------------------------------------------------------- softmax */
+/* y = exp(x - max) / sum exp(x - max) over the c channels, at each of the `inner` pixels
+ * (channel k of pixel i at k x inner + i); dx = y (dy - sum over the channels of dy y). */
+#define SwkSoftmax_FIELDS(F, A) F(I32, int, c) F(I64, int64_t, inner)
+
 /* ------------------------------------------------------------- dropout */
 /* The mask is a hash of (seed, layer, iteration, image index, element): reproducible,
  * independent of threads and of how the batch is split, and recomputed in backward instead of
@@ -138,7 +143,7 @@ bool swk_estimate(SwkEstimate *totals);
 
 /* Every kernel-parameter struct, in the order the compiler's tables list them. */
 #define SWK_STRUCTS(S) S(SwkConv) S(SwkPool) S(SwkFc) S(SwkAct) S(SwkBatchNorm) S(SwkLrn) \
-  S(SwkUpsample) S(SwkDropout) S(SwkSoftmaxLoss)
+  S(SwkUpsample) S(SwkSoftmax) S(SwkDropout) S(SwkSoftmaxLoss)
 SWK_STRUCTS(SWN_C_STRUCT)
 
 /* ------------------------------------------------------------- the kernels generated code calls
@@ -260,6 +265,11 @@ SWK_STRUCTS(SWN_C_STRUCT)
   FN(VOID, swk_upsample_backward, (P(PTR, const SwkUpsample *, p), P(I32, int, batch),           \
                                    P(PTR, const float *, dy), P(PTR, float *, dx),                 \
                                    P(BOOL, bool, dx_add)))                                          \
+  FN(VOID, swk_softmax_forward, (P(PTR, const SwkSoftmax *, p), P(I32, int, batch),              \
+                                 P(PTR, const float *, x), P(PTR, float *, y)))                    \
+  FN(VOID, swk_softmax_backward, (P(PTR, const SwkSoftmax *, p), P(I32, int, batch),             \
+                                  P(PTR, const float *, y), P(PTR, const float *, dy),             \
+                                  P(PTR, float *, dx), P(BOOL, bool, dx_add)))                     \
   FN(VOID, swk_dropout_forward, (P(PTR, const SwkDropout *, p), P(I32, int, batch),                \
                                  P(BOOL, bool, train), P(U64, uint64_t, seed),                     \
                                  P(U64, uint64_t, iteration), P(U64, uint64_t, first_image),       \

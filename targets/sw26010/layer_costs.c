@@ -162,6 +162,11 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
     double flops = (op->attr.upsample == UPSAMPLE_BILINEAR ? 7 : 1) * out;
     return backward && !input_grad ? 0 : sw_mpe_time(4.0 * (in + out), flops);
   }
+  case FAMILY_SOFTMAX: { /* on the MPE (kernels/mpe.c) */
+    double n = floats(g, op->output, batch);
+    if (backward) return input_grad ? sw_mpe_time(4.0 * 3 * n, 4 * n) : 0;
+    return sw_mpe_time(4.0 * 2 * n, SW_SOFTMAX_FLOPS * n);
+  }
   case FAMILY_MUL: /* on the MPE (kernels/mpe.c): x and s read, y written; backward reads dy too
                       and writes both gradients */
     return sw_mpe_time(4.0 * floats(g, op->output, batch) * (backward ? 4 : 2),

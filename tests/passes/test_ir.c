@@ -705,7 +705,7 @@ static void test_every_op_lowers_to_declared_calls(void) {
            " b = batchnorm(a%d)\n n = lrn(b)\n u = upsample(n, mode=bilinear)\n"
            " p = pool(u, kernel=4, stride=4)\n"
            " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n g = pool(a, global=true)\n"
-           " s = mul(a, g)\n f = fc(s, outputs=4)\n"
+           " s = mul(a, g)\n m = softmax(s)\n f = fc(m, outputs=4)\n"
            " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n",
            chain);
   const int implicit = CONV_FORCE_EXPLICIT + PLAN_IMPLICIT;

@@ -892,6 +892,37 @@ static void test_upsample(bool bilinear, int sh, int sw) {
   free(c.in[0]), free(c.y), free(c.r), free(dx), free(dx2), free(before);
 }
 
+static void softmax_fwd(Case *c) { swk_softmax_forward(c->p, c->batch, c->in[0], c->y); }
+
+/* Softmax: each pixel's channels sum to 1 in the ratios of their exponentials (a shift by
+ * 1000 overflows nothing); finite differences and accumulation. */
+static void test_softmax(int64_t inner) {
+  SwkSoftmax p = {.c = 5, .inner = inner};
+  int batch = 3;
+  int64_t n = batch * p.c * inner;
+  Case c = {.forward = softmax_fwd, .p = &p, .batch = batch, .ny = n};
+  c.in[0] = random_array(n), c.y = zeros(n), c.r = random_array(n);
+  for (int64_t i = 0; i < inner; i++) c.in[0][i] += 1000; /* image 0, channel 0 */
+  softmax_fwd(&c);
+  for (int b = 0; b < batch; b++)
+    for (int64_t i = 0; i < inner; i++) {
+      const float *x = c.in[0] + b * p.c * inner + i, *y = c.y + b * p.c * inner + i;
+      double sum = 0;
+      for (int k = 0; k < p.c; k++) sum += y[k * inner];
+      CHECK(fabs(sum - 1) < 1e-5);
+      CHECK(fabsf(y[inner] / y[0] - expf(x[inner] - x[0])) < 1e-4f * (1 + y[inner] / y[0]));
+    }
+  for (int64_t i = 0; i < inner; i++) c.in[0][i] -= 1000;
+  float *dx = zeros(n), *dx2 = random_array(n), *before = malloc(sizeof(float) * (size_t)n);
+  memcpy(before, dx2, sizeof(float) * (size_t)n);
+  softmax_fwd(&c);
+  swk_softmax_backward(&p, batch, c.y, c.r, dx, false);
+  check_gradient(inner == 1 ? "softmax dx" : "softmax per pixel dx", &c, c.in[0], n, dx);
+  swk_softmax_backward(&p, batch, c.y, c.r, dx2, true);
+  check_adds("softmax dx added", dx, dx2, before, n);
+  free(c.in[0]), free(c.y), free(c.r), free(dx), free(dx2), free(before);
+}
+
 /* Adam and AdamW against Algorithm 1 of Kingma and Ba in double, three steps (the bias
  * corrections change each step); and clipping's sum of squares. */
 static void test_adam(bool decoupled) {
@@ -1065,6 +1096,7 @@ int main(void) {
     test_activations();
     for (int bilinear = 0; bilinear <= 1; bilinear++)
       test_upsample(bilinear, 3, 2), test_upsample(bilinear, 1, 4);
+    test_softmax(1), test_softmax(6);
     test_batchnorm();
     test_lrn(0.75f, 4);
     test_lrn(0.75f, 70);

@@ -186,6 +186,8 @@ typedef struct SwStreamArgs {
 /* Adam's step runs on the MPE (mpe.c): its operations per element, a division and a square
  * root counted as 8 each (the price layer_costs.c gives the update). */
 enum { SW_ADAM_FLOPS = 24 };
+/* softmax (an op) on the MPE: operations per element forward, an exponential counted as 20 */
+enum { SW_SOFTMAX_FLOPS = 24 };
 
 enum { SW_SUM_SOURCES = 8, SW_SUM_PARTS = 8 };
 typedef struct SwSumPart {

@@ -15,7 +15,7 @@ MPE(batchnorm_bnrc16_backward) MPE(conv_winograd2_workspace) MPE(conv_winograd2_
 MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_forward)
 MPE(conv_winograd4_backward) MPE(conv_depthwise_workspace)
 MPE(conv_depthwise_forward) MPE(conv_depthwise_backward) MPE(mul_forward) MPE(mul_backward)
-MPE(upsample_forward) MPE(upsample_backward)
+MPE(upsample_forward) MPE(upsample_backward) MPE(softmax_forward) MPE(softmax_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -101,6 +101,21 @@ void swk_upsample_backward(const SwkUpsample *p, int batch, const float *dy, flo
   mpe_upsample_backward(p, batch, dy, dx, dx_add);
   double in = (double)batch * p->c * p->h * p->w, out = in * p->sh * p->sw;
   sw_mpe_work(floats(out + in * (dx_add ? 2 : 1)), upsample_flops(p, out));
+}
+
+/* softmax on the MPE: x read, y written (an exponential: about 20 operations); backward reads
+ * y and dy and writes dx */
+void swk_softmax_forward(const SwkSoftmax *p, int batch, const float *x, float *y) {
+  mpe_softmax_forward(p, batch, x, y);
+  double n = (double)batch * p->c * (double)p->inner;
+  sw_mpe_work(floats(2 * n), SW_SOFTMAX_FLOPS * n);
+}
+
+void swk_softmax_backward(const SwkSoftmax *p, int batch, const float *y, const float *dy,
+                          float *dx, bool dx_add) {
+  mpe_softmax_backward(p, batch, y, dy, dx, dx_add);
+  double n = (double)batch * p->c * (double)p->inner;
+  sw_mpe_work(floats((dx_add ? 4 : 3) * n), 4 * n);
 }
 
 void sw_mpe_accuracy_forward(int classes, int top, int batch, const float *scores,

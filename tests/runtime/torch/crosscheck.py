@@ -58,7 +58,7 @@ def forward(P, S, x, labels, iteration, first_image=0):
     pb = F.max_pool2d(ub, 2, 2, ceil_mode=True)
     un = F.interpolate(p1, scale_factor=(1, 2), mode="nearest")
     pn = F.avg_pool2d(un, (1, 4), (1, 2), padding=(0, 1), ceil_mode=True, count_include_pad=True)
-    cat = torch.cat([pb, pn], 1)
+    cat = torch.cat([pb, F.softmax(pn, 1)], 1)
     p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
     keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel(),
                         first_image).reshape(p2.shape)

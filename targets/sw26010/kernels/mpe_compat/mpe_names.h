@@ -7,6 +7,8 @@
 #define swk_mul_backward mpe_mul_backward
 #define swk_upsample_forward mpe_upsample_forward
 #define swk_upsample_backward mpe_upsample_backward
+#define swk_softmax_forward mpe_softmax_forward
+#define swk_softmax_backward mpe_softmax_backward
 #define swk_pool_forward mpe_pool_forward
 #define swk_pool_backward mpe_pool_backward
 #define swk_lrn_forward mpe_lrn_forward
