@@ -243,11 +243,14 @@ static int64_t conv_tiling(const Op *op, ConvComputation c) {
 
 /* Whether the op's kernels apply its ReLU epilogue, so that it needs no call of its own: a
  * convolution's (SwkConv.relu: as the direct and Winograd plans store y, else the dispatcher
- * right after), a batch norm's (SwkBatchNorm.relu) and a residual sum's (swk_add_forward's relu)
- * as they store y, where it saves a pass over the output (runtime/kernels.h). */
+ * right after), a batch norm's (SwkBatchNorm.relu; a ReLU6 too, with relu_ceiling) and a
+ * residual sum's (swk_add_forward's relu) as they store y, where it saves a pass over the output
+ * (runtime/kernels.h). */
 static bool kernel_applies_epilogue(const Op *op) {
   int family = op_info[op->kind].family;
-  return op->epilogue.on && op->epilogue.kind == OP_RELU &&
+  if (!op->epilogue.on) return false;
+  if (op->epilogue.kind == OP_RELU6) return family == FAMILY_BATCHNORM; /* relu_ceiling */
+  return op->epilogue.kind == OP_RELU &&
          (family == FAMILY_CONV || family == FAMILY_BATCHNORM || op->kind == OP_ADD);
 }
 
@@ -259,7 +262,7 @@ static double kernel_relu_slope(const Op *op) {
 static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   const Op *op = &c->m->graph.ops.data[i];
   Datum s = d_struct(c->a, ABI_SwkConv);
-  enum { FIELDS = SwkConv_dx_relu_slope + 1 }; /* all of them; the float ones are set after */
+  enum { FIELDS = SwkConv_dx_relu_ceiling + 1 }; /* all of them; the float ones are set after */
   int64_t v[FIELDS] = {[SwkConv_ci] = x.dim[1],
                        [SwkConv_h] = x.dim[2],
                        [SwkConv_w] = x.dim[3],
@@ -285,6 +288,8 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   for (int i = 0; i < s.n; i++) s.items[i] = d_int(v[i]);
   s.items[SwkConv_relu_slope] = d_float(kernel_relu_slope(op));
   s.items[SwkConv_dx_relu_slope] = d_float(op->dx_carries.on ? op->dx_carries.slope : 0);
+  s.items[SwkConv_dx_relu_ceiling] =
+      d_float(op->dx_carries.on && op->dx_carries.kind == OP_RELU6 ? 6 : 0);
   return s;
 }
 
@@ -336,6 +341,8 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkBatchNorm_affine] = d_int(a->affine);
     s.items[SwkBatchNorm_relu] = d_int(kernel_applies_epilogue(op));
     s.items[SwkBatchNorm_relu_slope] = d_float(kernel_relu_slope(op));
+    s.items[SwkBatchNorm_relu_ceiling] =
+        d_float(kernel_applies_epilogue(op) && op->epilogue.kind == OP_RELU6 ? 6 : 0);
     return s;
   case FAMILY_LRN:
     s = d_struct(c->a, *type = ABI_SwkLrn);

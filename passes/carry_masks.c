@@ -15,9 +15,10 @@
  * expression on the same sum). And v is read last by c's step, not p's: the memory plan lets
  * it go sooner.
  *
- * Not where a max pool already carries p's epilogue, where another activation than ReLU is the
- * epilogue (their backward needs more than a comparison), or where the gradient c writes is
- * another value's (a layout transform between them). */
+ * A ReLU6 epilogue is carried the same way, its mask 0 < x < 6 (SwkConv.dx_relu_ceiling).
+ * Not where a max pool already carries p's epilogue, where another activation than ReLU or ReLU6
+ * is the epilogue (their backward needs more than comparisons), or where the gradient c writes
+ * is another value's (a layout transform between them). */
 #include "passes.h"
 
 /* The index of the last backward step of a consumer of value v, or -1. */
@@ -37,7 +38,9 @@ static bool carries(const Module *m, const Op *c, int step, const int *bstep) {
   if (op_info[c->kind].family != FAMILY_CONV || s->input_grad.data[0] == GRAD_NONE) return false;
   int v = c->inputs.data[0];
   const Op *p = &g->ops.data[g->values.data[v].producer];
-  if (backward_epilogue(p) != &p->epilogue || p->epilogue.kind != OP_RELU) return false;
+  if (backward_epilogue(p) != &p->epilogue ||
+      (p->epilogue.kind != OP_RELU && p->epilogue.kind != OP_RELU6))
+    return false;
   return bstep[g->values.data[v].producer] > step && last_consumer_step(m, v, bstep) == step;
 }
 

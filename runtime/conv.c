@@ -192,7 +192,10 @@ static void run_backward(SwnConvState *c, const SwkConv *p, int batch, float *ws
   if (dx && p->dx_relu && !q.dx_relu) { /* x is the output of the ReLU whose backward this is */
     SwkAct act = {.n = (int64_t)layout_floats(layout, p->ci, p->h, p->w, 1),
                   .slope = p->dx_relu_slope};
-    swk_relu_backward(&act, batch, x, dx, dx, false);
+    if (p->dx_relu_ceiling > 0) /* a ReLU6, the only ceiling the compiler sets */
+      swk_relu6_backward(&act, batch, x, dx, dx, false);
+    else
+      swk_relu_backward(&act, batch, x, dx, dx, false);
   }
 }
 

@@ -75,7 +75,9 @@ bool swk_estimate(SwkEstimate *totals);
                             backward of the op whose output x is (pass carry-masks); the direct \
                             and Winograd kernels apply it as they store dX, the dispatcher      \
                             after the others */                                                 \
-  F(F32, float, dx_relu_slope)
+  F(F32, float, dx_relu_slope)                                                                     \
+  F(F32, float, dx_relu_ceiling) /* > 0: that op is a ReLU6 (6): the mask is                    \
+                                    0 < x < dx_relu_ceiling (swk_mask_ceiling) */
 
 /* ------------------------------------------------------------- pooling */
 #define SwkPool_FIELDS(F, A)                                                                       \
@@ -104,7 +106,9 @@ bool swk_estimate(SwkEstimate *totals);
   F(BOOL, bool, relu) /* forward and recompute: y = y > 0 ? y : relu_slope * y, the op's ReLU  \
                          epilogue, applied as y is stored (the compiler emits no pass of its   \
                          own); backward ignores it */                                           \
-  F(F32, float, relu_slope)
+  F(F32, float, relu_slope)                                                                        \
+  F(F32, float, relu_ceiling) /* with relu, and > 0: y = y > 0 ? min(y, relu_ceiling) : ... (a \
+                                 ReLU6 epilogue: 6) */
 
 /* ------------------------------------------------------------- local response normalisation */
 /* y = x / (k + alpha / size * sum of x^2 over `size` channels)^beta */
@@ -330,6 +334,11 @@ SWK_KERNELS(SWN_C_FUNCTION, SWN_C_PARAM)
  * not read when keep is 0, so whatever the memory held cannot leak in (0 x NaN). */
 static inline float swk_gradient_store(float old, float g, float scale, float keep) {
   return keep == 0 ? scale * g : keep * old + scale * g;
+}
+
+/* The carried mask's upper bound: dX passes where 0 < x < this (infinity for a ReLU). */
+static inline float swk_mask_ceiling(const SwkConv *p) {
+  return p->dx_relu_ceiling > 0 ? p->dx_relu_ceiling : __builtin_inff();
 }
 
 /* LARS (You, Gitman and Ginsburg, "Large Batch Training of Convolutional Networks"):

@@ -32,18 +32,20 @@ static void batch_statistics(const SwkBatchNorm *p, int batch, const float *x, i
 }
 
 /* y = (x - mean) * invstd * scale + shift over channel c, then the ReLU if p->relu (the ReLU
- * kernel's expression). */
+ * kernel's expression), capped at relu_ceiling if that is set (ReLU6). */
 static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                       const float *shift, int c, float mean, float invstd, float *y) {
   float a = p->affine ? scale[c] * invstd : invstd, b = p->affine ? shift[c] : 0;
   bool relu = p->relu;
-  float slope = p->relu_slope;
+  float slope = p->relu_slope,
+        ceiling = p->relu && p->relu_ceiling > 0 ? p->relu_ceiling : INFINITY;
   for (int n = 0; n < batch; n++) {
     const float *in = x + run_at(p, n, c);
     float *out = y + run_at(p, n, c);
     for (int i = 0; i < p->hw; i++) {
       float v = (in[i] - mean) * a + b;
-      out[i] = relu && !(v > 0) ? slope * v : v;
+      v = relu && !(v > 0) ? slope * v : v;
+      out[i] = v > ceiling ? ceiling : v;
     }
   }
 }

@@ -130,11 +130,11 @@ static void block_statistics(const SwkBatchNorm *p, int batch, const float *x, i
 typedef struct Coefficients {
   float m[LANES], a[LANES], b[LANES], k[LANES], mdy[LANES], mdyx[LANES];
   bool relu, add;
-  float slope;
+  float slope, ceiling; /* ceiling: ReLU6's 6, or infinity */
 } Coefficients;
 
 /* The forward's `pixels` pixels of a plane (the ReLU kernel's expression: v > 0 ? v : slope *
- * v). */
+ * v, then capped at the ceiling). */
 static void normalise_pixels(const Coefficients *c, const float *restrict in, const float *dy,
                              float *restrict out, int pixels) {
   (void)dy;
@@ -142,7 +142,8 @@ static void normalise_pixels(const Coefficients *c, const float *restrict in, co
   for (int q = 0; q < pixels; q++)
     for (int l = 0; l < LANES; l++) {
       float v = (in[(size_t)q * LANES + l] - k.m[l]) * k.a[l] + k.b[l];
-      out[(size_t)q * LANES + l] = k.relu && !(v > 0) ? k.slope * v : v;
+      v = k.relu && !(v > 0) ? k.slope * v : v;
+      out[(size_t)q * LANES + l] = v > k.ceiling ? k.ceiling : v;
     }
 }
 
@@ -193,7 +194,9 @@ static void write_planes(const SwkBatchNorm *p, int batch, int ob, PixelPass *pa
 static void normalise(const SwkBatchNorm *p, int batch, const float *x, const float *scale,
                       const float *shift, int ob, const float mean[LANES],
                       const float invstd[LANES], float *y) {
-  Coefficients c = {.relu = p->relu, .slope = p->relu_slope};
+  Coefficients c = {.relu = p->relu,
+                    .slope = p->relu_slope,
+                    .ceiling = p->relu && p->relu_ceiling > 0 ? p->relu_ceiling : INFINITY};
   for (int l = 0; l < LANES; l++) {
     int ch = ob * LANES + l;
     bool used = ch < p->c;

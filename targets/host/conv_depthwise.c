@@ -50,13 +50,14 @@ static void pack_bias(const SwkConv *p, const float *bias, float *b) {
 /* ------------------------------------------------------------------ storing */
 
 /* Where a row's results go: out, the row (or a buffer for it); mask (NULL or the same row of a
- * tensor of the output's shape): mask > 0 ? v : slope * v (the input gradient's carried ReLU);
+ * tensor of the output's shape): 0 < mask < ceiling ? v : slope * v (the input gradient's
+ * carried ReLU or ReLU6);
  * relu: the value is its own mask (forward's epilogue); add: added to out. */
 typedef struct Store {
   float *out;
   const float *mask;
   bool relu, add;
-  float slope;
+  float slope, ceiling;
 } Store;
 
 static inline HostVec where_positive(HostVec test, HostVec v, float slope) {
@@ -65,10 +66,18 @@ static inline HostVec where_positive(HostVec test, HostVec v, float slope) {
   return (HostVec)(((HostIVec)v & positive) | ((HostIVec)scaled & ~positive));
 }
 
+/* The carried mask (a ReLU's ceiling is infinity: only an infinite x, a run already diverged,
+ * is told apart from test > 0) */
+static inline HostVec where_inside(HostVec test, HostVec v, float slope, float ceiling) {
+  HostIVec inside = (test > (HostVec){0}) & (test < ceiling);
+  HostVec scaled = v * slope;
+  return (HostVec)(((HostIVec)v & inside) | ((HostIVec)scaled & ~inside));
+}
+
 /* The vector at float `at` of the row. */
 static inline void store(const Store *st, size_t at, HostVec v) {
   if (st->relu) v = where_positive(v, v, st->slope);
-  if (st->mask) v = where_positive(host_vec_load(st->mask + at), v, st->slope);
+  if (st->mask) v = where_inside(host_vec_load(st->mask + at), v, st->slope, st->ceiling);
   if (st->add) v += host_vec_load(st->out + at);
   host_vec_store(st->out + at, v);
 }
@@ -337,6 +346,7 @@ static void input_gradient(const SwkConv *p, int batch, const float *w, const fl
       Store st = {.out = row_target(&out, (size_t)r),
                   .mask = mask ? mask + (size_t)r * out.row_floats : NULL,
                   .slope = p->dx_relu_slope,
+                  .ceiling = swk_mask_ceiling(p),
                   .add = add};
       if (stride_one)
         sweep_row(&s, g, filters, NULL, ih, &st);

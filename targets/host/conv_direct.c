@@ -427,7 +427,7 @@ typedef struct Placement {
   bool stream;       /* the last pass stores with streaming stores (set by direct()) */
   const float *mask; /* not NULL: the ReLU output masking the last pass's stores, at y's offsets
                         from it (SwkConv.dx_relu), with mask_slope */
-  float mask_slope;
+  float mask_slope, mask_ceiling;
 } Placement;
 
 /* q's outputs as one blocked tensor of their own. */
@@ -481,6 +481,7 @@ static void compute_strip(const DirectIsa *k, const SwkConv *p, const float *x, 
              .stream = at->stream && c1 == bi,
              .mask = at->mask && c1 == bi ? at->mask + y_at : NULL,
              .mask_slope = at->mask_slope,
+             .mask_ceiling = at->mask_ceiling,
              .ahead = ahead,
              .y_next = y_next};
   k->strip(nb, np, &s);
@@ -714,7 +715,7 @@ static void untouched_phase(const SwkConv *p, const HostPhase *f, int batch, flo
   if (dx_add && !mask) return;
   size_t plane = (size_t)p->h * (size_t)p->w * 16;
   long planes = (long)batch * host_blocks(p->ci);
-  float slope = p->dx_relu_slope;
+  float slope = p->dx_relu_slope, ceiling = swk_mask_ceiling(p);
 #pragma omp parallel for schedule(static) num_threads(swk_threads())
   for (long i = 0; i < planes; i++)
     for (int ih = f->rh; ih < p->h; ih += p->sh)
@@ -722,7 +723,7 @@ static void untouched_phase(const SwkConv *p, const HostPhase *f, int batch, flo
         size_t at = (size_t)i * plane + ((size_t)ih * (size_t)p->w + (size_t)iw) * 16;
         for (int l = 0; l < 16; l++) {
           float v = dx_add ? dx[at + l] : 0;
-          dx[at + l] = mask && !(mask[at + l] > 0) ? slope * v : v;
+          dx[at + l] = mask && !(mask[at + l] > 0 && mask[at + l] < ceiling) ? slope * v : v;
         }
       }
 }
@@ -757,7 +758,8 @@ void host_conv_direct_input_gradient(const SwkConv *p, int batch, const float *w
                       .pixel = (ptrdiff_t)p->sw * 16,
                       .shift = f.shift,
                       .mask = mask ? mask + (dx_phase - dx) : NULL,
-                      .mask_slope = p->dx_relu_slope};
+                      .mask_slope = p->dx_relu_slope,
+                      .mask_ceiling = swk_mask_ceiling(p)};
       pack.phase = &f;
       direct(&f.q, &at, batch, dy, false, &pack, NULL, dx_add, padded, p->dgrad_tiling);
       pack.of_q += host_direct_phase_packed_floats(&f);

@@ -4,7 +4,8 @@
  * STRIP_VL (its floats), STRIP_MAXB / STRIP_MAXP (the most blocks and pixels a strip holds:
  * no code for more), STRIP_LOAD / STRIP_SET1 / STRIP_FMA / STRIP_STORE / STRIP_STREAM (a
  * store past the caches, to an aligned address) / STRIP_ZERO /
- * STRIP_WHERE_POSITIVE (t > 0 ? v : slope * v, lane by lane), and
+ * STRIP_WHERE_POSITIVE (t > 0 ? v : slope * v, lane by lane), STRIP_WHERE_INSIDE
+ * (0 < t < ceiling ? v : slope * v), and
  * the names of what it defines: STRIP_NAME and TILE_NAME, dispatchers over the blocks' sizes.
  *
  * Forward (a strip of output pixels): A block of 16 output channels is
@@ -122,13 +123,13 @@ static STRIP_ATTR void STRIP_BODY(const int nb, const int np, const int rows,
         STRIP_ALL for (int v = 0; v < STRIP_V; v++) acc[b][p][v] =
             STRIP_WHERE_POSITIVE(acc[b][p][v], acc[b][p][v], slope);
   }
-  if (s->mask) { /* mask > 0 ? y : slope * y, as the ReLU kernel's backward computes it */
-    STRIP_VEC slope = STRIP_SET1(s->mask_slope);
+  if (s->mask) { /* 0 < mask < ceiling ? y : slope * y, as the ReLU (ReLU6) backward computes */
+    STRIP_VEC slope = STRIP_SET1(s->mask_slope), ceiling = STRIP_SET1(s->mask_ceiling);
     STRIP_ALL for (int b = 0; b < nb; b++) STRIP_ALL for (int r = 0; r < rows; r++)
         STRIP_ALL for (int p = 0; p < np; p++) STRIP_ALL for (int v = 0; v < STRIP_V; v++) {
       const float *m = s->mask + b * s->y_block + r * s->y_rows + p * s->y_pixel;
       acc[b][r * np + p][v] =
-          STRIP_WHERE_POSITIVE(STRIP_LOAD(m + v * STRIP_VL), acc[b][r * np + p][v], slope);
+          STRIP_WHERE_INSIDE(STRIP_LOAD(m + v * STRIP_VL), acc[b][r * np + p][v], slope, ceiling);
     }
   }
   /* in locals: a vector store may alias anything, so s's fields would be read again per store */

@@ -39,7 +39,7 @@ typedef struct Transforms {
                 ptrdiff_t v_pos);
   void (*output)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias, float *y,
                  ptrdiff_t row, int rows, int cols, bool accumulate, bool relu, const float *mask,
-                 float slope);
+                 float slope, float ceiling);
   void (*gradient)(int m, int r, const float *dy, ptrdiff_t row, int ho, int wo, int r0, int c0,
                    float *out, ptrdiff_t pos);
   void (*filter)(int m, int r, const float *g, float *u, ptrdiff_t u_pos);
@@ -175,6 +175,7 @@ typedef struct Operands {
   bool relu;         /* the forward's ReLU epilogue, applied as y is stored (SwkConv.relu) */
   const float *mask; /* dX masked by this ReLU output at y's offsets (SwkConv.dx_relu), or NULL */
   float slope;       /* the ReLU's or the mask's */
+  float ceiling;     /* the mask's upper bound (swk_mask_ceiling) */
   float *sums;       /* dW's sums */
 } Operands;
 
@@ -309,11 +310,11 @@ static void transform_output(const Pass *s, long i) {
   TileAt at = tile_at(s, s->first + t);
   float *block = s->o->y + ((size_t)at.image * (size_t)s->g.bo + (size_t)ob) * plane +
                  ((size_t)at.r0 * (size_t)q->wo + (size_t)at.c0) * 16;
-  s->k.transforms->output(s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position,
-                          s->o->bias ? s->o->bias + ob * 16 : NULL, block, (ptrdiff_t)q->wo * 16,
-                          smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
-                          s->o->accumulate, s->o->relu,
-                          s->o->mask ? s->o->mask + (block - s->o->y) : NULL, s->o->slope);
+  s->k.transforms->output(
+      s->g.m, q->kh, tile_of(&s->p, ob, t), s->p.position, s->o->bias ? s->o->bias + ob * 16 : NULL,
+      block, (ptrdiff_t)q->wo * 16, smaller(s->g.m, q->ho - at.r0), smaller(s->g.m, q->wo - at.c0),
+      s->o->accumulate, s->o->relu, s->o->mask ? s->o->mask + (block - s->o->y) : NULL, s->o->slope,
+      s->o->ceiling);
 }
 
 /* ------------------------------------------------------------------ forward and dX */
@@ -411,7 +412,8 @@ static void winograd(const SwkConv *p, const SwkConv *q, int m, bool transposed,
                 .accumulate = accumulate,
                 .relu = !transposed && p->relu,
                 .mask = mask,
-                .slope = transposed ? p->dx_relu_slope : p->relu_slope};
+                .slope = transposed ? p->dx_relu_slope : p->relu_slope,
+                .ceiling = swk_mask_ceiling(p)};
   long tiles = (long)batch * g.tiles_h * g.tiles_w;
   int threads = swk_threads();
   int pixels = k.blocks->pixels;

@@ -43,6 +43,11 @@ WT_INLINE WtVec WT(where_positive)(WtVec t, WtVec v, float slope) {
   WT(Ints) up = t > 0;
   return (WtVec)(((WT(Ints))v & up) | ((WT(Ints))(v * slope) & ~up));
 }
+/* 0 < t < ceiling ? v : slope * v (a carried ReLU6 mask; a ReLU's ceiling is infinity) */
+WT_INLINE WtVec WT(where_inside)(WtVec t, WtVec v, float slope, float ceiling) {
+  WT(Ints) in = (t > 0) & (t < ceiling);
+  return (WtVec)(((WT(Ints))v & in) | ((WT(Ints))(v * slope) & ~in));
+}
 
 /* B^T d: alpha -> alpha */
 WT_INLINE void WT(bt)(int m, int r, const WtVec *d, int si, WtVec *t, int so) {
@@ -207,10 +212,10 @@ static WT_ATTR void WT(input_tile)(int m, int r, const float *x, ptrdiff_t row, 
 /* Y = A^T P A (+ bias) of one block's products (p + position * p_pos), its first rows x cols
  * pixels written (or added) to y, rows `row` floats apart; then the ReLU (relu: y > 0 ? y :
  * slope * y), or masked by a ReLU's output at the same offsets from `mask` where it is not NULL
- * (mask > 0 ? y : slope * y). */
+ * (0 < mask < ceiling ? y : slope * y). */
 WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, const float *bias,
                                float *y, ptrdiff_t row, int rows, int cols, bool accumulate,
-                               bool relu, const float *mask, float slope) {
+                               bool relu, const float *mask, float slope, float ceiling) {
   int alpha = m + r - 1;
   WtVec half[4 * 6];
   for (int j = 0; j < alpha; j++) {
@@ -226,7 +231,7 @@ WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, co
       float *at = y + i * row + j * 16;
       WtVec v = (accumulate ? WT(load)(at) : b) + o[j];
       if (relu) v = WT(where_positive)(v, v, slope);
-      if (mask) v = WT(where_positive)(WT(load)(mask + i * row + j * 16), v, slope);
+      if (mask) v = WT(where_inside)(WT(load)(mask + i * row + j * 16), v, slope, ceiling);
       WT(store)(at, v);
     }
   }
@@ -234,10 +239,11 @@ WT_INLINE void WT(output_body)(int m, int r, const float *p, ptrdiff_t p_pos, co
 
 static WT_ATTR void WT(output_tile)(int m, int r, const float *p, ptrdiff_t p_pos,
                                     const float *bias, float *y, ptrdiff_t row, int rows, int cols,
-                                    bool accumulate, bool relu, const float *mask, float slope) {
+                                    bool accumulate, bool relu, const float *mask, float slope,
+                                    float ceiling) {
   for (int part = 0; part < 16; part += WT_FLOATS)
     WT_CASES(output_body, m, r, p + part, p_pos, bias ? bias + part : NULL, y + part, row, rows,
-             cols, accumulate, relu, mask ? mask + part : NULL, slope);
+             cols, accumulate, relu, mask ? mask + part : NULL, slope, ceiling);
 }
 
 /* A dY A^T of the m x m output-gradient pixels of one block from (r0, c0), 0 outside the

@@ -34,7 +34,7 @@ static void c_strip(int nb, int np, const Strip *s) {
                 }
           if (s->relu && !(sum > 0)) sum = s->relu_slope * sum;
           const float *mask = s->mask ? s->mask + (y - s->y) : NULL;
-          *y = mask && !(*mask > 0) ? s->mask_slope * sum : sum;
+          *y = mask && !(*mask > 0 && *mask < s->mask_ceiling) ? s->mask_slope * sum : sum;
         }
 }
 

@@ -46,7 +46,7 @@ typedef struct Strip {
   /* not NULL: store mask > 0 ? y : mask_slope * y, mask read at y's offsets (an input gradient
    * through the ReLU whose output mask is: SwkConv.dx_relu; the final pass's sums only) */
   const float *mask;
-  float mask_slope;
+  float mask_slope, mask_ceiling; /* the mask passes y where 0 < mask < mask_ceiling */
   bool stream; /* store y with streaming stores (stream.h: the last pass of a large output) */
   StripAhead ahead;
   const float *y_next; /* not NULL: the y the next strip adds to, laid out as this one's */

@@ -22,6 +22,10 @@
 #define STRIP_ZERO() _mm256_setzero_ps()
 #define STRIP_WHERE_POSITIVE(t, v, slope)                                                          \
   _mm256_blendv_ps(_mm256_mul_ps(v, slope), v, _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define STRIP_WHERE_INSIDE(t, v, slope, ceiling)                                                   \
+  _mm256_blendv_ps(_mm256_mul_ps(v, slope), v,                                                     \
+                   _mm256_and_ps(_mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GT_OQ),                \
+                                 _mm256_cmp_ps(t, ceiling, _CMP_LT_OQ)))
 #define STRIP_BODY avx2_strip_body
 #define STRIP_NAME avx2_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)

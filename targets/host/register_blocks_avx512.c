@@ -24,6 +24,10 @@
 #define STRIP_WHERE_POSITIVE(t, v, slope)                                                          \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_GT_OQ),                     \
                        _mm512_mul_ps(v, slope), v)
+#define STRIP_WHERE_INSIDE(t, v, slope, ceiling)                                                   \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_GT_OQ) &                    \
+                           _mm512_cmp_ps_mask(t, ceiling, _CMP_LT_OQ),                             \
+                       _mm512_mul_ps(v, slope), v)
 #define STRIP_BODY avx512_strip_body
 #define STRIP_NAME avx512_strip
 #define STRIP_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)

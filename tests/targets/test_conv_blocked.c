@@ -230,13 +230,14 @@ static void check_relu_forward(const Plan *k, const char *isa, const SwkConv *p,
 
 /* The input gradient masked by a ReLU's output as it is stored (SwkConv.dx_relu), written and
  * added to: bit for bit what that ReLU's backward makes of the unmasked one, pixels no tap
- * reaches included; mask values of 0 and NaN are not above 0, and the slope is 0 or not. */
+ * reaches included; mask values of 0 and NaN are not above 0, and the slope is 0 or not; and
+ * with a ceiling (SwkConv.dx_relu_ceiling, a ReLU6's), 0 < mask < ceiling. */
 static void check_masked_input_gradient(const Plan *k, const char *isa, const SwkConv *p,
                                         const Run *r) {
   float *mask = random_array(r->nxb), *base = random_array(r->nxb);
   float *want = malloc(sizeof(float) * r->nxb), *dx = malloc(sizeof(float) * r->nxb);
   for (size_t i = 0; i < r->nxb; i += 5) mask[i] = i % 2 ? 0 : NAN;
-  int differ = 0;
+  int differ = 0, clipped = 0;
   for (int add = 0; add < 2; add++) {
     SwkConv q = *p;
     q.dx_relu = true, q.dx_relu_slope = add ? 0.1f : 0;
@@ -245,7 +246,16 @@ static void check_masked_input_gradient(const Plan *k, const char *isa, const Sw
     memcpy(dx, base, sizeof(float) * r->nxb);
     plan_masked_input_gradient(k, &q, r->batch, r->w, r->dyb, dx, add, mask, r->ws);
     differ += unlike_relu(dx, mask, want, q.dx_relu_slope, r->nxb);
+    /* a ReLU6's mask, 0 < x < ceiling (0.5 here: random values on both sides) */
+    q.dx_relu_ceiling = 0.5f, q.dx_relu_slope = 0;
+    memcpy(dx, base, sizeof(float) * r->nxb);
+    plan_masked_input_gradient(k, &q, r->batch, r->w, r->dyb, dx, add, mask, r->ws);
+    for (size_t i = 0; i < r->nxb; i++) {
+      float expect = mask[i] > 0 && mask[i] < 0.5f ? want[i] : 0 * want[i];
+      differ += memcmp(&dx[i], &expect, sizeof expect) != 0, clipped += mask[i] >= 0.5f;
+    }
   }
+  CHECK(clipped > 0);
   check_unlike(differ, k, isa, p, "masked input gradient");
   free(mask), free(base), free(want), free(dx);
 }

@@ -175,6 +175,11 @@ static void test_shape(SwkConv p, int batch) {
   free(got), got = unblocked(dxb, batch, p.ci, hw);
   for (size_t i = 0; i < r.nx; i++) twice[i] = r.x[i] > 0 ? dx[i] : 0.25 * dx[i];
   check_close(&p, "dX masked", error(got, twice, r.nx));
+  r.p.dx_relu_slope = 0, r.p.dx_relu_ceiling = 0.5f; /* a ReLU6's mask, its ceiling 0.5 here */
+  swk_conv_depthwise_backward(&r.p, batch, r.xb, r.w, r.dyb, dxb, false, NULL, NULL, 1, 1, 0, r.ws);
+  free(got), got = unblocked(dxb, batch, p.ci, hw);
+  for (size_t i = 0; i < r.nx; i++) twice[i] = r.x[i] > 0 && r.x[i] < 0.5f ? dx[i] : 0;
+  check_close(&p, "dX masked below a ceiling", error(got, twice, r.nx));
 
   free(y), free(dx), free(dw), free(db), free(yb), free(got), free(relu), free(gw), free(gb);
   free(folded), free(folded_b), free(dxb), free(twice);

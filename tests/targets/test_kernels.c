@@ -714,8 +714,18 @@ static void test_mul(int64_t s_hw) {
 }
 
 /* `fused` against `plain` through the ReLU kernel, bit for bit. */
+/* With a ceiling (ReLU6's), the same values as the ReLU6 kernel's (its zeros are +0, the
+ * epilogue's slope x v gives -0 below zero); else the same bits as the ReLU kernel's. */
 static void check_relu_of(const char *what, float *plain, const float *fused, int64_t n,
-                          float slope) {
+                          float slope, float ceiling) {
+  if (ceiling > 0) {
+    swk_relu6_forward(&(SwkAct){.n = n}, 1, plain, plain);
+    int wrong = 0, capped = 0;
+    for (int64_t i = 0; i < n; i++) wrong += plain[i] != fused[i], capped += fused[i] == 6;
+    if (wrong) printf("%s: the ReLU6 epilogue differs from the ReLU6 kernel\n", what);
+    CHECK(wrong == 0 && capped > 0);
+    return;
+  }
   swk_relu_forward(&(SwkAct){.n = n, .slope = slope}, 1, plain, plain);
   if (memcmp(plain, fused, sizeof(float) * (size_t)n)) {
     printf("%s: the ReLU epilogue differs from the ReLU kernel\n", what);
@@ -723,16 +733,17 @@ static void check_relu_of(const char *what, float *plain, const float *fused, in
   }
 }
 
-/* A ReLU epilogue its kernels apply (SwkBatchNorm.relu in both layouts: training and evaluation
+/* A ReLU (or ReLU6) epilogue its kernels apply (SwkBatchNorm.relu in both layouts: training and evaluation
  * forward and recompute; swk_add_forward's relu): the op's output through the ReLU kernel. */
-static void test_relu_epilogues(float slope) {
+static void test_relu_epilogues(float slope, float ceiling) {
   int batch = 3;
   for (int blocked_layout = 0; blocked_layout < 2; blocked_layout++) {
     SwkBatchNorm p = {.c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
     SwkBatchNorm q = p;
-    q.relu = true, q.relu_slope = slope;
+    q.relu = true, q.relu_slope = slope, q.relu_ceiling = ceiling;
     int64_t n = blocked_layout ? blocked(batch, p.c, p.hw) : (int64_t)batch * p.c * p.hw;
     float *x = random_array(n), *scale = random_array(p.c), *shift = random_array(p.c);
+    for (int c = 0; ceiling > 0 && c < p.c; c++) scale[c] *= 8; /* past the ceiling */
     float *plain = zeros(n), *fused = zeros(n), *saved = zeros(2 * p.c), *saved2 = zeros(2 * p.c);
     float *running = zeros(2 * p.c), *running2 = zeros(2 * p.c);
     __typeof__(swk_batchnorm_forward) *forward =
@@ -743,16 +754,16 @@ static void test_relu_epilogues(float slope) {
       forward(&p, batch, train, x, scale, shift, plain, saved, running);
       forward(&q, batch, train, x, scale, shift, fused, saved2, running2);
       check_relu_of(train ? "batch norm, training" : "batch norm, evaluation", plain, fused, n,
-                    slope);
+                    slope, ceiling);
     }
     forward(&p, batch, true, x, scale, shift, plain, saved, running);
     recompute(&q, batch, x, scale, shift, saved, fused);
-    check_relu_of("batch norm, recompute", plain, fused, n, slope);
+    check_relu_of("batch norm, recompute", plain, fused, n, slope, ceiling);
     float *all[] = {x, scale, shift, plain, fused, saved, saved2, running, running2};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
   }
   /* sums of 2 and 3 inputs: the inputs added in order; outputs over 4 MiB are streamed */
-  for (int big = 0; big < 2; big++)
+  for (int big = 0; big < 2 && ceiling == 0; big++)
     for (int inputs = 2; inputs <= 3; inputs++) {
       int64_t size = big ? (1 << 19) + 5 : 70, n = batch * size;
       size_t bytes = (sizeof(float) * (size_t)n + 63) / 64 * 64;
@@ -767,7 +778,7 @@ static void test_relu_epilogues(float slope) {
       }
       CHECK_EQ_INT(wrong, 0);
       swk_add_forward(inputs, size, batch, (const float *const *)x, fused, true, slope);
-      check_relu_of("add", plain, fused, n, slope);
+      check_relu_of("add", plain, fused, n, slope, 0);
       for (int i = 0; i < 3; i++) free(x[i]);
       free(plain), free(fused);
     }
@@ -1106,8 +1117,9 @@ int main(void) {
     test_concat_and_add();
     test_mul(1);
     test_mul(6);
-    test_relu_epilogues(0);
-    test_relu_epilogues(0.1f);
+    test_relu_epilogues(0, 0);
+    test_relu_epilogues(0.1f, 0);
+    test_relu_epilogues(0, 6); /* ReLU6, batch norm only */
     test_softmax_loss(0);
     test_softmax_loss(0.2f);
     test_conv_implicit(conv_row(5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, true), 19, true); /* tails */

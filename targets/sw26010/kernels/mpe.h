@@ -47,7 +47,10 @@ void sw_transpose_run(int64_t a, int64_t mid, int64_t b, const float *x, float *
  * an image: the chip's batch norm kernels leave it to this, the element-wise pass the model
  * prices for the epilogue. */
 static inline void sw_epilogue_relu(const SwkBatchNorm *p, int64_t n, int batch, float *y) {
-  if (p->relu) swk_relu_forward(&(SwkAct){.n = n, .slope = p->relu_slope}, batch, y, y);
+  if (p->relu && p->relu_ceiling > 0) /* ReLU6, the only ceiling the compiler sets */
+    swk_relu6_forward(&(SwkAct){.n = n}, batch, y, y);
+  else if (p->relu)
+    swk_relu_forward(&(SwkAct){.n = n, .slope = p->relu_slope}, batch, y, y);
 }
 
 static inline void sw_unfolded(float grad_scale, float bias_grad_scale, float grad_keep) {
