@@ -135,11 +135,14 @@ static void print_memory(FILE *f, const Module *m) {
   double params = (folded ? 2 : 2 + moments + summed) * (double)p->param_words,
          state = (double)p->state_words;
   char pools[128];
-  snprintf(pools, sizeof pools, "%s%s",
-           folded         ? "parameters and momentum"
-           : moments == 2 ? "parameters, gradients and Adam's two moments"
-                          : "parameters, gradients and momentum",
-           summed ? " and the micro-batches' gradient sum" : "");
+  const char *moment_pools = moments == 2 ? "Adam's two moments" : "momentum";
+  if (folded)
+    snprintf(pools, sizeof pools, "parameters and momentum");
+  else if (summed)
+    snprintf(pools, sizeof pools, "parameters, gradients, %s and the micro-batches' gradient sum",
+             moment_pools);
+  else
+    snprintf(pools, sizeof pools, "parameters, gradients and %s", moment_pools);
   fprintf(f, "                     %s bytes fixed, %s bytes of state\n", grouped(fixed * 4),
           grouped(state * 4));
   fprintf(f, "                     %s bytes each for %s%s\n", grouped((double)p->param_words * 4),
