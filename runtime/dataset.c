@@ -12,6 +12,10 @@ enum { SYNTHETIC_DEFAULT_SIZE = 1024 };
 
 void swn_load_synthetic(const SwnNetwork *net, int64_t count, uint64_t seed, bool train,
                         SwnDataset *d) {
+  if (net->data.classes > net->classes) /* labels the loss could not take */
+    swn_fatal("synthetic images of %lld classes (data.classes), but the network's loss has %d: "
+              "compile with -D data.classes=%d",
+              (long long)net->data.classes, net->classes, net->classes);
   d->count = count > 0 ? count : SYNTHETIC_DEFAULT_SIZE;
   d->c = net->in_c, d->h = net->in_h, d->w = net->in_w;
   d->pixels = NULL, d->labels = NULL, d->synthetic = true;

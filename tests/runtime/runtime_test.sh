@@ -52,6 +52,12 @@ open('v1.ckpt', 'wb').write(data)" || fail "cannot write a version 1 checkpoint"
 ./lenet $small --iterations 40 --resume v1.ckpt --log v1.json >/dev/null
 [ "$(losses v1.json)" = "$(losses resumed.json)" ] && pass || fail "a version 1 checkpoint does not resume"
 
+# Synthetic images may not carry labels the loss cannot take.
+"$swnc" "$root/tests/runtime/torch/every_layer.swn" -D data.source=synthetic -o every10 ||
+  fail "cannot build every_layer on synthetic data"
+expect_error "synthetic classes" "synthetic images of 10 classes (data.classes), but the network's loss has 5: compile with -D data.classes=5" \
+  ./every10 --iterations 1
+
 # Checkpoints of another network, damaged ones, and --init-weights.
 expect_error "foreign checkpoint" "is a checkpoint of network 'lenet'" ./cifar --resume mid.ckpt --iterations 1
 cp mid.ckpt bad.ckpt && printf '\377' | dd of=bad.ckpt bs=1 seek=4000 conv=notrunc 2>/dev/null

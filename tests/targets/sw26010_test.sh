@@ -31,6 +31,23 @@ for net in lenet cifar10_quick; do
   same_losses "$net: sw26010 --conv=swcaffe vs host" "$net-host.json" "$net-swcaffe.json"
 done
 
+# AdamW (on the MPE) with clipping and two micro-batches an update, and the every_layer network's
+# upsampling, softmax and mul (MPE fallbacks): the same losses as the host's
+adam="-D train.optimizer=adamw -D train.lr=0.001 -D train.weight_decay=0.01 -D train.clip_gradients=1 -D train.iter_size=2"
+"$swnc" "$root/examples/lenet.swn" --conv=explicit $adam -o lenet-adam-host &&
+  "$swnc" "$root/examples/lenet.swn" --target=sw26010 $adam -o lenet-adam-sw || fail "lenet with adamw: build"
+./lenet-adam-host $args --batch 16 --log adam-host.json >/dev/null
+./lenet-adam-sw $args --batch 16 --log adam-sw.json >/dev/null || fail "lenet with adamw: sw26010 run"
+same_losses "lenet with adamw, clipping and iter_size: sw26010 vs host" adam-host.json adam-sw.json
+every="$root/tests/runtime/torch/every_layer.swn"
+"$swnc" "$every" --conv=explicit -D data.source=synthetic -D data.classes=5 -o every-host &&
+  "$swnc" "$every" --target=sw26010 -D data.source=synthetic -D data.classes=5 -o every-sw ||
+  fail "every_layer: build"
+./every-host $args --batch 8 --log every-host.json >/dev/null
+# one core group: batch norm normalises each core group's share of the batch on its own
+./every-sw $args --batch 8 --core-groups 1 --log every-sw.json >/dev/null || fail "every_layer: sw26010 run"
+same_losses "every_layer (upsample, softmax, mul, ...): sw26010 vs host" every-host.json every-sw.json
+
 # --conv=swcaffe: swCaffe's plans, implicit where it runs swDNN (alexnet_bn's conv3: forward with
 # a multiple of 128 images per core group, backward with 64 or more), explicit elsewhere (conv2
 # has groups), all single-buffered as swCaffe's kernels are; a plan set of sw26010 only.
