@@ -13,7 +13,7 @@ static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fmax(1, fabs
 /* ImageNet-sized synthetic data (192 GB if held) costs nothing until a batch asks; the same
  * index gives the same image and label, others differ, labels are in range. */
 static void test_synthetic(void) {
-  SwnNetwork net = {.in_c = 3, .in_h = 224, .in_w = 224};
+  SwnNetwork net = {.in_c = 3, .in_h = 224, .in_w = 224, .classes = 1000};
   net.data.classes = 1000, net.data.scale = 1.0f;
   SwnDataset d = {.what = "training"};
   swn_load_synthetic(&net, 1281167, 42, true, &d);
