@@ -294,8 +294,8 @@ static void time_tiling_against_rule(SwkConv *p, int word, int batch, int c, con
 /* The plan among those timed (rate > 0) that the host target's model prices cheapest. */
 static int model_choice(const SwkConv *p, int batch, int c, const double rate[PLANS]) {
   const Target *host = target_find("host");
-  ConvShape s = {batch, p->ci, p->h,  p->w,  p->co, p->ho, p->wo,
-                 p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->groups};
+  ConvShape s = {batch, p->ci, p->h,  p->w,  p->co, p->ho,     p->wo, p->kh,
+                 p->kw, p->sh, p->sw, p->ph, p->pw, p->groups, 1,     1};
   int best = -1;
   double least = INFINITY;
   for (int plan = 0; plan < PLANS; plan++) {
@@ -328,6 +328,8 @@ static SwkConv conv_of(const Layer *s) {
                .sw = s->s,
                .ph = s->p,
                .pw = s->p,
+               .dh = 1,
+               .dw = 1,
                .groups = 1,
                .bias = true};
   p.x_planar = host_direct_reads_planar(&p);

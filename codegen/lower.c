@@ -275,6 +275,8 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
                        [SwkConv_sw] = a->stride[1],
                        [SwkConv_ph] = a->pad[0],
                        [SwkConv_pw] = a->pad[1],
+                       [SwkConv_dh] = a->dilation[0],
+                       [SwkConv_dw] = a->dilation[1],
                        [SwkConv_groups] = a->groups,
                        [SwkConv_bias] = a->bias,
                        [SwkConv_filters_kkoi] = 0, /* the pool keeps (No,Ni,K,K) */

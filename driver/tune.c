@@ -244,6 +244,8 @@ static double measure(const Kernels *k, const Job *j, int batch, int repeat) {
                .sw = (int)c->sw,
                .ph = (int)c->ph,
                .pw = (int)c->pw,
+               .dh = (int)c->dh,
+               .dw = (int)c->dw,
                .groups = (int)c->groups,
                .bias = true,
                .forward_tiling = j->tiling,

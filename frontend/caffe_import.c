@@ -538,10 +538,7 @@ static void import_conv(Importer *im, const PbMessage *layer, const char *name, 
     diag_error(loc, "%s: convolution_param needs kernel_size (or kernel_h and kernel_w)", im->what);
   add_pair(im, s, p, "stride", "stride", 1, 1);
   add_pair(im, s, p, "pad", "pad", 0, 0);
-  for (int k = 0, n = count(p, "dilation"); k < n; k++)
-    if (int_of(im, nth(p, "dilation", k), 1) != 1)
-      diag_error(nth(p, "dilation", k)->loc, "%s: dilated convolutions are not supported by swnc",
-                 im->what);
+  add_pair(im, s, p, "dilation", "dilation", 1, 1);
   int64_t groups = get_int(im, p, "group", 1, 1);
   if (groups != 1) add_arg(im, s, "groups", ex_int(im, groups, field(p, "group")->loc));
   only_default(im, p, "force_nd_im2col", "false", 0);

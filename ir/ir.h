@@ -115,6 +115,7 @@ typedef struct OpAttrs {
   IntList shape;   /* input: [channels] or [channels, height, width] */
   int64_t outputs; /* conv, fc */
   int64_t kernel[2], stride[2], pad[2];
+  int64_t dilation[2]; /* conv: taps this many rows and columns apart */
   int64_t groups;
   bool bias;
   int pool;               /* PoolMode */

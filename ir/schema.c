@@ -40,6 +40,7 @@ const FieldSpec conv_fields[] = {
     A("kernel", F_PAIR, kernel, 0, 1, 1 << 16, .required = true, .shown = true),
     A("stride", F_PAIR, stride, 1, 1, 1 << 16, .shown = true),
     A("pad", F_PAIR, pad, 0, 0, 1 << 16, .shown = true),
+    A("dilation", F_PAIR, dilation, 1, 1, 1 << 16),
     A("groups", F_INT, groups, 1, 1, 1 << 24),
     A("bias", F_BOOL, bias, 1, 0, 0),
     LEARNING_FIELDS,

@@ -100,8 +100,15 @@ bool infer_conv(Module *m, Op *op) {
              (long long)ci, (long long)a->outputs, (long long)a->groups, shape_str(in));
     return false;
   }
-  int64_t hw[2];
-  if (!window_out(op, "kernel", in, a->kernel, a->stride, a->pad, hw)) return false;
+  /* a dilated kernel's taps span d (k - 1) + 1 rows and columns */
+  int64_t hw[2],
+      span[2] = {a->dilation[0] * (a->kernel[0] - 1) + 1, a->dilation[1] * (a->kernel[1] - 1) + 1};
+  char what[96] = "kernel";
+  if (span[0] != a->kernel[0] || span[1] != a->kernel[1])
+    snprintf(what, sizeof what, "dilated kernel (%lldx%lld, dilation %lldx%lld) spanning",
+             (long long)a->kernel[0], (long long)a->kernel[1], (long long)a->dilation[0],
+             (long long)a->dilation[1]);
+  if (!window_out(op, what, in, span, a->stride, a->pad, hw)) return false;
   set_output(m, op, shape4(in.dim[0], a->outputs, hw[0], hw[1]), DT_F32);
   add_weight(m, op, shape4(a->outputs, ci / a->groups, a->kernel[0], a->kernel[1]));
   if (a->bias) add_bias(m, op, PARAM_BIAS, a->outputs);

@@ -9,9 +9,10 @@
 ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch) {
   Shape x = g->values.data[op->inputs.data[0]].shape, y = g->values.data[op->output].shape;
   const OpAttrs *a = &op->attr;
-  return (ConvShape){batch,        x.dim[1],  x.dim[2],     x.dim[3],     y.dim[1],
-                     y.dim[2],     y.dim[3],  a->kernel[0], a->kernel[1], a->stride[0],
-                     a->stride[1], a->pad[0], a->pad[1],    a->groups};
+  return (ConvShape){batch,        x.dim[1],     x.dim[2],       x.dim[3],
+                     y.dim[1],     y.dim[2],     y.dim[3],       a->kernel[0],
+                     a->kernel[1], a->stride[0], a->stride[1],   a->pad[0],
+                     a->pad[1],    a->groups,    a->dilation[0], a->dilation[1]};
 }
 
 void conv_shape_key(const ConvShape *s, char key[KEY_MAX]) {
@@ -20,6 +21,9 @@ void conv_shape_key(const ConvShape *s, char key[KEY_MAX]) {
       (long long)s->batch, (long long)s->ci, (long long)s->h, (long long)s->w, (long long)s->co,
       (long long)s->ho, (long long)s->wo, (long long)s->kh, (long long)s->kw, (long long)s->sh,
       (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->groups);
+  if (s->dh != 1 || s->dw != 1) /* keys of undilated shapes stay as tuning files have them */
+    snprintf(key + strlen(key), KEY_MAX - strlen(key), ":d%lldx%lld", (long long)s->dh,
+             (long long)s->dw);
 }
 
 int64_t target_batch_share(const Target *t, int64_t batch) {

@@ -12,6 +12,7 @@
 typedef struct ConvShape {
   int64_t batch;
   int64_t ci, h, w, co, ho, wo, kh, kw, sh, sw, ph, pw, groups;
+  int64_t dh, dw; /* dilation: taps dh rows and dw columns apart (1: adjacent) */
 } ConvShape;
 
 ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch);
@@ -24,7 +25,7 @@ ConvShape conv_shape(const Graph *g, const Op *op, int64_t batch);
   .sw = (int)(s)->sw, .ph = (int)(s)->ph, .pw = (int)(s)->pw
 
 /* Keys of shapes in tuning files: "b64:c3x32x32:o32x32x32:k5x5:s1x1:p2x2:g1" for a
- * convolution, "b64:c32x16x16" for a transform. */
+ * convolution (":d2x2" after it when dilated), "b64:c32x16x16" for a transform. */
 enum { KEY_MAX = 192 };
 void conv_shape_key(const ConvShape *s, char key[KEY_MAX]);
 void transform_key(int64_t batch, Shape s, char key[KEY_MAX]);

@@ -51,6 +51,7 @@ bool swk_estimate(SwkEstimate *totals);
   F(I32, int, ci) F(I32, int, h) F(I32, int, w)    /* input channels, height, width */             \
   F(I32, int, co) F(I32, int, ho) F(I32, int, wo)  /* output */                                    \
   F(I32, int, kh) F(I32, int, kw) F(I32, int, sh) F(I32, int, sw) F(I32, int, ph) F(I32, int, pw) \
+  F(I32, int, dh) F(I32, int, dw) /* dilation: taps dh rows, dw columns apart; at least 1 */     \
   F(I32, int, groups)                                                                              \
   F(BOOL, bool, bias)                                                                              \
   F(BOOL, bool, filters_kkoi) /* implicit plan only: filters in (K,K,No,Ni), not (No,Ni,K,K) */ \
@@ -152,7 +153,7 @@ SWK_STRUCTS(SWN_C_STRUCT)
 
 /* ------------------------------------------------------------- the kernels generated code calls
  * Convolution, explicit GEMM (im2col) on the (B, N, R, C) layout with (No, Ni/groups, K, K)
- * filters. Backward computes the weight gradient (dw and db) unless dw is NULL and the input
+ * filters, any dilation (every other plan requires dh = dw = 1). Backward computes the weight gradient (dw and db) unless dw is NULL and the input
  * gradient unless dx is NULL, so the two can run with different plans.
  * Convolution, implicit GEMM (no im2col) on the (R, C, N, B) layout: x[h][w][ci][batch],
  * y[ho][wo][co][batch]; groups must be 1. Padding is coordinate mapping: taps that fall outside

@@ -86,6 +86,9 @@ static void export_conv(FILE *f, const Module *m, const Op *op, const CaffeType 
   head(f, m, op, op->name, row->type), top(f, m, op);
   learned(f, op, row->message);
   window(f, a);
+  for (int d = 0; d < 2 && (a->dilation[0] != 1 || a->dilation[1] != 1); d++)
+    if (d == 0 || a->dilation[1] != a->dilation[0]) /* one value: both dimensions */
+      fprintf(f, "    dilation: %lld\n", (long long)a->dilation[d]);
   if (a->groups != 1) fprintf(f, "    group: %lld\n", (long long)a->groups);
   learned_end(f, op);
 }

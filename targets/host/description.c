@@ -106,7 +106,8 @@ static double implicit_cost(const ConvShape *s, ConvComputation c) {
 
 /* The kernels' view of a shape (workspace.h sizes from it). */
 static SwkConv kernel_shape(const ConvShape *s) {
-  return (SwkConv){CONV_SHAPE_GEOMETRY(s), .groups = (int)s->groups};
+  return (SwkConv){CONV_SHAPE_GEOMETRY(s), .dh = (int)s->dh, .dw = (int)s->dw,
+                   .groups = (int)s->groups};
 }
 
 /* The direct strips' efficiency (`eff` at full blocks): the output's channels fill the blocks
@@ -244,19 +245,25 @@ PLAN_COST(winograd4, winograd4_cost)
 PLAN_COST(depthwise, depthwise_cost)
 #undef PLAN_COST
 
-/* The kernels but explicit's and depthwise's have no groups. */
+/* The kernels but explicit's and depthwise's have no groups; only explicit's dilate. */
+static bool dilated(const ConvShape *s) { return s->dh != 1 || s->dw != 1; }
+
 static const char *implicit_illegal(const ConvShape *s) {
+  if (dilated(s)) return "it is dilated, and the host's implicit kernels are not";
   return s->groups != 1 ? "it has groups, and the host's implicit kernels have none" : NULL;
 }
 static const char *direct_illegal(const ConvShape *s) {
+  if (dilated(s)) return "it is dilated, and the host's direct kernels are not";
   return s->groups != 1 ? "it has groups, and the host's direct kernels have none" : NULL;
 }
 static const char *winograd_illegal(const ConvShape *s) {
+  if (dilated(s)) return "it is dilated, and Winograd's transforms assume adjacent taps";
   return s->groups != 1 ? "it has groups, and the host's Winograd kernels have none" : NULL;
 }
 
 static const char *depthwise_illegal(const ConvShape *s) {
   SwkConv p = kernel_shape(s);
+  if (dilated(s)) return "it is dilated, and the host's depthwise kernels are not";
   return host_depthwise_legal(&p) ? NULL
                                   : "it is not depthwise (as many groups as input and output "
                                     "channels)";

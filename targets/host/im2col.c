@@ -5,6 +5,7 @@
 
 /* Output columns [lo, hi) read input columns inside [0, w) for kernel column `kj`. */
 static void valid_range(const SwkConv *p, int kj, int *lo, int *hi) {
+  kj *= p->dw;
   int first = p->pw - kj; /* smallest ow with ow*sw - pw + kj >= 0, times sw */
   *lo = first <= 0 ? 0 : (first + p->sw - 1) / p->sw;
   int last = p->w - 1 + p->pw - kj; /* largest ow*sw allowed */
@@ -82,7 +83,7 @@ void host_columns_block(const void *columns, int r0, int rows, int c0, int cols,
   r0 += v->row0;
   int taps = p->kh * p->kw, c = r0 / taps, ki = r0 % taps / p->kw, kj = r0 % p->kw;
   for (int r = 0; r < rows; r++, dst += pitch) {
-    const float *tap = v->x + c * plane + (size_t)ki * v->width + kj;
+    const float *tap = v->x + c * plane + (size_t)ki * p->dh * v->width + (size_t)kj * p->dw;
     for (int s = 0; s < runs; s++) copy_run(tap + from[s], length[s], p->sw, dst + at[s]);
     /* the line after this row's 16 floats, which the next panel's call copies: a panel's rows
      * are each on lines of their own (channels of an image, a plane apart), too many streams
@@ -100,11 +101,11 @@ void host_col2im(const SwkConv *p, int ci, const float *col, size_t ld, float *x
         int lo, hi;
         valid_range(p, kj, &lo, &hi);
         for (int oh = 0; oh < p->ho; oh++) {
-          int ih = oh * p->sh - p->ph + ki;
+          int ih = oh * p->sh - p->ph + ki * p->dh;
           if (ih < 0 || ih >= p->h) continue;
           const float *in = col + oh * p->wo;
           float *row = x + ((size_t)c * p->h + ih) * p->w;
-          int shift = kj - p->pw;
+          int shift = kj * p->dw - p->pw;
           for (int ow = lo; ow < hi; ow++) row[ow * p->sw + shift] += in[ow];
         }
         col += ld;

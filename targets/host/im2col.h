@@ -13,7 +13,7 @@
 typedef struct HostColumns {
   const SwkConv *conv; /* kernel, stride and output sizes */
   const float *x;      /* the first image's first channel, padding included: tap (ki, kj) of */
-  int height, width;   /* output pixel (oh, ow) is at row oh*sh + ki, column ow*sw + kj */
+  int height, width;   /* output pixel (oh, ow) is at row oh*sh + ki*dh, column ow*sw + kj*dw */
   size_t image_floats; /* from one image to the next */
   int row0;            /* the matrix starts at this row of the whole one */
 } HostColumns;
@@ -22,12 +22,12 @@ static inline bool host_padded(const SwkConv *p) { return p->ph > 0 || p->pw > 0
 
 /* An image's rows and columns with its padding: enough for the last window. */
 static inline int host_padded_height(const SwkConv *p) {
-  int used = (p->ho - 1) * p->sh + p->kh;
+  int used = (p->ho - 1) * p->sh + p->dh * (p->kh - 1) + 1;
   return p->h + 2 * p->ph > used ? p->h + 2 * p->ph : used;
 }
 
 static inline int host_padded_width(const SwkConv *p) {
-  int used = (p->wo - 1) * p->sw + p->kw;
+  int used = (p->wo - 1) * p->sw + p->dw * (p->kw - 1) + 1;
   return p->w + 2 * p->pw > used ? p->w + 2 * p->pw : used;
 }
 

@@ -44,9 +44,11 @@ static inline HostConvDims host_conv_dims(const SwkConv *p) {
   d.pointwise = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
   /* The flipped convolution does h*w/(ho*wo) times the old path's arithmetic: use it only for
    * stride-1 convolutions that keep the image size ("same" padding), where it is no more work
-   * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work. */
+   * with a better GEMM shape. For "valid" ones (LeNet's 12x12 -> 8x8) it was 2.25x the work.
+   * A dilated one flips to a convolution with the same dilation (span: its taps' extent). */
+  int span_h = p->dh * (p->kh - 1) + 1, span_w = p->dw * (p->kw - 1) + 1;
   d.flip =
-      p->sh == 1 && p->sw == 1 && p->ph < p->kh && p->pw < p->kw && p->h * p->w <= p->ho * p->wo;
+      p->sh == 1 && p->sw == 1 && p->ph < span_h && p->pw < span_w && p->h * p->w <= p->ho * p->wo;
   d.nb = d.pixels >= WIDE_GEMM ? 1 : (WIDE_GEMM + d.pixels - 1) / d.pixels;
   size_t per_image = (size_t)d.k * d.pixels;
   d.nb_col = d.nb;
@@ -62,8 +64,10 @@ static inline HostConvDims host_conv_dims(const SwkConv *p) {
                   .kw = p->kw,
                   .sh = 1,
                   .sw = 1,
-                  .ph = p->kh - 1 - p->ph,
-                  .pw = p->kw - 1 - p->pw,
+                  .ph = span_h - 1 - p->ph,
+                  .pw = span_w - 1 - p->pw,
+                  .dh = p->dh,
+                  .dw = p->dw,
                   .groups = 1};
   return d;
 }

@@ -45,8 +45,8 @@ static double explicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
     sw_gemm_buffering(&m, tiling);
     seconds += sw_cpe_seconds(sw_gemm_work(&m));
     if (!pointwise)
-      seconds +=
-          sw_cpe_seconds(sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, c == CONV_DGRAD, 0));
+      seconds += sw_cpe_seconds(
+          sw_im2col_work(n, cig, h, w, ho, wo, kh, kw, sh, ph, (int)s->dh, c == CONV_DGRAD, 0));
   }
   double db = c == CONV_WGRAD ? sw_cpe_seconds(sw_row_sums_work((double)s->co, pixels, b, 0)) : 0;
   return groups * seconds + db;
@@ -71,6 +71,7 @@ static double implicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
 }
 
 static const char *implicit_illegal(const ConvShape *s) {
+  if (s->dh != 1 || s->dw != 1) return "it is dilated, and the implicit kernels are not";
   return s->groups != 1 ? "it has groups, and the implicit kernels have none" : NULL;
 }
 
@@ -81,13 +82,14 @@ static int64_t group_share(int64_t batch) { return (batch + SW_CORE_GROUPS - 1) 
  * convolution where swCaffe calls it, explicit (im2col + GEMM) elsewhere. Its conditions, on a core
  * group's share of the batch (what the kernel sees): forward, batch a multiple of 128, Ni and No at least 64 and multiples of 32;
  * backward, batch at least 64 and a multiple of 32, Ni a multiple of 128, No at least 64 and a
- * multiple of 32; groups 1 and stride 1 both ways (swDNN, Fang et al.). The implicit plan here
+ * multiple of 32; groups 1, no dilation and stride 1 both ways (swDNN, Fang et al.). The implicit plan here
  * is swnc's kernel standing in for swDNN's; both plans single-buffered, as swCaffe's kernels
  * wait for each transfer (swDNN's paper double-buffers; the kernels swCaffe ships do not). */
 static ConvPlan sw_swcaffe_plan(const ConvShape *s, ConvComputation c, int *tiling) {
   *tiling = SW_TILING_SINGLE_BUFFERED;
   int64_t b = group_share(s->batch);
-  bool common = s->groups == 1 && s->sh == 1 && s->sw == 1 && s->co >= 64 && s->co % 32 == 0;
+  bool common = s->groups == 1 && s->dh == 1 && s->dw == 1 && s->sh == 1 && s->sw == 1 &&
+                s->co >= 64 && s->co % 32 == 0;
   bool swdnn = c == CONV_FORWARD ? b % 128 == 0 && b > 0 && s->ci >= 64 && s->ci % 32 == 0
                                  : b >= 64 && b % 32 == 0 && s->ci % 128 == 0 && s->ci > 0;
   return common && swdnn ? PLAN_IMPLICIT : PLAN_EXPLICIT;

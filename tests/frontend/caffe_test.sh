@@ -99,6 +99,13 @@ project() {
     fail "export of swish and relu6: $(cat activations.prototxt)"
   "$swnc" activations.prototxt --no-fuse --emit=ir >back.ir 2>err.txt && grep -q "s1 = swish(c1" back.ir &&
     grep -q "r1 = relu6(s1)" back.ir && pass || fail "import of Swish and Clip: $(cat err.txt)"
+  # Dilation goes out as Caffe's repeated `dilation` (height, width) and comes back.
+  sed 's/kernel=3, pad=1)/kernel=3, pad=[2, 3], dilation=[2, 3])/' "$caffe/activations.swn" >dilated.swn
+  "$swnc" export-caffe dilated.swn -o dilated.prototxt 2>err.txt &&
+    [ "$(grep -c 'dilation: [23]$' dilated.prototxt)" = 2 ] && pass ||
+    fail "export of a dilated convolution: $(cat err.txt dilated.prototxt)"
+  "$swnc" dilated.prototxt --emit=ir 2>err.txt | grep -q "pad=\[2, 3\] dilation=\[2, 3\] -> f32 64x4x8x8" &&
+    pass || fail "import of a dilated convolution: $(cat err.txt)"
   sed 's/relu6(s1)/hardswish(s1)/' "$caffe/activations.swn" >hardswish.swn
   "$swnc" export-caffe hardswish.swn -o hardswish.prototxt 2>err.txt
   same "export of hardswish: exit status" $? 1

@@ -32,8 +32,18 @@ static inline SwkConv conv_row(int ci, int h, int w, int co, int kh, int kw, int
                    .sw = sw,
                    .ph = ph,
                    .pw = pw,
+                   .dh = 1,
+                   .dw = 1,
                    .groups = groups,
                    .bias = bias};
+}
+
+/* p with its taps dh rows and dw columns apart, its output sizes derived anew. */
+static inline SwkConv dilated(SwkConv p, int dh, int dw) {
+  p.dh = dh, p.dw = dw;
+  p.ho = conv_out(p.h, dh * (p.kh - 1) + 1, p.sh, p.ph);
+  p.wo = conv_out(p.w, dw * (p.kw - 1) + 1, p.sw, p.pw);
+  return p;
 }
 
 /* c x h x w in, a kh x kw window at stride (sh, sw) and padding (ph, pw), max or average. */

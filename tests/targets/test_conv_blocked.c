@@ -152,6 +152,8 @@ static SwkConv shape(int ci, int h, int w, int co, int k, int s, int pad) {
                .sw = s,
                .ph = pad,
                .pw = pad,
+               .dh = 1,
+               .dw = 1,
                .groups = 1,
                .bias = true};
   p.ho = (h + 2 * pad - k) / s + 1, p.wo = (w + 2 * pad - k) / s + 1;

@@ -213,7 +213,7 @@ static void reference_conv(const SwkConv *p, int batch, const float *x, const fl
           for (int c = 0; c < cig; c++)
             for (int i = 0; i < p->kh; i++)
               for (int j = 0; j < p->kw; j++) {
-                int ih = oh * p->sh - p->ph + i, iw = ow * p->sw - p->pw + j;
+                int ih = oh * p->sh - p->ph + i * p->dh, iw = ow * p->sw - p->pw + j * p->dw;
                 if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
                 int64_t xi = (((int64_t)n * p->ci + o / cog * cig + c) * p->h + ih) * p->w + iw;
                 int64_t wi = (((int64_t)o * cig + c) * p->kh + i) * p->kw + j;
@@ -1087,6 +1087,13 @@ int main(void) {
     test_conv_large(conv_row(20, 16, 17, 72, 1, 1, 1, 1, 0, 0, 1, true),
                     3); /* 1x1 expanding (ResNet's): dW^T split by columns, dY's transposed
                            eight by eight as the GEMM packs it, with edges */
+    /* dilated (DeepLab's atrous 3x3): "same" padding (dX by flipped filters with the same
+     * dilation), unequal dilations with stride 2 and groups (dX by col2im), no padding */
+    test_conv(dilated(conv_row(4, 9, 8, 6, 3, 3, 1, 1, 2, 2, 1, true), 2, 2), 2);
+    test_conv(dilated(conv_row(4, 11, 9, 6, 3, 2, 2, 1, 2, 1, 2, false), 3, 2), 2);
+    test_conv(dilated(conv_row(3, 8, 8, 4, 2, 2, 1, 1, 0, 0, 1, true), 3, 3), 2);
+    test_conv_large(dilated(conv_row(24, 17, 16, 20, 3, 3, 1, 1, 4, 4, 1, true), 4, 4), 3);
+    test_conv_large(dilated(conv_row(6, 19, 21, 10, 3, 5, 2, 1, 2, 3, 2, true), 2, 3), 2);
     test_pool(pool_row(2, 7, 7, 3, 3, 2, 2, 1, 1, true), 2);
     /* rows wide enough for eight outputs at a time, the last eight overlapping: stride 1, 2
      * (two vectors' even elements) and 3 (gathered), with padding */

@@ -129,7 +129,7 @@ static void im2col(SwIm2colArgs a, int back) {
   else
     SW_RUN(sw_im2col, &a);
   compare(back ? "col2im" : "im2col", sw_im2col_work(a.images, a.channels, a.h, a.w, a.ho, a.wo,
-                                                     a.kh, a.kw, a.sh, a.ph, back, a.add));
+                                                     a.kh, a.kw, a.sh, a.ph, a.dh, back, a.add));
   free(a.x), free(a.col);
 }
 
@@ -304,6 +304,8 @@ int main(void) {
                        .sw = 2,
                        .ph = 1,
                        .pw = 1,
+                       .dh = 1,
+                       .dw = 1,
                        .images = 3};
   im2col(cols, 0);
   im2col(cols, 1);
@@ -318,8 +320,13 @@ int main(void) {
                        .kw = 5,
                        .sh = 1,
                        .sw = 1,
+                       .dh = 1,
+                       .dw = 1,
                        .images = 2};
   im2col(wide, 0);
+  cols.dh = 3, cols.dw = 2, cols.ho = 5, cols.wo = 8; /* dilated: rows 3 apart, columns 2 */
+  im2col(cols, 0);
+  im2col(cols, 1);
   stream(SW_ACTIVATION, SWN_ACT_relu, 100000, 2);
   stream(SW_ACTIVATION_GRAD, SWN_ACT_relu, 4101, 3);  /* in vectors, a scalar tail of 1 */
   stream(SW_ACTIVATION_GRAD, SWN_ACT_swish, 3000, 3); /* scalar */

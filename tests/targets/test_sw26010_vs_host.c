@@ -385,6 +385,8 @@ int main(void) {
   conv_explicit(conv_row(64, 7, 9, 48, 1, 1, 1, 1, 0, 0, 2, true), 5);
   /* a row's kw runs of columns (3 x 3000 floats) larger than im2col's buffer */
   conv_explicit(conv_row(2, 3, 3000, 3, 3, 3, 1, 1, 1, 1, 1, true), 2);
+  conv_explicit(dilated(conv_row(8, 13, 12, 12, 3, 3, 1, 1, 2, 2, 1, true), 2, 2), 3);
+  conv_explicit(dilated(conv_row(4, 14, 11, 6, 3, 2, 2, 1, 1, 2, 2, true), 3, 2), 2);
   conv_implicit(conv_row(20, 9, 9, 36, 3, 3, 1, 1, 1, 1, 1, true), 24);
   conv_implicit(conv_row(3, 10, 11, 8, 5, 3, 2, 2, 1, 0, 1, false), 7);
   /* transforms in 4x4 blocks of vectors: 8 images of 16 pixels each way (to_bnrc adding) */

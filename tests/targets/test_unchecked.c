@@ -25,7 +25,7 @@ static float *floats(size_t n, bool short_by_one) {
 /* A 3x3 convolution, 16 -> 32 channels on 8 x 12, no padding (the strips read x in place). */
 static SwkConv conv_shape(void) {
   SwkConv p = {.ci = 16, .h = 8, .w = 12, .co = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1};
-  p.groups = 1, p.bias = true, p.ho = p.h - 2, p.wo = p.w - 2;
+  p.groups = 1, p.dh = p.dw = 1, p.bias = true, p.ho = p.h - 2, p.wo = p.w - 2;
   return p;
 }
 

@@ -424,16 +424,26 @@ SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add) {
   return w;
 }
 
-/* im2col: per (image, channel, kernel row) each output row whose input row is inside the image
- * gets that row, and each run of output rows puts kw runs; col2im: per (image, channel, input
+/* im2col: per (image, channel, kernel row) each output row whose input row (the kernel row dh
+ * rows apart) is inside the image gets that row, and each run of output rows puts kw runs; col2im: per (image, channel, input
  * row) kw segments of wo floats in per kernel row with an output row, the row out (and in first
  * when adding). The (output row, kernel row) pairs inside the image are counted as the implicit
  * pass counts them. */
+static double kernel_rows_inside(int h, int ho, int kh, int sh, int ph, int dh) {
+  double pairs = 0;
+  for (int oh = 0; oh < ho; oh++)
+    for (int i = 0; i < kh; i++) {
+      int ih = oh * sh - ph + i * dh;
+      pairs += ih >= 0 && ih < h;
+    }
+  return pairs;
+}
+
 SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw,
-                      int sh, int ph, int back, int add) {
+                      int sh, int ph, int dh, int back, int add) {
   SwWork r = launch_work(sizeof(SwIm2colArgs));
   double planes = (double)images * channels;
-  double rows_inside = axis_counts((Axis){ho, kh, sh, ph, h, 0}, 1, 0).pairs;
+  double rows_inside = kernel_rows_inside(h, ho, kh, sh, ph, dh);
   if (!back) {
     int run = SW_IM2COL_OUT_FLOATS / (kw * wo);
     run = run < 1 ? 1 : run > ho ? ho : run;

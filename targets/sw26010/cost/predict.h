@@ -31,9 +31,10 @@ void sw_implicit_buffering(struct SwImplicitArgs *a, int tiling);
 SwWork sw_implicit_work(const struct SwImplicitArgs *a);
 /* y[j][k][i] (+)= x[i][k][j] for i < a, k < mid, j < b (transpose_cpe.c). */
 SwWork sw_transpose_work(int64_t a, int64_t mid, int64_t b, int add);
-/* im2col (col2im when `back`, adding into the image when `add`) of images x channels planes. */
+/* im2col (col2im when `back`, adding into the image when `add`) of images x channels planes;
+ * dh: the kernel rows' dilation. */
 SwWork sw_im2col_work(int images, int channels, int h, int w, int ho, int wo, int kh, int kw,
-                      int sh, int ph, int back, int add);
+                      int sh, int ph, int dh, int back, int add);
 /* An element-wise kernel over n floats reading or writing `operands` arrays, `puts` of them
  * written (stream_cpe.c). */
 SwWork sw_stream_work(double n, int operands, int puts, int vectorised);

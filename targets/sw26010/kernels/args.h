@@ -127,6 +127,7 @@ enum { SW_IM2COL_OUT_FLOATS = 8192, SW_STREAM_CHUNK = 1024 };
  * adds to) x. Channels are those of one group: channel 0 is x's channel `first_channel`. */
 typedef struct SwIm2colArgs {
   int channels, h, w, ho, wo, kh, kw, sh, sw, ph, pw;
+  int dh, dw; /* dilation */
   int images, first_channel, add;
   int64_t in_image, ld;
   float *x, *col;

@@ -55,6 +55,8 @@ static void columns(const SwkConv *p, const Dims *d, bool back, const float *x, 
                     int g, bool add, float *col) {
   SwIm2colArgs a = {.channels = d->cig,
                     SW_WINDOW_OF(p),
+                    .dh = p->dh,
+                    .dw = p->dw,
                     .images = n,
                     .first_channel = g * d->cig,
                     .add = add,

@@ -1,6 +1,6 @@
 /* im2col and col2im on the CPEs with DMA (swCaffe, section 4). Column row (c, i, j) (channel,
  * kernel row, kernel column) holds, for each output pixel (oh, ow), input pixel
- * (oh sh - ph + i, ow sw - pw + j), or 0 in the padding.
+ * (oh sh - ph + i dh, ow sw - pw + j dw) (dh, dw: the dilation), or 0 in the padding.
  *   im2col: a task is (image, channel, kernel row, a run of output rows); its CPE gets each
  *     input row it needs, and puts kw contiguous runs of the column matrix (each row's alone
  *     when one row's kw runs do not fit in the buffer).
@@ -21,7 +21,7 @@ static int rows_per_task(const SwIm2colArgs *p) {
 static void fill(const SwIm2colArgs *p, const float *in, bool inside, int j, float *out) {
   cpe_count_ldm(2LL * p->wo);
   for (int ow = 0; ow < p->wo; ow++) {
-    int iw = ow * p->sw - p->pw + j;
+    int iw = ow * p->sw - p->pw + j * p->dw;
     out[ow] = inside && iw >= 0 && iw < p->w ? in[iw] : 0.0f;
   }
 }
@@ -37,7 +37,7 @@ static void im2col_task(const SwIm2colArgs *p, int64_t task, int run, float *in,
   /* A wide row's kw runs may not fit the buffer together: then (rows is 1) each is put alone. */
   bool alone = (int64_t)p->kw * p->wo > SW_IM2COL_OUT_FLOATS;
   for (int r = 0; r < rows; r++) {
-    int ih = (oh0 + r) * p->sh - p->ph + i;
+    int ih = (oh0 + r) * p->sh - p->ph + i * p->dh;
     bool inside = ih >= 0 && ih < p->h;
     if (inside) cpe_get(in, plane + (int64_t)ih * p->w, 4 * p->w);
     for (int j = 0; j < p->kw; j++) {
@@ -73,14 +73,14 @@ static void col2im_row(const SwIm2colArgs *p, int64_t task, float *row, float *s
   else
     memset(row, 0, sizeof(float) * (size_t)p->w), cpe_count_ldm(p->w / 4);
   for (int i = 0; i < p->kh; i++) {
-    int t = ih + p->ph - i;
+    int t = ih + p->ph - i * p->dh;
     if (t < 0 || t % p->sh || t / p->sh >= p->ho) continue;
     int oh = t / p->sh;
     for (int j = 0; j < p->kw; j++) {
       int64_t col_row = ((int64_t)c * p->kh + i) * p->kw + j;
       cpe_get(seg, p->col + col_row * p->ld + image * pixels + (int64_t)oh * p->wo, 4 * p->wo);
       for (int ow = 0; ow < p->wo; ow++) {
-        int iw = ow * p->sw - p->pw + j;
+        int iw = ow * p->sw - p->pw + j * p->dw;
         if (iw >= 0 && iw < p->w) row[iw] += seg[ow];
       }
       cpe_count_flops(p->wo), cpe_count_ldm(3LL * p->wo); /* two loads and a store each */

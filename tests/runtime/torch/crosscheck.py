@@ -51,7 +51,7 @@ def forward(P, S, x, labels, iteration, first_image=0):
     ex = F.linear(F.adaptive_avg_pool2d(r1, 1).flatten(1), P["ex.weight"], P["ex.bias"])
     se = r1 * torch.sigmoid(ex)[:, :, None, None]
     p1 = F.max_pool2d(se, 3, 2, ceil_mode=True)
-    c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(1, 0), groups=2)
+    c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(2, 0), dilation=(2, 1), groups=2)
     n1 = F.local_response_norm(c2, 3, alpha=0.5, beta=0.75, k=2)
     a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1) + F.gelu(n1)
     ub = F.interpolate(a1, scale_factor=2, mode="bilinear", align_corners=False)
