@@ -295,6 +295,16 @@ static Datum conv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
   return s;
 }
 
+/* A transposed convolution's struct: the convolution from its output y to its input x
+ * (runtime/conv.c runs it the other way), which always computes its input gradient (the
+ * deconv's forward), has no bias of its own (the deconv's is on y's side) and no epilogue. */
+static Datum deconv_struct(Ctx *c, int i, Shape x, Shape y, const OpAttrs *a) {
+  Datum s = conv_struct(c, i, y, x, a);
+  s.items[SwkConv_no_input_gradient] = d_int(0);
+  s.items[SwkConv_bias] = d_int(0);
+  return s;
+}
+
 static Datum pool_struct(Ctx *c, Shape x, Shape y, const OpAttrs *a) {
   Datum s = d_struct(c->a, ABI_SwkPool);
   int64_t v[] = {[SwkPool_c] = x.dim[1],      [SwkPool_h] = x.dim[2],
@@ -327,6 +337,9 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
   Datum s = {0};
   switch (op_info[op->kind].family) {
   case FAMILY_CONV: *type = ABI_SwkConv; return conv_struct(c, (int)(op - g->ops.data), x, y, a);
+  case FAMILY_DECONV:
+    *type = ABI_SwkConv;
+    return deconv_struct(c, (int)(op - g->ops.data), x, y, a);
   case FAMILY_POOL: *type = ABI_SwkPool; return pool_struct(c, x, y, a);
   case FAMILY_FC:
     s = d_struct(c->a, *type = ABI_SwkFc);
@@ -495,6 +508,12 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
     arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
     return;
+  case FAMILY_DECONV:
+    k = kernel(c, f, "swn_deconv_forward", i);
+    arg_kind(c, k, ARG_STEP);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS));
+    arg_ptr(c, k, param(op, PARAM_BIAS, REG_PARAMS)), arg_ptr(c, k, output(c, op));
+    return;
   case FAMILY_TRANSFORM:
     k = transform_call(c, f, op, transform_source(c->m, op), (Layout)op->attr.to);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, output(c, op)), arg_bool(c, k, false);
@@ -553,7 +572,7 @@ static void lower_forward_op(Ctx *c, CallList *f, int i) {
     return;
   }
   case FAMILY_MUL:
-    k = begin(c, f, "swk_mul_forward", i);
+    k = begin(c, f, kernel_name(c, op, "forward"), i);
     mul_args(c, k, op), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1));
     arg_ptr(c, k, output(c, op));
     return;
@@ -640,6 +659,14 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     grad_args(c, k, op, b, 0);
     param_gradient_args(c, k, op, PARAM_WEIGHT, PARAM_BIAS);
     return;
+  case FAMILY_DECONV:
+    k = kernel(c, f, "swn_deconv_backward", i);
+    arg_kind(c, k, ARG_STEP);
+    arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
+        arg_ptr(c, k, dy(c, op));
+    grad_args(c, k, op, b, 0);
+    param_gradient_args(c, k, op, PARAM_WEIGHT, PARAM_BIAS);
+    return;
   case FAMILY_FC:
     k = kernel(c, f, "swk_fc_backward", i);
     arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, param(op, PARAM_WEIGHT, REG_PARAMS)),
@@ -701,7 +728,7 @@ static void lower_backward(Ctx *c, const BackwardStep *b) {
     return;
   }
   case FAMILY_MUL:
-    k = begin(c, f, "swk_mul_backward", i);
+    k = begin(c, f, kernel_name(c, op, "backward"), i);
     mul_args(c, k, op), arg_ptr(c, k, input(c, op, 0)), arg_ptr(c, k, input(c, op, 1));
     arg_ptr(c, k, dy(c, op)), grad_args(c, k, op, b, 0), grad_args(c, k, op, b, 1);
     return;
@@ -775,6 +802,8 @@ static void lower_workspace(Ctx *c, int i) {
   OpFamily family = op_info[op->kind].family;
   if (family == FAMILY_FC)
     arg_kind(c, begin(c, &c->out->workspace, "swk_fc_workspace", i), ARG_STRUCT);
+  if (family == FAMILY_DECONV) /* its convolution's, in the explicit plan */
+    arg_kind(c, begin(c, &c->out->workspace, "swk_conv_workspace", i), ARG_STRUCT);
   if (family != FAMILY_CONV) return;
   for (int plan = 0; plan < PLAN_COUNT; plan++) /* the dispatcher holds batched ones itself */
     if (!conv_plan_batched_workspace((ConvPlan)plan) &&

@@ -29,6 +29,7 @@
   X("ImageData",       NONE,         data,      none,      "image_data_param",    NULL,             NULL,     0) \
   X("Input",           INPUT,        input,     none,      "input_param",         NULL,             NULL,     0) \
   X("Convolution",     CONV,         conv,      conv,      "convolution_param",   NULL,             NULL,     0) \
+  X("Deconvolution",   DECONV,       conv,      conv,      "convolution_param",   NULL,             NULL,     0) \
   X("InnerProduct",    FC,           fc,        fc,        "inner_product_param", NULL,             NULL,     0) \
   X("Pooling",         POOL,         pool,      pool,      "pooling_param",       NULL,             NULL,     0) \
   X("ReLU",            RELU,         simple,    simple,    "relu_param",          "negative_slope", "slope",  0) \

@@ -14,7 +14,8 @@ static const char *node_color(OpKind k) {
   if (info->role == ROLE_IMAGES || info->role == ROLE_LABELS) return "lightgrey";
   if (info->role == ROLE_LOSS || info->role == ROLE_METRIC) return "salmon";
   switch (info->family) {
-  case FAMILY_CONV: return "lightblue";
+  case FAMILY_CONV:
+  case FAMILY_DECONV: return "lightblue";
   case FAMILY_FC: return "lightskyblue";
   case FAMILY_POOL: return "palegreen";
   case FAMILY_JOIN:
@@ -40,6 +41,7 @@ static const char *layer_details(const Op *op) {
   text[0] = 0;
   switch (op_info[op->kind].family) {
   case FAMILY_CONV:
+  case FAMILY_DECONV:
     snprintf(text, sizeof text, "%lldx%lld /%lld pad %lld%s%.0lld%s, %lld outputs",
              (long long)a->kernel[0], (long long)a->kernel[1], (long long)a->stride[0],
              (long long)a->pad[0], a->groups > 1 ? ", " : "",

@@ -26,6 +26,15 @@ double flops_conv(const Graph *g, const Op *op) {
   return out_elems(g, op) * (per_out + (a->bias ? 1 : 0));
 }
 
+/* the convolution it transposes: a multiply-add per input element, filter tap and output
+ * channel of its group */
+double flops_deconv(const Graph *g, const Op *op) {
+  const OpAttrs *a = &op->attr;
+  double per_in =
+      2.0 * (double)(a->outputs / a->groups) * (double)a->kernel[0] * (double)a->kernel[1];
+  return (double)shape_elems(in_shape(g, op, 0)) * per_in + (a->bias ? out_elems(g, op) : 0);
+}
+
 double flops_fc(const Graph *g, const Op *op) {
   return out_elems(g, op) *
          (2.0 * (double)shape_per_image(in_shape(g, op, 0)) + (op->attr.bias ? 1 : 0));

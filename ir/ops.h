@@ -6,7 +6,8 @@
  *   family   which kernels run it (FAMILY_*; an activation's are swk_<name>_forward/_backward
  *            on SwkAct, one per row of runtime/activations.h)
  *   layouts  the layouts the kernel interface takes it in besides (B,N,R,C): ALSO_RCNB,
- *            ALSO_BNRC16 (concat: where every input's channels fill whole blocks)
+ *            ALSO_BNRC16 (concat: where every input's channels fill whole blocks; mul: where its
+ *            scale is a vector or x's shape)
  *   saved    what it keeps from forward for backward beyond its inputs and output (SAVE_*)
  *   state    non-learned state carried between iterations (STATE_*)
  * Adding an op kind: docs/adding-an-op.md. */
@@ -27,6 +28,7 @@ typedef enum {
 typedef enum {
   FAMILY_NONE, /* no kernel: the runtime fills it */
   FAMILY_CONV,
+  FAMILY_DECONV, /* transposed convolution: a convolution's computations with their roles swapped */
   FAMILY_POOL,
   FAMILY_FC,
   FAMILY_ACTIVATION,
@@ -58,6 +60,7 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(INPUT,        "input",        0, 0, input_fields,     infer_input,        flops_zero,        0,               ROLE_IMAGES, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
   X(LABEL,        "label",        0, 0, label_fields,     infer_label,        flops_zero,        0,               ROLE_LABELS, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
   X(CONV,         "conv",         1, 1, conv_fields,      infer_conv,         flops_conv,        BWD_IN,          ROLE_LAYER,  FAMILY_CONV,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
+  X(DECONV,       "deconv",       1, 1, deconv_fields,    infer_deconv,       flops_deconv,      BWD_IN,          ROLE_LAYER,  FAMILY_DECONV,     0,           SAVE_NONE,          STATE_NONE) \
   X(POOL,         "pool",         1, 1, pool_fields,      infer_pool,         flops_pool,        0,               ROLE_LAYER,  FAMILY_POOL,       ALSO_BOTH,   SAVE_ARGMAX,        STATE_NONE) \
   X(FC,           "fc",           1, 1, fc_fields,        infer_fc,           flops_fc,          BWD_IN,          ROLE_LAYER,  FAMILY_FC,         0,           SAVE_NONE,          STATE_NONE) \
   X(RELU,         "relu",         1, 1, relu_fields,      infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
@@ -74,7 +77,7 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(DROPOUT,      "dropout",      1, 1, dropout_fields,   infer_same,         flops_elementwise, 0,               ROLE_LAYER,  FAMILY_DROPOUT,    0,           SAVE_NONE,          STATE_NONE) \
   X(CONCAT,       "concat",       2, -1, no_fields,       infer_concat,       flops_zero,        0,               ROLE_LAYER,  FAMILY_JOIN,       ALSO_BNRC16, SAVE_NONE,          STATE_NONE) \
   X(ADD,          "add",          2, -1, no_fields,       infer_add,          flops_add,         0,               ROLE_LAYER,  FAMILY_JOIN,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
-  X(MUL,          "mul",          2, 2, no_fields,        infer_mul,          flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_MUL,        0,           SAVE_NONE,          STATE_NONE) \
+  X(MUL,          "mul",          2, 2, no_fields,        infer_mul,          flops_elementwise, BWD_IN,          ROLE_LAYER,  FAMILY_MUL,        ALSO_BNRC16, SAVE_NONE,          STATE_NONE) \
   X(UPSAMPLE,     "upsample",     1, 1, upsample_fields,  infer_upsample,     flops_upsample,    0,               ROLE_LAYER,  FAMILY_UPSAMPLE,   0,           SAVE_NONE,          STATE_NONE) \
   X(SOFTMAX,      "softmax",      1, 1, no_fields,        infer_same,         flops_softmax,     BWD_OUT,         ROLE_LAYER,  FAMILY_SOFTMAX,    0,           SAVE_NONE,          STATE_NONE) \
   X(SOFTMAX_LOSS, "softmax_loss", 2, 2, loss_fields,      infer_softmax_loss, flops_softmax,     BWD_IN,          ROLE_LOSS,   FAMILY_LOSS,       0,           SAVE_IN_SIZED,      STATE_NONE) \

@@ -115,6 +115,43 @@ bool infer_conv(Module *m, Op *op) {
   return true;
 }
 
+/* Each input pixel spreads a dilated kernel's span of outputs, stride apart, less the padding:
+ * Ho = (H - 1) stride - 2 pad + dilation (k - 1) + 1, the size a conv with the same attributes
+ * takes back to H. Weights (inputs, outputs / groups, kh, kw), as PyTorch's and Caffe's. */
+bool infer_deconv(Module *m, Op *op) {
+  if (!require_image(m, op, 0)) return false;
+  const OpAttrs *a = &op->attr;
+  Shape in = in_value(m, op, 0)->shape;
+  int64_t ci = in.dim[1], hw[2];
+  if (ci % a->groups || a->outputs % a->groups) {
+    op_error(op,
+             "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); "
+             "input is %s",
+             (long long)ci, (long long)a->outputs, (long long)a->groups, shape_str(in));
+    return false;
+  }
+  for (int d = 0; d < 2; d++) {
+    int64_t span = a->dilation[d] * (a->kernel[d] - 1) + 1;
+    hw[d] = (in.dim[2 + d] - 1) * a->stride[d] - 2 * a->pad[d] + span;
+    if (a->pad[d] >= span || hw[d] < 1) {
+      op_error(op,
+               a->pad[d] >= span
+                   ? "pad %lldx%lld must be smaller than the span of kernel %lldx%lld at dilation "
+                     "%lldx%lld; input is %s"
+                   : "pad %lldx%lld leaves no output of kernel %lldx%lld at dilation %lldx%lld; "
+                     "input is %s",
+               (long long)a->pad[0], (long long)a->pad[1], (long long)a->kernel[0],
+               (long long)a->kernel[1], (long long)a->dilation[0], (long long)a->dilation[1],
+               shape_str(in));
+      return false;
+    }
+  }
+  set_output(m, op, shape4(in.dim[0], a->outputs, hw[0], hw[1]), DT_F32);
+  add_weight(m, op, shape4(ci, a->outputs / a->groups, a->kernel[0], a->kernel[1]));
+  if (a->bias) add_bias(m, op, PARAM_BIAS, a->outputs);
+  return true;
+}
+
 bool infer_pool(Module *m, Op *op) {
   if (!require_image(m, op, 0)) return false;
   OpAttrs *a = &op->attr;

@@ -77,6 +77,7 @@ static bool recomputable(const Module *m, int i, const Facts *f, int step) {
   case FAMILY_NONE: /* written by the runtime */
   case FAMILY_POOL: /* its backward needs its argmax, saved by forward */
   case FAMILY_FC:
+  case FAMILY_DECONV: /* as costly as a convolution, and rare */
   case FAMILY_LRN:
   case FAMILY_DROPOUT:
   case FAMILY_LOSS:

@@ -277,3 +277,38 @@ void swn_conv_backward(const SwkConv *p, int batch, SwnStep *s, int layer, int w
   run_backward(c, p, batch, s->ws, dg.plan, layout, x, w, dy, dx, dx_add, NULL, NULL, g);
   end_trial(c, layer, 2, word, dg, swn_target_now() - start);
 }
+
+/* ------------------------------------------------------------------ transposed convolution */
+
+/* A transposed convolution is the convolution p from its output to its input (p's x is its
+ * y, p's y its x) run the other way: its forward is p's input gradient, its input gradient
+ * p's forward, its weight gradient p's with x and dy trading places (Dumoulin and Visin, "A
+ * guide to convolution arithmetic", section 4). All three in the explicit plan on (B,N,R,C),
+ * which every kernel set has and which takes groups and dilation; the bias, on the side where
+ * p has none, by a kernel of its own. */
+void swn_deconv_forward(const SwkConv *p, int batch, SwnStep *s, const float *x, const float *w,
+                        const float *b, float *y) {
+  float *ws = plan_workspace(s->conv, p, batch, SWN_PLAN_EXPLICIT, s->ws);
+  swk_conv_backward(p, batch, NULL, w, x, y, false, NULL, NULL, 1, 1, 0, ws);
+  if (b) swk_channel_bias_forward(p->ci, (int64_t)p->h * p->w, batch, b, y);
+}
+
+void swn_deconv_backward(const SwkConv *p, int batch, SwnStep *s, const float *x, const float *w,
+                         const float *dy, float *dx, bool dx_add, float *dw, float *db,
+                         float grad_scale, float bias_grad_scale, float grad_keep) {
+  SwnConvState *c = s->conv;
+  float *ws = plan_workspace(c, p, batch, SWN_PLAN_EXPLICIT, s->ws);
+  if (db)
+    swk_channel_bias_backward(p->ci, (int64_t)p->h * p->w, batch, dy, db, bias_grad_scale,
+                              grad_keep);
+  swk_conv_backward(p, batch, dy, w, x, NULL, false, dw, NULL, grad_scale, bias_grad_scale,
+                    grad_keep, ws);
+  if (!dx) return;
+  size_t image = (size_t)p->co * (size_t)p->ho * (size_t)p->wo;
+  float *out = dx_add ? scratch(c, SLOT_DX, image * (size_t)batch) : dx;
+  swk_conv_forward(p, batch, dy, w, NULL, out, ws);
+  if (dx_add) {
+    const float *const sum[2] = {dx, out};
+    swk_add_forward(2, (int64_t)image, batch, sum, dx, false, 0);
+  }
+}

@@ -174,6 +174,9 @@ SWK_STRUCTS(SWN_C_STRUCT)
  * of y and dx): training mode normalises with the batch statistics, saves mean and 1/std (2c
  * floats) and updates the running statistics (2c floats: mean, unbiased variance); inference
  * mode uses the running statistics.
+ * x times s: s one value per image and channel (s_hw 1) or x's shape (s_hw = hw); the
+ * _bnrc16 kernels take x, y, their gradients and a same-shaped s in the blocked layout (0 in
+ * the unused lanes of y, dx and a same-shaped ds), a per-channel s as (batch, c) floats.
  * Concatenation along channels: input i contributes `sizes[i]` elements per image.
  * Element-wise sum: an input gradient may be dy itself (the memory plan hands a sum's output
  * gradient to one input, passes/memplan.c), which is then left as it is.
@@ -207,6 +210,13 @@ SWK_STRUCTS(SWN_C_STRUCT)
                  P(PTR, float *, y), P(PTR, int32_t *, argmax)))                                   \
   FN(VOID, bwd, (P(PTR, const SwkPool *, p), P(I32, int, batch), P(PTR, const float *, dy),        \
                  P(PTR, const int32_t *, argmax), P(PTR, float *, dx), P(BOOL, bool, dx_add)))
+#define SWK_MUL(FN, P, fwd, bwd)                                                                   \
+  FN(VOID, fwd, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw), P(I32, int, batch),   \
+                 P(PTR, const float *, x), P(PTR, const float *, s), P(PTR, float *, y)))          \
+  FN(VOID, bwd, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw), P(I32, int, batch),   \
+                 P(PTR, const float *, x), P(PTR, const float *, s), P(PTR, const float *, dy),    \
+                 P(PTR, float *, dx), P(BOOL, bool, dx_add), P(PTR, float *, ds),                  \
+                 P(BOOL, bool, ds_add)))
 #define SWK_BATCHNORM(FN, P, fwd, rec, bwd)                                                        \
   FN(VOID, fwd, (P(PTR, const SwkBatchNorm *, p), P(I32, int, batch), P(BOOL, bool, train),        \
                  P(PTR, const float *, x), P(PTR, const float *, scale),                           \
@@ -295,14 +305,8 @@ SWK_STRUCTS(SWN_C_STRUCT)
   FN(VOID, swk_add_backward, (P(I32, int, n), P(I64, int64_t, size), P(I32, int, batch),           \
                               P(PTR, const float *, dy), P(PTR, float *const *, dx),               \
                               P(PTR, const bool *, dx_add)))                                       \
-  FN(VOID, swk_mul_forward, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw),            \
-                             P(I32, int, batch), P(PTR, const float *, x),                         \
-                             P(PTR, const float *, s), P(PTR, float *, y)))                        \
-  FN(VOID, swk_mul_backward, (P(I32, int, c), P(I64, int64_t, hw), P(I64, int64_t, s_hw),           \
-                              P(I32, int, batch), P(PTR, const float *, x),                        \
-                              P(PTR, const float *, s), P(PTR, const float *, dy),                 \
-                              P(PTR, float *, dx), P(BOOL, bool, dx_add), P(PTR, float *, ds),     \
-                              P(BOOL, bool, ds_add)))                                              \
+  SWK_MUL(FN, P, swk_mul_forward, swk_mul_backward)                                               \
+  SWK_MUL(FN, P, swk_mul_bnrc16_forward, swk_mul_bnrc16_backward)                                  \
   FN(VOID, swk_softmax_loss_forward, (P(PTR, const SwkSoftmaxLoss *, p), P(I32, int, batch),       \
                                       P(PTR, const float *, scores),                               \
                                       P(PTR, const int32_t *, labels), P(PTR, float *, prob),      \
@@ -352,6 +356,11 @@ static inline float swk_lars_ratio(float trust, float decay, double w_norm, doub
 }
 
 /* ------------------------------------------------------------- called by the runtime only */
+/* A transposed convolution's bias (runtime/conv.c), on (B,N,R,C) with hw pixels per channel:
+ * y += b per channel; db = grad_keep * db + scale * (dy summed over images and pixels). */
+void swk_channel_bias_forward(int c, int64_t hw, int batch, const float *b, float *y);
+void swk_channel_bias_backward(int c, int64_t hw, int batch, const float *dy, float *db,
+                               float scale, float keep);
 /* Synchronous EASGD's elastic step (the EASGD study of You, Buluc and Demmel), before the SGD
  * update: with `sum` the sum over all `ranks` of their weights w, adds the elastic force
  * rho (w - center) to the gradient g, and moves the center by eta rho (sum - ranks x center). */

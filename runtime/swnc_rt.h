@@ -107,7 +107,9 @@ enum { SWN_PHASE_FORWARD, SWN_PHASE_BACKWARD, SWN_PHASE_UPDATE };
  * swn_conv_backward for every convolution with a plan word: the layout of its tensors
  * (SWN_LAYOUT_*), the plan (SWN_PLAN_*) the compiler gave each computation (0 forward, 1
  * weight gradient, 2 input gradient), and for each computation the plans --autotune may time
- * (a mask of 1 << plan: those that can compute it, with conversions the runtime has). */
+ * (a mask of 1 << plan: those that can compute it, with conversions the runtime has).
+ * A transposed convolution (deconv) calls swn_deconv_forward and swn_deconv_backward with the
+ * struct of its convolution, from its output to its input: always the explicit plan. */
 enum { SWN_LAYOUT_BNRC, SWN_LAYOUT_RCNB, SWN_LAYOUT_BNRC16 };
 enum {
 #define SWN_PLAN_ID_(id, ...) SWN_PLAN_##id,
@@ -196,6 +198,16 @@ SWN_C_STRUCT(SwnNetwork)
                                P(BOOL, bool, dx_add), P(PTR, float *, dw), P(PTR, float *, db),    \
                                P(F32, float, grad_scale), P(F32, float, bias_grad_scale),          \
                                P(F32, float, grad_keep)))                                          \
+  FN(VOID, swn_deconv_forward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                    \
+                                P(PTR, SwnStep *, s), P(PTR, const float *, x),                    \
+                                P(PTR, const float *, w), P(PTR, const float *, b),                \
+                                P(PTR, float *, y)))                                               \
+  FN(VOID, swn_deconv_backward, (P(PTR, const SwkConv *, p), P(I32, int, batch),                   \
+                                 P(PTR, SwnStep *, s), P(PTR, const float *, x),                   \
+                                 P(PTR, const float *, w), P(PTR, const float *, dy),              \
+                                 P(PTR, float *, dx), P(BOOL, bool, dx_add), P(PTR, float *, dw),  \
+                                 P(PTR, float *, db), P(F32, float, grad_scale),                   \
+                                 P(F32, float, bias_grad_scale), P(F32, float, grad_keep)))        \
   FN(VOID, swn_gradients_ready, (P(PTR, SwnStep *, s), P(I32, int, bucket),                        \
                                  P(I64, int64_t, offset), P(I64, int64_t, words)))                 \
   FN(VOID, swn_gradients_wait, (P(PTR, SwnStep *, s), P(I32, int, bucket)))                        \

@@ -17,7 +17,7 @@
 /* The explicit plan as kernels/conv.c runs it, per group and launch of nb images (with a bias;
  * the input gradient written, not added); its GEMMs buffered as tiling word `tiling` says. Each
  * kernel priced on its own: one's DMA does not run under another's arithmetic. */
-static double explicit_cost(const ConvShape *s, ConvComputation c, int tiling) {
+double sw_explicit_conv_cost(const ConvShape *s, ConvComputation c, int tiling) {
   static const float present; /* a bias pointer: the model asks only whether there is one */
   int groups = (int)s->groups, cig = (int)(s->ci / groups), cog = (int)(s->co / groups),
       b = (int)s->batch;
@@ -104,7 +104,7 @@ static double group_cost(double (*cost)(const ConvShape *, ConvComputation, int)
   return cost(&s, c, tiling);
 }
 static double explicit_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {
-  return group_cost(explicit_cost, s, c, tiling);
+  return group_cost(sw_explicit_conv_cost, s, c, tiling);
 }
 static double implicit_plan_cost(const ConvShape *s, ConvComputation c, int tiling) {
   return group_cost(implicit_cost, s, c, tiling);

@@ -145,6 +145,23 @@ static double join_cost(const Graph *g, const Op *op, int b, bool backward) {
   return l.seconds;
 }
 
+/* runtime/conv.c's transposed convolution: its convolution (from y to x) in the explicit plan,
+ * the input gradient for forward, the forward and weight gradient for backward; the bias on
+ * the MPE (kernels/mpe.c): y read and written, dy read. */
+static double deconv_cost(const Graph *g, const Op *op, int64_t batch, bool backward,
+                          bool input_grad) {
+  Shape x = shape_of(g, op->inputs.data[0]), y = shape_of(g, op->output);
+  const OpAttrs *a = &op->attr;
+  ConvShape s = {batch,     y.dim[1],     y.dim[2],       y.dim[3],      x.dim[1],     x.dim[2],
+                 x.dim[3],  a->kernel[0], a->kernel[1],   a->stride[0],  a->stride[1], a->pad[0],
+                 a->pad[1], a->groups,    a->dilation[0], a->dilation[1]};
+  double bias = a->bias ? floats(g, op->output, batch) : 0;
+  if (!backward)
+    return sw_explicit_conv_cost(&s, CONV_DGRAD, 0) + sw_mpe_time(4.0 * 2 * bias, bias);
+  return sw_explicit_conv_cost(&s, CONV_WGRAD, 0) + sw_mpe_time(4.0 * bias, bias) +
+         (input_grad ? sw_explicit_conv_cost(&s, CONV_FORWARD, 0) : 0);
+}
+
 double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bool input_grad) {
   int b = (int)batch;
   switch (op_info[op->kind].family) {
@@ -183,6 +200,7 @@ double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bo
     if (classes <= SW_SOFTMAX_CLASSES) return sw_cpe_seconds(sw_accuracy_work(classes, b));
     return sw_mpe_time(4.0 * classes * b, (double)classes * b);
   }
+  case FAMILY_DECONV: return deconv_cost(g, op, batch, backward, input_grad);
   case FAMILY_NONE: return 0; /* the data's ops, written by the runtime */
   case FAMILY_CONV:           /* priced elsewhere: Target.plans, transform_cost */
   case FAMILY_TRANSFORM: return 0;

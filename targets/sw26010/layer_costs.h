@@ -7,5 +7,8 @@
 
 double sw_op_cost(const Graph *g, const Op *op, int64_t batch, bool backward, bool input_grad);
 double sw_update_cost(int64_t params, int workers, const TrainConfig *train);
+/* The explicit plan's computation c on s->batch images as kernels/conv.c runs it (description.c),
+ * with its tiling word. */
+double sw_explicit_conv_cost(const ConvShape *s, ConvComputation c, int tiling);
 
 #endif

@@ -106,6 +106,15 @@ project() {
     fail "export of a dilated convolution: $(cat err.txt dilated.prototxt)"
   "$swnc" dilated.prototxt --emit=ir 2>err.txt | grep -q "pad=\[2, 3\] dilation=\[2, 3\] -> f32 64x4x8x8" &&
     pass || fail "import of a dilated convolution: $(cat err.txt)"
+  # A transposed convolution is Caffe's Deconvolution, both ways.
+  sed 's/  s1    = swish(c1)/  u1    = deconv(c1, outputs=6, kernel=4, stride=2, pad=1, groups=2)\n  s1    = swish(u1)/' \
+    "$caffe/activations.swn" >deconv.swn
+  "$swnc" export-caffe deconv.swn -o deconv.prototxt 2>err.txt &&
+    grep -q 'type: "Deconvolution"' deconv.prototxt && pass ||
+    fail "export of a transposed convolution: $(cat err.txt deconv.prototxt)"
+  "$swnc" deconv.prototxt --emit=ir 2>err.txt |
+    grep -q "u1 = deconv(c1[.a-z_]*) outputs=6 kernel=4 stride=2 pad=1 groups=2 -> f32 64x6x16x16" &&
+    pass || fail "import of a Deconvolution: $(cat err.txt)"
   sed 's/relu6(s1)/hardswish(s1)/' "$caffe/activations.swn" >hardswish.swn
   "$swnc" export-caffe hardswish.swn -o hardswish.prototxt 2>err.txt
   same "export of hardswish: exit status" $? 1

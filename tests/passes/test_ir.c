@@ -703,7 +703,7 @@ static void test_every_op_lowers_to_declared_calls(void) {
           chain++;
   snprintf(src + strlen(src), sizeof src - strlen(src),
            " b = batchnorm(a%d)\n n = lrn(b)\n u = upsample(n, mode=bilinear)\n"
-           " p = pool(u, kernel=4, stride=4)\n"
+           " t = deconv(u, outputs=4, kernel=2, stride=2)\n p = pool(t, kernel=8, stride=8)\n"
            " d = dropout(p)\n j = concat(d, p)\n a = add(j, j)\n g = pool(a, global=true)\n"
            " s = mul(a, g)\n m = softmax(s)\n f = fc(m, outputs=4)\n"
            " loss = softmax_loss(f, label)\n acc = accuracy(f, label)\n}\n",

@@ -713,6 +713,87 @@ static void test_mul(int64_t s_hw) {
   free(dx_before), free(ds_before), free(only);
 }
 
+/* A (batch, c, 1, hw) tensor in the blocked layout, NaN in the unused lanes (never read). */
+static float *blocked_copy(int c, int64_t hw, int batch, const float *x) {
+  int blocks = (c + 15) / 16;
+  float *b = malloc(sizeof(float) * (size_t)batch * (size_t)blocks * 16 * (size_t)hw);
+  swk_to_bnrc16(c, 1, (int)hw, batch, x, b, false);
+  for (int n = 0; n < batch; n++) /* the last block's lanes past c */
+    for (int64_t q = 0; q < hw; q++)
+      for (int l = c - (blocks - 1) * 16; l < 16; l++)
+        b[(((int64_t)n * blocks + blocks - 1) * hw + q) * 16 + l] = NAN;
+  return b;
+}
+
+static float *copy_of(const float *a, int64_t n) {
+  float *b = malloc(sizeof(float) * (size_t)n);
+  memcpy(b, a, sizeof(float) * (size_t)n);
+  return b;
+}
+
+/* The blocked layout's mul against the plain kernels through the transforms, bit for bit (the
+ * same products, each channel's sum in the same order), and 0 in the unused lanes. */
+static void test_mul_bnrc16(int64_t s_hw) {
+  int c = 20, batch = 3;
+  int64_t hw = 6, n = batch * c * hw, ns = batch * c * s_hw, nb = batch * 32 * hw;
+  float *x = random_array(n), *s = random_array(ns), *dy = random_array(n);
+  float *y = zeros(n), *dx = zeros(n), *ds = zeros(ns);
+  swk_mul_forward(c, hw, s_hw, batch, x, s, y);
+  swk_mul_backward(c, hw, s_hw, batch, x, s, dy, dx, false, ds, false);
+  float *xb = blocked_copy(c, hw, batch, x), *dyb = blocked_copy(c, hw, batch, dy);
+  float *sb = s_hw == 1 ? s : blocked_copy(c, hw, batch, s);
+  float *yb = zeros(nb), *dxb = zeros(nb), *dsb = zeros(s_hw == 1 ? ns : nb);
+  swk_mul_bnrc16_forward(c, hw, s_hw, batch, xb, sb, yb);
+  swk_mul_bnrc16_backward(c, hw, s_hw, batch, xb, sb, dyb, dxb, false, dsb, false);
+  float *back = zeros(n);
+  swk_bnrc16_to_bnrc(c, 1, (int)hw, batch, yb, back, false);
+  CHECK(!memcmp(back, y, sizeof(float) * (size_t)n));
+  swk_bnrc16_to_bnrc(c, 1, (int)hw, batch, dxb, back, false);
+  CHECK(!memcmp(back, dx, sizeof(float) * (size_t)n));
+  if (s_hw == 1) {
+    CHECK(!memcmp(dsb, ds, sizeof(float) * (size_t)ns));
+  } else {
+    swk_bnrc16_to_bnrc(c, 1, (int)hw, batch, dsb, back, false);
+    CHECK(!memcmp(back, ds, sizeof(float) * (size_t)n));
+  }
+  int unused_nonzero = 0; /* lanes 20..31 of the second block */
+  for (int64_t i = 0; i < nb; i++)
+    if ((i / (16 * hw)) % 2 == 1 && i % 16 >= 4)
+      unused_nonzero += yb[i] != 0 || dxb[i] != 0 || (s_hw != 1 && dsb[i] != 0);
+  CHECK(unused_nonzero == 0);
+  float *dx2 = copy_of(dxb, nb),
+        *ds2 = copy_of(dsb, s_hw == 1 ? ns : nb); /* added: twice the value */
+  swk_mul_bnrc16_backward(c, hw, s_hw, batch, xb, sb, dyb, dx2, true, ds2, true);
+  int wrong = 0;
+  for (int64_t i = 0; i < nb; i++) wrong += dx2[i] != 2 * dxb[i];
+  for (int64_t i = 0; i < (s_hw == 1 ? ns : nb); i++) wrong += ds2[i] != 2 * dsb[i];
+  CHECK(wrong == 0);
+  if (sb != s) free(sb);
+  float *all[] = {x, s, dy, y, dx, ds, xb, dyb, yb, dxb, dsb, back, dx2, ds2};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
+/* y = x + b per channel (the transposed convolution's bias): x copied, then the kernel. */
+static void channel_bias_fwd(Case *c) {
+  memcpy(c->y, c->in[0], sizeof(float) * (size_t)c->ny);
+  swk_channel_bias_forward(5, 7, c->batch, c->in[1], c->y);
+}
+
+static void test_channel_bias(void) {
+  int batch = 3;
+  int64_t n = batch * 5 * 7;
+  Case c = {.forward = channel_bias_fwd, .batch = batch, .ny = n};
+  c.in[0] = random_array(n), c.in[1] = random_array(5), c.y = zeros(n), c.r = random_array(n);
+  float *db = zeros(5), *kept = random_array(5), before[5];
+  channel_bias_fwd(&c);
+  swk_channel_bias_backward(5, 7, batch, c.r, db, 1, 0);
+  check_gradient("channel bias db", &c, c.in[1], 5, db);
+  memcpy(before, kept, sizeof before); /* the store rule: keep x old + scale x gradient */
+  swk_channel_bias_backward(5, 7, batch, c.r, kept, 2, 0.5f);
+  for (int k = 0; k < 5; k++) CHECK(fabsf(kept[k] - (0.5f * before[k] + 2 * db[k])) < 1e-5f);
+  free(c.in[0]), free(c.in[1]), free(c.y), free(c.r), free(db), free(kept);
+}
+
 /* `fused` against `plain` through the ReLU kernel, bit for bit. */
 /* With a ceiling (ReLU6's), the same values as the ReLU6 kernel's (its zeros are +0, the
  * epilogue's slope x v gives -0 below zero); else the same bits as the ReLU kernel's. */
@@ -1124,6 +1205,9 @@ int main(void) {
     test_concat_and_add();
     test_mul(1);
     test_mul(6);
+    test_channel_bias();
+    test_mul_bnrc16(1);
+    test_mul_bnrc16(6);
     test_relu_epilogues(0, 0);
     test_relu_epilogues(0.1f, 0);
     test_relu_epilogues(0, 6); /* ReLU6, batch norm only */

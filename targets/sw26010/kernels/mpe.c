@@ -16,6 +16,8 @@ MPE(conv_winograd2_backward) MPE(conv_winograd4_workspace) MPE(conv_winograd4_fo
 MPE(conv_winograd4_backward) MPE(conv_depthwise_workspace)
 MPE(conv_depthwise_forward) MPE(conv_depthwise_backward) MPE(mul_forward) MPE(mul_backward)
 MPE(upsample_forward) MPE(upsample_backward) MPE(softmax_forward) MPE(softmax_backward)
+MPE(channel_bias_forward) MPE(channel_bias_backward) MPE(mul_bnrc16_forward)
+MPE(mul_bnrc16_backward)
     /* clang-format on */
 
     static double floats(double n) {
@@ -69,19 +71,54 @@ void sw_mpe_softmax_loss_backward(const SwkSoftmaxLoss *p, int batch, const floa
 
 /* mul (squeeze-and-excitation's scale) runs on the MPE: x and s read, y written; backward
  * reads dy too and writes the gradients asked for. */
+static void mul_work(int c, int64_t hw, int64_t s_hw, int batch, bool backward, const float *dx,
+                     bool dx_add, const float *ds) {
+  double n = (double)batch * c * hw, s = (double)batch * c * s_hw;
+  if (!backward) return sw_mpe_work(floats(2 * n + s), n);
+  sw_mpe_work(floats((2 + (dx ? 1 : 0) + (dx_add ? 1 : 0)) * n + s),
+              ((dx ? 1 : 0) + (ds ? 1 : 0)) * n);
+}
+
 void swk_mul_forward(int c, int64_t hw, int64_t s_hw, int batch, const float *x, const float *s,
                      float *y) {
   mpe_mul_forward(c, hw, s_hw, batch, x, s, y);
-  double n = (double)batch * c * hw;
-  sw_mpe_work(floats(2 * n + (double)batch * c * s_hw), n);
+  mul_work(c, hw, s_hw, batch, false, NULL, false, NULL);
 }
 
 void swk_mul_backward(int c, int64_t hw, int64_t s_hw, int batch, const float *x, const float *s,
                       const float *dy, float *dx, bool dx_add, float *ds, bool ds_add) {
   mpe_mul_backward(c, hw, s_hw, batch, x, s, dy, dx, dx_add, ds, ds_add);
+  mul_work(c, hw, s_hw, batch, true, dx, dx_add, ds);
+}
+
+/* The blocked layout's (never chosen for this target, whose description refuses the layout:
+ * kept so that the kernel set is the whole interface) */
+void swk_mul_bnrc16_forward(int c, int64_t hw, int64_t s_hw, int batch, const float *x,
+                            const float *s, float *y) {
+  mpe_mul_bnrc16_forward(c, hw, s_hw, batch, x, s, y);
+  mul_work(c, hw, s_hw, batch, false, NULL, false, NULL);
+}
+
+void swk_mul_bnrc16_backward(int c, int64_t hw, int64_t s_hw, int batch, const float *x,
+                             const float *s, const float *dy, float *dx, bool dx_add, float *ds,
+                             bool ds_add) {
+  mpe_mul_bnrc16_backward(c, hw, s_hw, batch, x, s, dy, dx, dx_add, ds, ds_add);
+  mul_work(c, hw, s_hw, batch, true, dx, dx_add, ds);
+}
+
+/* a transposed convolution's bias on the MPE: y read and written (an add per element);
+ * its gradient reads dy (an add per element) */
+void swk_channel_bias_forward(int c, int64_t hw, int batch, const float *b, float *y) {
+  mpe_channel_bias_forward(c, hw, batch, b, y);
   double n = (double)batch * c * hw;
-  sw_mpe_work(floats((2 + (dx ? 1 : 0) + (dx_add ? 1 : 0)) * n + (double)batch * c * s_hw),
-              ((dx ? 1 : 0) + (ds ? 1 : 0)) * n);
+  sw_mpe_work(floats(2 * n), n);
+}
+
+void swk_channel_bias_backward(int c, int64_t hw, int batch, const float *dy, float *db,
+                               float scale, float keep) {
+  mpe_channel_bias_backward(c, hw, batch, dy, db, scale, keep);
+  double n = (double)batch * c * hw;
+  sw_mpe_work(floats(n), n);
 }
 
 /* upsampling on the MPE: the input read and the output written (backward the reverse, the

@@ -54,11 +54,14 @@ def forward(P, S, x, labels, iteration, first_image=0):
     c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(2, 0), dilation=(2, 1), groups=2)
     n1 = F.local_response_norm(c2, 3, alpha=0.5, beta=0.75, k=2)
     a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1) + F.gelu(n1)
+    dc = F.conv_transpose2d(a1, P["dc.weight"], P["dc.bias"], stride=2, padding=(2, 1),
+                            dilation=(2, 1), groups=2)
+    pd = F.max_pool2d(dc, 2, 2, ceil_mode=True)
     ub = F.interpolate(a1, scale_factor=2, mode="bilinear", align_corners=False)
     pb = F.max_pool2d(ub, 2, 2, ceil_mode=True)
     un = F.interpolate(p1, scale_factor=(1, 2), mode="nearest")
     pn = F.avg_pool2d(un, (1, 4), (1, 2), padding=(0, 1), ceil_mode=True, count_include_pad=True)
-    cat = torch.cat([pb, F.softmax(pn, 1)], 1)
+    cat = torch.cat([pb, F.softmax(pn, 1), pd], 1)
     p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
     keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel(),
                         first_image).reshape(p2.shape)

@@ -4,6 +4,10 @@
  * kernels in this set, even where the emulator runs on x86. */
 #define SWNC_HOST_PLAIN_C 1
 #define swk_mul_forward mpe_mul_forward
+#define swk_mul_bnrc16_forward mpe_mul_bnrc16_forward
+#define swk_mul_bnrc16_backward mpe_mul_bnrc16_backward
+#define swk_channel_bias_forward mpe_channel_bias_forward
+#define swk_channel_bias_backward mpe_channel_bias_backward
 #define swk_mul_backward mpe_mul_backward
 #define swk_upsample_forward mpe_upsample_forward
 #define swk_upsample_backward mpe_upsample_backward
