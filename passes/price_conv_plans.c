@@ -51,7 +51,12 @@ static void apply_force(const Module *m, const ConvShape *s, ConvChoice *ch) {
     if (p != (int)joint) ch->joint[p] = INFINITY;
 }
 
-static bool cost_conv(Module *m, Op *op) {
+/* Whether --conv forces one plan for all, and it cannot compute this layer at all. */
+static bool forced_plan_illegal(const Module *m, const ConvChoice *ch, ConvPlan forced) {
+  return m->options.conv >= CONV_FORCE_EXPLICIT && ch->illegal[forced];
+}
+
+static void cost_conv(Module *m, Op *op) {
   ConvChoice *ch = &op->conv;
   *ch = (ConvChoice){.costed = true};
   ConvShape s = conv_shape(&m->graph, op, m->train.batch);
@@ -78,19 +83,38 @@ static bool cost_conv(Module *m, Op *op) {
                       dgrad_saving;
     ch->joint_tuned[plan] = src.tuned;
   }
-  ConvPlan forced = forced_plan(m, &s, CONV_FORWARD);
-  if (m->options.conv >= CONV_FORCE_EXPLICIT && ch->illegal[forced]) {
-    op_error(op, "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s",
-             conv_plan_name(forced), conv_plan_name(forced), m->options.target->name,
-             shape_str(m->graph.values.data[op->inputs.data[0]].shape),
-             shape_str(m->graph.values.data[op->output].shape), ch->illegal[forced]);
-    return false;
-  }
   for (int c = 0; c < CONV_COMPUTATIONS; c++)
     for (int plan = 0; plan < PLAN_COUNT; plan++)
       ch->able[c] |= (unsigned)!isinf(ch->cost[c][plan]) << plan;
-  apply_force(m, &s, ch);
-  return true; /* the layout pass chooses the plans, with the transforms each would need */
+  apply_force(m, &s, ch); /* the forced plan where it can, explicit elsewhere */
+  /* the layout pass chooses the plans, with the transforms each would need */
+}
+
+/* One warning for the layers a plan forced for all cannot compute (they run explicit, as
+ * --help says): the first named with its reason, the others counted. */
+static void warn_forced_fallbacks(const Module *m) {
+  const Op *first = NULL;
+  int others = 0;
+  ConvPlan forced = (ConvPlan)(m->options.conv - CONV_FORCE_EXPLICIT);
+  for (int i = 0; i < m->graph.ops.len; i++) {
+    const Op *op = &m->graph.ops.data[i];
+    if (op->kind != OP_CONV || !forced_plan_illegal(m, &op->conv, forced)) continue;
+    if (first)
+      others++;
+    else
+      first = op;
+  }
+  if (!first) return;
+  char more[64] = "";
+  if (others)
+    snprintf(more, sizeof more, " (and %d other layer%s)", others, others == 1 ? "" : "s");
+  op_warning(first,
+             "--conv=%s, but the %s plan cannot compute it on target '%s' (%s -> %s): %s; "
+             "it runs explicit%s",
+             conv_plan_name(forced), conv_plan_name(forced), m->options.target->name,
+             shape_str(m->graph.values.data[first->inputs.data[0]].shape),
+             shape_str(m->graph.values.data[first->output].shape), first->conv.illegal[forced],
+             more);
 }
 
 /* ------------------------------------------------------------------ tuning-file hygiene */
@@ -149,9 +173,9 @@ bool pass_price_conv_plans(Module *m) {
     diag_error((SrcLoc){0}, "internal: no target to choose convolution plans for");
     return false;
   }
-  bool ok = true;
   for (int i = 0; i < m->graph.ops.len; i++)
-    if (m->graph.ops.data[i].kind == OP_CONV) ok &= cost_conv(m, &m->graph.ops.data[i]);
+    if (m->graph.ops.data[i].kind == OP_CONV) cost_conv(m, &m->graph.ops.data[i]);
+  if (m->options.conv >= CONV_FORCE_EXPLICIT) warn_forced_fallbacks(m);
   if (m->options.tuning) check_tuning(m);
-  return ok;
+  return true;
 }
