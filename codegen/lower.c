@@ -1054,6 +1054,8 @@ static Datum step_plan(Ctx *c, const Io *io, StepKind step) {
   f[SwnPlan_image_words] = d_int(p->image_words), f[SwnPlan_fixed_words] = d_int(p->fixed_words);
   f[SwnPlan_input_offset] = d_int(buffer_of(m, step, ops[io->images].buf[step].out)->offset);
   f[SwnPlan_label_offset] = d_int(buffer_of(m, step, ops[io->labels].buf[step].out)->offset);
+  const Op *scores = &ops[m->graph.values.data[ops[io->loss].inputs.data[0]].producer];
+  f[SwnPlan_scores_offset] = d_int(buffer_of(m, step, scores->buf[step].out)->offset);
   return d;
 }
 

@@ -176,6 +176,13 @@ static void create_buffers(Module *m, StepKind kind) {
       }
     }
   }
+  /* evaluation: the scores a loss reads stay until the step ends, where --infer reads them */
+  for (int i = 0; kind == STEP_EVAL && i < n; i++) {
+    const Op *op = &g->ops.data[i];
+    if (op_info[op->kind].role != ROLE_LOSS) continue;
+    const Op *scores = &g->ops.data[g->values.data[op->inputs.data[0]].producer];
+    p->buffers.data[scores->buf[kind].out].last = INT_MAX;
+  }
   /* gradients: from the first backward step that writes them to the producer's backward */
   for (int j = 0; kind == STEP_TRAIN && j < m->schedule.backward.len; j++) {
     const BackwardStep *s = &m->schedule.backward.data[j];

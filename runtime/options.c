@@ -62,6 +62,10 @@ static void usage(const SwnNetwork *net) {
       "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
       "  --init-weights FILE    start from the weights of a checkpoint\n"
       "  --eval-only            evaluate on the test set and exit\n"
+      "  --infer IN.npy --output OUT.npy\n"
+      "                         run IN (N x C x H x W float32, as the input layer holds it)\n"
+      "                         through the network in evaluation mode; write the scores\n"
+      "                         the loss reads (N x classes float32) to OUT, and exit\n"
       "  --profile[=FILE]       time every layer's forward, backward and update; print a table\n"
       "                         (and write it to FILE as JSON, for swnc-plot)\n"
       "  --autotune             time every convolution plan that can run a computation in the\n"
@@ -177,6 +181,8 @@ enum {
   O_RESUME,
   O_INIT_WEIGHTS,
   O_EVAL_ONLY,
+  O_INFER,
+  O_OUTPUT,
   O_SAVE_GRADIENTS,
   O_PROFILE,
   O_AUTOTUNE,
@@ -237,6 +243,14 @@ static void check_combinations(const SwnOptions *o) {
   if (o->eval_only && !o->init_weights && !o->resume)
     swn_fatal("--eval-only evaluates trained weights: give them with --init-weights FILE (or "
               "--resume FILE)");
+  if (!o->infer != !o->output)
+    swn_fatal("%s", o->infer
+                        ? "--infer FILE.npy needs --output FILE.npy to say where the scores go"
+                        : "--output FILE.npy is where --infer writes its scores: give --infer");
+  if (o->infer && !o->init_weights && !o->resume)
+    swn_fatal("--infer runs trained weights: give them with --init-weights FILE (or --resume "
+              "FILE)");
+  if (o->infer && o->eval_only) swn_fatal("--infer and --eval-only exclude each other");
 }
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
@@ -262,6 +276,8 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"resume", required_argument, 0, O_RESUME},
       {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY},
+      {"infer", required_argument, 0, O_INFER},
+      {"output", required_argument, 0, O_OUTPUT},
       {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
       {"profile", optional_argument, 0, O_PROFILE},
       {"autotune", no_argument, 0, O_AUTOTUNE},
@@ -331,6 +347,8 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_RESUME: o->resume = optarg; break;
     case O_INIT_WEIGHTS: o->init_weights = optarg; break;
     case O_EVAL_ONLY: o->eval_only = true; break;
+    case O_INFER: o->infer = optarg; break;
+    case O_OUTPUT: o->output = optarg; break;
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
     case O_PROFILE: o->profile = true, o->profile_json = optarg; break;
     case O_AUTOTUNE: o->autotune = true; break;

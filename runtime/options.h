@@ -21,8 +21,9 @@ typedef struct SwnOptions {
   uint64_t seed;
   int64_t display;
   const char *log_path, *checkpoint, *resume, *init_weights, *save_gradients, *comm_profile;
-  const char *comm_costs;   /* --comm-costs: auto's cost table instead of the start-up probe */
-  const char *profile_json; /* --profile=FILE: the table as JSON too */
+  const char *comm_costs;     /* --comm-costs: auto's cost table instead of the start-up probe */
+  const char *profile_json;   /* --profile=FILE: the table as JSON too */
+  const char *infer, *output; /* --infer IN.npy --output OUT.npy */
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
   int allreduce;                       /* SwnAllreduceAlgorithm */

@@ -61,7 +61,9 @@ typedef enum { SWN_DATA_IDX, SWN_DATA_CIFAR, SWN_DATA_SYNTHETIC, SWN_DATA_PACKED
  * words and offsets are multiplied by the step's batch. */
 #define SwnPlan_FIELDS(F, A)                                                                       \
   F(I64, int64_t, image_words) F(I64, int64_t, fixed_words)                                        \
-  F(I64, int64_t, input_offset) F(I64, int64_t, label_offset)
+  F(I64, int64_t, input_offset) F(I64, int64_t, label_offset)                                      \
+  F(I64, int64_t, scores_offset) /* what the first loss reads: batch x classes, (B,N,R,C); kept  \
+                                    to the step's end in evaluation, for --infer */
 
 #define SwnTrainConfig_FIELDS(F, A)                                                                \
   F(I64, int64_t, batch) F(I64, int64_t, test_batch) F(I64, int64_t, epochs)                       \

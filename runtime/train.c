@@ -11,6 +11,7 @@
 
 #include "conv.h"
 #include "distributed.h"
+#include "infer.h"
 #include "interrupt.h"
 #include "iteration_profile.h"
 #include "loader.h"
@@ -50,12 +51,15 @@ static float metric(const Trainer *t, bool loss, bool eval) {
 
 static int64_t larger(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* --eval-only and --infer: no training step, no training set. */
+static bool evaluates_only(const SwnOptions *o) { return o->eval_only || o->infer; }
+
 /* Training and evaluation are never live at once: one arena holds either step's plan at its
  * batch (evaluation needs no room for backward, so its batch can be larger in the same space). */
 static void allocate(Trainer *t) {
   const SwnNetwork *net = t->net;
   SwnStep *s = &t->step;
-  int64_t image = larger(t->o.eval_only ? 0 : net->plan.image_words * t->o.batch,
+  int64_t image = larger(evaluates_only(&t->o) ? 0 : net->plan.image_words * t->o.batch,
                          net->eval_plan.image_words * t->o.test_batch);
   s->image = swn_alloc(sizeof(float) * (size_t)image);
   s->fixed =
@@ -390,7 +394,7 @@ static int64_t initial_weights(Trainer *t) {
 /* Every iteration needs a whole batch on each rank: an epoch shorter than one is refused. */
 static void check_batch_fits(const Trainer *t) {
   int64_t global = iteration_images(t), micro_batches = t->net->train.iter_size;
-  if (t->o.eval_only || t->train.count >= global) return;
+  if (evaluates_only(&t->o) || t->train.count >= global) return;
   if (t->ranks == 1 && micro_batches == 1)
     swn_fatal("--batch %lld is more images than the %lld of the training set",
               (long long)t->o.batch, (long long)t->train.count);
@@ -419,9 +423,12 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   /* decoding JPEG needs every core to keep up; in-memory images need one thread */
   if (!t.o.loader_threads)
     t.o.loader_threads = net->data.source == SWN_DATA_PACKED ? t.o.threads : 1;
-  bool want_test = t.o.eval_only || net->train.eval_interval > 0 || net->train.test_interval > 0;
+  if (t.o.infer && t.ranks > 1)
+    swn_fatal("--infer runs in one process, not %d ranks (start it without mpirun)", t.ranks);
+  bool want_test =
+      !t.o.infer && (t.o.eval_only || net->train.eval_interval > 0 || net->train.test_interval > 0);
   if (want_test) swn_load_dataset(net, &t.o, false, &t.test);
-  if (!t.o.eval_only) swn_load_dataset(net, &t.o, true, &t.train);
+  if (!evaluates_only(&t.o)) swn_load_dataset(net, &t.o, true, &t.train);
   /* a test set smaller than a test batch needs no room for more (--stats predicts the same) */
   if (t.test.count > 0 && t.test.count < t.o.test_batch) t.o.test_batch = t.test.count;
   int64_t counts[2] = {t.train.count, t.test.count};
@@ -433,10 +440,12 @@ int swn_main(const SwnNetwork *net, int argc, char **argv) {
   check_elastic(&t);
   if (t.o.profile) t.profile = swn_profile_new(net);
   int64_t start = initial_weights(&t);
-  if (!t.o.eval_only)
+  if (!evaluates_only(&t.o))
     t.workers = swn_workers_open(net, &t.step, t.o.core_groups, t.o.batch, t.o.autotune);
   int status = 0;
-  if (t.o.eval_only) {
+  if (t.o.infer) {
+    swn_infer(net, &t.step, t.o.test_batch, t.o.infer, t.o.output);
+  } else if (t.o.eval_only) {
     float loss, accuracy;
     evaluate(&t, &loss, &accuracy);
     printf("test: loss %.4f  accuracy %.2f%%  (%lld image%s)\n", loss, 100 * accuracy,

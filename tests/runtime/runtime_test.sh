@@ -67,6 +67,29 @@ expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ck
 expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
 ./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
 
+# --infer (its scores against PyTorch's: torch_crosscheck): real bad arrays are refused.
+/usr/bin/python3 -c "
+import numpy as np
+np.save('images.npy', np.zeros((5, 1, 28, 28), np.float32))
+np.save('wide.npy', np.zeros((5, 1, 28, 27), np.float32))
+np.save('doubles.npy', np.zeros((5, 1, 28, 28)))
+np.save('fortran.npy', np.asfortranarray(np.zeros((5, 1, 28, 28), np.float32)))
+np.save('empty.npy', np.zeros((0, 1, 28, 28), np.float32))"
+./lenet --infer images.npy --output scores.npy --init-weights mid.ckpt &&
+  /usr/bin/python3 -c "import numpy as np; s = np.load('scores.npy'); assert s.shape == (5, 10) and s.dtype == np.float32" &&
+  pass || fail "--infer on lenet"
+expect_error "infer wrong shape" "wide.npy: error: is a 5 x 1 x 28 x 27 array; network 'lenet' takes N x 1 x 28 x 28 images" \
+  ./lenet --infer wide.npy --output s.npy --init-weights mid.ckpt
+expect_error "infer doubles" "holds '<f8' values; --infer reads float32" ./lenet --infer doubles.npy --output s.npy --init-weights mid.ckpt
+expect_error "infer fortran order" "is in Fortran order" ./lenet --infer fortran.npy --output s.npy --init-weights mid.ckpt
+expect_error "infer no images" "is a 0 x 1 x 28 x 28 array" ./lenet --infer empty.npy --output s.npy --init-weights mid.ckpt
+head -c 300 images.npy > cut.npy
+expect_error "infer truncated" "cut.npy: error: is truncated: its shape needs 3920 floats" ./lenet --infer cut.npy --output s.npy --init-weights mid.ckpt
+expect_error "infer not npy" "not a .npy file" ./lenet --infer mid.ckpt --output s.npy --init-weights mid.ckpt
+expect_error "infer no output" "--infer FILE.npy needs --output FILE.npy" ./lenet --infer images.npy --init-weights mid.ckpt
+expect_error "infer no weights" "--infer runs trained weights" ./lenet --infer images.npy --output s.npy
+[ ! -e s.npy ] && pass || fail "a refused --infer left s.npy"
+
 # Evaluation runs forward alone on its own memory plan: batch norm's running statistics,
 # dropout off, residual adds; its result is the same whatever the evaluation batch, and the
 # automatic batch (test_batch 0) is the largest that fits in a training batch's memory.

@@ -42,11 +42,12 @@ def write_cifar(path, rng):
     return pixels.reshape(IMAGES, 3, 32, 32), labels
 
 
-def forward(P, S, x, labels, iteration, first_image=0):
-    """every_layer.swn in PyTorch; returns the loss, updating the running statistics in S."""
+def logits(P, S, x, iteration, first_image=0, training=True):
+    """every_layer.swn in PyTorch up to the scores its loss reads, updating the running
+    statistics in S when training (else reading them, and no dropout)."""
     c1 = F.conv2d(x, P["c1.weight"], P["c1.bias"], stride=2, padding=1)
     bn = F.batch_norm(c1, S["bn.running_mean"], S["bn.running_var"], P["bn.scale"], P["bn.shift"],
-                      training=True, momentum=1 - 0.8, eps=1e-5)
+                      training=training, momentum=1 - 0.8, eps=1e-5)
     r1 = F.relu(bn)
     ex = F.linear(F.adaptive_avg_pool2d(r1, 1).flatten(1), P["ex.weight"], P["ex.bias"])
     se = r1 * torch.sigmoid(ex)[:, :, None, None]
@@ -63,13 +64,20 @@ def forward(P, S, x, labels, iteration, first_image=0):
     pn = F.avg_pool2d(un, (1, 4), (1, 2), padding=(0, 1), ceil_mode=True, count_include_pad=True)
     cat = torch.cat([pb, F.softmax(pn, 1), pd], 1)
     p2 = F.avg_pool2d(cat, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
-    keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel(),
-                        first_image).reshape(p2.shape)
-    d1 = p2 * keep.to(p2.dtype) * float(np.float32(1) / (np.float32(1) - np.float32(0.3)))
+    d1 = p2
+    if training:
+        keep = dropout_keep("d1", np.float32(0.3), iteration, x.shape[0], p2[0].numel(),
+                            first_image).reshape(p2.shape)
+        d1 = p2 * keep.to(p2.dtype) * float(np.float32(1) / (np.float32(1) - np.float32(0.3)))
     f1 = F.linear(d1.flatten(1), P["f1.weight"], P["f1.bias"])
     h2 = F.hardsigmoid(F.hardswish(F.leaky_relu(f1, 0.1)))
-    f2 = F.linear(F.relu6(h2), P["f2.weight"], P["f2.bias"])
-    return 1.5 * F.cross_entropy(f2, labels, label_smoothing=0.1)
+    return F.linear(F.relu6(h2), P["f2.weight"], P["f2.bias"])
+
+
+def forward(P, S, x, labels, iteration, first_image=0):
+    """every_layer.swn in PyTorch; returns the loss, updating the running statistics in S."""
+    return 1.5 * F.cross_entropy(logits(P, S, x, iteration, first_image), labels,
+                                 label_smoothing=0.1)
 
 
 # per-parameter (lr_mult, decay_mult), as every_layer.swn sets them
@@ -185,6 +193,7 @@ def main():
         compare(f"momentum {k}", after.momentum[k], V[k].numpy(), failures, 0.05 * layer_scale)
     for k in S:
         compare(f"state {k}", after.state[k], S[k].numpy(), failures)
+    compare("--infer scores", *infer_scores(run, exe, after, pixels), failures)
     # LARS, from the same initial weights
     run(swnc, os.path.join(HERE, "every_layer.swn"), "-D", "train.optimizer=lars", "-D",
         "train.trust=0.02", "-o", exe + "_lars")
@@ -202,11 +211,29 @@ def main():
     for k in lars_checked:
         compare(f"lars parameter {k}", lars.params[k], P[k].detach().numpy(), failures)
         compare(f"lars momentum {k}", lars.momentum[k], V[k].numpy(), failures)
-    checked = 2 + 3 * len(P) + 2 * len(lars_checked) + len(S)
+    checked = 3 + 3 * len(P) + 2 * len(lars_checked) + len(S)
     checked += check_torch_optimizers(run, swnc, exe, common, init, pixels, labels, lars_checked,
                                       failures)
     print(f"{checked - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
+
+
+def infer_scores(run, exe, weights, pixels):
+    """--infer on 11 images (batches of 4: the last one short) after training, and PyTorch's
+    evaluation-mode scores on the same weights and running statistics."""
+    work = os.path.dirname(exe)
+    mean = np.array([120.0, 110.0, 100.0]).reshape(1, 3, 1, 1)
+    x = ((pixels[:11] - mean) / 128).astype(np.float32)
+    np.save(os.path.join(work, "images.npy"), x)
+    run(exe, "--infer", "images.npy", "--output", "scores.npy", "--init-weights", "after.ckpt",
+        "--test-batch", "4", "--threads", "1")
+    ours = np.load(os.path.join(work, "scores.npy"))
+    P = {k: torch.tensor(v, dtype=torch.float64) for k, v in weights.params.items()}
+    S = {k: torch.tensor(v, dtype=torch.float64) for k, v in weights.state.items()}
+    with torch.no_grad():
+        theirs = logits(P, S, torch.tensor(x, dtype=torch.float64), 0, training=False)
+    assert ours.shape == (11, 5) and ours.dtype == np.float32, (ours.shape, ours.dtype)
+    return ours, theirs.numpy()
 
 
 def train_log(work, name):
