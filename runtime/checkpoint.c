@@ -170,61 +170,100 @@ static unsigned char *read_file(const char *path, size_t *size) {
   return buf;
 }
 
+/* The file's header, tables and pools, checked against each other and the checksum; the pools
+ * point into `data` (unaligned: copied out with memcpy). */
+static void parse(Reader *r, SwnCheckpoint *c) {
+  if (r->size < 8 || memcmp(r->data, MAGIC, 8)) reject(r, "is not a swnc checkpoint");
+  take(r, 8);
+  uint32_t version = get_u32(r);
+  if (version != 1 && version != VERSION)
+    reject(r, "is a version %u checkpoint; this program reads versions 1 and %d", version, VERSION);
+  c->pools = get_u32(r);
+  if (version == 1) c->pools = 1;
+  if (c->pools != 1 && c->pools != 2)
+    reject(r, "says it holds %u optimizer moment pools", c->pools);
+  c->hash = get_u64(r);
+  memcpy(c->name, take(r, NAME_BYTES), NAME_BYTES);
+  uint64_t done = get_u64(r);
+  if (done > (uint64_t)SWN_COUNT_MAX) /* no run reaches it: a forged or damaged header */
+    reject(r, "says %llu iterations were trained, more than a run can count (%lld)",
+           (unsigned long long)done, (long long)SWN_COUNT_MAX);
+  c->iteration = (int64_t)done, c->seed = get_u64(r);
+  c->param_words = (int64_t)get_u64(r), c->state_words = (int64_t)get_u64(r);
+  if (c->param_words < 0 || c->state_words < 0 || (uint64_t)c->param_words > r->size ||
+      (uint64_t)c->state_words > r->size)
+    reject(r, "says it holds pools larger than the file");
+  c->nparams = (int)get_u32(r), c->nstate = (int)get_u32(r);
+  if ((uint64_t)c->nparams + (uint64_t)c->nstate > r->size) reject(r, "has a malformed table");
+  c->params = swn_alloc(sizeof *c->params * (size_t)(c->nparams + 1));
+  c->state = swn_alloc(sizeof *c->state * (size_t)(c->nstate + 1));
+  for (int k = 0; k < c->nparams; k++) {
+    SwnCheckpointTensor *t = &c->params[k];
+    t->name_len = (int)get_u32(r), t->name = take(r, (size_t)t->name_len);
+    t->ndims = (int)get_u32(r);
+    if (t->ndims > SWN_CHECKPOINT_MAX_DIMS) reject(r, "has a malformed parameter table");
+    t->count = 1;
+    for (int d = 0; d < t->ndims; d++) {
+      t->dims[d] = (int64_t)get_u64(r);
+      if (t->dims[d] < 0 || t->dims[d] > c->param_words)
+        reject(r, "has a malformed parameter table");
+      t->count *= t->dims[d];
+    }
+    t->offset = (int64_t)get_u64(r);
+    if (t->offset < 0 || t->count > c->param_words || t->offset > c->param_words - t->count)
+      reject(r, "has a parameter outside its pool");
+  }
+  for (int k = 0; k < c->nstate; k++) {
+    SwnCheckpointTensor *t = &c->state[k];
+    t->name_len = (int)get_u32(r), t->name = take(r, (size_t)t->name_len);
+    t->offset = (int64_t)get_u64(r), t->count = (int64_t)get_u64(r);
+    t->ndims = 1, t->dims[0] = t->count;
+    if (t->offset < 0 || t->count < 0 || t->count > c->state_words ||
+        t->offset > c->state_words - t->count)
+      reject(r, "has a state tensor outside its pool");
+  }
+  size_t pbytes = sizeof(float) * (size_t)c->param_words;
+  c->param_pool = take(r, pbytes), c->moment_pool = take(r, pbytes * c->pools);
+  c->state_pool = take(r, sizeof(float) * (size_t)c->state_words);
+  size_t body = r->at;
+  uint64_t stored = get_u64(r);
+  if (r->at != r->size) reject(r, "has %zu bytes after its end", r->size - r->at);
+  if (stored != swn_checksum(SWN_CHECKSUM_START, r->data, body))
+    reject(r, "is damaged: its checksum does not match its contents");
+}
+
+SwnCheckpoint swn_read_checkpoint(const char *path) {
+  Reader r = {.path = path};
+  SwnCheckpoint c = {.path = path};
+  r.data = c.data = read_file(path, &r.size);
+  parse(&r, &c);
+  return c;
+}
+
+void swn_checkpoint_free(SwnCheckpoint *c) {
+  free(c->data), free(c->params), free(c->state);
+  *c = (SwnCheckpoint){0};
+}
+
 void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum,
                          float *state, int64_t *iteration, uint64_t *seed) {
-  Reader r = {.path = path};
-  unsigned char *data = read_file(path, &r.size);
-  r.data = data;
-  if (r.size < 8 || memcmp(data, MAGIC, 8)) reject(&r, "is not a swnc checkpoint");
-  take(&r, 8);
-  uint32_t version = get_u32(&r);
-  if (version != 1 && version != VERSION)
-    reject(&r, "is a version %u checkpoint; this program reads versions 1 and %d", version,
-           VERSION);
-  uint32_t pools = get_u32(&r);
-  if (version == 1) pools = 1;
-  if (pools != 1 && pools != 2) reject(&r, "says it holds %u optimizer moment pools", pools);
-  uint64_t hash = get_u64(&r);
-  char name[NAME_BYTES + 1] = {0};
-  memcpy(name, take(&r, NAME_BYTES), NAME_BYTES);
-  if (hash != net->hash)
+  SwnCheckpoint c = swn_read_checkpoint(path);
+  Reader r = {.data = c.data, .path = path};
+  if (c.hash != net->hash)
     reject(&r, "is a checkpoint of network '%s' (parameter table %016llx), not of '%s' (%016llx)",
-           name, (unsigned long long)hash, net->name, (unsigned long long)net->hash);
-  uint64_t done = get_u64(&r);
-  if (done > (uint64_t)SWN_COUNT_MAX) /* no run reaches it: a forged or damaged header */
-    reject(&r, "says %llu iterations were trained, more than a run can count (%lld)",
-           (unsigned long long)done, (long long)SWN_COUNT_MAX);
-  *iteration = (int64_t)done;
-  *seed = get_u64(&r);
-  if ((int64_t)get_u64(&r) != net->param_words || (int64_t)get_u64(&r) != net->state_words)
+           c.name, (unsigned long long)c.hash, net->name, (unsigned long long)net->hash);
+  if (c.param_words != net->param_words || c.state_words != net->state_words)
     reject(&r, "holds pools of other sizes than network '%s' needs", net->name);
-  uint32_t np = get_u32(&r), ns = get_u32(&r);
-  for (uint32_t k = 0; k < np; k++) {
-    take(&r, get_u32(&r));
-    uint32_t dims = get_u32(&r);
-    if (dims > 8) reject(&r, "has a malformed parameter table");
-    take(&r, 8 * (size_t)dims + 8);
-  }
-  for (uint32_t k = 0; k < ns; k++) {
-    take(&r, get_u32(&r));
-    take(&r, 16);
-  }
-  size_t pbytes = sizeof(float) * (size_t)net->param_words,
-         sbytes = sizeof(float) * (size_t)net->state_words;
-  const void *p = take(&r, pbytes), *m = take(&r, pbytes * pools), *st = take(&r, sbytes);
-  size_t body = r.at;
-  uint64_t stored = get_u64(&r);
-  if (r.at != r.size) reject(&r, "has %zu bytes after its end", r.size - r.at);
-  if (stored != swn_checksum(SWN_CHECKSUM_START, data, body))
-    reject(&r, "is damaged: its checksum does not match its contents");
-  if (momentum && (int)pools != net->moment_pools)
+  if (momentum && (int)c.pools != net->moment_pools)
     reject(&r,
            "holds the state of an optimizer with %s; this program's optimizer %s: resume with "
            "the optimizer it was trained with, or start from its weights with --init-weights",
-           pools == 2 ? "two moments (adam, adamw)" : "momentum (sgd, lars, easgd)",
+           c.pools == 2 ? "two moments (adam, adamw)" : "momentum (sgd, lars, easgd)",
            net->moment_pools == 2 ? "has two moments" : "has momentum");
-  memcpy(params, p, pbytes);
-  if (momentum) memcpy(momentum, m, pbytes * pools);
-  memcpy(state, st, sbytes);
-  free(data);
+  size_t pbytes = sizeof(float) * (size_t)net->param_words;
+  *iteration = c.iteration, *seed = c.seed;
+  memcpy(params, c.param_pool, pbytes);
+  if (momentum) memcpy(momentum, c.moment_pool, pbytes * c.pools);
+  memcpy(state, c.state_pool, sizeof(float) * (size_t)net->state_words);
+  free(c.params), free(c.state), free(c.data);
 }

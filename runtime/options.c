@@ -60,7 +60,9 @@ static void usage(const SwnNetwork *net) {
       "  --checkpoint FILE      save a checkpoint after each epoch and at the end\n"
       "  --checkpoint-every N   also every N iterations\n"
       "  --resume FILE          continue from a checkpoint exactly where it stopped\n"
-      "  --init-weights FILE    start from the weights of a checkpoint\n"
+      "  --init-weights FILE    start from the weights of a checkpoint, by name: tensors of\n"
+      "                         another shape or absent stay freshly initialised (reported)\n"
+      "  --strict               with --init-weights: every tensor, of the same shape, or none\n"
       "  --eval-only            evaluate on the test set and exit\n"
       "  --infer IN.npy --output OUT.npy\n"
       "                         run IN (N x C x H x W float32, as the input layer holds it)\n"
@@ -182,6 +184,7 @@ enum {
   O_INIT_WEIGHTS,
   O_EVAL_ONLY,
   O_INFER,
+  O_STRICT,
   O_OUTPUT,
   O_SAVE_GRADIENTS,
   O_PROFILE,
@@ -251,6 +254,8 @@ static void check_combinations(const SwnOptions *o) {
     swn_fatal("--infer runs trained weights: give them with --init-weights FILE (or --resume "
               "FILE)");
   if (o->infer && o->eval_only) swn_fatal("--infer and --eval-only exclude each other");
+  if (o->strict && !o->init_weights)
+    swn_fatal("--strict says how --init-weights loads: give --init-weights FILE");
 }
 
 void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions *o) {
@@ -277,6 +282,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY},
       {"infer", required_argument, 0, O_INFER},
+      {"strict", no_argument, 0, O_STRICT},
       {"output", required_argument, 0, O_OUTPUT},
       {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
       {"profile", optional_argument, 0, O_PROFILE},
@@ -348,6 +354,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_INIT_WEIGHTS: o->init_weights = optarg; break;
     case O_EVAL_ONLY: o->eval_only = true; break;
     case O_INFER: o->infer = optarg; break;
+    case O_STRICT: o->strict = true; break;
     case O_OUTPUT: o->output = optarg; break;
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;
     case O_PROFILE: o->profile = true, o->profile_json = optarg; break;

@@ -26,6 +26,7 @@ typedef struct SwnOptions {
   const char *infer, *output; /* --infer IN.npy --output OUT.npy */
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
+  bool strict;                         /* --init-weights: all tensors or none */
   int allreduce;                       /* SwnAllreduceAlgorithm */
   int group_size, chain;               /* 0: groups are machines; chains of 8 */
   int hier_upper;                      /* SwnUpperLevel: hier among the chain heads */

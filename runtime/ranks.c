@@ -100,6 +100,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   {"--sparse-warmup", o->sparse_warmup, NULL},
                   FLAG("--resume", o->resume),
                   FLAG("--init-weights", o->init_weights),
+                  FLAG("--strict", o->strict),
                   FLAG("--eval-only", o->eval_only),
                   /* rank 0 saves: a file given to another rank alone would never be written */
                   FLAG("--checkpoint", o->checkpoint),

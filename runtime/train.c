@@ -372,11 +372,10 @@ static int64_t initial_weights(Trainer *t) {
     swn_load_checkpoint(net, t->o.resume, t->step.params, t->step.momentum, t->step.state, &run[0],
                         &seed);
     run[1] = (int64_t)seed;
-  } else if (t->rank == 0 && t->o.init_weights) {
-    uint64_t ignored_seed;
-    int64_t ignored_iteration;
-    swn_load_checkpoint(net, t->o.init_weights, t->step.params, NULL, t->step.state,
-                        &ignored_iteration, &ignored_seed);
+  } else if (t->rank == 0 && t->o.init_weights) { /* fresh, then what the checkpoint has */
+    swn_init_parameters(net, t->o.seed, t->step.params, t->step.state);
+    swn_load_weights(net, t->o.init_weights, t->step.params, t->step.state, t->o.strict,
+                     t->o.quiet || t->o.infer);
   } else if (t->rank == 0) {
     swn_init_parameters(net, t->o.seed, t->step.params, t->step.state);
   }

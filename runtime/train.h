@@ -22,6 +22,36 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
 void swn_load_checkpoint(const SwnNetwork *net, const char *path, float *params, float *momentum,
                          float *state, int64_t *iteration, uint64_t *seed);
 
+/* A checkpoint read and checked whole (any network's): its tables, and its pools inside `data`
+ * (not aligned: copy out with memcpy). A damaged or malformed file is a fatal error. */
+enum { SWN_CHECKPOINT_MAX_DIMS = 8 };
+typedef struct SwnCheckpointTensor {
+  const char *name; /* name_len bytes, not terminated */
+  int name_len, ndims;
+  int64_t dims[SWN_CHECKPOINT_MAX_DIMS];
+  int64_t offset, count; /* in its pool, floats */
+} SwnCheckpointTensor;
+typedef struct SwnCheckpoint {
+  const char *path;
+  unsigned char *data;
+  char name[65]; /* the network's */
+  uint64_t hash, seed;
+  uint32_t pools;
+  int64_t iteration, param_words, state_words;
+  int nparams, nstate;
+  SwnCheckpointTensor *params, *state;
+  const void *param_pool, *moment_pool, *state_pool;
+} SwnCheckpoint;
+SwnCheckpoint swn_read_checkpoint(const char *path);
+void swn_checkpoint_free(SwnCheckpoint *c);
+
+/* --init-weights: the checkpoint's parameters and batch-norm statistics into a network
+ * initialised afresh (params and state already hold that), by name where the shapes agree;
+ * reports what was loaded, skipped (another shape) and left fresh. `strict`: every tensor of
+ * the network, of the same shape, and no other, or a fatal error naming the first difference. */
+void swn_load_weights(const SwnNetwork *net, const char *path, float *params, float *state,
+                      bool strict, bool quiet);
+
 /* Progress on the terminal (a bar when stdout is one) and as JSON lines in the log. */
 typedef struct SwnProgress {
   FILE *log;

@@ -67,6 +67,25 @@ expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ck
 expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
 ./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
 
+# Fine-tuning: LeNet with a narrower ip1 takes the other layers from the old checkpoint by name
+# (their values exactly), reports ip1's and ip2's weights as another shape; --strict refuses.
+sed 's/ip1   = fc(pool2, outputs=500/ip1   = fc(pool2, outputs=300/' "$root/examples/lenet.swn" >lenet_ft.swn
+"$swnc" lenet_ft.swn -o lenet_ft || fail "cannot build the changed lenet"
+./lenet_ft --train-size 1024 --test-size 200 --threads 1 --epochs 0 --init-weights mid.ckpt --checkpoint ft.ckpt >ft.txt &&
+  grep -q "init-weights: 5 of 8 tensors from mid.ckpt (network 'lenet'); skipped, another shape: ip1.weight (300x800 here, 500x800 in the checkpoint), ip1.bias (300 here, 500 in the checkpoint), ip2.weight (10x300 here, 10x500 in the checkpoint)" ft.txt &&
+  pass || fail "fine-tuning report: $(cat ft.txt)"
+PYTHONPATH="$root/tools" /usr/bin/python3 -c "
+import numpy as np, swnc_checkpoint as ck
+old, new = ck.load('mid.ckpt'), ck.load('ft.ckpt')
+for k in ['conv1.weight', 'conv1.bias', 'conv2.weight', 'conv2.bias', 'ip2.bias']:
+    assert np.array_equal(old.params[k], new.params[k]), k
+assert new.params['ip1.weight'].shape == (300, 800) and np.abs(new.params['ip1.weight']).max() > 0" &&
+  pass || fail "fine-tuning: the loaded tensors differ from the checkpoint's"
+expect_error "--strict" "mid.ckpt: error: holds 'ip1.weight' as 500x800; the network's is 300x800 (--strict: load all or none)" \
+  ./lenet_ft $small --iterations 1 --init-weights mid.ckpt --strict
+expect_error "--strict alone" "--strict says how --init-weights loads" ./lenet $small --iterations 1 --strict
+./lenet $small --iterations 1 --init-weights mid.ckpt --strict && pass || fail "--strict on the same network"
+
 # --infer (its scores against PyTorch's: torch_crosscheck): real bad arrays are refused.
 /usr/bin/python3 -c "
 import numpy as np
