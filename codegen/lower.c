@@ -354,6 +354,7 @@ static Datum make_struct(Ctx *c, const Op *op, AbiStructId *type) {
     s.items[SwkBatchNorm_eps] = d_float(a->eps),
     s.items[SwkBatchNorm_momentum] = d_float(a->momentum);
     s.items[SwkBatchNorm_affine] = d_int(a->affine);
+    s.items[SwkBatchNorm_frozen] = d_int(a->frozen);
     s.items[SwkBatchNorm_relu] = d_int(kernel_applies_epilogue(op));
     s.items[SwkBatchNorm_relu_slope] = d_float(kernel_relu_slope(op));
     s.items[SwkBatchNorm_relu_ceiling] =

@@ -711,11 +711,8 @@ static void import_batchnorm(Importer *im, const PbMessage *layer, const char *n
   int s = layer_stmt(im, layer, name, loc, op_info[row->op].name, 1, 1);
   if (s < 0) return;
   const PbField *g = field(p, "use_global_stats");
-  if (g && get_bool(im, p, "use_global_stats", false))
-    diag_error(g->loc,
-               "%s: use_global_stats (frozen statistics in training) is not supported "
-               "by swnc",
-               im->what);
+  if (g && get_bool(im, p, "use_global_stats", false)) /* the running statistics, fixed */
+    add_arg(im, s, "frozen", ex_bool(im, true, g->loc));
   const PbField *eps = field(p, "eps"), *maf = field(p, "moving_average_fraction");
   double e = eps && is_number(im, eps, false) ? eps->f : 1e-5;
   if (e != 1e-5) add_arg(im, s, "eps", ex_float(im, e, eps->loc));

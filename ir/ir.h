@@ -125,6 +125,7 @@ typedef struct OpAttrs {
   double alpha, beta, k;  /* lrn */
   double eps, momentum;   /* batchnorm */
   bool affine;            /* batchnorm: learnable scale and shift */
+  bool frozen;            /* batchnorm: the running statistics in training too, never updated */
   double ratio;           /* dropout */
   double slope;           /* the activation's parameter: relu's leaky slope, elu's alpha */
   double loss_weight;     /* softmax_loss */

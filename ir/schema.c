@@ -83,6 +83,7 @@ const FieldSpec elu_fields[] = {A("alpha", F_FLOAT, slope, 1, 0, BIG), {0}};
 const FieldSpec batchnorm_fields[] = {A("eps", F_FLOAT, eps, 1e-5, 1e-30, 1),
                                       A("momentum", F_FLOAT, momentum, 0.9, 0, 1),
                                       A("affine", F_BOOL, affine, 1, 0, 0),
+                                      A("frozen", F_BOOL, frozen, 0, 0, 0),
                                       A("lr_mult", F_FLOAT, lr_mult, 1, 0, BIG),
                                       A("decay_mult", F_FLOAT, decay_mult, 1, 0, BIG),
                                       A("bias_lr_mult", F_FLOAT, bias_lr_mult, 1, 0, BIG),

@@ -104,6 +104,9 @@ bool swk_estimate(SwkEstimate *totals);
   F(F32, float, eps)                                                                               \
   F(F32, float, momentum) /* running = momentum * running + (1 - momentum) * batch statistic */    \
   F(BOOL, bool, affine)                                                                            \
+  F(BOOL, bool, frozen) /* training normalises with the running statistics (saving them as the \
+                           batch's), leaves them alone, and backward treats them as constants  \
+                           (Caffe's use_global_stats) */                                         \
   F(BOOL, bool, relu) /* forward and recompute: y = y > 0 ? y : relu_slope * y, the op's ReLU  \
                          epilogue, applied as y is stored (the compiler emits no pass of its   \
                          own); backward ignores it */                                           \

@@ -118,6 +118,7 @@ static void export_batchnorm(FILE *f, const Module *m, const Op *op, const Caffe
   const OpAttrs *a = &op->attr;
   head(f, m, op, op->name, row->type), top(f, m, op);
   fprintf(f, "  %s {\n", row->message);
+  if (a->frozen) fputs("    use_global_stats: true\n", f);
   num(f, 4, "moving_average_fraction", a->momentum);
   num(f, 4, "eps", a->eps);
   fputs("  }\n}\n", f);

@@ -56,11 +56,12 @@ void swk_batchnorm_forward(const SwkBatchNorm *p, int batch, bool train, const f
 #pragma omp parallel for schedule(guided)
   for (int c = 0; c < p->c; c++) {
     float mean, invstd;
-    if (train) {
+    if (train && !p->frozen) {
       batch_statistics(p, batch, x, c, saved, running, &mean, &invstd);
     } else {
       mean = running[c];
       invstd = 1.0f / sqrtf(running[p->c + c] + p->eps);
+      if (train) saved[c] = mean, saved[p->c + c] = invstd; /* frozen: backward reads them */
     }
     normalise(p, batch, x, scale, shift, c, mean, invstd, y);
   }
@@ -92,7 +93,9 @@ void swk_batchnorm_backward(const SwkBatchNorm *p, int batch, const float *x, co
     }
     if (!dx) continue;
     float gamma = p->affine ? scale[c] : 1.0f;
-    float k = gamma * invstd, mdy = (float)(sum_dy / count), mdyx = (float)(sum_dy_xhat / count);
+    /* frozen statistics are constants: dx = gamma invstd dy */
+    float k = gamma * invstd, mdy = p->frozen ? 0 : (float)(sum_dy / count),
+          mdyx = p->frozen ? 0 : (float)(sum_dy_xhat / count);
     for (int n = 0; n < batch; n++) {
       size_t at = run_at(p, n, c);
       const float *xs = x + at, *g = dy + at;

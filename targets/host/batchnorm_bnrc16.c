@@ -212,12 +212,13 @@ void swk_batchnorm_bnrc16_forward(const SwkBatchNorm *p, int batch, bool train, 
 #pragma omp parallel for schedule(guided) num_threads(swk_threads())
   for (int ob = 0; ob < blocks(p); ob++) {
     float mean[LANES] = {0}, invstd[LANES] = {0};
-    if (train) {
+    if (train && !p->frozen) {
       block_statistics(p, batch, x, ob, saved, running, mean, invstd);
     } else {
       for (int l = 0; l < LANES && ob * LANES + l < p->c; l++) {
         int c = ob * LANES + l;
         mean[l] = running[c], invstd[l] = 1.0f / sqrtf(running[p->c + c] + p->eps);
+        if (train) saved[c] = mean[l], saved[p->c + c] = invstd[l]; /* frozen: for backward */
       }
     }
     normalise(p, batch, x, scale, shift, ob, mean, invstd, y);
@@ -262,7 +263,8 @@ void swk_batchnorm_bnrc16_backward(const SwkBatchNorm *p, int batch, const float
       }
       float gamma = used && p->affine ? scale[c] : 1.0f;
       k.m[l] = mean[l], k.a[l] = invstd[l], k.k[l] = used ? gamma * invstd[l] : 0;
-      k.mdy[l] = (float)(sum_dy[l] / count), k.mdyx[l] = (float)(sum_dy_xhat[l] / count);
+      k.mdy[l] = p->frozen ? 0 : (float)(sum_dy[l] / count); /* frozen: constants */
+      k.mdyx[l] = p->frozen ? 0 : (float)(sum_dy_xhat[l] / count);
     }
     if (dx) write_planes(p, batch, ob, gradient_pixels, &k, x, dy, dx);
   }

@@ -106,6 +106,17 @@ project() {
     fail "export of a dilated convolution: $(cat err.txt dilated.prototxt)"
   "$swnc" dilated.prototxt --emit=ir 2>err.txt | grep -q "pad=\[2, 3\] dilation=\[2, 3\] -> f32 64x4x8x8" &&
     pass || fail "import of a dilated convolution: $(cat err.txt)"
+  # Kaiming He's ResNet-50 deploy prototxt's form: BatchNorm with use_global_stats becomes a
+  # frozen batch norm (its running statistics in training too), 25,557,032 parameters; the
+  # export writes use_global_stats back.
+  /usr/bin/python3 "$caffe/resnet50_deploy.py" >resnet50_deploy.prototxt
+  "$swnc" resnet50_deploy.prototxt --stats 2>err.txt | grep -q "^parameters *25,557,032 " &&
+    [ "$("$swnc" resnet50_deploy.prototxt --emit=ir 2>/dev/null | grep -c ' = batchnorm(.* frozen=true')" = 53 ] &&
+    pass || fail "ResNet-50 deploy prototxt: $(cat err.txt)"
+  "$swnc" import-caffe resnet50_deploy.prototxt -o r50.swn 2>err.txt &&
+    "$swnc" export-caffe r50.swn -o r50_back.prototxt 2>>err.txt &&
+    [ "$(grep -c 'use_global_stats: true' r50_back.prototxt)" = 53 ] && pass ||
+    fail "ResNet-50 deploy round trip: $(cat err.txt)"
   # A transposed convolution is Caffe's Deconvolution, both ways.
   sed 's/  s1    = swish(c1)/  u1    = deconv(c1, outputs=6, kernel=4, stride=2, pad=1, groups=2)\n  s1    = swish(u1)/' \
     "$caffe/activations.swn" >deconv.swn

@@ -460,9 +460,12 @@ static void bn_fwd(Case *c) {
   swk_batchnorm_forward(p, c->batch, true, c->in[0], c->in[1], c->in[2], c->y, c->aux, c->aux2);
 }
 
-static void test_batchnorm(void) {
+/* frozen: the running statistics (fresh: 0 and 1) normalise in training too, stay as they are,
+ * and are constants to backward */
+static void test_batchnorm(bool frozen) {
   /* 37 pixels: two whole vectors of the sums' lanes and a remainder */
-  SwkBatchNorm p = {.c = 3, .hw = 37, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+  SwkBatchNorm p = {
+      .c = 3, .hw = 37, .eps = 1e-5f, .momentum = 0.9f, .affine = true, .frozen = frozen};
   int batch = 4;
   int64_t n = (int64_t)batch * p.c * p.hw;
   Case c = {.forward = bn_fwd, .p = &p, .batch = batch, .ny = n};
@@ -476,9 +479,9 @@ static void test_batchnorm(void) {
   CHECK(!memcmp(again, c.y, sizeof(float) * (size_t)n));
   free(again);
   swk_batchnorm_backward(&p, batch, c.in[0], c.in[1], c.r, c.aux, dx, false, ds, dsh, 1, 1, 0);
-  check_gradient("batchnorm dx", &c, c.in[0], n, dx);
-  check_gradient("batchnorm dscale", &c, c.in[1], p.c, ds);
-  check_gradient("batchnorm dshift", &c, c.in[2], p.c, dsh);
+  check_gradient(frozen ? "frozen batchnorm dx" : "batchnorm dx", &c, c.in[0], n, dx);
+  check_gradient(frozen ? "frozen batchnorm dscale" : "batchnorm dscale", &c, c.in[1], p.c, ds);
+  check_gradient(frozen ? "frozen batchnorm dshift" : "batchnorm dshift", &c, c.in[2], p.c, dsh);
   if (FOLDS_GRADIENTS) {
     float *old = random_array(2 * p.c), *v = malloc(sizeof(float) * 2 * p.c);
     memcpy(v, old, sizeof(float) * 2 * p.c);
@@ -496,8 +499,10 @@ static void test_batchnorm(void) {
   for (int b = 0; b < batch; b++)
     for (int i = 0; i < p.hw; i++) v += pow(c.in[0][b * p.c * p.hw + i] - m, 2);
   v /= batch * p.hw - 1;
-  CHECK(fabs(c.aux2[0] - 0.1 * m) < 1e-5);
-  CHECK(fabs(c.aux2[p.c] - (0.9 + 0.1 * v)) < 1e-5);
+  if (frozen) m = 0, v = 1; /* so that the check below reads them unchanged */
+  CHECK(fabs(c.aux2[0] - (frozen ? 1 : 0.1) * m) < 1e-5);
+  CHECK(fabs(c.aux2[p.c] - (frozen ? v : 0.9 + 0.1 * v)) < 1e-5);
+  if (frozen) CHECK(c.aux[0] == 0 && c.aux[p.c] == 1.0f / sqrtf(1 + p.eps));
   /* inference mode normalises with the running statistics */
   swk_batchnorm_forward(&p, batch, false, c.in[0], c.in[1], c.in[2], c.y, c.aux, c.aux2);
   int64_t at = 2 * p.c * p.hw + 1 * p.hw + 3; /* image 2, channel 1, pixel 3 */
@@ -557,8 +562,9 @@ static void test_batchnorm_bnrc16_streamed(void) {
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
-static void test_batchnorm_bnrc16(void) {
-  SwkBatchNorm p = {.c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true};
+static void test_batchnorm_bnrc16(bool frozen) {
+  SwkBatchNorm p = {
+      .c = 18, .hw = 13, .eps = 1e-5f, .momentum = 0.9f, .affine = true, .frozen = frozen};
   int batch = 3;
   int64_t n = (int64_t)batch * p.c * p.hw, nb = blocked(batch, p.c, p.hw);
   Case c = {.forward = bn_bnrc16_fwd, .p = &p, .batch = batch, .ny = nb};
@@ -1135,7 +1141,8 @@ int main(void) {
     if (swk_threads() != threads)
       break; /* a kernel set without threads (sw26010): once is enough */
     /* the blocked layout: 18 channels fill one block and 2 lanes of the next */
-    test_batchnorm_bnrc16();
+    test_batchnorm_bnrc16(false);
+    test_batchnorm_bnrc16(true);
     test_batchnorm_bnrc16_streamed();
     /* overlapping windows over the padding, both modes; ceil mode (the last windows
      * clipped, as cifar10_quick's); windows with gaps between them; windows that tile the
@@ -1196,7 +1203,8 @@ int main(void) {
     for (int bilinear = 0; bilinear <= 1; bilinear++)
       test_upsample(bilinear, 3, 2), test_upsample(bilinear, 1, 4);
     test_softmax(1), test_softmax(6);
-    test_batchnorm();
+    test_batchnorm(false);
+    test_batchnorm(true);
     test_lrn(0.75f, 4);
     test_lrn(0.75f, 70);
     test_lrn(0.5f, 70);

@@ -370,7 +370,7 @@ typedef struct SwSoftmaxArgs {
  * Forward with the batch's statistics (train), the running ones, or the saved ones
  * (recompute); or backward. */
 typedef struct SwBatchNormArgs {
-  int c, hw, batch, backward, train, recompute, affine, add;
+  int c, hw, batch, backward, train, recompute, affine, add, frozen;
   float eps, momentum;
   const float *x, *scale, *shift, *dy;
   float *y, *saved, *running, *dx, *dscale, *dshift;

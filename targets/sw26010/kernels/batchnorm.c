@@ -6,6 +6,7 @@ static SwBatchNormArgs batchnorm_args(const SwkBatchNorm *p, int batch) {
                            .hw = p->hw,
                            .batch = batch,
                            .affine = p->affine,
+                           .frozen = p->frozen,
                            .eps = p->eps,
                            .momentum = p->momentum};
 }

@@ -70,9 +70,11 @@ static void statistics(const SwBatchNormArgs *p, int ch, float *x, float *mean, 
     *invstd = get_one(p->saved + p->c + ch);
     return;
   }
-  if (!p->train) {
+  if (!p->train || p->frozen) {
     *mean = get_one(p->running + ch);
     *invstd = 1.0f / sqrtf(get_one(p->running + p->c + ch) + p->eps);
+    if (p->train) /* frozen: saved as the batch's, for backward */
+      put_one(p->saved + ch, *mean), put_one(p->saved + p->c + ch, *invstd);
     return;
   }
   double count = (double)p->batch * p->hw;
@@ -129,7 +131,8 @@ static void backward(const SwBatchNormArgs *p, int ch, float *x, float *dy, floa
   }
   if (!p->dx) return;
   float gamma = p->affine ? get_one(p->scale + ch) : 1.0f;
-  float k = gamma * invstd, mdy = (float)(sum_dy / count), mdyx = (float)(sum_dy_xhat / count);
+  float k = gamma * invstd, mdy = p->frozen ? 0 : (float)(sum_dy / count),
+        mdyx = p->frozen ? 0 : (float)(sum_dy_xhat / count); /* frozen: constants */
   for (Piece q = {0}; next_piece(p, &q);) {
     get_piece(p, x, p->x, ch, &q);
     get_piece(p, dy, p->dy, ch, &q);

@@ -53,7 +53,9 @@ def logits(P, S, x, iteration, first_image=0, training=True):
     se = r1 * torch.sigmoid(ex)[:, :, None, None]
     p1 = F.max_pool2d(se, 3, 2, ceil_mode=True)
     c2 = F.conv2d(p1, P["c2.weight"], P["c2.bias"], padding=(2, 0), dilation=(2, 1), groups=2)
-    n1 = F.local_response_norm(c2, 3, alpha=0.5, beta=0.75, k=2)
+    fb = F.batch_norm(c2, S["fb.running_mean"], S["fb.running_var"], P["fb.scale"], P["fb.shift"],
+                      training=False, eps=1e-5)
+    n1 = F.local_response_norm(fb, 3, alpha=0.5, beta=0.75, k=2)
     a1 = torch.sigmoid(n1) + torch.tanh(n1) + F.silu(n1) + F.gelu(n1)
     dc = F.conv_transpose2d(a1, P["dc.weight"], P["dc.bias"], stride=2, padding=(2, 1),
                             dilation=(2, 1), groups=2)
