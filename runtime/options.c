@@ -38,6 +38,8 @@ static void usage(const SwnNetwork *net) {
       "  --epochs N             passes over the training set (default %lld)\n"
       "  --iterations N         train N iterations in total instead (default %lld: use epochs)\n"
       "  --batch N              images per iteration (default %lld)\n"
+      "  --lr RATE              the base learning rate instead of the compiled one (%g); the\n"
+      "                         policy, warm-up and multipliers apply to it as to that one\n"
       "  --test-batch N         images per evaluation batch (default %s)\n"
       "  --seed N               seed of initialisation, shuffling and dropout (default %lld)\n"
       "  --no-shuffle           train in file order\n"
@@ -112,9 +114,9 @@ static void usage(const SwnNetwork *net) {
       "  -h, --help             this help\n"
       "  --version              the network, the swnc that built this program, the kernels\n",
       swn_program, net->name, net->source, (long long)net->train.epochs,
-      (long long)net->train.iterations, (long long)net->train.batch, test_batch_default(net),
-      (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN), swk_core_groups(),
-      (long long)net->train.display, swn_program);
+      (long long)net->train.iterations, (long long)net->train.batch, (double)net->train.lr,
+      test_batch_default(net), (long long)net->train.seed, sysconf(_SC_NPROCESSORS_ONLN),
+      swk_core_groups(), (long long)net->train.display, swn_program);
 }
 
 /* An integer in [min, max]: every count a user gives is bounded where it is read, so no
@@ -147,6 +149,16 @@ static float fraction(const char *opt, const char *text) {
   if (*end == '%' && end != text) v /= 100, end++;
   if (errno || *end || end == text || !(v > 0 && v <= 1))
     swn_fatal("%s needs a fraction in (0, 1] or a percentage, but got '%s'", opt, text);
+  return (float)v;
+}
+
+/* A learning rate: a positive finite number. */
+static float rate(const char *opt, const char *text) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || *end || end == text || !(v > 0 && v < 1e30))
+    swn_fatal("%s needs a positive number, but got '%s'", opt, text);
   return (float)v;
 }
 
@@ -184,6 +196,7 @@ enum {
   O_INIT_WEIGHTS,
   O_EVAL_ONLY,
   O_INFER,
+  O_LR,
   O_STRICT,
   O_OUTPUT,
   O_SAVE_GRADIENTS,
@@ -282,6 +295,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
       {"init-weights", required_argument, 0, O_INIT_WEIGHTS},
       {"eval-only", no_argument, 0, O_EVAL_ONLY},
       {"infer", required_argument, 0, O_INFER},
+      {"lr", required_argument, 0, O_LR},
       {"strict", no_argument, 0, O_STRICT},
       {"output", required_argument, 0, O_OUTPUT},
       {"save-gradients", required_argument, 0, O_SAVE_GRADIENTS},
@@ -354,6 +368,7 @@ void swn_parse_options(const SwnNetwork *net, int argc, char **argv, SwnOptions 
     case O_INIT_WEIGHTS: o->init_weights = optarg; break;
     case O_EVAL_ONLY: o->eval_only = true; break;
     case O_INFER: o->infer = optarg; break;
+    case O_LR: o->lr = rate("--lr", optarg); break;
     case O_STRICT: o->strict = true; break;
     case O_OUTPUT: o->output = optarg; break;
     case O_SAVE_GRADIENTS: o->save_gradients = optarg; break;

@@ -24,6 +24,7 @@ typedef struct SwnOptions {
   const char *comm_costs;     /* --comm-costs: auto's cost table instead of the start-up probe */
   const char *profile_json;   /* --profile=FILE: the table as JSON too */
   const char *infer, *output; /* --infer IN.npy --output OUT.npy */
+  float lr;                   /* --lr: the base learning rate; 0: the compiled one */
   int64_t checkpoint_every;
   bool eval_only, shuffle, quiet, profile, autotune;
   bool strict;                         /* --init-weights: all tensors or none */

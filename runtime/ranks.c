@@ -101,6 +101,7 @@ void swn_ranks_check_same(const SwnNetwork *net, const SwnOptions *o, const int6
                   FLAG("--resume", o->resume),
                   FLAG("--init-weights", o->init_weights),
                   FLAG("--strict", o->strict),
+                  {"--lr (in millionths)", (int64_t)lround((double)o->lr * 1e6), NULL},
                   FLAG("--eval-only", o->eval_only),
                   /* rank 0 saves: a file given to another rank alone would never be written */
                   FLAG("--checkpoint", o->checkpoint),

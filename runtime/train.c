@@ -198,7 +198,9 @@ static void train_step(Trainer *t, SwnLoader *loader, int64_t it, int64_t total)
   int micro_batches = (int)t->net->train.iter_size;
   t->step.profile = t->o.profile ? t->profile : NULL;
   swn_conv_timing(t->step.conv, true);
-  float lr = swn_learning_rate(&t->net->train, it, total) * t->dist.lr_scale;
+  SwnTrainConfig schedule = t->net->train;
+  if (t->o.lr > 0) schedule.lr = t->o.lr; /* --lr */
+  float lr = swn_learning_rate(&schedule, it, total) * t->dist.lr_scale;
   /* a folded network's backward leaves momentum x v + lr x g, over the ranks: their sum is
    * Caffe's v before its decay term */
   t->step.fold_scale = lr / (float)t->ranks;

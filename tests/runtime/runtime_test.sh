@@ -67,6 +67,13 @@ expect_error "truncated checkpoint" "truncated" ./lenet $small --resume short.ck
 expect_error "not a checkpoint" "is not a swnc checkpoint" ./lenet $small --resume "$root/examples/lenet.swn"
 ./lenet $small --eval-only --init-weights mid.ckpt > eval.txt && grep -q "test: loss" eval.txt && pass || fail "--eval-only"
 
+# --lr overrides the compiled base rate: the same losses as a program compiled with it.
+"$swnc" "$root/examples/lenet.swn" -D train.lr=0.03 -o lenet_lr || fail "cannot build lenet at lr 0.03"
+./lenet $small --iterations 6 --lr 0.03 --log lr_run.json >/dev/null && ./lenet_lr $small --iterations 6 --log lr_built.json >/dev/null
+[ -n "$(losses lr_run.json)" ] && [ "$(losses lr_run.json)" = "$(losses lr_built.json)" ] && [ "$(losses lr_run.json)" != "$(losses a.json | head -6)" ] &&
+  pass || fail "--lr 0.03 differs from train.lr = 0.03"
+expect_error "--lr bad" "--lr needs a positive number, but got '0'" ./lenet $small --lr 0
+
 # Fine-tuning: LeNet with a narrower ip1 takes the other layers from the old checkpoint by name
 # (their values exactly), reports ip1's and ip2's weights as another shape; --strict refuses.
 sed 's/ip1   = fc(pool2, outputs=500/ip1   = fc(pool2, outputs=300/' "$root/examples/lenet.swn" >lenet_ft.swn
