@@ -341,6 +341,12 @@ static void plan_step(Module *m, StepKind kind) {
   p->fixed_words = place_region(m, p, false);
 }
 
+int64_t memplan_training_floats(Module *m) {
+  pass_memplan(m);
+  const StepPlan *p = &m->plan.step[STEP_TRAIN];
+  return p->image_words * m->train.batch + p->fixed_words;
+}
+
 bool pass_memplan(Module *m) {
   m->plan = (MemPlan){0};
   for (int i = 0; i < m->graph.ops.len; i++) {

@@ -36,6 +36,9 @@ bool pass_carry_masks(Module *m);
 bool pass_recompute(Module *m);
 bool pass_fold_gradients(Module *m);
 bool pass_memplan(Module *m);
+/* The training step's floats (activations at the training batch, and its fixed region) as
+ * pass_memplan would place them now: for a pass weighing its choices by memory. */
+int64_t memplan_training_floats(Module *m);
 bool pass_bucket_gradients(Module *m);
 
 #endif
