@@ -60,7 +60,7 @@ typedef enum { STATE_NONE, STATE_RUNNING_STATS } StateRule;
   X(INPUT,        "input",        0, 0, input_fields,     infer_input,        flops_zero,        0,               ROLE_IMAGES, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
   X(LABEL,        "label",        0, 0, label_fields,     infer_label,        flops_zero,        0,               ROLE_LABELS, FAMILY_NONE,       0,           SAVE_NONE,          STATE_NONE) \
   X(CONV,         "conv",         1, 1, conv_fields,      infer_conv,         flops_conv,        BWD_IN,          ROLE_LAYER,  FAMILY_CONV,       ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \
-  X(DECONV,       "deconv",       1, 1, deconv_fields,    infer_deconv,       flops_deconv,      BWD_IN,          ROLE_LAYER,  FAMILY_DECONV,     0,           SAVE_NONE,          STATE_NONE) \
+  X(DECONV,       "deconv",       1, 1, conv_fields,      infer_deconv,       flops_deconv,      BWD_IN,          ROLE_LAYER,  FAMILY_DECONV,     0,           SAVE_NONE,          STATE_NONE) \
   X(POOL,         "pool",         1, 1, pool_fields,      infer_pool,         flops_pool,        0,               ROLE_LAYER,  FAMILY_POOL,       ALSO_BOTH,   SAVE_ARGMAX,        STATE_NONE) \
   X(FC,           "fc",           1, 1, fc_fields,        infer_fc,           flops_fc,          BWD_IN,          ROLE_LAYER,  FAMILY_FC,         0,           SAVE_NONE,          STATE_NONE) \
   X(RELU,         "relu",         1, 1, relu_fields,      infer_same,         flops_elementwise, BWD_OUT,         ROLE_LAYER,  FAMILY_ACTIVATION, ALSO_BOTH,   SAVE_NONE,          STATE_NONE) \

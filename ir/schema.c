@@ -35,21 +35,9 @@ const FieldSpec input_fields[] = {
 
 const FieldSpec label_fields[] = {{0}};
 
+/* conv's, and deconv's: the transposed convolution of a conv with these attributes (PyTorch's
+ * ConvTranspose2d without output_padding, Caffe's Deconvolution) */
 const FieldSpec conv_fields[] = {
-    A("outputs", F_INT, outputs, 0, 1, 1 << 24, .required = true, .shown = true),
-    A("kernel", F_PAIR, kernel, 0, 1, 1 << 16, .required = true, .shown = true),
-    A("stride", F_PAIR, stride, 1, 1, 1 << 16, .shown = true),
-    A("pad", F_PAIR, pad, 0, 0, 1 << 16, .shown = true),
-    A("dilation", F_PAIR, dilation, 1, 1, 1 << 16),
-    A("groups", F_INT, groups, 1, 1, 1 << 24),
-    A("bias", F_BOOL, bias, 1, 0, 0),
-    LEARNING_FIELDS,
-    {0}};
-
-/* The transposed convolution of a conv with these attributes (PyTorch's ConvTranspose2d without
- * output_padding, Caffe's Deconvolution): `outputs` channels out, as many in as the conv would
- * give out. */
-const FieldSpec deconv_fields[] = {
     A("outputs", F_INT, outputs, 0, 1, 1 << 24, .required = true, .shown = true),
     A("kernel", F_PAIR, kernel, 0, 1, 1 << 16, .required = true, .shown = true),
     A("stride", F_PAIR, stride, 1, 1, 1 << 16, .shown = true),

@@ -88,18 +88,23 @@ static bool window_out(const Op *op, const char *what, Shape in, const int64_t k
   return true;
 }
 
+/* Whether both channel counts of a (transposed) convolution divide into its groups. */
+static bool groups_divide(const Op *op, Shape in) {
+  const OpAttrs *a = &op->attr;
+  if (in.dim[1] % a->groups == 0 && a->outputs % a->groups == 0) return true;
+  op_error(op,
+           "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); "
+           "input is %s",
+           (long long)in.dim[1], (long long)a->outputs, (long long)a->groups, shape_str(in));
+  return false;
+}
+
 bool infer_conv(Module *m, Op *op) {
   if (!require_image(m, op, 0)) return false;
   const OpAttrs *a = &op->attr;
   Shape in = in_value(m, op, 0)->shape;
   int64_t ci = in.dim[1];
-  if (ci % a->groups || a->outputs % a->groups) {
-    op_error(op,
-             "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); "
-             "input is %s",
-             (long long)ci, (long long)a->outputs, (long long)a->groups, shape_str(in));
-    return false;
-  }
+  if (!groups_divide(op, in)) return false;
   /* a dilated kernel's taps span d (k - 1) + 1 rows and columns */
   int64_t hw[2],
       span[2] = {a->dilation[0] * (a->kernel[0] - 1) + 1, a->dilation[1] * (a->kernel[1] - 1) + 1};
@@ -123,13 +128,7 @@ bool infer_deconv(Module *m, Op *op) {
   const OpAttrs *a = &op->attr;
   Shape in = in_value(m, op, 0)->shape;
   int64_t ci = in.dim[1], hw[2];
-  if (ci % a->groups || a->outputs % a->groups) {
-    op_error(op,
-             "input channels (%lld) and outputs (%lld) must both be divisible by groups (%lld); "
-             "input is %s",
-             (long long)ci, (long long)a->outputs, (long long)a->groups, shape_str(in));
-    return false;
-  }
+  if (!groups_divide(op, in)) return false;
   for (int d = 0; d < 2; d++) {
     int64_t span = a->dilation[d] * (a->kernel[d] - 1) + 1;
     hw[d] = (in.dim[2 + d] - 1) * a->stride[d] - 2 * a->pad[d] + span;

@@ -70,11 +70,8 @@ static void remove_stale_temporaries(const char *path) {
 void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *params,
                          const float *momentum, const float *state, int64_t iteration,
                          uint64_t seed) {
-  size_t len = strlen(path);
-  char *tmp = swn_alloc(len + 16);
-  snprintf(tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
   remove_stale_temporaries(path);
-  swn_temporary_begin(tmp); /* removed by a fatal error or a second signal */
+  char *tmp = swn_temporary_for(path); /* removed by a fatal error or a second signal */
   Writer w = {fopen(tmp, "wb"), SWN_CHECKSUM_START, path};
   if (!w.f) swn_fatal_at(path, "cannot write a checkpoint: %s", strerror(errno));
   char name[NAME_BYTES] = {0};
@@ -112,9 +109,7 @@ void swn_save_checkpoint(const SwnNetwork *net, const char *path, const float *p
   put_u64(&w, sum);
   if (fflush(w.f) || fsync(fileno(w.f)) || fclose(w.f))
     swn_fatal_at(path, "cannot write: %s", strerror(errno));
-  if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
-  swn_temporary_end();
-  free(tmp);
+  swn_temporary_replace(tmp, path);
 }
 
 typedef struct Reader {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util.h"
 
@@ -97,29 +96,19 @@ void swn_npy_write(const char *path, const float *data, int ndims, const int64_t
   int n = snprintf(header, sizeof header,
                    "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
   int total = (MAGIC_LEN + 4 + n + 1 + 63) / 64 * 64; /* the data starts 64-byte aligned */
-  size_t len = strlen(path);
-  char *tmp = swn_alloc(len + 32);
-  snprintf(tmp, len + 32, "%s.tmp%ld", path, (long)getpid());
-  swn_temporary_begin(tmp);
+  char *tmp = swn_temporary_for(path);
   FILE *f = fopen(tmp, "wb");
   if (!f) swn_fatal_at(path, "cannot write: %s", strerror(errno));
   int header_len = total - MAGIC_LEN - 4;
-  unsigned char lead[MAGIC_LEN + 4] = {0x93,
-                                       'N',
-                                       'U',
-                                       'M',
-                                       'P',
-                                       'Y',
-                                       1,
-                                       0,
-                                       (unsigned char)(header_len & 0xff),
-                                       (unsigned char)(header_len >> 8)};
+  unsigned char lead[MAGIC_LEN + 4]; /* the magic, version 1.0, the header's length */
+  memcpy(lead, MAGIC, MAGIC_LEN);
+  lead[MAGIC_LEN] = 1, lead[MAGIC_LEN + 1] = 0;
+  lead[MAGIC_LEN + 2] = (unsigned char)(header_len & 0xff);
+  lead[MAGIC_LEN + 3] = (unsigned char)(header_len >> 8);
   bool ok = fwrite(lead, 1, sizeof lead, f) == sizeof lead && fputs(header, f) >= 0;
   for (int i = n; ok && i < header_len - 1; i++) ok = fputc(' ', f) != EOF;
   ok = ok && fputc('\n', f) != EOF &&
        fwrite(data, sizeof(float), (size_t)count, f) == (size_t)count && fflush(f) == 0;
   if (fclose(f) || !ok) swn_fatal_at(path, "cannot write: %s", strerror(errno));
-  if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
-  swn_temporary_end();
-  free(tmp);
+  swn_temporary_replace(tmp, path);
 }

@@ -43,6 +43,20 @@ void swn_temporary_begin(const char *path) {
 
 void swn_temporary_end(void) { temporary_held = 0; }
 
+char *swn_temporary_for(const char *path) {
+  size_t size = strlen(path) + 32;
+  char *tmp = swn_alloc(size);
+  snprintf(tmp, size, "%s.tmp%ld", path, (long)getpid());
+  swn_temporary_begin(tmp);
+  return tmp;
+}
+
+void swn_temporary_replace(char *tmp, const char *path) {
+  if (rename(tmp, path)) swn_fatal_at(path, "cannot replace: %s", strerror(errno));
+  swn_temporary_end();
+  free(tmp);
+}
+
 void swn_temporary_remove(void) {
   if (temporary_held) unlink(temporary);
   temporary_held = 0;

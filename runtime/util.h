@@ -22,6 +22,10 @@ void swn_set_error_rank(int rank, int ranks, void (*stop_all)(void));
 /* The file being written to replace another (a checkpoint's FILE.tmpPID): a fatal error or a
  * second interrupting signal removes it, so no failed save leaves it behind. One at a time. */
 void swn_temporary_begin(const char *path);
+/* The temporary for writing `path`: PATH.tmpPID (allocated), begun as above; swn_temporary_replace
+ * renames it over `path` once written (a fatal error if it cannot), ends it and frees the name. */
+char *swn_temporary_for(const char *path);
+void swn_temporary_replace(char *tmp, const char *path);
 void swn_temporary_end(void);    /* written and renamed: nothing to remove */
 void swn_temporary_remove(void); /* async-signal-safe */
 
